@@ -1,0 +1,118 @@
+//! The one error type of every mdu cipher request.
+
+use core::fmt;
+
+/// What was wrong with a request, a key or a configuration.
+///
+/// Every variant names the offending value and the rule it broke. A function
+/// that returns `Err` has not written a single byte of its output.
+///
+/// ```
+/// use mdu_core::{DataUnitSize, Error};
+///
+/// let err = DataUnitSize::new(8).unwrap_err();
+/// assert_eq!(
+///     err,
+///     Error::UnitSizeOutOfRange { size: 8, min: 16, max: 16 << 20 }
+/// );
+/// assert!(err.to_string().contains("at least 16"));
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Error {
+    /// The request holds no bytes; a request must carry at least one data unit.
+    EmptyRequest,
+    /// The request length is not a whole number of data units.
+    LengthNotMultiple {
+        /// Length of the request in bytes.
+        len: usize,
+        /// The data-unit size in bytes.
+        unit: usize,
+    },
+    /// The data-unit size is outside the range this cipher (or mdu) supports.
+    UnitSizeOutOfRange {
+        /// The requested data-unit size in bytes.
+        size: usize,
+        /// The smallest accepted size.
+        min: usize,
+        /// The largest accepted size.
+        max: usize,
+    },
+    /// Out-of-place request whose source and destination differ in length.
+    LengthMismatch {
+        /// Source length in bytes.
+        src: usize,
+        /// Destination length in bytes.
+        dst: usize,
+    },
+    /// Scatter-gather request whose source and destination segments add up to
+    /// different totals.
+    SegmentTotalMismatch {
+        /// Sum of the source segment lengths.
+        src: usize,
+        /// Sum of the destination segment lengths.
+        dst: usize,
+    },
+    /// The key has the wrong length for this cipher.
+    InvalidKeyLength {
+        /// The length that was given.
+        len: usize,
+        /// The length the cipher needs.
+        expected: usize,
+    },
+    /// The key is refused as weak (for XTS: the data-key half equals the
+    /// tweak-key half).
+    WeakKey,
+    /// The requested implementation cannot run on this CPU.
+    BackendUnavailable {
+        /// Name of the backend that was asked for.
+        backend: &'static str,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::EmptyRequest => {
+                f.write_str("empty request: a request must hold at least one data unit")
+            }
+            Error::LengthNotMultiple { len, unit } => write!(
+                f,
+                "request length {len} is not a multiple of the data-unit size {unit} \
+                 ({} whole units and {} bytes left over)",
+                len / unit.max(1),
+                len % unit.max(1)
+            ),
+            Error::UnitSizeOutOfRange { size, min, max } => write!(
+                f,
+                "data-unit size {size} is out of range: it must be at least {min} \
+                 and at most {max} bytes"
+            ),
+            Error::LengthMismatch { src, dst } => write!(
+                f,
+                "source is {src} bytes but destination is {dst} bytes: they must be equal"
+            ),
+            Error::SegmentTotalMismatch { src, dst } => write!(
+                f,
+                "source segments add up to {src} bytes but destination segments to \
+                 {dst} bytes: the totals must be equal"
+            ),
+            Error::InvalidKeyLength { len, expected } => {
+                write!(
+                    f,
+                    "key is {len} bytes but this cipher needs exactly {expected}"
+                )
+            }
+            Error::WeakKey => f.write_str(
+                "weak key: the two key halves are equal, which breaks XTS's security \
+                 argument (use new_allow_equal_halves only for test vectors)",
+            ),
+            Error::BackendUnavailable { backend } => {
+                write!(f, "backend {backend} is not supported by this CPU")
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}

@@ -1,0 +1,432 @@
+//! The conformance harness: any [`DataUnitCipher`] against its own one-unit
+//! path.
+//!
+//! [`check_cipher`] encrypts random data as one batched request and as N
+//! single-unit requests with derived IVs, over unit sizes 16, 17, 31, 512,
+//! 4096 and 4112, unit counts 1 to 33, IVs next to the 2^64 and 2^128 carries,
+//! IV steps 1, 8 and random, in place, out of place with misaligned buffers,
+//! and over random segment splits (different for source and destination). It
+//! asserts byte equality, that decryption inverts encryption on every path,
+//! and that invalid requests fail with the right error and leave the buffers
+//! unchanged. Sizes below the cipher's [`MIN_UNIT_BYTES`] are skipped.
+//!
+//! It panics, naming the cipher, the path and the request, on the first
+//! mismatch: call it from a `#[test]`.
+//!
+//! [`MIN_UNIT_BYTES`]: DataUnitCipher::MIN_UNIT_BYTES
+//!
+//! ```
+//! use mdu_core::{testing, DataUnitCipher, Error, Iv};
+//!
+//! struct AddIv;
+//! impl DataUnitCipher for AddIv {
+//!     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
+//!         self.check_unit_len(u.len())?;
+//!         u.iter_mut().for_each(|b| *b = b.wrapping_add(iv.0[0]));
+//!         Ok(())
+//!     }
+//!     fn decrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
+//!         self.check_unit_len(u.len())?;
+//!         u.iter_mut().for_each(|b| *b = b.wrapping_sub(iv.0[0]));
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let report = testing::check_cipher(&AddIv);
+//! assert!(report.requests > 1000);
+//! ```
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+
+use crate::{DataUnitCipher, DataUnitSize, DataUnits, Error, Iv};
+
+/// The data-unit sizes the harness covers (those the cipher accepts).
+pub const UNIT_SIZES: [usize; 6] = [16, 17, 31, 512, 4096, 4096 + 16];
+
+/// The largest number of units in one harness request.
+pub const MAX_UNITS: usize = 33;
+
+/// What a harness run covered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Requests issued (batched, split, segmented, error cases).
+    pub requests: usize,
+    /// Bytes encrypted or decrypted.
+    pub bytes: u64,
+    /// Unit sizes that were skipped because the cipher does not accept them.
+    pub skipped_sizes: usize,
+}
+
+/// A small deterministic generator (SplitMix64); the harness must not depend
+/// on an RNG crate and must replay exactly for a given seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let v = self.next().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+
+    /// Sorted cut points in `0..=len`, sometimes repeated (empty segments).
+    fn cuts(&mut self, len: usize) -> Vec<usize> {
+        let n = self.below(9);
+        let mut cuts: Vec<usize> = (0..n).map(|_| self.below(len + 1)).collect();
+        cuts.sort_unstable();
+        cuts
+    }
+}
+
+/// Splits `buf` at the (sorted) cut points.
+fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut prev = 0;
+    for &cut in cuts {
+        let (head, tail) = core::mem::take(&mut buf).split_at_mut(cut - prev);
+        out.push(head);
+        buf = tail;
+        prev = cut;
+    }
+    out.push(buf);
+    out
+}
+
+fn split<'a>(mut buf: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut prev = 0;
+    for &cut in cuts {
+        let (head, tail) = buf.split_at(cut - prev);
+        out.push(head);
+        buf = tail;
+        prev = cut;
+    }
+    out.push(buf);
+    out
+}
+
+struct Ctx {
+    cipher: &'static str,
+    seed: u64,
+    unit: usize,
+    count: usize,
+    iv: Iv,
+    step: u64,
+}
+
+impl Ctx {
+    fn describe(&self, path: &str) -> String {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "conformance failure for {}: {path} (unit {} bytes, {} units, first IV {:?}, \
+             step {}, seed {:#x})",
+            self.cipher, self.unit, self.count, self.iv, self.step, self.seed
+        );
+        s
+    }
+
+    fn same(&self, path: &str, got: &[u8], want: &[u8]) {
+        if got != want {
+            let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+            panic!(
+                "{}: first difference at byte {at} (unit {})",
+                self.describe(path),
+                at / self.unit.max(1)
+            );
+        }
+    }
+
+    fn ok(&self, path: &str, r: Result<(), Error>) {
+        if let Err(e) = r {
+            panic!("{}: unexpected error: {e}", self.describe(path));
+        }
+    }
+
+    fn err(&self, path: &str, r: Result<(), Error>, want: Error) {
+        match r {
+            Err(e) if e == want => {}
+            other => panic!(
+                "{}: expected Err({want:?}), got {other:?}",
+                self.describe(path)
+            ),
+        }
+    }
+}
+
+/// Runs the harness with a fixed seed. See the [module docs](self).
+///
+/// # Panics
+///
+/// On the first mismatch or unexpected result, with a message naming the
+/// cipher, the path and the request.
+pub fn check_cipher<C: DataUnitCipher>(cipher: &C) -> Report {
+    check_cipher_seeded(cipher, 0x6d64_7521_c0ff_ee00)
+}
+
+/// Runs the harness with the given seed. See the [module docs](self).
+///
+/// # Panics
+///
+/// On the first mismatch or unexpected result, with a message naming the
+/// cipher, the path, the request and the seed.
+pub fn check_cipher_seeded<C: DataUnitCipher>(cipher: &C, seed: u64) -> Report {
+    let mut rng = Rng(seed);
+    let mut report = Report::default();
+    for &unit in &UNIT_SIZES {
+        if cipher.check_unit_len(unit).is_err() {
+            report.skipped_sizes += 1;
+            continue;
+        }
+        for count in 1..=MAX_UNITS {
+            let r = (1 + rng.below(count)) as u128;
+            let iv = match count % 3 {
+                0 => Iv::from_u128(u128::from(rng.next()) << 64 | u128::from(rng.next())),
+                1 => Iv::from_u128((1u128 << 64) - r),
+                _ => Iv::from_u128(0u128.wrapping_sub(r)),
+            };
+            let step = match count % 4 {
+                0 | 2 => 1,
+                1 => 8,
+                _ => rng.next(),
+            };
+            let ctx = Ctx {
+                cipher: core::any::type_name::<C>(),
+                seed,
+                unit,
+                count,
+                iv,
+                step,
+            };
+            check_request(cipher, &ctx, &mut rng, &mut report);
+        }
+        check_errors(cipher, unit, &mut rng, &mut report);
+    }
+    report
+}
+
+fn check_request<C: DataUnitCipher>(cipher: &C, ctx: &Ctx, rng: &mut Rng, report: &mut Report) {
+    let (unit, count, step) = (ctx.unit, ctx.count, ctx.step);
+    let len = unit * count;
+    let mut plain = vec![0u8; len];
+    rng.fill(&mut plain);
+
+    // The reference: one single-unit request per unit, IVs derived by hand.
+    let mut want = plain.clone();
+    for (i, chunk) in want.chunks_mut(unit).enumerate() {
+        let iv = ctx.iv.advance(i as u128 * u128::from(step));
+        ctx.ok("encrypt_unit", cipher.encrypt_unit(iv, chunk));
+        let mut back = chunk.to_vec();
+        ctx.ok("decrypt_unit", cipher.decrypt_unit(iv, &mut back));
+        ctx.same(
+            "decrypt_unit inverts encrypt_unit",
+            &back,
+            &plain[i * unit..][..unit],
+        );
+    }
+    let units = DataUnits::new(cipher, unit)
+        .unwrap_or_else(|e| panic!("{}: {e}", ctx.describe("DataUnits::new")))
+        .with_iv_step(step);
+    let size = units.unit_size();
+
+    // Batched, in place, through DataUnits and through the trait.
+    let mut buf = plain.clone();
+    ctx.ok("DataUnits::encrypt", units.encrypt(ctx.iv, &mut buf));
+    ctx.same("DataUnits::encrypt vs per-unit", &buf, &want);
+    ctx.ok("DataUnits::decrypt", units.decrypt(ctx.iv, &mut buf));
+    ctx.same("DataUnits::decrypt", &buf, &plain);
+    ctx.ok(
+        "encrypt_units",
+        cipher.encrypt_units(ctx.iv, step, size, &mut buf),
+    );
+    ctx.same("encrypt_units vs per-unit", &buf, &want);
+    ctx.ok(
+        "decrypt_units",
+        cipher.decrypt_units(ctx.iv, step, size, &mut buf),
+    );
+    ctx.same("decrypt_units", &buf, &plain);
+
+    // Out of place, source and destination misaligned independently.
+    let (so, d_off) = (rng.below(16), rng.below(16));
+    let mut src_store = vec![0u8; len + 16];
+    let mut dst_store = vec![0u8; len + 16];
+    src_store[so..so + len].copy_from_slice(&plain);
+    ctx.ok(
+        "DataUnits::encrypt_to",
+        units.encrypt_to(
+            ctx.iv,
+            &src_store[so..so + len],
+            &mut dst_store[d_off..d_off + len],
+        ),
+    );
+    ctx.same(
+        "DataUnits::encrypt_to (misaligned)",
+        &dst_store[d_off..d_off + len],
+        &want,
+    );
+    src_store[so..so + len].copy_from_slice(&want);
+    ctx.ok(
+        "DataUnits::decrypt_to",
+        units.decrypt_to(
+            ctx.iv,
+            &src_store[so..so + len],
+            &mut dst_store[d_off..d_off + len],
+        ),
+    );
+    ctx.same(
+        "DataUnits::decrypt_to (misaligned)",
+        &dst_store[d_off..d_off + len],
+        &plain,
+    );
+
+    // Scatter-gather in place.
+    let mut buf = plain.clone();
+    let cuts = rng.cuts(len);
+    ctx.ok(
+        "encrypt_segments",
+        units.encrypt_segments(ctx.iv, &mut split_mut(&mut buf, &cuts)),
+    );
+    ctx.same("encrypt_segments vs per-unit", &buf, &want);
+    let cuts = rng.cuts(len);
+    ctx.ok(
+        "decrypt_segments",
+        units.decrypt_segments(ctx.iv, &mut split_mut(&mut buf, &cuts)),
+    );
+    ctx.same("decrypt_segments", &buf, &plain);
+
+    // Scatter-gather out of place, split differently on each side.
+    let mut out = vec![0u8; len];
+    let (sc, dc) = (rng.cuts(len), rng.cuts(len));
+    ctx.ok(
+        "encrypt_segments_to",
+        units.encrypt_segments_to(ctx.iv, &split(&plain, &sc), &mut split_mut(&mut out, &dc)),
+    );
+    ctx.same("encrypt_segments_to vs per-unit", &out, &want);
+    let (sc, dc) = (rng.cuts(len), rng.cuts(len));
+    ctx.ok(
+        "decrypt_segments_to",
+        units.decrypt_segments_to(ctx.iv, &split(&want, &sc), &mut split_mut(&mut out, &dc)),
+    );
+    ctx.same("decrypt_segments_to", &out, &plain);
+
+    report.requests += 10 + 2 * count;
+    report.bytes += 12 * len as u64;
+}
+
+fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, report: &mut Report) {
+    let ctx = Ctx {
+        cipher: core::any::type_name::<C>(),
+        seed: 0,
+        unit,
+        count: 2,
+        iv: Iv::ZERO,
+        step: 1,
+    };
+    let units = DataUnits::new(cipher, unit).expect("unit size accepted above");
+    let mut buf = vec![0u8; 2 * unit + 1];
+    rng.fill(&mut buf);
+    let orig = buf.clone();
+
+    let not_multiple = Error::LengthNotMultiple {
+        len: buf.len(),
+        unit,
+    };
+    ctx.err(
+        "encrypt of a ragged request",
+        units.encrypt(Iv::ZERO, &mut buf),
+        not_multiple,
+    );
+    ctx.err(
+        "decrypt of a ragged request",
+        units.decrypt(Iv::ZERO, &mut buf),
+        not_multiple,
+    );
+    ctx.same("ragged request left unchanged", &buf, &orig);
+    ctx.err(
+        "encrypt of nothing",
+        units.encrypt(Iv::ZERO, &mut []),
+        Error::EmptyRequest,
+    );
+    ctx.err(
+        "encrypt_segments of nothing",
+        units.encrypt_segments(Iv::ZERO, &mut [&mut [][..], &mut [][..]]),
+        Error::EmptyRequest,
+    );
+
+    let mut dst = orig.clone();
+    let mismatch = Error::LengthMismatch {
+        src: 2 * unit,
+        dst: 2 * unit + 1,
+    };
+    ctx.err(
+        "encrypt_to, lengths differ",
+        units.encrypt_to(Iv::ZERO, &orig[..2 * unit], &mut dst),
+        mismatch,
+    );
+    ctx.err(
+        "decrypt_to, lengths differ",
+        units.decrypt_to(Iv::ZERO, &orig[..2 * unit], &mut dst),
+        mismatch,
+    );
+    ctx.same("mismatched destination left unchanged", &dst, &orig);
+
+    let (a, b) = orig.split_at(unit);
+    let totals = Error::SegmentTotalMismatch {
+        src: 2 * unit,
+        dst: 2 * unit + 1,
+    };
+    ctx.err(
+        "encrypt_segments_to, totals differ",
+        units.encrypt_segments_to(Iv::ZERO, &[a, &b[..unit]], &mut split_mut(&mut dst, &[3])),
+        totals,
+    );
+    ctx.same("segment destination left unchanged", &dst, &orig);
+
+    let ragged = &mut buf[..unit + 1];
+    ctx.err(
+        "encrypt_segments of a ragged request",
+        units.encrypt_segments(Iv::ZERO, &mut [ragged]),
+        Error::LengthNotMultiple {
+            len: unit + 1,
+            unit,
+        },
+    );
+    ctx.same("ragged segments left unchanged", &buf, &orig);
+
+    // One unit shorter than the cipher's minimum.
+    let short = cipher.check_unit_len(DataUnitSize::MIN - 1);
+    if let Err(e) = short {
+        ctx.err(
+            "encrypt_unit below the minimum",
+            cipher.encrypt_unit(Iv::ZERO, &mut buf[..15]),
+            e,
+        );
+        ctx.err(
+            "decrypt_unit below the minimum",
+            cipher.decrypt_unit(Iv::ZERO, &mut buf[..15]),
+            e,
+        );
+        ctx.same("short unit left unchanged", &buf, &orig);
+    } else {
+        panic!(
+            "{}: a 15-byte unit was accepted",
+            ctx.describe("check_unit_len")
+        );
+    }
+    report.requests += 10;
+}

@@ -1,0 +1,29 @@
+//! mdu: storage-crypto primitives.
+//!
+//! This facade re-exports the member crates:
+//!
+//! * [`Iv`], [`DataUnitSize`], [`DataUnitCipher`], [`DataUnits`], [`Error`]
+//!   from `mdu-core`: batched data units for any cipher;
+//! * [`xts`]: XTS-AES-128/256 with a native multi-unit path;
+//! * [`verity`]: two-way interleaved SHA-256, fs-verity and dm-verity trees;
+//! * [`base64`]: a block-wise base64 engine and fscrypt's no-key names.
+//!
+//! ```
+//! use mdu::{DataUnitSize, Iv};
+//!
+//! let sector = DataUnitSize::new(4096)?;
+//! assert_eq!(sector.units_in(8 * 4096)?, 8);
+//! assert_eq!(Iv::plain64(1).advance(7), Iv::plain64(8));
+//! # Ok::<(), mdu::Error>(())
+//! ```
+#![no_std]
+#![forbid(unsafe_code)]
+
+pub use mdu_core::{
+    DataUnitCipher, DataUnitSize, DataUnits, Error, Iv, check_request, split_decrypt_units,
+    split_encrypt_units,
+};
+
+pub use mdu_base64 as base64;
+pub use mdu_verity as verity;
+pub use mdu_xts as xts;
