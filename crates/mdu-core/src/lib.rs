@@ -63,7 +63,6 @@
 //!   cipher crate runs against its ciphers.
 #![no_std]
 #![deny(unsafe_code)]
-#![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

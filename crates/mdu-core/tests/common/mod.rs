@@ -1,0 +1,196 @@
+//! Test-only toy ciphers. They are NOT secure; they only make every IV, byte
+//! position and direction visible in the output.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::cell::Cell;
+
+use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv, check_request};
+
+/// The keystream byte for position `pos` of a unit under `iv`: depends on
+/// every IV byte, the position and the key.
+fn pad(key: u64, iv: Iv, pos: usize) -> u8 {
+    let mut x = key ^ iv.to_u128() as u64 ^ ((iv.to_u128() >> 64) as u64).rotate_left(17);
+    x ^= (pos as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    (x ^ (x >> 32)) as u8
+}
+
+/// Adds a keystream on encryption and subtracts it on decryption, and also
+/// mixes each byte into the next, so that byte order and direction matter.
+#[derive(Clone, Copy, Debug)]
+pub struct Toy {
+    pub key: u64,
+}
+
+impl Toy {
+    fn enc(&self, iv: Iv, unit: &mut [u8]) {
+        let mut prev = 0u8;
+        for (i, b) in unit.iter_mut().enumerate() {
+            *b = b.wrapping_add(pad(self.key, iv, i)).wrapping_add(prev);
+            prev = *b;
+        }
+    }
+
+    fn dec(&self, iv: Iv, unit: &mut [u8]) {
+        let mut prev = 0u8;
+        for (i, b) in unit.iter_mut().enumerate() {
+            let c = *b;
+            *b = c.wrapping_sub(prev).wrapping_sub(pad(self.key, iv, i));
+            prev = c;
+        }
+    }
+}
+
+impl DataUnitCipher for Toy {
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.check_unit_len(unit.len())?;
+        self.enc(iv, unit);
+        Ok(())
+    }
+
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.check_unit_len(unit.len())?;
+        self.dec(iv, unit);
+        Ok(())
+    }
+}
+
+/// The same cipher with a "native" multi-unit path that walks the buffer
+/// back to front and derives each IV by multiplication rather than by
+/// repeated addition, so it shares no loop with the auto-splitter.
+#[derive(Clone, Copy, Debug)]
+pub struct NativeToy(pub Toy);
+
+impl NativeToy {
+    fn units(
+        &self,
+        enc: bool,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        check_request::<Self>(unit, buf.len())?;
+        let n = buf.len() / unit.get();
+        for i in (0..n).rev() {
+            let iv_i = iv.advance(i as u128 * u128::from(step));
+            let chunk = &mut buf[i * unit.get()..(i + 1) * unit.get()];
+            if enc {
+                self.0.enc(iv_i, chunk);
+            } else {
+                self.0.dec(iv_i, chunk);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl DataUnitCipher for NativeToy {
+    const NATIVE_MULTI_UNIT: bool = true;
+
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.0.encrypt_unit(iv, unit)
+    }
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.0.decrypt_unit(iv, unit)
+    }
+    fn encrypt_units(
+        &self,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        self.units(true, iv, step, unit, buf)
+    }
+    fn decrypt_units(
+        &self,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        self.units(false, iv, step, unit, buf)
+    }
+}
+
+/// Counts how the cipher is called, to check the walks' shape.
+#[derive(Debug, Default)]
+pub struct Counting {
+    pub toy: Option<Toy>,
+    pub unit_calls: Cell<usize>,
+    pub multi_calls: Cell<usize>,
+    pub multi_units: Cell<usize>,
+}
+
+impl Counting {
+    fn toy(&self) -> Toy {
+        self.toy.unwrap_or(Toy { key: 1 })
+    }
+}
+
+impl DataUnitCipher for Counting {
+    const NATIVE_MULTI_UNIT: bool = true;
+
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.unit_calls.set(self.unit_calls.get() + 1);
+        self.toy().encrypt_unit(iv, unit)
+    }
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.unit_calls.set(self.unit_calls.get() + 1);
+        self.toy().decrypt_unit(iv, unit)
+    }
+    fn encrypt_units(
+        &self,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        self.multi_calls.set(self.multi_calls.get() + 1);
+        self.multi_units
+            .set(self.multi_units.get() + buf.len() / unit.get());
+        NativeToy(self.toy()).encrypt_units(iv, step, unit, buf)
+    }
+    fn decrypt_units(
+        &self,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        self.multi_calls.set(self.multi_calls.get() + 1);
+        self.multi_units
+            .set(self.multi_units.get() + buf.len() / unit.get());
+        NativeToy(self.toy()).decrypt_units(iv, step, unit, buf)
+    }
+}
+
+/// Splits a mutable buffer at sorted cut points.
+pub fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for &cut in cuts {
+        let (head, tail) = std::mem::take(&mut buf).split_at_mut(cut - prev);
+        out.push(head);
+        buf = tail;
+        prev = cut;
+    }
+    out.push(buf);
+    out
+}
+
+/// Splits a shared buffer at sorted cut points.
+pub fn split<'a>(mut buf: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for &cut in cuts {
+        let (head, tail) = buf.split_at(cut - prev);
+        out.push(head);
+        buf = tail;
+        prev = cut;
+    }
+    out.push(buf);
+    out
+}
