@@ -1,0 +1,430 @@
+//! SHA-256 with a resumable prefix state and two-way interleaved finishing.
+//!
+//! A [`State`] holds whatever common prefix was absorbed (for example a
+//! salt). [`State::finup`] finishes one message from it and
+//! [`State::finup2x`] finishes two equal-length messages at once, which on a
+//! CPU with the SHA extensions runs two independent compression chains
+//! interleaved and costs about as much as one. The state itself is never
+//! modified by either call, so it can be reused for every block of a Merkle
+//! tree.
+//!
+//! The backend is chosen once, when the state is created: the best one this
+//! CPU runs ([`Backend::detect`], detected once per process), or a pinned one
+//! ([`State::with_backend`]) for tests and benchmarks.
+//!
+//! ```
+//! use mdu_verity::sha256::State;
+//!
+//! let mut salted = State::new();
+//! salted.update(b"salt");
+//! let (a, b) = salted.finup2x(&[1u8; 4096], &[2u8; 4096]);
+//! assert_eq!(a, salted.finup(&[1u8; 4096]));
+//! assert_eq!(b, salted.finup(&[2u8; 4096]));
+//! ```
+
+mod generic;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod x86;
+
+use core::fmt;
+
+/// Size of a SHA-256 digest in bytes.
+pub const DIGEST_LEN: usize = 32;
+/// Size of a SHA-256 input block in bytes.
+pub const BLOCK_LEN: usize = 64;
+
+pub(crate) const H0: [u32; 8] = [
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+];
+
+/// An implementation of the SHA-256 compression function.
+///
+/// ```
+/// use mdu_verity::sha256::Backend;
+///
+/// let best = Backend::detect();
+/// assert!(Backend::available().contains(&best));
+/// assert_eq!(Backend::available().last(), Some(&Backend::Generic));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// x86_64 SHA extensions (with SSSE3 and SSE4.1): a one-way kernel and a
+    /// two-way interleaved kernel.
+    ShaNi,
+    /// The `sha2` crate's block function, one message at a time; runs
+    /// everywhere.
+    Generic,
+}
+
+impl Backend {
+    /// Every backend this CPU runs, best first; always ends with
+    /// [`Backend::Generic`].
+    ///
+    /// ```
+    /// use mdu_verity::sha256::Backend;
+    /// for b in Backend::available() {
+    ///     assert!(b.is_available());
+    /// }
+    /// ```
+    pub fn available() -> &'static [Backend] {
+        if Backend::ShaNi.is_available() {
+            &[Backend::ShaNi, Backend::Generic]
+        } else {
+            &[Backend::Generic]
+        }
+    }
+
+    /// The best backend this CPU runs (detected once per process).
+    ///
+    /// ```
+    /// use mdu_verity::sha256::Backend;
+    /// assert_eq!(Backend::detect(), Backend::available()[0]);
+    /// ```
+    pub fn detect() -> Backend {
+        Backend::available()[0]
+    }
+
+    /// Whether this CPU runs the backend.
+    ///
+    /// ```
+    /// use mdu_verity::sha256::Backend;
+    /// assert!(Backend::Generic.is_available());
+    /// ```
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Generic => true,
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::ShaNi => x86::shani::detected(),
+            #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+            Backend::ShaNi => false,
+        }
+    }
+
+    /// Whether [`State::finup2x`] runs two interleaved chains (rather than two
+    /// sequential hashes) on this backend.
+    ///
+    /// ```
+    /// use mdu_verity::sha256::Backend;
+    /// assert!(!Backend::Generic.has_interleaved_2x());
+    /// ```
+    pub fn has_interleaved_2x(self) -> bool {
+        matches!(self, Backend::ShaNi)
+    }
+
+    /// A short lowercase name (`"shani"`, `"generic"`).
+    ///
+    /// ```
+    /// assert_eq!(mdu_verity::sha256::Backend::Generic.name(), "generic");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::ShaNi => "shani",
+            Backend::Generic => "generic",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The requested backend cannot run on this CPU.
+///
+/// ```
+/// use mdu_verity::sha256::{Backend, State};
+/// for b in [Backend::ShaNi, Backend::Generic] {
+///     assert_eq!(State::with_backend(b).is_ok(), b.is_available());
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackendUnavailable(pub Backend);
+
+impl fmt::Display for BackendUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "SHA-256 backend `{}` is not available on this CPU (available: {:?})",
+            self.0,
+            Backend::available()
+        )
+    }
+}
+
+impl std::error::Error for BackendUnavailable {}
+
+/// A SHA-256 state that has absorbed a prefix; finish it once or twice.
+///
+/// `update` absorbs more prefix bytes; `finup` and `finup2x` finish copies of
+/// the state and leave it untouched.
+///
+/// ```
+/// use mdu_verity::sha256::State;
+///
+/// let mut st = State::new();
+/// st.update(b"ab");
+/// let d = st.finup(b"c");
+/// assert_eq!(d, State::new().finup(b"abc"));
+/// assert_eq!(d[..4], [0xba, 0x78, 0x16, 0xbf]);
+/// ```
+#[derive(Clone)]
+pub struct State {
+    h: [u32; 8],
+    buf: [u8; BLOCK_LEN],
+    /// Bytes absorbed so far (the buffered tail is `total % 64` bytes).
+    total: u64,
+    backend: Backend,
+}
+
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("State")
+            .field("absorbed", &self.total)
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State::new()
+    }
+}
+
+impl State {
+    /// A fresh state (nothing absorbed) on the best backend of this CPU.
+    ///
+    /// ```
+    /// let st = mdu_verity::sha256::State::new();
+    /// assert_eq!(st.absorbed(), 0);
+    /// ```
+    pub fn new() -> State {
+        State::on(Backend::detect())
+    }
+
+    /// A fresh state pinned to `backend`, or an error if this CPU cannot run
+    /// it.
+    ///
+    /// ```
+    /// use mdu_verity::sha256::{Backend, State};
+    /// let st = State::with_backend(Backend::Generic)?;
+    /// assert_eq!(st.backend(), Backend::Generic);
+    /// # Ok::<(), mdu_verity::sha256::BackendUnavailable>(())
+    /// ```
+    pub fn with_backend(backend: Backend) -> Result<State, BackendUnavailable> {
+        if backend.is_available() {
+            Ok(State::on(backend))
+        } else {
+            Err(BackendUnavailable(backend))
+        }
+    }
+
+    fn on(backend: Backend) -> State {
+        State {
+            h: H0,
+            buf: [0; BLOCK_LEN],
+            total: 0,
+            backend,
+        }
+    }
+
+    /// The backend this state runs on.
+    ///
+    /// ```
+    /// use mdu_verity::sha256::{Backend, State};
+    /// assert_eq!(State::new().backend(), Backend::detect());
+    /// ```
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Number of bytes absorbed so far.
+    ///
+    /// ```
+    /// let mut st = mdu_verity::sha256::State::new();
+    /// st.update(&[0; 100]);
+    /// assert_eq!(st.absorbed(), 100);
+    /// ```
+    pub fn absorbed(&self) -> u64 {
+        self.total
+    }
+
+    /// Absorb `data` into the prefix.
+    ///
+    /// ```
+    /// use mdu_verity::sha256::State;
+    /// let mut a = State::new();
+    /// a.update(b"hello ");
+    /// a.update(b"world");
+    /// assert_eq!(a.finup(b""), State::new().finup(b"hello world"));
+    /// ```
+    pub fn update(&mut self, mut data: &[u8]) {
+        let used = self.buffered();
+        self.total = self.total.wrapping_add(data.len() as u64);
+        if used > 0 {
+            let take = (BLOCK_LEN - used).min(data.len());
+            self.buf[used..used + take].copy_from_slice(&data[..take]);
+            data = &data[take..];
+            if used + take < BLOCK_LEN {
+                return;
+            }
+            let block = self.buf;
+            self.compress(core::slice::from_ref(&block));
+        }
+        let (blocks, tail) = data.as_chunks::<BLOCK_LEN>();
+        self.compress(blocks);
+        self.buf[..tail.len()].copy_from_slice(tail);
+    }
+
+    /// SHA-256 of (prefix || `msg`); the state is unchanged.
+    ///
+    /// ```
+    /// use mdu_verity::sha256::State;
+    /// let empty = State::new().finup(&[]);
+    /// assert_eq!(empty[..4], [0xe3, 0xb0, 0xc4, 0x42]);
+    /// ```
+    pub fn finup(&self, msg: &[u8]) -> [u8; DIGEST_LEN] {
+        let mut h = self.h;
+        let pending = Pending::new(self, msg);
+        match self.backend {
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::ShaNi => pending.run1(&mut h, x86::shani::compress),
+            _ => pending.run1(&mut h, generic::compress),
+        }
+        to_bytes(&h)
+    }
+
+    /// SHA-256 of (prefix || `a`) and of (prefix || `b`); the state is
+    /// unchanged.
+    ///
+    /// For equal lengths the two messages are hashed together (interleaved
+    /// on [`Backend::ShaNi`]); different lengths fall back to two
+    /// [`finup`](State::finup)s. Results are always identical to two `finup`s.
+    ///
+    /// ```
+    /// use mdu_verity::sha256::State;
+    /// let st = State::new();
+    /// let (x, y) = st.finup2x(b"abc", b"abcd");
+    /// assert_eq!((x, y), (st.finup(b"abc"), st.finup(b"abcd")));
+    /// ```
+    pub fn finup2x(&self, a: &[u8], b: &[u8]) -> ([u8; DIGEST_LEN], [u8; DIGEST_LEN]) {
+        if a.len() != b.len() {
+            return (self.finup(a), self.finup(b));
+        }
+        match self.backend {
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::ShaNi => {
+                let (mut ha, mut hb) = (self.h, self.h);
+                let pa = Pending::new(self, a);
+                let pb = Pending::new(self, b);
+                Pending::run2(&pa, &pb, &mut ha, &mut hb, x86::shani::compress2x);
+                (to_bytes(&ha), to_bytes(&hb))
+            }
+            _ => (self.finup(a), self.finup(b)),
+        }
+    }
+
+    fn buffered(&self) -> usize {
+        (self.total % BLOCK_LEN as u64) as usize
+    }
+
+    fn compress(&mut self, blocks: &[[u8; BLOCK_LEN]]) {
+        if blocks.is_empty() {
+            return;
+        }
+        match self.backend {
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::ShaNi => x86::shani::compress(&mut self.h, blocks),
+            _ => generic::compress(&mut self.h, blocks),
+        }
+    }
+}
+
+fn to_bytes(h: &[u32; 8]) -> [u8; DIGEST_LEN] {
+    let mut out = [0u8; DIGEST_LEN];
+    for (o, w) in out.chunks_exact_mut(4).zip(h) {
+        o.copy_from_slice(&w.to_be_bytes());
+    }
+    out
+}
+
+/// The blocks that finish one message from a state: an optional head block
+/// (buffered prefix bytes spliced with the start of the message), the whole
+/// blocks of the message in place, and one or two padding blocks built on
+/// the stack. Two messages of equal length from the same state have the same
+/// shape, which is what lets them run side by side.
+struct Pending<'a> {
+    head: Option<[u8; BLOCK_LEN]>,
+    body: &'a [[u8; BLOCK_LEN]],
+    tail: [[u8; BLOCK_LEN]; 2],
+    tail_blocks: usize,
+}
+
+impl<'a> Pending<'a> {
+    fn new(st: &State, msg: &'a [u8]) -> Pending<'a> {
+        let used = st.buffered();
+        let mut rest = msg;
+        let mut head = None;
+        // Bytes carried into the tail: buffered prefix bytes (when the message
+        // does not complete the head block) then the message's last bytes.
+        let mut carry = [0u8; BLOCK_LEN];
+        let mut carry_len = 0;
+        if used > 0 {
+            if msg.len() >= BLOCK_LEN - used {
+                let mut block = st.buf;
+                block[used..].copy_from_slice(&msg[..BLOCK_LEN - used]);
+                head = Some(block);
+                rest = &msg[BLOCK_LEN - used..];
+            } else {
+                carry[..used].copy_from_slice(&st.buf[..used]);
+                carry_len = used;
+            }
+        }
+        let (body, rem) = rest.as_chunks::<BLOCK_LEN>();
+        carry[carry_len..carry_len + rem.len()].copy_from_slice(rem);
+        carry_len += rem.len();
+
+        let bits = st.total.wrapping_add(msg.len() as u64).wrapping_mul(8);
+        let mut tail = [[0u8; BLOCK_LEN]; 2];
+        tail[0][..carry_len].copy_from_slice(&carry[..carry_len]);
+        tail[0][carry_len] = 0x80;
+        let tail_blocks = if carry_len < BLOCK_LEN - 8 { 1 } else { 2 };
+        tail[tail_blocks - 1][BLOCK_LEN - 8..].copy_from_slice(&bits.to_be_bytes());
+        Pending {
+            head,
+            body,
+            tail,
+            tail_blocks,
+        }
+    }
+
+    fn run1(&self, h: &mut [u32; 8], compress: fn(&mut [u32; 8], &[[u8; BLOCK_LEN]])) {
+        if let Some(head) = &self.head {
+            compress(h, core::slice::from_ref(head));
+        }
+        compress(h, self.body);
+        compress(h, &self.tail[..self.tail_blocks]);
+    }
+
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    fn run2(
+        a: &Pending<'_>,
+        b: &Pending<'_>,
+        ha: &mut [u32; 8],
+        hb: &mut [u32; 8],
+        compress2: fn(&mut [u32; 8], &mut [u32; 8], &[[u8; BLOCK_LEN]], &[[u8; BLOCK_LEN]]),
+    ) {
+        // Equal message lengths from one state give equal shapes.
+        debug_assert_eq!(a.body.len(), b.body.len());
+        debug_assert_eq!(a.tail_blocks, b.tail_blocks);
+        if let (Some(x), Some(y)) = (&a.head, &b.head) {
+            compress2(ha, hb, core::slice::from_ref(x), core::slice::from_ref(y));
+        }
+        compress2(ha, hb, a.body, b.body);
+        compress2(ha, hb, &a.tail[..a.tail_blocks], &b.tail[..b.tail_blocks]);
+    }
+}
+
+#[cfg(test)]
+mod tests;

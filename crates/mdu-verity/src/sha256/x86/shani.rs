@@ -1,0 +1,214 @@
+//! SHA-NI backend: x86_64 SHA extensions with SSSE3 and SSE4.1.
+//!
+//! Two kernels share one round structure. The one-way kernel runs the usual
+//! chain of `sha256rnds2` (two rounds each) with the message schedule built
+//! by `sha256msg1` / `sha256msg2`. The two-way kernel runs two independent
+//! messages with the instructions of chain A and chain B strictly alternated,
+//! so a core that executes several SHA instructions at once (AMD Zen) keeps
+//! both chains in flight and hashes two blocks in about the time of one.
+//!
+//! The state lives in two registers in the layout the instructions want:
+//! `abef` = (a, b, e, f) and `cdgh` = (c, d, g, h), highest lane first.
+
+use core::arch::x86_64::{
+    __m128i, _mm_add_epi32, _mm_alignr_epi8, _mm_blend_epi16, _mm_loadu_si128, _mm_set_epi64x,
+    _mm_sha256msg1_epu32, _mm_sha256msg2_epu32, _mm_sha256rnds2_epu32, _mm_shuffle_epi8,
+    _mm_shuffle_epi32, _mm_storeu_si128,
+};
+
+use super::super::BLOCK_LEN;
+
+cpufeatures::new!(shani_cpuid, "sha", "sse2", "ssse3", "sse4.1");
+
+/// Whether this CPU has every feature the kernels use (cached after the
+/// first call).
+pub(in crate::sha256) fn detected() -> bool {
+    shani_cpuid::get()
+}
+
+/// The 64 round constants, four per 128-bit load.
+static K: [u32; 64] = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+
+/// Compress whole blocks into `h` (one-way kernel).
+pub(in crate::sha256) fn compress(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
+    if blocks.is_empty() {
+        return;
+    }
+    assert!(detected(), "SHA-NI kernel called on a CPU without it");
+    // SAFETY: `detected()` just confirmed sha, sse2, ssse3 and sse4.1, the
+    // features `compress_1x` is compiled for.
+    unsafe { compress_1x(h, blocks) }
+}
+
+/// Compress `a` into `ha` and `b` into `hb` (two-way interleaved kernel).
+/// Both slices should have the same number of blocks; any excess of the
+/// longer one is compressed by the one-way kernel.
+pub(in crate::sha256) fn compress2x(
+    ha: &mut [u32; 8],
+    hb: &mut [u32; 8],
+    a: &[[u8; BLOCK_LEN]],
+    b: &[[u8; BLOCK_LEN]],
+) {
+    let n = a.len().min(b.len());
+    if n > 0 {
+        assert!(detected(), "SHA-NI kernel called on a CPU without it");
+        // SAFETY: `detected()` just confirmed sha, sse2, ssse3 and sse4.1,
+        // the features `compress_2x` is compiled for.
+        unsafe { compress_2x(ha, hb, &a[..n], &b[..n]) }
+    }
+    compress(ha, &a[n..]);
+    compress(hb, &b[n..]);
+}
+
+/// Byte-swap mask for loading big-endian message words.
+#[inline(always)]
+fn bswap_mask() -> __m128i {
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe { _mm_set_epi64x(0x0c0d0e0f08090a0b, 0x0405060700010203) }
+}
+
+/// Load `h` into the (abef, cdgh) register pair.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn load_state(h: &[u32; 8]) -> (__m128i, __m128i) {
+    // SAFETY: `h` is 32 readable bytes; unaligned loads.
+    let (dcba, hgfe) = unsafe {
+        (
+            _mm_loadu_si128(h.as_ptr().cast()),
+            _mm_loadu_si128(h.as_ptr().add(4).cast()),
+        )
+    };
+    let cdab = _mm_shuffle_epi32(dcba, 0xb1);
+    let efgh = _mm_shuffle_epi32(hgfe, 0x1b);
+    let abef = _mm_alignr_epi8(cdab, efgh, 8);
+    let cdgh = _mm_blend_epi16(efgh, cdab, 0xf0);
+    (abef, cdgh)
+}
+
+/// Store the (abef, cdgh) register pair back into `h`.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn store_state(h: &mut [u32; 8], abef: __m128i, cdgh: __m128i) {
+    let feba = _mm_shuffle_epi32(abef, 0x1b);
+    let dchg = _mm_shuffle_epi32(cdgh, 0xb1);
+    let dcba = _mm_blend_epi16(feba, dchg, 0xf0);
+    let hgfe = _mm_alignr_epi8(dchg, feba, 8);
+    // SAFETY: `h` is 32 writable bytes; unaligned stores.
+    unsafe {
+        _mm_storeu_si128(h.as_mut_ptr().cast(), dcba);
+        _mm_storeu_si128(h.as_mut_ptr().add(4).cast(), hgfe);
+    }
+}
+
+/// Load message words `4 * q .. 4 * q + 4` of `block`, byte-swapped.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn load_words(block: &[u8; BLOCK_LEN], q: usize, mask: __m128i) -> __m128i {
+    debug_assert!(q < 4);
+    // SAFETY: q < 4, so bytes 16q..16q+16 lie inside the 64-byte block.
+    let raw = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * q).cast()) };
+    _mm_shuffle_epi8(raw, mask)
+}
+
+/// Round constants `4 * q .. 4 * q + 4`.
+#[inline(always)]
+fn k4(q: usize) -> __m128i {
+    debug_assert!(q < 16);
+    // SAFETY: q < 16 so the 16 bytes at K[4q] are inside the 256-byte table;
+    // SSE2 is part of the x86_64 baseline.
+    unsafe { _mm_loadu_si128(K.as_ptr().add(4 * q).cast()) }
+}
+
+/// Next four schedule words from the previous sixteen (w0 oldest).
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn schedule(w0: __m128i, w1: __m128i, w2: __m128i, w3: __m128i) -> __m128i {
+    let t = _mm_add_epi32(_mm_sha256msg1_epu32(w0, w1), _mm_alignr_epi8(w3, w2, 4));
+    _mm_sha256msg2_epu32(t, w3)
+}
+
+/// Four rounds of one chain with schedule words `w` and constants `k`.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn rounds4(abef: &mut __m128i, cdgh: &mut __m128i, w: __m128i, k: __m128i) {
+    let wk = _mm_add_epi32(w, k);
+    *cdgh = _mm_sha256rnds2_epu32(*cdgh, *abef, wk);
+    *abef = _mm_sha256rnds2_epu32(*abef, *cdgh, _mm_shuffle_epi32(wk, 0x0e));
+}
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn compress_1x(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
+    let mask = bswap_mask();
+    let (mut abef, mut cdgh) = load_state(h);
+    for block in blocks {
+        let (abef0, cdgh0) = (abef, cdgh);
+        let mut w = [
+            load_words(block, 0, mask),
+            load_words(block, 1, mask),
+            load_words(block, 2, mask),
+            load_words(block, 3, mask),
+        ];
+        for q in 0..16 {
+            if q >= 4 {
+                w[q % 4] = schedule(w[q % 4], w[(q + 1) % 4], w[(q + 2) % 4], w[(q + 3) % 4]);
+            }
+            rounds4(&mut abef, &mut cdgh, w[q % 4], k4(q));
+        }
+        abef = _mm_add_epi32(abef, abef0);
+        cdgh = _mm_add_epi32(cdgh, cdgh0);
+    }
+    store_state(h, abef, cdgh);
+}
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn compress_2x(ha: &mut [u32; 8], hb: &mut [u32; 8], a: &[[u8; BLOCK_LEN]], b: &[[u8; BLOCK_LEN]]) {
+    let mask = bswap_mask();
+    let (mut abef_a, mut cdgh_a) = load_state(ha);
+    let (mut abef_b, mut cdgh_b) = load_state(hb);
+    for (block_a, block_b) in a.iter().zip(b) {
+        let (abef_a0, cdgh_a0, abef_b0, cdgh_b0) = (abef_a, cdgh_a, abef_b, cdgh_b);
+        let mut wa = [
+            load_words(block_a, 0, mask),
+            load_words(block_a, 1, mask),
+            load_words(block_a, 2, mask),
+            load_words(block_a, 3, mask),
+        ];
+        let mut wb = [
+            load_words(block_b, 0, mask),
+            load_words(block_b, 1, mask),
+            load_words(block_b, 2, mask),
+            load_words(block_b, 3, mask),
+        ];
+        for q in 0..16 {
+            if q >= 4 {
+                let (i0, i1, i2, i3) = (q % 4, (q + 1) % 4, (q + 2) % 4, (q + 3) % 4);
+                wa[i0] = schedule(wa[i0], wa[i1], wa[i2], wa[i3]);
+                wb[i0] = schedule(wb[i0], wb[i1], wb[i2], wb[i3]);
+            }
+            // One constant load feeds both chains; the two chains' round
+            // instructions alternate A, B, A, B.
+            let k = k4(q);
+            let wka = _mm_add_epi32(wa[q % 4], k);
+            let wkb = _mm_add_epi32(wb[q % 4], k);
+            cdgh_a = _mm_sha256rnds2_epu32(cdgh_a, abef_a, wka);
+            cdgh_b = _mm_sha256rnds2_epu32(cdgh_b, abef_b, wkb);
+            abef_a = _mm_sha256rnds2_epu32(abef_a, cdgh_a, _mm_shuffle_epi32(wka, 0x0e));
+            abef_b = _mm_sha256rnds2_epu32(abef_b, cdgh_b, _mm_shuffle_epi32(wkb, 0x0e));
+        }
+        abef_a = _mm_add_epi32(abef_a, abef_a0);
+        cdgh_a = _mm_add_epi32(cdgh_a, cdgh_a0);
+        abef_b = _mm_add_epi32(abef_b, abef_b0);
+        cdgh_b = _mm_add_epi32(cdgh_b, cdgh_b0);
+    }
+    store_state(ha, abef_a, cdgh_a);
+    store_state(hb, abef_b, cdgh_b);
+}
