@@ -1,0 +1,145 @@
+//! SVG charts of a report: throughput against the data size, and speedup
+//! bars of mdu against every other implementation.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::measure::Kind;
+use crate::report::{Table, Unit, gbps};
+
+/// Throughput (GB/s) against the cases' `x` values, one line per
+/// implementation. Returns `false` when the table has nothing to plot.
+pub(crate) fn throughput(table: &Table, path: &Path) -> Result<bool, Box<dyn std::error::Error>> {
+    if table.unit != Unit::Throughput || table.cases.iter().any(|c| c.x.is_none()) {
+        return Ok(false);
+    }
+    let xs: Vec<f64> = table.cases.iter().filter_map(|c| c.x).collect();
+    let (xmin, xmax) = xs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+        (lo.min(x), hi.max(x))
+    });
+    if xs.len() < 2 || xmin <= 0.0 || xmin == xmax {
+        return Ok(false);
+    }
+    let mut ymax = 0.0f64;
+    for c in &table.cases {
+        for s in &c.results {
+            ymax = ymax.max(gbps(c.bytes, s.median()));
+        }
+    }
+    let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&table.title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d((xmin * 0.8..xmax * 1.25).log_scale(), 0.0..ymax * 1.15)?;
+    chart
+        .configure_mesh()
+        .x_desc(table.x_label.as_deref().unwrap_or("size (bytes)"))
+        .y_desc("GB/s (median)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .draw()?;
+    for (i, (name, _)) in table.columns().iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let points: Vec<(f64, f64)> = table
+            .cases
+            .iter()
+            .filter_map(|c| {
+                let s = c.results.iter().find(|s| s.name == *name)?;
+                Some((c.x?, gbps(c.bytes, s.median())))
+            })
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart.draw_series(
+            points
+                .into_iter()
+                .map(|p| Circle::new(p, 4, color.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    root.present()?;
+    Ok(true)
+}
+
+/// Horizontal bars: how many times faster the first mdu implementation is
+/// than each other implementation, per case (a bound shows below 1).
+pub(crate) fn speedups(table: &Table, path: &Path) -> Result<bool, Box<dyn std::error::Error>> {
+    let mut bars: Vec<(String, f64, Kind)> = Vec::new();
+    for c in &table.cases {
+        let Some(p) = c.primary() else { continue };
+        for s in &c.results {
+            if std::ptr::eq(s, p) {
+                continue;
+            }
+            bars.push((
+                format!("{} vs {}", c.name, s.name),
+                s.median() / p.median(),
+                s.kind,
+            ));
+        }
+    }
+    if bars.is_empty() {
+        return Ok(false);
+    }
+    let height = 90 + 26 * bars.len() as u32;
+    let xmax = bars.iter().map(|b| b.1).fold(1.0f64, f64::max) * 1.15;
+    let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let n = bars.len();
+    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("{}: speedup of mdu", table.title),
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(35)
+        .y_label_area_size(380)
+        .build_cartesian_2d(0.0..xmax, 0.0..n as f64)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|y| {
+            let i = (*y - 0.5).round();
+            if i >= 0.0 && (i as usize) < labels.len() && (*y - 0.5 - i).abs() < 1e-6 {
+                labels[labels.len() - 1 - i as usize].clone()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc("× (mdu is this many times as fast; < 1 for a bound)")
+        .draw()?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, (_, ratio, kind))| {
+        let y = (n - 1 - i) as f64;
+        let color = match kind {
+            Kind::Bound => RGBColor(150, 150, 150),
+            Kind::Mdu => RGBColor(90, 140, 200),
+            Kind::Peer => RGBColor(220, 120, 50),
+        };
+        Rectangle::new([(0.0, y + 0.15), (*ratio, y + 0.85)], color.filled())
+    }))?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, (_, ratio, _))| {
+        let y = (n - 1 - i) as f64 + 0.5;
+        Text::new(format!("{ratio:.2}×"), (*ratio, y), ("sans-serif", 13))
+    }))?;
+    // The line at 1×: equal speed.
+    chart.draw_series(LineSeries::new(
+        vec![(1.0, 0.0), (1.0, n as f64)],
+        BLACK.stroke_width(1),
+    ))?;
+    root.present()?;
+    Ok(true)
+}

@@ -1,0 +1,231 @@
+//! The report: its data (saved as JSON with every sample), its Markdown
+//! tables, and the comparison with an earlier report.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{Kind, Samples};
+
+/// How a table's numbers read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Unit {
+    /// Bytes per second, shown as GB/s (10^9 bytes).
+    Throughput,
+    /// Time per operation, shown in ns.
+    Latency,
+}
+
+/// One workload measured across implementations.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct CaseResult {
+    pub(crate) name: String,
+    /// Bytes processed by one iteration.
+    pub(crate) bytes: u64,
+    /// Position on a chart's x axis (e.g. the data-unit size), if any.
+    pub(crate) x: Option<f64>,
+    pub(crate) results: Vec<Samples>,
+}
+
+/// One Markdown table of the report.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Table {
+    /// Short identifier, used for file names and by `--compare`.
+    pub(crate) id: String,
+    pub(crate) title: String,
+    pub(crate) unit: Unit,
+    /// Label of the x axis of the throughput chart (when cases have `x`).
+    pub(crate) x_label: Option<String>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) cases: Vec<CaseResult>,
+}
+
+/// Facts about the machine and the run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Meta {
+    pub(crate) cpu: String,
+    pub(crate) cores: usize,
+    pub(crate) features: Vec<String>,
+    pub(crate) backends: Vec<(String, String)>,
+    pub(crate) mode: String,
+    pub(crate) unix_time: u64,
+    pub(crate) version: String,
+}
+
+/// A whole report.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Report {
+    pub(crate) meta: Meta,
+    pub(crate) tables: Vec<Table>,
+}
+
+/// Median throughput in GB/s of `s` for `bytes` per iteration.
+pub(crate) fn gbps(bytes: u64, ns: f64) -> f64 {
+    bytes as f64 / ns
+}
+
+fn fmt_value(unit: Unit, bytes: u64, ns: f64) -> String {
+    match unit {
+        Unit::Throughput => format!("{:.2}", gbps(bytes, ns)),
+        Unit::Latency if ns >= 10_000.0 => format!("{:.1} µs", ns / 1000.0),
+        Unit::Latency => format!("{ns:.0} ns"),
+    }
+}
+
+impl CaseResult {
+    /// The implementation the ratios are taken from: the first of mdu's.
+    pub(crate) fn primary(&self) -> Option<&Samples> {
+        self.results.iter().find(|s| s.kind == Kind::Mdu)
+    }
+}
+
+impl Table {
+    /// Implementation names in order of first appearance.
+    pub(crate) fn columns(&self) -> Vec<(String, Kind)> {
+        let mut cols: Vec<(String, Kind)> = Vec::new();
+        for case in &self.cases {
+            for s in &case.results {
+                if !cols.iter().any(|(n, _)| *n == s.name) {
+                    cols.push((s.name.clone(), s.kind));
+                }
+            }
+        }
+        cols
+    }
+
+    /// The table in Markdown.
+    pub(crate) fn markdown(&self) -> String {
+        let mut out = String::new();
+        let cols = self.columns();
+        let _ = writeln!(out, "### {}\n", self.title);
+        let what = match self.unit {
+            Unit::Throughput => "median GB/s [min–max] over all samples",
+            Unit::Latency => "median time per operation [min–max]",
+        };
+        let _ = writeln!(
+            out,
+            "Cells: {what}. `×N`: the first mdu column is N times as fast as that \
+             column. `N%`: the first mdu column as a share of that bound.\n"
+        );
+        out.push_str("| case |");
+        for (name, kind) in &cols {
+            let tag = match kind {
+                Kind::Mdu => "",
+                Kind::Peer => "",
+                Kind::Bound => " (bound)",
+            };
+            let _ = write!(out, " {name}{tag} |");
+        }
+        out.push_str("\n|---|");
+        for _ in &cols {
+            out.push_str("---:|");
+        }
+        out.push('\n');
+        for case in &self.cases {
+            let _ = write!(out, "| {} |", case.name);
+            let primary = case.primary();
+            for (name, _) in &cols {
+                let Some(s) = case.results.iter().find(|s| s.name == *name) else {
+                    out.push_str(" – |");
+                    continue;
+                };
+                let med = s.median();
+                let value = fmt_value(self.unit, case.bytes, med);
+                let cell = match primary {
+                    Some(p) if std::ptr::eq(p, s) => format!(
+                        "**{value}** [{}–{}]",
+                        fmt_value(self.unit, case.bytes, self.range_end(s, true)),
+                        fmt_value(self.unit, case.bytes, self.range_end(s, false)),
+                    ),
+                    Some(p) if s.kind == Kind::Bound => {
+                        format!("{value} · {:.0}%", 100.0 * med / p.median())
+                    }
+                    Some(p) => format!("{value} · ×{:.2}", med / p.median()),
+                    None => value,
+                };
+                let _ = write!(out, " {cell} |");
+            }
+            out.push('\n');
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "\n{note}");
+        }
+        out
+    }
+
+    /// The low or high end of the range, in display order (for throughput
+    /// the slowest sample is the low end).
+    fn range_end(&self, s: &Samples, low: bool) -> f64 {
+        match (self.unit, low) {
+            (Unit::Throughput, true) | (Unit::Latency, false) => s.max(),
+            _ => s.min(),
+        }
+    }
+}
+
+impl Report {
+    /// The whole report in Markdown.
+    pub(crate) fn markdown(&self) -> String {
+        let m = &self.meta;
+        let mut out = String::from("# mdu benchmark report\n\n");
+        let _ = writeln!(out, "* CPU: {} ({} logical cores)", m.cpu, m.cores);
+        let _ = writeln!(out, "* Features detected: {}", m.features.join(", "));
+        for (prim, backend) in &m.backends {
+            let _ = writeln!(out, "* {prim}: {backend}");
+        }
+        let _ = writeln!(
+            out,
+            "* Mode: {} (mdu {}); every implementation's output was checked \
+             against the reference before it was timed; samples are taken \
+             round-robin across the implementations of a case.\n",
+            m.mode, m.version
+        );
+        for t in &self.tables {
+            out.push_str(&t.markdown());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The change of every median against an earlier report.
+    pub(crate) fn compare(&self, old: &Report) -> String {
+        let mut out = String::from("| table | case | implementation | before | after | change |\n");
+        out.push_str("|---|---|---|---:|---:|---:|\n");
+        let mut matched = 0;
+        for t in &self.tables {
+            let Some(ot) = old.tables.iter().find(|o| o.id == t.id) else {
+                continue;
+            };
+            for c in &t.cases {
+                let Some(oc) = ot.cases.iter().find(|o| o.name == c.name) else {
+                    continue;
+                };
+                for s in &c.results {
+                    let Some(os) = oc.results.iter().find(|o| o.name == s.name) else {
+                        continue;
+                    };
+                    matched += 1;
+                    let (before, after) = (os.median(), s.median());
+                    // Positive change = faster, whatever the unit.
+                    let change = 100.0 * (before / after - 1.0);
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {} | {} | {} | {:+.1}% |",
+                        t.id,
+                        c.name,
+                        s.name,
+                        fmt_value(t.unit, oc.bytes, before),
+                        fmt_value(t.unit, c.bytes, after),
+                        change
+                    );
+                }
+            }
+        }
+        if matched == 0 {
+            out.push_str("| (no case in common) | | | | | |\n");
+        }
+        out.push_str("\nchange: + is faster than before, − is slower.\n");
+        out
+    }
+}
