@@ -1,1 +1,72 @@
-//! Placeholder, filled by a later change.
+//! Block-wise base64: one generic engine for any alphabet and padding mode,
+//! strict typed decoding, fscrypt's no-key names, and SIMD backends.
+//!
+//! * [`Engine`] = an [`Alphabet`] (RFC 4648 [`STANDARD`](Alphabet::STANDARD),
+//!   [`URL_SAFE`](Alphabet::URL_SAFE), RFC 3501 [`IMAP`](Alphabet::IMAP), or
+//!   any 64 distinct printable ASCII bytes) and a [`Padding`] mode, like the
+//!   Linux kernel's generic `base64_encode/base64_decode(.., padding,
+//!   variant)`. Ready-made engines: [`STANDARD`], [`URL_SAFE`] and
+//!   [`URL_SAFE_NO_PAD`] (fscrypt's encoding).
+//! * Decoding is strict and every rejection is a [`DecodeError`] naming the
+//!   index: bytes outside the alphabet, a symbol count of 1 mod 4, padding
+//!   that is not exactly canonical (or not allowed), and non-zero unused
+//!   bits in the last symbol.
+//! * The [`Backend`] (AVX-512 VBMI, AVX2, or portable scalar) is detected once
+//!   per process; every backend gives byte-identical results and errors.
+//! * [`fscrypt`] builds, encodes and parses fscrypt no-key names.
+//!
+//! `no_std` with `alloc`; the default `std` feature adds
+//! `std::error::Error` impls.
+//!
+//! # Example
+//!
+//! ```
+//! use mdu_base64::{DecodeError, STANDARD, URL_SAFE_NO_PAD};
+//!
+//! assert_eq!(STANDARD.encode_to_string(b"Hello, world!"), "SGVsbG8sIHdvcmxkIQ==");
+//! assert_eq!(URL_SAFE_NO_PAD.encode_to_string(b"Hello, world!"), "SGVsbG8sIHdvcmxkIQ");
+//! assert_eq!(URL_SAFE_NO_PAD.decode_to_vec(b"SGVsbG8sIHdvcmxkIQ")?, b"Hello, world!");
+//!
+//! // Strict: the unused bits of the last symbol must be zero.
+//! assert_eq!(URL_SAFE_NO_PAD.decode_to_vec(b"Zh"), Err(DecodeError::NonCanonical { index: 1 }));
+//! # Ok::<(), DecodeError>(())
+//! ```
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod alphabet;
+mod backend;
+mod engine;
+mod error;
+pub mod fscrypt;
+
+pub use alphabet::{Alphabet, AlphabetError, PAD, Padding};
+pub use backend::Backend;
+pub use engine::Engine;
+pub use error::{BackendUnavailable, DecodeError, EncodeError};
+
+/// RFC 4648 section 4 base64 with `=` padding required.
+///
+/// ```
+/// assert_eq!(mdu_base64::STANDARD.encode_to_string(b"fooba"), "Zm9vYmE=");
+/// ```
+pub const STANDARD: Engine = Engine::new(&Alphabet::STANDARD, Padding::Required);
+
+/// RFC 4648 section 5 base64url with `=` padding required.
+///
+/// ```
+/// assert_eq!(mdu_base64::URL_SAFE.encode_to_string(b"\xfb\xff"), "-_8=");
+/// ```
+pub const URL_SAFE: Engine = Engine::new(&Alphabet::URL_SAFE, Padding::Required);
+
+/// RFC 4648 section 5 base64url without padding: fscrypt's no-key name
+/// encoding (no `=` emitted, any `=` rejected).
+///
+/// ```
+/// assert_eq!(mdu_base64::URL_SAFE_NO_PAD.encode_to_string(b"\xfb\xff"), "-_8");
+/// ```
+pub const URL_SAFE_NO_PAD: Engine = Engine::new(&Alphabet::URL_SAFE, Padding::None);

@@ -1,0 +1,156 @@
+//! Backend choice: detection once per process, and the one dispatch point of
+//! each of the two kernels (encode, decode of whole 4-symbol groups).
+//!
+//! Contract of the kernels, for every backend:
+//!
+//! * `encode(alphabet, src, dst)`: `dst.len()` is exactly the unpadded
+//!   encoded length of `src`; every byte of `dst` is written.
+//! * `decode_groups(alphabet, src, dst)`: `src.len()` is a multiple of 4 and
+//!   `dst.len() == src.len() / 4 * 3`. On success all of `dst` is written. On
+//!   error the result is the index of the first byte of `src` outside the
+//!   alphabet, and exactly the groups before that byte's group have been
+//!   written (`dst[..index / 4 * 3]`), nothing else.
+
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use crate::alphabet::Alphabet;
+
+pub(crate) mod scalar;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) mod x86;
+
+/// An implementation of the encode and decode kernels.
+///
+/// [`Backend::detect`] picks the best one this CPU runs, once per process;
+/// [`Engine::with_backend`](crate::Engine::with_backend) pins one (for tests
+/// and benchmarks).
+///
+/// The AVX-512 VBMI backend translates through 64- and 128-entry byte
+/// permutes, so it serves every alphabet. The AVX2 backend translates with
+/// range checks and offsets that assume symbols 0..=61 are `A-Z a-z 0-9` in
+/// RFC 4648 order (symbols 62 and 63 may be any other bytes), which covers
+/// [`Alphabet::STANDARD`], [`Alphabet::URL_SAFE`] and [`Alphabet::IMAP`]; for
+/// any other alphabet an engine pinned to AVX2 runs the scalar kernels.
+///
+/// ```
+/// use mdu_base64::Backend;
+///
+/// let all = Backend::available();
+/// assert_eq!(all.first(), Some(&Backend::detect()));
+/// assert_eq!(all.last(), Some(&Backend::Scalar));
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// AVX-512 F/BW/VBMI: 48 bytes <-> 64 symbols per step with `vpermb`,
+    /// `vpermi2b` and `vpmultishiftqb`, masked loads and stores for the tail.
+    Avx512Vbmi,
+    /// AVX2: 24 bytes <-> 32 symbols per step, scalar tail.
+    Avx2,
+    /// Portable block-wise code (3 bytes <-> 4 symbols, 6 bytes per 64-bit
+    /// load when encoding); no `unsafe`.
+    Scalar,
+}
+
+const ALL: [Backend; 3] = [Backend::Avx512Vbmi, Backend::Avx2, Backend::Scalar];
+
+impl Backend {
+    /// Name of the backend, as in messages.
+    ///
+    /// ```
+    /// assert_eq!(mdu_base64::Backend::Avx2.name(), "avx2");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Avx512Vbmi => "avx512vbmi",
+            Backend::Avx2 => "avx2",
+            Backend::Scalar => "scalar",
+        }
+    }
+
+    /// Whether this CPU and build can run the backend.
+    ///
+    /// ```
+    /// assert!(mdu_base64::Backend::Scalar.is_available());
+    /// ```
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Scalar => true,
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx2 => x86::has_avx2(),
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx512Vbmi => x86::has_avx512vbmi(),
+            #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+            _ => false,
+        }
+    }
+
+    /// The backends this CPU runs, best first (always ends with
+    /// [`Backend::Scalar`]).
+    ///
+    /// ```
+    /// assert!(mdu_base64::Backend::available().contains(&mdu_base64::Backend::Scalar));
+    /// ```
+    pub fn available() -> alloc::vec::Vec<Backend> {
+        ALL.into_iter().filter(|b| b.is_available()).collect()
+    }
+
+    /// The best available backend. Detected on first use and cached in an
+    /// atomic for the life of the process.
+    ///
+    /// ```
+    /// assert!(mdu_base64::Backend::detect().is_available());
+    /// ```
+    pub fn detect() -> Backend {
+        static CACHE: AtomicU8 = AtomicU8::new(u8::MAX);
+        let cached = CACHE.load(Ordering::Relaxed);
+        if let Some(b) = ALL.get(usize::from(cached)) {
+            return *b;
+        }
+        let pos = ALL.iter().position(|b| b.is_available()).unwrap_or(2);
+        CACHE.store(pos as u8, Ordering::Relaxed);
+        ALL[pos]
+    }
+}
+
+/// The backend that actually serves `alphabet` when `backend` is asked for.
+#[inline]
+pub(crate) fn effective(backend: Backend, alphabet: &Alphabet) -> Backend {
+    match backend {
+        Backend::Avx2 if !alphabet.rfc_prefix => Backend::Scalar,
+        b => b,
+    }
+}
+
+/// Encodes `src` without padding into all of `dst` (see the module contract).
+/// `backend` must be available and already passed through [`effective`].
+#[inline]
+pub(crate) fn encode(backend: Backend, alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) {
+    debug_assert_eq!(dst.len(), crate::engine::unpadded_len(src.len()));
+    match backend {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512Vbmi => x86::encode_avx512vbmi(alphabet, src, dst),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx2 => x86::encode_avx2(alphabet, src, dst),
+        _ => scalar::encode(&alphabet.encode, src, dst),
+    }
+}
+
+/// Decodes whole groups (see the module contract); `Err` is the index of the
+/// first byte outside the alphabet.
+#[inline]
+pub(crate) fn decode_groups(
+    backend: Backend,
+    alphabet: &Alphabet,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), usize> {
+    debug_assert!(src.len().is_multiple_of(4) && dst.len() == src.len() / 4 * 3);
+    match backend {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx512Vbmi => x86::decode_avx512vbmi(alphabet, src, dst),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::Avx2 => x86::decode_avx2(alphabet, src, dst),
+        _ => scalar::decode_groups(&alphabet.decode, src, dst),
+    }
+}

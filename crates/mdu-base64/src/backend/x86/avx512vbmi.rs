@@ -1,0 +1,208 @@
+//! AVX-512 VBMI kernels: 48 bytes <-> 64 symbols per step.
+//!
+//! Encode: `vpermb` spreads each 3-byte group over a 32-bit lane as
+//! `[b1, b0, b2, b1]`, `vpmultishiftqb` pulls the four 6-bit fields out of
+//! each lane (bit offsets 10, 4, 22, 16), and a second `vpermb` with the
+//! 64-symbol alphabet as its table turns values into symbols (it reads only
+//! the low 6 bits of each index, so no masking is needed). Any alphabet works.
+//!
+//! Decode: `vpermi2b` looks every symbol up in the first 128 entries of the
+//! alphabet's reverse table (every symbol is ASCII); a byte is invalid when
+//! the looked-up value or the byte itself has its high bit set. Two
+//! multiply-adds merge four 6-bit values into one 24-bit lane and a `vpermb`
+//! packs 16 lanes into 48 bytes.
+//!
+//! Tails are handled here with masked loads and stores (fault suppression
+//! covers the masked-off bytes), so short inputs take one step.
+
+use core::arch::x86_64::*;
+
+use super::scalar;
+
+/// For lane `i`, bytes `[3i+1, 3i, 3i+2, 3i+1]` of the 48-byte input.
+const ENC_SPREAD: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut i = 0;
+    while i < 16 {
+        let b = 3 * i as u8;
+        t[4 * i] = b + 1;
+        t[4 * i + 1] = b;
+        t[4 * i + 2] = b + 2;
+        t[4 * i + 3] = b + 1;
+        i += 1;
+    }
+    t
+};
+
+/// Bit offsets of the four 6-bit fields in each 32-bit lane, two lanes per
+/// 64-bit word: 10, 4, 22, 16 and 42, 36, 54, 48.
+const ENC_SHIFTS: i64 = 0x3036_242a_1016_040a;
+
+/// Output byte `j` of 48 is byte `2 - j % 3` of 24-bit lane `j / 3`.
+const DEC_PACK: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut j = 0;
+    while j < 48 {
+        t[j] = (4 * (j / 3) + 2 - j % 3) as u8;
+        j += 1;
+    }
+    t
+};
+
+const OUT48: u64 = (1 << 48) - 1;
+
+#[inline(always)]
+fn mask_low(n: usize) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+/// Encodes all of `src` without padding into `dst`.
+///
+/// # Safety
+/// The CPU supports AVX-512 F, BW and VBMI, and `dst.len()` is the unpadded
+/// encoded length of `src` (`4 * (len / 3)` plus 0, 2 or 3).
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
+    // SAFETY: both tables are 64 bytes long; unaligned loads.
+    let (lut, spread) = unsafe {
+        (
+            _mm512_loadu_si512(enc.as_ptr().cast()),
+            _mm512_loadu_si512(ENC_SPREAD.as_ptr().cast()),
+        )
+    };
+    let shifts = _mm512_set1_epi64(ENC_SHIFTS);
+    let step = |x: __m512i| {
+        let lanes = _mm512_permutexvar_epi8(spread, x);
+        let values = _mm512_multishift_epi64_epi8(shifts, lanes);
+        _mm512_permutexvar_epi8(values, lut)
+    };
+    let n = src.len();
+    let mut si = 0;
+    let mut di = 0;
+    // Plain 64-byte loads while 64 input bytes remain (only 48 are used);
+    // then the remaining output is at least 86 symbols, room for 64.
+    while n - si >= 64 {
+        // SAFETY: `si + 64 <= n` bytes of `src`; `di + 64 <= dst.len()` as
+        // argued above.
+        unsafe {
+            let x = _mm512_loadu_si512(src.as_ptr().add(si).cast());
+            _mm512_storeu_si512(dst.as_mut_ptr().add(di).cast(), step(x));
+        }
+        si += 48;
+        di += 64;
+    }
+    while si < n {
+        let len = (n - si).min(48);
+        let olen = crate::engine::unpadded_len(len);
+        // SAFETY: the masks cover `len` bytes of `src` from `si` and `olen`
+        // bytes of `dst` from `di`, both in bounds; masked-off bytes are not
+        // accessed (fault suppression). Zeroed input bytes past the end make
+        // the last symbol's unused bits zero.
+        unsafe {
+            let x = _mm512_maskz_loadu_epi8(mask_low(len), src.as_ptr().add(si).cast());
+            _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(di).cast(), mask_low(olen), step(x));
+        }
+        si += len;
+        di += olen;
+    }
+}
+
+/// Decodes whole groups; on error, the index of the first invalid byte, with
+/// exactly the groups before its group written.
+///
+/// # Safety
+/// The CPU supports AVX-512 F, BW and VBMI, `src.len() % 4 == 0` and
+/// `dst.len() == src.len() / 4 * 3`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+pub(super) unsafe fn decode_groups(
+    dec: &[u8; 256],
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), usize> {
+    // SAFETY: `dec` has 256 bytes, so offsets 0 and 64 leave 64 readable
+    // bytes each; `DEC_PACK` has 64.
+    let (lut_lo, lut_hi, pack) = unsafe {
+        (
+            _mm512_loadu_si512(dec.as_ptr().cast()),
+            _mm512_loadu_si512(dec.as_ptr().add(64).cast()),
+            _mm512_loadu_si512(DEC_PACK.as_ptr().cast()),
+        )
+    };
+    let merge6 = _mm512_set1_epi32(0x0140_0140);
+    let merge12 = _mm512_set1_epi32(0x0001_1000);
+    let lookup = |x: __m512i| _mm512_permutex2var_epi8(lut_lo, x, lut_hi);
+    let pack48 = |v: __m512i| {
+        let pairs = _mm512_maddubs_epi16(v, merge6);
+        let lanes = _mm512_madd_epi16(pairs, merge12);
+        _mm512_permutexvar_epi8(pack, lanes)
+    };
+    let n = src.len();
+    let mut si = 0;
+    let mut di = 0;
+    // Four steps at a time with one validity test. Nothing of the 192 output
+    // bytes is stored unless all 256 symbols are valid; the first three
+    // stores write 64 bytes (the 16 extra are overwritten by the next store),
+    // the last writes exactly 48.
+    while n - si >= 256 {
+        // SAFETY: `si + 256 <= n`.
+        let x: [__m512i; 4] = core::array::from_fn(|k| unsafe {
+            _mm512_loadu_si512(src.as_ptr().add(si + 64 * k).cast())
+        });
+        let v: [__m512i; 4] = core::array::from_fn(|k| lookup(x[k]));
+        let any = _mm512_or_si512(
+            _mm512_or_si512(_mm512_or_si512(x[0], v[0]), _mm512_or_si512(x[1], v[1])),
+            _mm512_or_si512(_mm512_or_si512(x[2], v[2]), _mm512_or_si512(x[3], v[3])),
+        );
+        if _mm512_movepi8_mask(any) != 0 {
+            return finish_scalar(dec, src, dst, si, di);
+        }
+        // SAFETY: `dst.len() - di == (n - si) / 4 * 3 >= 192`; the stores
+        // end at `di + 64`, `+ 112`, `+ 160` and `+ 192`.
+        unsafe {
+            let p = dst.as_mut_ptr().add(di);
+            _mm512_storeu_si512(p.cast(), pack48(v[0]));
+            _mm512_storeu_si512(p.add(48).cast(), pack48(v[1]));
+            _mm512_storeu_si512(p.add(96).cast(), pack48(v[2]));
+            _mm512_mask_storeu_epi8(p.add(144).cast(), OUT48, pack48(v[3]));
+        }
+        si += 256;
+        di += 192;
+    }
+    while si < n {
+        let len = (n - si).min(64);
+        let in_mask = mask_low(len);
+        // SAFETY: the mask covers `len` in-bounds bytes from `si`; masked-off
+        // bytes are not accessed.
+        let x = unsafe { _mm512_maskz_loadu_epi8(in_mask, src.as_ptr().add(si).cast()) };
+        let v = lookup(x);
+        if _mm512_movepi8_mask(_mm512_or_si512(x, v)) & in_mask != 0 {
+            return finish_scalar(dec, src, dst, si, di);
+        }
+        let olen = len / 4 * 3;
+        // SAFETY: `len` is a multiple of 4, so `olen` bytes from `di` are in
+        // bounds of `dst`; masked-off bytes are not written.
+        unsafe {
+            _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(di).cast(), mask_low(olen), pack48(v));
+        }
+        si += len;
+        di += olen;
+    }
+    Ok(())
+}
+
+/// The scalar kernel from group `si` on, to find (and stop at) the first
+/// invalid byte; the index is made absolute.
+#[cold]
+fn finish_scalar(
+    dec: &[u8; 256],
+    src: &[u8],
+    dst: &mut [u8],
+    si: usize,
+    di: usize,
+) -> Result<(), usize> {
+    let (s, d) = (
+        src.get(si..).unwrap_or_default(),
+        dst.get_mut(di..).unwrap_or_default(),
+    );
+    scalar::decode_groups(dec, s, d).map_err(|i| si + i)
+}

@@ -1,0 +1,360 @@
+//! The engine: an alphabet, a padding mode and (optionally) a pinned backend.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::alphabet::{Alphabet, INVALID, PAD, Padding};
+use crate::backend::{self, Backend};
+use crate::error::{BackendUnavailable, DecodeError, EncodeError};
+
+/// Unpadded encoded length, `ceil(4 * n / 3)`, for lengths where it fits
+/// (every slice length does: a slice holds at most `isize::MAX` bytes).
+#[inline]
+pub(crate) const fn unpadded_len(n: usize) -> usize {
+    n / 3 * 4 + [0, 2, 3][n % 3]
+}
+
+/// A base64 codec: one [`Alphabet`], one [`Padding`] mode.
+///
+/// Encoding works 3 bytes -> 4 symbols (48 -> 64 with AVX-512 VBMI); decoding
+/// is strict (see [`DecodeError`] for the checks and their order) and gives
+/// the same result, error and index included, on every [`Backend`].
+///
+/// ```
+/// use mdu_base64::{Alphabet, Engine, Padding, URL_SAFE_NO_PAD};
+///
+/// assert_eq!(URL_SAFE_NO_PAD.encode_to_string(b"\x00\xfb\xff\x7f\x80"), "APv_f4A");
+///
+/// const IMAP: Engine = Engine::new(&Alphabet::IMAP, Padding::None);
+/// assert_eq!(IMAP.encode_to_string(b"\x00\xfb\xff\x7f\x80"), "APv,f4A");
+/// assert_eq!(IMAP.decode_to_vec(b"APv,f4A")?, b"\x00\xfb\xff\x7f\x80");
+/// # Ok::<(), mdu_base64::DecodeError>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Engine {
+    alphabet: Alphabet,
+    padding: Padding,
+    /// `None`: the process-wide best ([`Backend::detect`]).
+    pinned: Option<Backend>,
+}
+
+impl core::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Engine")
+            .field("alphabet", &self.alphabet)
+            .field("padding", &self.padding)
+            .field("pinned", &self.pinned)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// An engine for `alphabet` and `padding`, using the best backend of the
+    /// CPU it runs on.
+    ///
+    /// ```
+    /// use mdu_base64::{Alphabet, Engine, Padding};
+    ///
+    /// const STD_NO_PAD: Engine = Engine::new(&Alphabet::STANDARD, Padding::None);
+    /// assert_eq!(STD_NO_PAD.encode_to_string(b"fo"), "Zm8");
+    /// ```
+    pub const fn new(alphabet: &Alphabet, padding: Padding) -> Engine {
+        Engine {
+            alphabet: *alphabet,
+            padding,
+            pinned: None,
+        }
+    }
+
+    /// The same engine pinned to `backend` (for tests and benchmarks), or an
+    /// error if this CPU cannot run it.
+    ///
+    /// ```
+    /// use mdu_base64::{Backend, URL_SAFE_NO_PAD};
+    ///
+    /// let scalar = URL_SAFE_NO_PAD.with_backend(Backend::Scalar)?;
+    /// assert_eq!(scalar.backend(), Backend::Scalar);
+    /// assert_eq!(scalar.encode_to_string(b"hi"), URL_SAFE_NO_PAD.encode_to_string(b"hi"));
+    /// # Ok::<(), mdu_base64::BackendUnavailable>(())
+    /// ```
+    pub fn with_backend(self, backend: Backend) -> Result<Engine, BackendUnavailable> {
+        if !backend.is_available() {
+            return Err(BackendUnavailable {
+                backend: backend.name(),
+            });
+        }
+        Ok(Engine {
+            pinned: Some(backend),
+            ..self
+        })
+    }
+
+    /// The backend that serves this engine's calls: the pinned one or the
+    /// detected best, replaced by [`Backend::Scalar`] when it is
+    /// [`Backend::Avx2`] and the alphabet is not of the layout AVX2 handles.
+    ///
+    /// ```
+    /// use mdu_base64::{Alphabet, Backend, Engine, Padding};
+    ///
+    /// let crypt = Alphabet::new(
+    ///     b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    /// )?;
+    /// let engine = Engine::new(&crypt, Padding::None);
+    /// if Backend::Avx2.is_available() {
+    ///     let pinned = engine.with_backend(Backend::Avx2).unwrap();
+    ///     assert_eq!(pinned.backend(), Backend::Scalar);
+    /// }
+    /// # Ok::<(), mdu_base64::AlphabetError>(())
+    /// ```
+    #[inline]
+    pub fn backend(&self) -> Backend {
+        let b = match self.pinned {
+            Some(b) => b,
+            None => Backend::detect(),
+        };
+        backend::effective(b, &self.alphabet)
+    }
+
+    /// The alphabet.
+    ///
+    /// ```
+    /// assert_eq!(mdu_base64::STANDARD.alphabet(), &mdu_base64::Alphabet::STANDARD);
+    /// ```
+    pub const fn alphabet(&self) -> &Alphabet {
+        &self.alphabet
+    }
+
+    /// The padding mode.
+    ///
+    /// ```
+    /// assert_eq!(mdu_base64::URL_SAFE_NO_PAD.padding(), mdu_base64::Padding::None);
+    /// ```
+    pub const fn padding(&self) -> Padding {
+        self.padding
+    }
+
+    /// Length of the encoding of `n` bytes (with `=` padding if the mode is
+    /// [`Padding::Required`]), or `None` if it does not fit in `usize`.
+    ///
+    /// ```
+    /// use mdu_base64::{STANDARD, URL_SAFE_NO_PAD};
+    ///
+    /// assert_eq!(STANDARD.encoded_len(4), Some(8));
+    /// assert_eq!(URL_SAFE_NO_PAD.encoded_len(4), Some(6));
+    /// assert_eq!(URL_SAFE_NO_PAD.encoded_len(189), Some(252));
+    /// assert_eq!(STANDARD.encoded_len(usize::MAX), None);
+    /// ```
+    pub const fn encoded_len(&self, n: usize) -> Option<usize> {
+        let tail = match (self.padding, n % 3) {
+            (_, 0) => 0,
+            (Padding::Required, _) => 4,
+            (_, r) => r + 1,
+        };
+        match (n / 3).checked_mul(4) {
+            Some(full) => full.checked_add(tail),
+            None => None,
+        }
+    }
+
+    /// Exact decoded length of `src`, after the length and padding checks
+    /// (steps 1 and 2 of [`DecodeError`]); the symbols themselves are not
+    /// checked.
+    ///
+    /// ```
+    /// use mdu_base64::{DecodeError, STANDARD, URL_SAFE_NO_PAD};
+    ///
+    /// assert_eq!(STANDARD.decoded_len(b"Zm8="), Ok(2));
+    /// assert_eq!(URL_SAFE_NO_PAD.decoded_len(b"Zm8"), Ok(2));
+    /// assert_eq!(STANDARD.decoded_len(b"Zm8"), Err(DecodeError::InvalidLength { len: 3 }));
+    /// ```
+    pub fn decoded_len(&self, src: &[u8]) -> Result<usize, DecodeError> {
+        self.structure(src).map(|s| s.1)
+    }
+
+    /// Upper bound of the decoded length of any `n`-byte input (what to
+    /// allocate before [`decode_slice`](Engine::decode_slice) without looking
+    /// at the input).
+    ///
+    /// ```
+    /// assert_eq!(mdu_base64::URL_SAFE_NO_PAD.decoded_len_max(252), 189);
+    /// ```
+    pub const fn decoded_len_max(&self, n: usize) -> usize {
+        n / 4 * 3 + [0, 0, 1, 2][n % 4]
+    }
+
+    /// Length and padding checks: `(symbols before padding, decoded length)`.
+    fn structure(&self, src: &[u8]) -> Result<(usize, usize), DecodeError> {
+        let len = src.len();
+        if self.padding == Padding::Required && !len.is_multiple_of(4) {
+            return Err(DecodeError::InvalidLength { len });
+        }
+        let pads = src.iter().rev().take_while(|&&c| c == PAD).count();
+        let body = len - pads;
+        if pads == 0 {
+            if body % 4 == 1 {
+                return Err(DecodeError::InvalidLength { len });
+            }
+        } else {
+            let canonical = match body % 4 {
+                2 => 2,
+                3 => 1,
+                _ => 0,
+            };
+            if self.padding == Padding::None || !len.is_multiple_of(4) || pads != canonical {
+                return Err(DecodeError::InvalidPadding { index: body });
+            }
+        }
+        Ok((body, self.decoded_len_max(body)))
+    }
+
+    /// Encodes `src` into the front of `dst`, returning the number of bytes
+    /// written. On error nothing is written.
+    ///
+    /// ```
+    /// use mdu_base64::STANDARD;
+    ///
+    /// let mut buf = [0u8; 16];
+    /// let n = STANDARD.encode_slice(b"foob", &mut buf)?;
+    /// assert_eq!(&buf[..n], b"Zm9vYg==");
+    /// # Ok::<(), mdu_base64::EncodeError>(())
+    /// ```
+    pub fn encode_slice(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, EncodeError> {
+        let needed = self
+            .encoded_len(src.len())
+            .ok_or(EncodeError::LengthOverflow { len: src.len() })?;
+        let got = dst.len();
+        let Some(out) = dst.get_mut(..needed) else {
+            return Err(EncodeError::OutputTooSmall { needed, got });
+        };
+        let (body, pads) = out.split_at_mut(unpadded_len(src.len()));
+        backend::encode(self.backend(), &self.alphabet, src, body);
+        pads.fill(PAD);
+        Ok(needed)
+    }
+
+    /// Encodes `src` into a new `String`.
+    ///
+    /// Like every allocation, this aborts or panics only if the encoded text
+    /// cannot be allocated; its length always fits in `usize`.
+    ///
+    /// ```
+    /// assert_eq!(mdu_base64::STANDARD.encode_to_string(b"foobar"), "Zm9vYmFy");
+    /// ```
+    pub fn encode_to_string(&self, src: &[u8]) -> String {
+        let mut out = Vec::new();
+        self.encode_to_vec_into(src, &mut out);
+        // Every symbol and the pad byte are ASCII.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Appends the encoding of `src` to `out`.
+    ///
+    /// ```
+    /// let mut out = b"name: ".to_vec();
+    /// mdu_base64::URL_SAFE_NO_PAD.encode_to_vec_into(b"\xff", &mut out);
+    /// assert_eq!(out, b"name: _w");
+    /// ```
+    pub fn encode_to_vec_into(&self, src: &[u8], out: &mut Vec<u8>) {
+        // A slice holds at most isize::MAX bytes, so 4/3 of it fits in usize.
+        let needed = self.encoded_len(src.len()).unwrap_or(usize::MAX);
+        let start = out.len();
+        out.resize(start + needed, 0);
+        let written = self.encode_slice(src, &mut out[start..]).unwrap_or(0);
+        out.truncate(start + written);
+    }
+
+    /// Decodes `src` into the front of `dst`, returning the number of bytes
+    /// written.
+    ///
+    /// On error: for [`InvalidLength`](DecodeError::InvalidLength),
+    /// [`InvalidPadding`](DecodeError::InvalidPadding) and
+    /// [`OutputTooSmall`](DecodeError::OutputTooSmall) nothing is written.
+    /// For [`InvalidByte { index, .. }`](DecodeError::InvalidByte) exactly
+    /// the whole groups before the one holding the byte have been written,
+    /// `dst[..index / 4 * 3]`; for [`NonCanonical`](DecodeError::NonCanonical)
+    /// all whole groups have been written (not the last, partial one). No
+    /// other byte of `dst` is touched. This holds on every backend.
+    ///
+    /// ```
+    /// use mdu_base64::{DecodeError, URL_SAFE_NO_PAD};
+    ///
+    /// let mut buf = [0u8; 8];
+    /// assert_eq!(URL_SAFE_NO_PAD.decode_slice(b"Zm9vYmE", &mut buf), Ok(5));
+    /// assert_eq!(&buf[..5], b"fooba");
+    /// assert_eq!(
+    ///     URL_SAFE_NO_PAD.decode_slice(b"Zm9vYmE", &mut buf[..4]),
+    ///     Err(DecodeError::OutputTooSmall { needed: 5, got: 4 })
+    /// );
+    /// ```
+    pub fn decode_slice(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeError> {
+        let (body, needed) = self.structure(src)?;
+        let got = dst.len();
+        let Some(out) = dst.get_mut(..needed) else {
+            return Err(DecodeError::OutputTooSmall { needed, got });
+        };
+        self.decode_body(&src[..body], out)?;
+        Ok(needed)
+    }
+
+    /// Decodes `body` (no padding, length not 1 mod 4) into all of `out`.
+    fn decode_body(&self, body: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
+        let full = body.len() / 4 * 4;
+        let (groups, tail) = body.split_at(full);
+        let (gout, tout) = out.split_at_mut(full / 4 * 3);
+        let invalid = |index: usize| DecodeError::InvalidByte {
+            index,
+            byte: body[index],
+        };
+        backend::decode_groups(self.backend(), &self.alphabet, groups, gout).map_err(invalid)?;
+        let dec = &self.alphabet.decode;
+        if let Some(i) = tail.iter().position(|&c| dec[usize::from(c)] == INVALID) {
+            return Err(invalid(full + i));
+        }
+        let v = |i: usize| u32::from(dec[usize::from(tail[i])]);
+        match tout {
+            [] => {}
+            [a] => {
+                let bits = v(0) << 6 | v(1);
+                if bits & 0xf != 0 {
+                    return Err(DecodeError::NonCanonical { index: full + 1 });
+                }
+                *a = (bits >> 4) as u8;
+            }
+            [a, b] => {
+                let bits = v(0) << 12 | v(1) << 6 | v(2);
+                if bits & 0x3 != 0 {
+                    return Err(DecodeError::NonCanonical { index: full + 2 });
+                }
+                *a = (bits >> 10) as u8;
+                *b = (bits >> 2) as u8;
+            }
+            _ => unreachable_tail(),
+        }
+        Ok(())
+    }
+
+    /// Decodes `src` into a new vector.
+    ///
+    /// ```
+    /// use mdu_base64::{DecodeError, URL_SAFE_NO_PAD};
+    ///
+    /// assert_eq!(URL_SAFE_NO_PAD.decode_to_vec(b"Zm9vYmE")?, b"fooba");
+    /// assert_eq!(
+    ///     URL_SAFE_NO_PAD.decode_to_vec(b"Zg=="),
+    ///     Err(DecodeError::InvalidPadding { index: 2 })
+    /// );
+    /// # Ok::<(), DecodeError>(())
+    /// ```
+    pub fn decode_to_vec(&self, src: &[u8]) -> Result<Vec<u8>, DecodeError> {
+        let (body, needed) = self.structure(src)?;
+        let mut out = alloc::vec![0u8; needed];
+        self.decode_body(&src[..body], &mut out)?;
+        Ok(out)
+    }
+}
+
+/// The tail of a valid body has 0, 2 or 3 symbols, hence 0, 1 or 2 bytes.
+#[cold]
+fn unreachable_tail() {
+    debug_assert!(false, "tail of 1 symbol passed the length check");
+}

@@ -1,0 +1,80 @@
+//! Shared helpers of the integration tests.
+#![allow(dead_code, unreachable_pub)]
+
+use mdu_base64::{Alphabet, Backend, DecodeError, Engine, Padding};
+
+/// The crypt(3) alphabet: a custom ordering (symbols 0..=61 are not the RFC
+/// layout, so AVX2 falls back to scalar and VBMI serves it from its tables).
+pub const CRYPT: Alphabet =
+    match Alphabet::new(b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") {
+        Ok(a) => a,
+        Err(_) => panic!("bad alphabet"),
+    };
+
+/// Every engine under test, with a name.
+pub fn engines() -> Vec<(&'static str, Engine)> {
+    vec![
+        ("STANDARD", mdu_base64::STANDARD),
+        ("URL_SAFE", mdu_base64::URL_SAFE),
+        ("URL_SAFE_NO_PAD", mdu_base64::URL_SAFE_NO_PAD),
+        (
+            "IMAP/optional",
+            Engine::new(&Alphabet::IMAP, Padding::Optional),
+        ),
+        (
+            "STANDARD/none",
+            Engine::new(&Alphabet::STANDARD, Padding::None),
+        ),
+        ("CRYPT/required", Engine::new(&CRYPT, Padding::Required)),
+        ("CRYPT/none", Engine::new(&CRYPT, Padding::None)),
+    ]
+}
+
+/// `engine` pinned to every backend this CPU runs.
+pub fn pinned(engine: Engine) -> Vec<(Backend, Engine)> {
+    Backend::available()
+        .into_iter()
+        .map(|b| (b, engine.with_backend(b).expect("available backend")))
+        .collect()
+}
+
+/// Deterministic xorshift64* generator.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Decodes with `engine` into a buffer prefilled with a sentinel, so the
+/// untouched part is visible; returns the result and the whole buffer.
+pub fn decode_observed(engine: &Engine, src: &[u8]) -> (Result<usize, DecodeError>, Vec<u8>) {
+    let mut buf = vec![0xA5u8; src.len() / 4 * 3 + 3];
+    let r = engine.decode_slice(src, &mut buf);
+    (r, buf)
+}
+
+/// Checks the documented write contract of `decode_slice` on error against
+/// the expected decoding of the whole groups (`prefix` = correct output of
+/// every valid whole group, as far as known).
+pub fn check_error_writes(err: DecodeError, body_len: usize, buf: &[u8]) {
+    let written = match err {
+        DecodeError::InvalidByte { index, .. } => index / 4 * 3,
+        DecodeError::NonCanonical { .. } => body_len / 4 * 3,
+        _ => 0,
+    };
+    assert!(
+        buf[written..].iter().all(|&b| b == 0xA5),
+        "{err:?}: bytes past {written} were written"
+    );
+}

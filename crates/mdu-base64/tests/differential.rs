@@ -1,0 +1,340 @@
+//! Differential tests: every engine on every backend against the `base64`
+//! crate's strict configurations, and every backend against scalar byte for
+//! byte (result, error with its index, and the bytes written on error).
+//!
+//! Oracle configuration: `GeneralPurposeConfig` with trailing bits rejected
+//! and `DecodePaddingMode::RequireCanonical` (for `Padding::Required`) or
+//! `RequireNone` (for `Padding::None`). `Padding::Optional` accepts exactly
+//! what one of those two accepts; the crate's `Indifferent` mode is not the
+//! oracle for it because it also accepts partial padding (`"Zg="`), which
+//! this crate rejects on purpose.
+//!
+//! Intentional difference in error *kinds* (acceptance always agrees): the
+//! `base64` crate reports a misplaced or surplus `=` as `InvalidByte` or
+//! `InvalidPadding` depending on where it sits, and checks lengths after
+//! symbols; this crate checks length and the trailing `=` run first (see
+//! `DecodeError`). Where both report an invalid symbol, the index and byte
+//! must agree.
+
+mod common;
+
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use common::{CRYPT, Rng, check_error_writes, decode_observed, engines, pinned};
+use mdu_base64::{DecodeError, Engine, Padding};
+
+/// The oracle engines for `engine`: (pad-required oracle, pad-none oracle).
+fn oracles(name: &str, engine: &Engine) -> (GeneralPurpose, GeneralPurpose) {
+    let alpha = match name.split('/').next().unwrap_or_default() {
+        "STANDARD" => alphabet::STANDARD,
+        "URL_SAFE" | "URL_SAFE_NO_PAD" => alphabet::URL_SAFE,
+        "IMAP" => alphabet::IMAP_MUTF7,
+        "CRYPT" => alphabet::CRYPT,
+        other => panic!("no oracle alphabet for {other}"),
+    };
+    assert_eq!(
+        alpha.as_str().as_bytes(),
+        engine.alphabet().symbols(),
+        "oracle alphabet for {name}"
+    );
+    let base = GeneralPurposeConfig::new().with_decode_allow_trailing_bits(false);
+    let padded = GeneralPurpose::new(
+        &alpha,
+        base.with_encode_padding(true)
+            .with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
+    );
+    let unpadded = GeneralPurpose::new(
+        &alpha,
+        base.with_encode_padding(false)
+            .with_decode_padding_mode(DecodePaddingMode::RequireNone),
+    );
+    (padded, unpadded)
+}
+
+struct Case<'a> {
+    name: &'a str,
+    engine: Engine,
+    backends: Vec<(mdu_base64::Backend, Engine)>,
+    padded: GeneralPurpose,
+    unpadded: GeneralPurpose,
+}
+
+impl Case<'_> {
+    fn oracle_encode(&self, data: &[u8]) -> String {
+        match self.engine.padding() {
+            Padding::Required => self.padded.encode(data),
+            _ => self.unpadded.encode(data),
+        }
+    }
+
+    fn oracle_decode(&self, text: &[u8]) -> Result<Vec<u8>, base64::DecodeError> {
+        match self.engine.padding() {
+            Padding::Required => self.padded.decode(text),
+            Padding::None => self.unpadded.decode(text),
+            Padding::Optional => self
+                .unpadded
+                .decode(text)
+                .or_else(|_| self.padded.decode(text)),
+        }
+    }
+
+    /// Decodes `text` on every backend; all must agree with scalar exactly
+    /// and with the oracle on acceptance and output. Returns the result.
+    fn check_decode(&self, text: &[u8]) -> Result<Vec<u8>, DecodeError> {
+        let mut reference: Option<(Result<usize, DecodeError>, Vec<u8>)> = None;
+        for (backend, engine) in &self.backends {
+            let got = decode_observed(engine, text);
+            match &reference {
+                None => reference = Some(got),
+                Some(r) => assert_eq!(
+                    &got,
+                    r,
+                    "{} on {backend:?} differs from {:?} for {:?}",
+                    self.name,
+                    self.backends[0].0,
+                    String::from_utf8_lossy(text)
+                ),
+            }
+        }
+        let (result, buf) = reference.expect("at least one backend");
+        let ours = result.map(|n| buf[..n].to_vec());
+        let vec = self.engine.decode_to_vec(text);
+        assert_eq!(vec, ours, "{}: decode_to_vec vs decode_slice", self.name);
+        let theirs = self.oracle_decode(text);
+        match (&ours, &theirs) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{}: output for {text:?}", self.name),
+            (Err(e), Err(t)) => {
+                if let (
+                    DecodeError::InvalidByte { index, byte },
+                    base64::DecodeError::InvalidByte(ti, tb),
+                ) = (e, t)
+                    && *byte != b'='
+                    && *tb != b'='
+                {
+                    assert_eq!(
+                        (index, byte),
+                        (ti, tb),
+                        "{}: invalid byte of {text:?}",
+                        self.name
+                    );
+                }
+                let pads = text.iter().rev().take_while(|&&c| c == b'=').count();
+                check_error_writes(*e, text.len() - pads, &buf);
+            }
+            _ => panic!(
+                "{}: acceptance differs for {:?}: ours {ours:?}, base64 crate {theirs:?}",
+                self.name,
+                String::from_utf8_lossy(text)
+            ),
+        }
+        ours
+    }
+}
+
+fn cases() -> Vec<Case<'static>> {
+    engines()
+        .into_iter()
+        .map(|(name, engine)| {
+            let (padded, unpadded) = oracles(name, &engine);
+            Case {
+                name,
+                engine,
+                backends: pinned(engine),
+                padded,
+                unpadded,
+            }
+        })
+        .collect()
+}
+
+/// Positions worth corrupting in a text of `len` symbols whose padding starts
+/// at `body`: both ends, SIMD block edges, the tail and the padding.
+fn positions(len: usize, body: usize) -> Vec<usize> {
+    let mut p = vec![
+        0,
+        1,
+        31,
+        32,
+        63,
+        64,
+        127,
+        200,
+        255,
+        256,
+        len / 2,
+        body.wrapping_sub(3),
+        body.wrapping_sub(2),
+        body.wrapping_sub(1),
+        body,
+        len.wrapping_sub(1),
+    ];
+    p.retain(|&i| i < len);
+    p.sort_unstable();
+    p.dedup();
+    p
+}
+
+#[test]
+fn every_length_encode_and_roundtrip() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for case in cases() {
+        for n in 0..=300 {
+            let data = rng.bytes(n);
+            let expected = case.oracle_encode(&data);
+            assert_eq!(case.engine.encoded_len(n), Some(expected.len()));
+            for (backend, engine) in &case.backends {
+                assert_eq!(
+                    engine.encode_to_string(&data),
+                    expected,
+                    "{} encode on {backend:?}, {n} bytes",
+                    case.name
+                );
+                // encode_slice writes exactly the encoded length.
+                let mut buf = vec![0xA5u8; expected.len() + 5];
+                assert_eq!(engine.encode_slice(&data, &mut buf), Ok(expected.len()));
+                assert_eq!(&buf[..expected.len()], expected.as_bytes());
+                assert!(buf[expected.len()..].iter().all(|&b| b == 0xA5));
+            }
+            assert_eq!(case.check_decode(expected.as_bytes()), Ok(data));
+        }
+    }
+}
+
+#[test]
+fn every_invalid_byte_at_every_position_class() {
+    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    for case in cases() {
+        let mut rejected = 0usize;
+        for n in 0..=300 {
+            let data = rng.bytes(n);
+            let text = case.oracle_encode(&data).into_bytes();
+            let body = text.len() - text.iter().rev().take_while(|&&c| c == b'=').count();
+            for pos in positions(text.len(), body) {
+                for byte in 0..=255u8 {
+                    let mut bad = text.clone();
+                    bad[pos] = byte;
+                    let r = case.check_decode(&bad);
+                    if let Err(DecodeError::InvalidByte { index, .. }) = r {
+                        // Everything before the corrupted position is intact.
+                        assert!(index >= pos.min(body), "{}: {index} < {pos}", case.name);
+                        let mut buf = vec![0u8; data.len() + 3];
+                        let _ = case.engine.decode_slice(&bad, &mut buf);
+                        let keep = index / 4 * 3;
+                        assert_eq!(&buf[..keep], &data[..keep]);
+                    }
+                    rejected += usize::from(r.is_err());
+                }
+            }
+        }
+        assert!(
+            rejected > 100_000,
+            "{}: only {rejected} rejections",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn padding_and_tails() {
+    let mut rng = Rng(42);
+    for case in cases() {
+        for n in 0..=300 {
+            let data = rng.bytes(n);
+            let padded = case.padded.encode(&data).into_bytes();
+            let unpadded = case.unpadded.encode(&data).into_bytes();
+            let mut variants = vec![padded.clone(), unpadded.clone()];
+            // Surplus, missing and misplaced padding.
+            for extra in 1..=4 {
+                let mut v = padded.clone();
+                v.extend(core::iter::repeat_n(b'=', extra));
+                variants.push(v);
+                let mut v = unpadded.clone();
+                v.extend(core::iter::repeat_n(b'=', extra));
+                variants.push(v);
+            }
+            if padded.ends_with(b"==") {
+                variants.push(padded[..padded.len() - 1].to_vec());
+                let mut v = padded.clone();
+                v.push(b'A');
+                variants.push(v);
+            }
+            if !padded.is_empty() {
+                let mut v = padded.clone();
+                v.insert(padded.len() / 2, b'=');
+                variants.push(v);
+                let mut v = padded.clone();
+                v[0] = b'=';
+                variants.push(v);
+            }
+            // Truncations (every length class, including 1 mod 4).
+            for cut in 1..=3 {
+                if unpadded.len() >= cut {
+                    variants.push(unpadded[..unpadded.len() - cut].to_vec());
+                }
+            }
+            // Every symbol in the last position: canonical and non-canonical.
+            if n % 3 != 0 {
+                for &s in case.engine.alphabet().symbols() {
+                    for base in [&padded, &unpadded] {
+                        let mut v = base.clone();
+                        let body = v.len() - v.iter().rev().take_while(|&&c| c == b'=').count();
+                        v[body - 1] = s;
+                        variants.push(v);
+                    }
+                }
+            }
+            for v in &variants {
+                let r = case.check_decode(v);
+                if let Err(DecodeError::NonCanonical { index }) = r {
+                    let body = v.len() - v.iter().rev().take_while(|&&c| c == b'=').count();
+                    assert_eq!(index, body - 1);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn random_texts() {
+    // Random strings over the alphabet plus a few extra bytes, so that many
+    // are valid and the rest fail in every way.
+    let mut rng = Rng(7);
+    for case in cases() {
+        let mut pool = case.engine.alphabet().symbols().to_vec();
+        pool.extend_from_slice(b"==\n +/-_,.\x00\xff");
+        let mut ok = 0;
+        for _ in 0..3000 {
+            let len = rng.below(400);
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    if rng.below(50) == 0 {
+                        pool[rng.below(pool.len())]
+                    } else {
+                        pool[rng.below(64)]
+                    }
+                })
+                .collect();
+            ok += usize::from(case.check_decode(&text).is_ok());
+        }
+        assert!(ok > 100, "{}: only {ok} valid texts", case.name);
+    }
+}
+
+#[test]
+fn crypt_alphabet_is_served_by_every_backend() {
+    // The custom alphabet differs from the RFC layout, so this exercises the
+    // VBMI table path and the AVX2 fallback.
+    let engine = Engine::new(&CRYPT, Padding::None);
+    let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+    let text = engine.encode_to_string(&data);
+    assert!(text.starts_with("..20"), "{}", &text[..4]);
+    for (b, e) in pinned(engine) {
+        assert_eq!(e.encode_to_string(&data), text, "{b:?}");
+        assert_eq!(
+            e.decode_to_vec(text.as_bytes()).as_deref(),
+            Ok(&data[..]),
+            "{b:?}"
+        );
+    }
+}
