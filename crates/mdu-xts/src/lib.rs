@@ -1,1 +1,370 @@
-//! Placeholder, filled by a later change.
+//! XTS-AES-128 and XTS-AES-256 (IEEE 1619) for disk and file encryption,
+//! with a native multi-data-unit path.
+//!
+//! [`XtsAes128`] and [`XtsAes256`] encrypt one message (a sector, a file
+//! block) of any length from 16 bytes to 16 MiB, with ciphertext stealing
+//! when the length is not a multiple of 16. They implement
+//! [`DataUnitCipher`] with a native multi-unit path: a request of many
+//! consecutive data units under one starting IV (unit `i` uses IV
+//! `first_iv + i * step`, a 128-bit little-endian counter) runs in one call,
+//! with the first tweaks of upcoming units computed together and enough
+//! blocks in flight to keep the AES units busy. The bytes are exactly those
+//! of one call per unit.
+//!
+//! The implementation is chosen once per key from what the CPU offers
+//! ([`Backend`]): VAES on zmm (AVX-512), VAES on ymm (AVX2), AES-NI, or the
+//! portable RustCrypto `aes`. Round keys are zeroized on drop, and `Debug`
+//! prints only the backend.
+//!
+//! # Example: dm-crypt `aes-xts-plain64`, 512-byte sectors
+//!
+//! ```
+//! use mdu_xts::{DataUnits, Iv, XtsAes256};
+//!
+//! let key = [0x5au8; 32].iter().chain(&[0xa5u8; 32]).copied().collect::<Vec<u8>>();
+//! let sectors = DataUnits::new(XtsAes256::new(&key)?, 512)?;
+//!
+//! // Sectors 1000..1008 in one request.
+//! let mut disk = vec![0u8; 8 * 512];
+//! sectors.encrypt(Iv::plain64(1000), &mut disk)?;
+//!
+//! // The same bytes as one request per sector.
+//! let mut one_by_one = vec![0u8; 8 * 512];
+//! for (i, sector) in one_by_one.chunks_mut(512).enumerate() {
+//!     sectors.cipher().encrypt(Iv::plain64(1000 + i as u64), sector)?;
+//! }
+//! assert_eq!(disk, one_by_one);
+//!
+//! sectors.decrypt(Iv::plain64(1000), &mut disk)?;
+//! assert!(disk.iter().all(|&b| b == 0));
+//! # Ok::<(), mdu_xts::Error>(())
+//! ```
+//!
+//! For LUKS2 volumes with 4096-byte sectors, dm-crypt still counts 512-byte
+//! sectors in the IV: use `DataUnits::new(cipher, 4096)?.with_iv_step(8)`.
+//!
+//! # Features
+//!
+//! * `rayon`: [`DataUnits::par_encrypt`] / `par_decrypt` split a large
+//!   request across threads on unit boundaries.
+
+use core::fmt;
+
+mod backend;
+
+pub use backend::Backend;
+pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Error, Iv};
+
+use backend::{Aes128Keys, Aes256Keys, Engine, Io};
+
+/// The shared body of the two XTS ciphers.
+macro_rules! xts_cipher {
+    (
+        $(#[$meta:meta])*
+        $name:ident, $size:ty, $key_len:literal, $half:literal
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone)]
+        pub struct $name {
+            engine: Engine<$size>,
+        }
+
+        impl $name {
+            /// Length of the key in bytes: the data key K1 followed by the
+            /// tweak key K2.
+            pub const KEY_LEN: usize = $key_len;
+
+            /// Expands `key` (K1 || K2) for the best backend of this CPU.
+            ///
+            /// # Errors
+            ///
+            #[doc = concat!("[`Error::InvalidKeyLength`] unless `key` is ", $key_len, " bytes;")]
+            /// [`Error::WeakKey`] if the two halves are equal.
+            ///
+            /// ```
+            #[doc = concat!("use mdu_xts::{Error, ", stringify!($name), "};")]
+            ///
+            #[doc = concat!("let mut key = [7u8; ", $key_len, "];")]
+            #[doc = concat!("key[", $half, "..].fill(9);")]
+            #[doc = concat!("assert!(", stringify!($name), "::new(&key).is_ok());")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::new(&[7; ", $key_len, "]).unwrap_err(), Error::WeakKey);")]
+            #[doc = concat!("assert_eq!(")]
+            #[doc = concat!("    ", stringify!($name), "::new(&key[1..]).unwrap_err(),")]
+            #[doc = concat!("    Error::InvalidKeyLength { len: ", $key_len, " - 1, expected: ", $key_len, " }")]
+            /// );
+            /// ```
+            pub fn new(key: &[u8]) -> Result<Self, Error> {
+                Self::with_backend(key, Backend::detect())
+            }
+
+            /// As [`new`](Self::new), but accepts a key whose two halves are
+            /// equal. Such keys void XTS's security argument; this exists
+            /// for published test vectors (IEEE 1619 vector 1) only.
+            ///
+            /// # Errors
+            ///
+            #[doc = concat!("[`Error::InvalidKeyLength`] unless `key` is ", $key_len, " bytes.")]
+            ///
+            /// ```
+            #[doc = concat!("use mdu_xts::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("assert!(", stringify!($name), "::new_allow_equal_halves(&[0; ", $key_len, "]).is_ok());")]
+            /// ```
+            pub fn new_allow_equal_halves(key: &[u8]) -> Result<Self, Error> {
+                Self::with_backend_allow_equal_halves(key, Backend::detect())
+            }
+
+            /// Expands `key` for a given backend (to pin one in tests and
+            /// benchmarks).
+            ///
+            /// # Errors
+            ///
+            /// As for [`new`](Self::new), then
+            /// [`Error::BackendUnavailable`] if this CPU cannot run
+            /// `backend`.
+            ///
+            /// ```
+            #[doc = concat!("use mdu_xts::{Backend, ", stringify!($name), "};")]
+            ///
+            #[doc = concat!("let key: Vec<u8> = (0..", $key_len, ").collect();")]
+            /// for &backend in Backend::available() {
+            #[doc = concat!("    let xts = ", stringify!($name), "::with_backend(&key, backend)?;")]
+            ///     assert_eq!(xts.backend(), backend);
+            /// }
+            /// # Ok::<(), mdu_xts::Error>(())
+            /// ```
+            pub fn with_backend(key: &[u8], backend: Backend) -> Result<Self, Error> {
+                Ok($name {
+                    engine: Engine::new(key, backend, false)?,
+                })
+            }
+
+            /// As [`with_backend`](Self::with_backend), accepting equal key
+            /// halves (test vectors only; see
+            /// [`new_allow_equal_halves`](Self::new_allow_equal_halves)).
+            ///
+            /// # Errors
+            ///
+            /// [`Error::InvalidKeyLength`] or [`Error::BackendUnavailable`].
+            ///
+            /// ```
+            #[doc = concat!("use mdu_xts::{Backend, ", stringify!($name), "};")]
+            ///
+            #[doc = concat!("let xts = ", stringify!($name), "::with_backend_allow_equal_halves(&[0; ", $key_len, "], Backend::Generic)?;")]
+            /// assert_eq!(xts.backend(), Backend::Generic);
+            /// # Ok::<(), mdu_xts::Error>(())
+            /// ```
+            pub fn with_backend_allow_equal_halves(
+                key: &[u8],
+                backend: Backend,
+            ) -> Result<Self, Error> {
+                Ok($name {
+                    engine: Engine::new(key, backend, true)?,
+                })
+            }
+
+            /// The backend this key was expanded for.
+            ///
+            /// ```
+            #[doc = concat!("use mdu_xts::{Backend, ", stringify!($name), "};")]
+            ///
+            #[doc = concat!("let key: Vec<u8> = (0..", $key_len, ").collect();")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::new(&key)?.backend(), Backend::detect());")]
+            /// # Ok::<(), mdu_xts::Error>(())
+            /// ```
+            pub fn backend(&self) -> Backend {
+                self.engine.backend()
+            }
+
+            /// Encrypts one message (data unit) in place under `iv`, the
+            /// tweak input (for dm-crypt `plain64`: the sector number,
+            /// [`Iv::plain64`]). Any length from 16 bytes to
+            /// [`DataUnitSize::MAX`] (16 MiB, IEEE 1619's limit of 2^20
+            /// blocks); a length that is not a multiple of 16 uses
+            /// ciphertext stealing.
+            ///
+            /// # Errors
+            ///
+            /// [`Error::UnitSizeOutOfRange`] for a length outside 16..=16 MiB;
+            /// `buf` is then unchanged.
+            ///
+            /// ```
+            #[doc = concat!("use mdu_xts::{Iv, ", stringify!($name), "};")]
+            ///
+            #[doc = concat!("let key: Vec<u8> = (0..", $key_len, ").collect();")]
+            #[doc = concat!("let xts = ", stringify!($name), "::new(&key)?;")]
+            /// let mut msg = *b"nineteen byte text";
+            /// xts.encrypt(Iv::plain64(5), &mut msg)?;
+            /// assert_ne!(&msg, b"nineteen byte text");
+            /// xts.decrypt(Iv::plain64(5), &mut msg)?;
+            /// assert_eq!(&msg, b"nineteen byte text");
+            /// assert!(xts.encrypt(Iv::ZERO, &mut [0u8; 15]).is_err());
+            /// # Ok::<(), mdu_xts::Error>(())
+            /// ```
+            #[inline]
+            pub fn encrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+                self.check_unit_len(buf.len())?;
+                let len = buf.len();
+                self.engine.crypt(true, iv, 0, len, Io::InPlace(buf));
+                Ok(())
+            }
+
+            /// Decrypts one message in place under `iv`; the inverse of
+            /// [`encrypt`](Self::encrypt).
+            ///
+            /// # Errors
+            ///
+            /// As for [`encrypt`](Self::encrypt).
+            ///
+            /// ```
+            #[doc = concat!("use mdu_xts::{Iv, ", stringify!($name), "};")]
+            ///
+            #[doc = concat!("let key: Vec<u8> = (0..", $key_len, ").collect();")]
+            #[doc = concat!("let xts = ", stringify!($name), "::new(&key)?;")]
+            /// let mut sector = [0u8; 512];
+            /// xts.encrypt(Iv::plain64(1), &mut sector)?;
+            /// xts.decrypt(Iv::plain64(1), &mut sector)?;
+            /// assert_eq!(sector, [0u8; 512]);
+            /// # Ok::<(), mdu_xts::Error>(())
+            /// ```
+            #[inline]
+            pub fn decrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+                self.check_unit_len(buf.len())?;
+                let len = buf.len();
+                self.engine.crypt(false, iv, 0, len, Io::InPlace(buf));
+                Ok(())
+            }
+        }
+
+        impl DataUnitCipher for $name {
+            const NATIVE_MULTI_UNIT: bool = true;
+
+            #[inline]
+            fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+                self.encrypt(iv, unit)
+            }
+
+            #[inline]
+            fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+                self.decrypt(iv, unit)
+            }
+
+            fn encrypt_units(
+                &self,
+                first_iv: Iv,
+                iv_step: u64,
+                unit: DataUnitSize,
+                buf: &mut [u8],
+            ) -> Result<(), Error> {
+                mdu_core::check_request::<Self>(unit, buf.len())?;
+                self.engine
+                    .crypt(true, first_iv, iv_step, unit.get(), Io::InPlace(buf));
+                Ok(())
+            }
+
+            fn decrypt_units(
+                &self,
+                first_iv: Iv,
+                iv_step: u64,
+                unit: DataUnitSize,
+                buf: &mut [u8],
+            ) -> Result<(), Error> {
+                mdu_core::check_request::<Self>(unit, buf.len())?;
+                self.engine
+                    .crypt(false, first_iv, iv_step, unit.get(), Io::InPlace(buf));
+                Ok(())
+            }
+
+            fn encrypt_units_to(
+                &self,
+                first_iv: Iv,
+                iv_step: u64,
+                unit: DataUnitSize,
+                src: &[u8],
+                dst: &mut [u8],
+            ) -> Result<(), Error> {
+                mdu_core::check_request::<Self>(unit, src.len())?;
+                check_same_len(src.len(), dst.len())?;
+                self.engine
+                    .crypt(true, first_iv, iv_step, unit.get(), Io::To(src, dst));
+                Ok(())
+            }
+
+            fn decrypt_units_to(
+                &self,
+                first_iv: Iv,
+                iv_step: u64,
+                unit: DataUnitSize,
+                src: &[u8],
+                dst: &mut [u8],
+            ) -> Result<(), Error> {
+                mdu_core::check_request::<Self>(unit, src.len())?;
+                check_same_len(src.len(), dst.len())?;
+                self.engine
+                    .crypt(false, first_iv, iv_step, unit.get(), Io::To(src, dst));
+                Ok(())
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("backend", &self.backend())
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
+/// Out-of-place requests need equal lengths (the error the default trait
+/// methods give).
+fn check_same_len(src: usize, dst: usize) -> Result<(), Error> {
+    if src != dst {
+        return Err(Error::LengthMismatch { src, dst });
+    }
+    Ok(())
+}
+
+xts_cipher! {
+    /// XTS-AES-128: a 32-byte key, K1 (data) || K2 (tweak), each an AES-128
+    /// key.
+    ///
+    /// ```
+    /// use mdu_xts::{DataUnits, Iv, XtsAes128};
+    ///
+    /// // IEEE 1619 vector 2.
+    /// let mut key = [0x11u8; 32];
+    /// key[16..].fill(0x22);
+    /// let xts = XtsAes128::new(&key)?;
+    /// let mut data = [0x44u8; 32];
+    /// xts.encrypt(Iv::from_u128(0x3333333333), &mut data)?;
+    /// assert_eq!(data[..4], [0xc4, 0x54, 0x18, 0x5e]);
+    ///
+    /// // Three 16-byte data units with consecutive tweaks, in one request.
+    /// let units = DataUnits::new(&xts, 16)?;
+    /// let mut three = [0x44u8; 48];
+    /// units.encrypt(Iv::from_u128(0x3333333333), &mut three)?;
+    /// assert_eq!(three[..16], data[..16]);
+    /// # Ok::<(), mdu_xts::Error>(())
+    /// ```
+    XtsAes128, Aes128Keys, 32, 16
+}
+
+xts_cipher! {
+    /// XTS-AES-256: a 64-byte key, K1 (data) || K2 (tweak), each an AES-256
+    /// key (dm-crypt `aes-xts-plain64` with a 512-bit key).
+    ///
+    /// ```
+    /// use mdu_xts::{DataUnits, Iv, XtsAes256};
+    ///
+    /// let key: Vec<u8> = (0..64).collect();
+    /// let xts = XtsAes256::new(&key)?;
+    /// let sectors = DataUnits::new(xts, 4096)?.with_iv_step(8);
+    /// let mut buf = vec![0u8; 4 * 4096];
+    /// sectors.encrypt(Iv::plain64(64), &mut buf)?;
+    /// sectors.decrypt(Iv::plain64(64), &mut buf)?;
+    /// assert!(buf.iter().all(|&b| b == 0));
+    /// # Ok::<(), mdu_xts::Error>(())
+    /// ```
+    XtsAes256, Aes256Keys, 64, 32
+}

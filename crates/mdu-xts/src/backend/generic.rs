@@ -1,0 +1,141 @@
+//! The portable backend: XTS on top of the RustCrypto `aes` crate.
+//!
+//! It compiles on every target, contains no `unsafe`, and is the reference
+//! every other backend is tested against byte for byte.
+
+use aes::Block;
+use aes::cipher::consts::U16;
+use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
+use mdu_core::Iv;
+
+use super::Io;
+
+/// What the portable backend needs of an AES implementation.
+pub(crate) trait BlockAes:
+    BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + KeyInit + Clone
+{
+}
+
+impl<A> BlockAes for A where
+    A: BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + KeyInit + Clone
+{
+}
+
+/// The data key K1 and the tweak key K2. The `aes` ciphers zeroize their
+/// round keys on drop (its `zeroize` feature).
+#[derive(Clone)]
+pub(crate) struct Keys<A> {
+    data: A,
+    tweak: A,
+}
+
+impl<A: BlockAes> Keys<A> {
+    /// `k1` and `k2` have the AES key length of `A` (checked by the caller).
+    pub(crate) fn new(k1: &[u8], k2: &[u8]) -> Keys<A> {
+        // The caller passes the two halves of a key whose length it checked.
+        let data = A::new_from_slice(k1).unwrap_or_else(|_| unreachable!("checked key length"));
+        let tweak = A::new_from_slice(k2).unwrap_or_else(|_| unreachable!("checked key length"));
+        Keys { data, tweak }
+    }
+}
+
+/// Multiplies a tweak by x in GF(2^128) (little-endian convention).
+#[inline]
+fn mul_x(t: u128) -> u128 {
+    (t << 1) ^ (((t >> 127) as u8 as u128) * 0x87)
+}
+
+/// Blocks handed to the `aes` crate at once (it pipelines them).
+const CHUNK: usize = 16;
+
+/// Encrypts or decrypts `blocks.len() / 16` whole blocks, block `j` under
+/// tweak `t * x^j`; returns the tweak of the block after the last.
+fn crypt_blocks<A: BlockAes>(keys: &Keys<A>, enc: bool, mut t: u128, data: &mut [u8]) -> u128 {
+    let mut scratch = [Block::default(); CHUNK];
+    let mut tweaks = [0u128; CHUNK];
+    for chunk in data.chunks_mut(16 * CHUNK) {
+        let n = chunk.len() / 16;
+        for ((block, tweak), bytes) in scratch.iter_mut().zip(&mut tweaks).zip(chunk.chunks(16)) {
+            *tweak = t;
+            let v = u128::from_le_bytes(bytes.try_into().unwrap_or([0; 16])) ^ t;
+            block.copy_from_slice(&v.to_le_bytes());
+            t = mul_x(t);
+        }
+        if enc {
+            keys.data.encrypt_blocks(&mut scratch[..n]);
+        } else {
+            keys.data.decrypt_blocks(&mut scratch[..n]);
+        }
+        for ((block, tweak), bytes) in scratch.iter().zip(&tweaks).zip(chunk.chunks_mut(16)) {
+            let v = u128::from_le_bytes(block.0) ^ tweak;
+            bytes.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    scratch.iter_mut().for_each(|b| *b = Block::default());
+    t
+}
+
+/// One block under tweak `t`.
+fn crypt_block<A: BlockAes>(keys: &Keys<A>, enc: bool, t: u128, block: &mut [u8; 16]) {
+    let mut b = Block::from((u128::from_le_bytes(*block) ^ t).to_le_bytes());
+    if enc {
+        keys.data.encrypt_block(&mut b);
+    } else {
+        keys.data.decrypt_block(&mut b);
+    }
+    *block = (u128::from_le_bytes(b.0) ^ t).to_le_bytes();
+}
+
+/// One data unit (any length >= 16) in place, with ciphertext stealing.
+fn crypt_unit<A: BlockAes>(keys: &Keys<A>, enc: bool, iv: Iv, unit: &mut [u8]) {
+    let mut t = Block::from(iv.0);
+    keys.tweak.encrypt_block(&mut t);
+    let t = u128::from_le_bytes(t.0);
+    let full = unit.len() / 16;
+    let rem = unit.len() % 16;
+    if rem == 0 {
+        crypt_blocks(keys, enc, t, unit);
+        return;
+    }
+    // Stealing: the last full block and the partial one are handled apart.
+    let bulk = 16 * (full - 1);
+    let t_last = crypt_blocks(keys, enc, t, &mut unit[..bulk]);
+    let t_next = mul_x(t_last);
+    let (last, partial) = unit[bulk..].split_at_mut(16);
+    let mut block: [u8; 16] = (&*last).try_into().unwrap_or([0; 16]);
+    // Encryption: the last full block goes first under its own tweak, the
+    // rebuilt block under the next. Decryption swaps the two tweaks.
+    let (first_tweak, second_tweak) = if enc {
+        (t_last, t_next)
+    } else {
+        (t_next, t_last)
+    };
+    crypt_block(keys, enc, first_tweak, &mut block);
+    let mut rebuilt = block;
+    rebuilt[..rem].copy_from_slice(partial);
+    partial.copy_from_slice(&block[..rem]);
+    crypt_block(keys, enc, second_tweak, &mut rebuilt);
+    last.copy_from_slice(&rebuilt);
+}
+
+/// Runs a validated request: `io` holds whole units of `unit` bytes.
+pub(crate) fn crypt<A: BlockAes>(
+    keys: &Keys<A>,
+    enc: bool,
+    first_iv: Iv,
+    step: u64,
+    unit: usize,
+    io: Io<'_>,
+) {
+    let buf = match io {
+        Io::InPlace(buf) => buf,
+        Io::To(src, dst) => {
+            dst.copy_from_slice(src);
+            dst
+        }
+    };
+    for (i, chunk) in buf.chunks_exact_mut(unit).enumerate() {
+        let iv = first_iv.advance(i as u128 * u128::from(step));
+        crypt_unit(keys, enc, iv, chunk);
+    }
+}

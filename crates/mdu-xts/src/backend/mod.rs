@@ -1,0 +1,444 @@
+//! The backends, their detection and priority order, and the one dispatch
+//! point of every request.
+//!
+//! A key is expanded once for the backend chosen at construction; every call
+//! then takes exactly one `match` to reach the kernel, which handles all the
+//! data units of the request.
+
+use core::fmt;
+use std::boxed::Box;
+use std::sync::OnceLock;
+use std::vec::Vec;
+
+use mdu_core::{Error, Iv};
+
+pub(crate) mod generic;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) mod x86;
+
+/// An implementation of XTS-AES.
+///
+/// Every backend produces the same bytes; they differ only in speed and in
+/// the CPU features they need. [`Backend::detect`] picks the best one this
+/// CPU runs; [`Backend::available`] lists all of them, best first.
+///
+/// | backend | needs | blocks per vector |
+/// |---|---|---|
+/// | `Vaes512` | AVX-512 F/BW/VL, VAES, VPCLMULQDQ, AES-NI | 4 (zmm) |
+/// | `Vaes256` | AVX2, VAES, VPCLMULQDQ, AES-NI | 2 (ymm) |
+/// | `AesNi` | AES-NI | 1 (xmm) |
+/// | `Generic` | nothing (RustCrypto `aes`) | - |
+///
+/// ```
+/// use mdu_xts::Backend;
+///
+/// let all = Backend::available();
+/// assert_eq!(all.first(), Some(&Backend::detect()));
+/// assert_eq!(all.last(), Some(&Backend::Generic));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Backend {
+    /// VAES and VPCLMULQDQ on 512-bit zmm registers (AVX-512): sixteen blocks
+    /// per main-loop iteration.
+    Vaes512,
+    /// VAES and VPCLMULQDQ on 256-bit ymm registers (AVX2), for CPUs without
+    /// AVX-512 such as Zen 3 and Alder Lake: eight blocks per iteration.
+    Vaes256,
+    /// AES-NI on 128-bit xmm registers: eight blocks per iteration.
+    AesNi,
+    /// The portable implementation on top of the RustCrypto `aes` crate.
+    Generic,
+}
+
+/// Every backend, best first.
+const ALL: [Backend; 4] = [
+    Backend::Vaes512,
+    Backend::Vaes256,
+    Backend::AesNi,
+    Backend::Generic,
+];
+
+/// The CPU features the backends depend on, as the OS reports them usable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CpuFeatures {
+    pub(crate) aes: bool,
+    pub(crate) avx2: bool,
+    pub(crate) avx512f: bool,
+    pub(crate) avx512bw: bool,
+    pub(crate) avx512vl: bool,
+    pub(crate) vaes: bool,
+    pub(crate) vpclmulqdq: bool,
+}
+
+impl CpuFeatures {
+    /// The features of the running CPU (all false off x86_64 and under Miri).
+    fn detect() -> CpuFeatures {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        {
+            CpuFeatures {
+                aes: std::arch::is_x86_feature_detected!("aes"),
+                avx2: std::arch::is_x86_feature_detected!("avx2"),
+                avx512f: std::arch::is_x86_feature_detected!("avx512f"),
+                avx512bw: std::arch::is_x86_feature_detected!("avx512bw"),
+                avx512vl: std::arch::is_x86_feature_detected!("avx512vl"),
+                vaes: std::arch::is_x86_feature_detected!("vaes"),
+                vpclmulqdq: std::arch::is_x86_feature_detected!("vpclmulqdq"),
+            }
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        {
+            CpuFeatures::default()
+        }
+    }
+}
+
+impl Backend {
+    /// Whether a CPU with features `f` runs this backend. A pure function of
+    /// `f`, so that the selection logic can be tested for CPUs other than the
+    /// one running the tests.
+    pub(crate) fn runs_on(self, f: CpuFeatures) -> bool {
+        let compiled = cfg!(all(target_arch = "x86_64", not(miri)));
+        match self {
+            Backend::Vaes512 => {
+                compiled
+                    && f.aes
+                    && f.avx2
+                    && f.avx512f
+                    && f.avx512bw
+                    && f.avx512vl
+                    && f.vaes
+                    && f.vpclmulqdq
+            }
+            Backend::Vaes256 => compiled && f.aes && f.avx2 && f.vaes && f.vpclmulqdq,
+            Backend::AesNi => compiled && f.aes,
+            Backend::Generic => true,
+        }
+    }
+
+    /// The backends a CPU with features `f` runs, best first.
+    pub(crate) fn available_for(f: CpuFeatures) -> Vec<Backend> {
+        ALL.into_iter().filter(|b| b.runs_on(f)).collect()
+    }
+
+    /// The backends this CPU runs, best first; [`Backend::Generic`] is always
+    /// last. Detected once per process.
+    ///
+    /// ```
+    /// use mdu_xts::Backend;
+    ///
+    /// for &backend in Backend::available() {
+    ///     assert!(backend.is_available());
+    /// }
+    /// ```
+    pub fn available() -> &'static [Backend] {
+        static AVAILABLE: OnceLock<Vec<Backend>> = OnceLock::new();
+        AVAILABLE.get_or_init(|| Backend::available_for(CpuFeatures::detect()))
+    }
+
+    /// The best backend this CPU runs.
+    ///
+    /// ```
+    /// use mdu_xts::Backend;
+    ///
+    /// assert!(Backend::detect().is_available());
+    /// ```
+    pub fn detect() -> Backend {
+        Backend::available()[0]
+    }
+
+    /// Whether this CPU runs the backend.
+    ///
+    /// ```
+    /// use mdu_xts::Backend;
+    ///
+    /// assert!(Backend::Generic.is_available());
+    /// ```
+    pub fn is_available(self) -> bool {
+        Backend::available().contains(&self)
+    }
+
+    /// The backend's name, as used in error messages.
+    ///
+    /// ```
+    /// use mdu_xts::Backend;
+    ///
+    /// assert_eq!(Backend::Vaes512.name(), "vaes512");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Vaes512 => "vaes512",
+            Backend::Vaes256 => "vaes256",
+            Backend::AesNi => "aesni",
+            Backend::Generic => "generic",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The AES key size of an XTS variant.
+pub(crate) trait KeySize: 'static {
+    /// AES rounds: 10 or 14.
+    const NR: usize;
+    /// Length of the whole XTS key (both halves) in bytes.
+    const KEY_LEN: usize;
+    /// The portable AES of this key size.
+    type Aes: generic::BlockAes;
+}
+
+/// XTS-AES-128: two AES-128 keys.
+pub(crate) struct Aes128Keys;
+/// XTS-AES-256: two AES-256 keys.
+pub(crate) struct Aes256Keys;
+
+impl KeySize for Aes128Keys {
+    const NR: usize = 10;
+    const KEY_LEN: usize = 32;
+    type Aes = aes::Aes128;
+}
+
+impl KeySize for Aes256Keys {
+    const NR: usize = 14;
+    const KEY_LEN: usize = 64;
+    type Aes = aes::Aes256;
+}
+
+/// The keys expanded for one backend.
+enum Keys<S: KeySize> {
+    Generic(generic::Keys<S::Aes>),
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    X86(Box<x86::RoundKeys>),
+}
+
+impl<S: KeySize> Clone for Keys<S> {
+    fn clone(&self) -> Self {
+        match self {
+            Keys::Generic(k) => Keys::Generic(k.clone()),
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Keys::X86(k) => Keys::X86(k.clone()),
+        }
+    }
+}
+
+/// Where a request reads and writes.
+pub(crate) enum Io<'a> {
+    /// Read and write the same buffer.
+    InPlace(&'a mut [u8]),
+    /// Read `src`, write `dst` (same length).
+    To(&'a [u8], &'a mut [u8]),
+}
+
+impl Io<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Io::InPlace(buf) => buf.len(),
+            Io::To(src, _) => src.len(),
+        }
+    }
+}
+
+/// An XTS key expanded for one backend: the engine behind `XtsAes128` and
+/// `XtsAes256`.
+pub(crate) struct Engine<S: KeySize> {
+    backend: Backend,
+    keys: Keys<S>,
+}
+
+impl<S: KeySize> Clone for Engine<S> {
+    fn clone(&self) -> Self {
+        Engine {
+            backend: self.backend,
+            keys: self.keys.clone(),
+        }
+    }
+}
+
+/// Whether the two halves of an XTS key are equal, without an early exit.
+fn halves_equal(key: &[u8]) -> bool {
+    let (k1, k2) = key.split_at(key.len() / 2);
+    k1.iter().zip(k2).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+impl<S: KeySize> Engine<S> {
+    /// Checks and expands `key` (K1 || K2) for `backend`.
+    pub(crate) fn new(key: &[u8], backend: Backend, allow_equal: bool) -> Result<Self, Error> {
+        if key.len() != S::KEY_LEN {
+            return Err(Error::InvalidKeyLength {
+                len: key.len(),
+                expected: S::KEY_LEN,
+            });
+        }
+        if !allow_equal && halves_equal(key) {
+            return Err(Error::WeakKey);
+        }
+        if !backend.is_available() {
+            return Err(Error::BackendUnavailable {
+                backend: backend.name(),
+            });
+        }
+        let (k1, k2) = key.split_at(S::KEY_LEN / 2);
+        let keys = match backend {
+            Backend::Generic => Keys::Generic(generic::Keys::new(k1, k2)),
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi => {
+                // SAFETY: every x86 backend needs AES-NI, and `backend` was
+                // checked to be available on this CPU just above.
+                Keys::X86(Box::new(unsafe { x86::RoundKeys::new(k1, k2) }))
+            }
+            #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+            _ => {
+                return Err(Error::BackendUnavailable {
+                    backend: backend.name(),
+                });
+            }
+        };
+        Ok(Engine { backend, keys })
+    }
+
+    /// The backend the keys were expanded for.
+    pub(crate) fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Encrypts (`enc`) or decrypts the `len / unit` data units of `io`; unit
+    /// `i` uses IV `first_iv + i * step`. The caller has validated the
+    /// request: `unit >= 16`, `len` a non-zero multiple of `unit`, and for
+    /// [`Io::To`] equal lengths.
+    pub(crate) fn crypt(&self, enc: bool, first_iv: Iv, step: u64, unit: usize, io: Io<'_>) {
+        let len = io.len();
+        debug_assert!(unit >= 16 && len >= unit && len.is_multiple_of(unit));
+        match &self.keys {
+            Keys::Generic(keys) => generic::crypt(keys, enc, first_iv, step, unit, io),
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Keys::X86(keys) => {
+                let count = len / unit;
+                let iv = first_iv.to_u128();
+                let (src, dst) = match io {
+                    Io::InPlace(buf) => {
+                        let p = buf.as_mut_ptr();
+                        (p.cast_const(), p)
+                    }
+                    Io::To(src, dst) => {
+                        if src.len() != dst.len() {
+                            return;
+                        }
+                        (src.as_ptr(), dst.as_mut_ptr())
+                    }
+                };
+                macro_rules! run {
+                    ($module:ident) => {
+                        match (S::NR == 14, enc) {
+                            (true, true) => x86::$module::crypt::<14, true>(
+                                keys, iv, step, unit, count, src, dst,
+                            ),
+                            (true, false) => x86::$module::crypt::<14, false>(
+                                keys, iv, step, unit, count, src, dst,
+                            ),
+                            (false, true) => x86::$module::crypt::<10, true>(
+                                keys, iv, step, unit, count, src, dst,
+                            ),
+                            (false, false) => x86::$module::crypt::<10, false>(
+                                keys, iv, step, unit, count, src, dst,
+                            ),
+                        }
+                    };
+                }
+                // SAFETY: the keys were expanded for `self.backend` only after
+                // `Backend::is_available` confirmed that this CPU has every
+                // feature the backend's kernels enable. `src` and `dst` cover
+                // `count * unit == len` bytes of live slices (checked equal
+                // above for out-of-place requests); they are either the same
+                // buffer or two distinct borrows that cannot overlap.
+                unsafe {
+                    match self.backend {
+                        Backend::Vaes512 => run!(vaes512),
+                        Backend::Vaes256 => run!(vaes256),
+                        Backend::AesNi | Backend::Generic => run!(aesni),
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn features(names: &[&str]) -> CpuFeatures {
+        let mut f = CpuFeatures::default();
+        for name in names {
+            match *name {
+                "aes" => f.aes = true,
+                "avx2" => f.avx2 = true,
+                "avx512f" => f.avx512f = true,
+                "avx512bw" => f.avx512bw = true,
+                "avx512vl" => f.avx512vl = true,
+                "vaes" => f.vaes = true,
+                "vpclmulqdq" => f.vpclmulqdq = true,
+                other => panic!("unknown feature {other}"),
+            }
+        }
+        f
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    fn selection_is_a_function_of_the_features() {
+        use Backend::*;
+        let zen4 = features(&[
+            "aes",
+            "avx2",
+            "avx512f",
+            "avx512bw",
+            "avx512vl",
+            "vaes",
+            "vpclmulqdq",
+        ]);
+        assert_eq!(
+            Backend::available_for(zen4),
+            [Vaes512, Vaes256, AesNi, Generic]
+        );
+        // Zen 3 / Alder Lake: VAES on ymm, no AVX-512 at all.
+        let zen3 = features(&["aes", "avx2", "vaes", "vpclmulqdq"]);
+        assert_eq!(Backend::available_for(zen3), [Vaes256, AesNi, Generic]);
+        // VAES without VPCLMULQDQ cannot advance tweaks in vectors.
+        let odd = features(&["aes", "avx2", "vaes"]);
+        assert_eq!(Backend::available_for(odd), [AesNi, Generic]);
+        // AVX-512 without BW (no byte masks) falls back to ymm.
+        let no_bw = features(&["aes", "avx2", "avx512f", "avx512vl", "vaes", "vpclmulqdq"]);
+        assert_eq!(Backend::available_for(no_bw), [Vaes256, AesNi, Generic]);
+        let westmere = features(&["aes"]);
+        assert_eq!(Backend::available_for(westmere), [AesNi, Generic]);
+        // VAES is useless without AES-NI's key schedule and single blocks.
+        let no_aes = features(&["avx2", "vaes", "vpclmulqdq"]);
+        assert_eq!(Backend::available_for(no_aes), [Generic]);
+        assert_eq!(Backend::available_for(CpuFeatures::default()), [Generic]);
+    }
+
+    #[test]
+    fn generic_is_always_last_and_available() {
+        let all = Backend::available();
+        assert_eq!(all.last(), Some(&Backend::Generic));
+        assert_eq!(Backend::detect(), all[0]);
+        let mut sorted = all.to_vec();
+        sorted.sort();
+        assert_eq!(sorted, all, "best first");
+        assert_eq!(Backend::available_for(CpuFeatures::detect()), all);
+    }
+
+    #[test]
+    fn halves() {
+        assert!(halves_equal(&[7; 64]));
+        let mut k = [7u8; 64];
+        k[63] = 8;
+        assert!(!halves_equal(&k));
+        k[63] = 7;
+        k[0] = 1;
+        assert!(!halves_equal(&k));
+    }
+}

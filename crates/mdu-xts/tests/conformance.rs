@@ -1,0 +1,250 @@
+//! The mdu-core conformance harness on every backend and both key sizes,
+//! and every invalid input: the right error and an untouched buffer.
+
+use mdu_core::testing;
+use mdu_xts::{Backend, DataUnitCipher, DataUnitSize, DataUnits, Error, Iv, XtsAes128, XtsAes256};
+
+fn key(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+#[test]
+fn this_cpu_runs_the_expected_backends() {
+    let all = Backend::available();
+    assert_eq!(all.last(), Some(&Backend::Generic));
+    // Print for the test log, which CPU paths were covered.
+    eprintln!("backends under test: {all:?}");
+    if std::env::var_os("MDU_XTS_REQUIRE_VAES512").is_some() {
+        assert_eq!(all[0], Backend::Vaes512);
+    }
+}
+
+#[test]
+fn harness_xts_aes128_every_backend() {
+    for &backend in Backend::available() {
+        let xts = XtsAes128::with_backend(&key(32, 1), backend).unwrap();
+        let report = testing::check_cipher(&xts);
+        assert_eq!(report.skipped_sizes, 0, "{backend:?}");
+        assert!(report.requests > 1000, "{backend:?}: {report:?}");
+    }
+}
+
+#[test]
+fn harness_xts_aes256_every_backend() {
+    for &backend in Backend::available() {
+        let xts = XtsAes256::with_backend(&key(64, 2), backend).unwrap();
+        let report = testing::check_cipher_seeded(&xts, 0x5eed_0000 + backend as u64);
+        assert_eq!(report.skipped_sizes, 0, "{backend:?}");
+        assert!(report.requests > 1000, "{backend:?}: {report:?}");
+    }
+}
+
+#[test]
+fn key_length_errors() {
+    for len in [0, 1, 16, 31, 33, 48, 63, 64, 65, 128] {
+        let r = XtsAes128::new(&key(len, 3));
+        if len == 32 {
+            assert!(r.is_ok());
+        } else {
+            assert_eq!(
+                r.unwrap_err(),
+                Error::InvalidKeyLength { len, expected: 32 }
+            );
+        }
+        let r = XtsAes256::new(&key(len, 3));
+        if len == 64 {
+            assert!(r.is_ok());
+        } else {
+            assert_eq!(
+                r.unwrap_err(),
+                Error::InvalidKeyLength { len, expected: 64 }
+            );
+        }
+        for &b in Backend::available() {
+            if len != 32 {
+                assert_eq!(
+                    XtsAes128::with_backend_allow_equal_halves(&key(len, 3), b).unwrap_err(),
+                    Error::InvalidKeyLength { len, expected: 32 }
+                );
+            }
+        }
+    }
+    let msg = Error::InvalidKeyLength {
+        len: 31,
+        expected: 32,
+    }
+    .to_string();
+    assert!(msg.contains("31") && msg.contains("32"), "{msg}");
+}
+
+#[test]
+fn equal_halves_are_weak() {
+    for seed in [0u8, 1, 0xff] {
+        let half = key(32, seed);
+        let k = [half.clone(), half].concat();
+        assert_eq!(XtsAes256::new(&k).unwrap_err(), Error::WeakKey);
+        let k128 = [&k[..16], &k[..16]].concat();
+        assert_eq!(XtsAes128::new(&k128).unwrap_err(), Error::WeakKey);
+        for &b in Backend::available() {
+            assert_eq!(XtsAes256::with_backend(&k, b).unwrap_err(), Error::WeakKey);
+            assert_eq!(
+                XtsAes256::with_backend_allow_equal_halves(&k, b)
+                    .unwrap()
+                    .backend(),
+                b
+            );
+        }
+        assert!(XtsAes256::new_allow_equal_halves(&k).is_ok());
+    }
+    // Halves that differ in one bit of the last byte are accepted.
+    let mut k = [9u8; 64];
+    k[63] ^= 1;
+    assert!(XtsAes256::new(&k).is_ok());
+}
+
+#[test]
+fn unavailable_backend_is_an_error() {
+    for b in [
+        Backend::Vaes512,
+        Backend::Vaes256,
+        Backend::AesNi,
+        Backend::Generic,
+    ] {
+        let r = XtsAes256::with_backend(&key(64, 4), b);
+        if b.is_available() {
+            assert_eq!(r.unwrap().backend(), b);
+        } else {
+            assert_eq!(
+                r.unwrap_err(),
+                Error::BackendUnavailable { backend: b.name() }
+            );
+        }
+    }
+}
+
+#[test]
+fn debug_prints_no_key_bytes() {
+    let k: Vec<u8> = (0..64).map(|i| 0xa0 ^ i).collect();
+    for &b in Backend::available() {
+        let x = XtsAes256::with_backend(&k, b).unwrap();
+        let s = format!("{x:?}");
+        assert!(s.contains(&format!("{b:?}")), "{s}");
+        assert!(
+            !s.contains("a0") && !s.contains("160") && s.len() < 60,
+            "{s}"
+        );
+        let y = XtsAes128::with_backend(&k[..32], b).unwrap();
+        let s = format!("{y:#?}");
+        assert!(
+            !s.contains("a1") && !s.contains("161") && s.len() < 60,
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn bad_requests_leave_buffers_unchanged() {
+    for &b in Backend::available() {
+        let x = XtsAes256::with_backend(&key(64, 5), b).unwrap();
+        let orig: Vec<u8> = (0..200u8).collect();
+        let mut buf = orig.clone();
+        for len in [0usize, 1, 15] {
+            let want = Error::UnitSizeOutOfRange {
+                size: len,
+                min: 16,
+                max: 16 << 20,
+            };
+            assert_eq!(x.encrypt(Iv::ZERO, &mut buf[..len]), Err(want), "{b:?}");
+            assert_eq!(x.decrypt(Iv::ZERO, &mut buf[..len]), Err(want), "{b:?}");
+            assert_eq!(
+                x.encrypt_unit(Iv::ZERO, &mut buf[..len]),
+                Err(want),
+                "{b:?}"
+            );
+            assert_eq!(
+                x.decrypt_unit(Iv::ZERO, &mut buf[..len]),
+                Err(want),
+                "{b:?}"
+            );
+        }
+        assert_eq!(buf, orig);
+
+        // Too long for one message: 16 MiB + 1 (IEEE 1619 allows 2^20 blocks).
+        let mut big = vec![7u8; (16 << 20) + 1];
+        let want = Error::UnitSizeOutOfRange {
+            size: big.len(),
+            min: 16,
+            max: 16 << 20,
+        };
+        assert_eq!(x.encrypt(Iv::ZERO, &mut big), Err(want));
+        assert_eq!(x.decrypt(Iv::ZERO, &mut big), Err(want));
+        assert!(big.iter().all(|&v| v == 7));
+        assert!(x.encrypt(Iv::ZERO, &mut big[..16 << 20]).is_ok());
+
+        let unit = DataUnitSize::new(32).unwrap();
+        for len in [0usize, 16, 31, 33, 48, 95] {
+            let want = if len == 0 {
+                Error::EmptyRequest
+            } else {
+                Error::LengthNotMultiple { len, unit: 32 }
+            };
+            assert_eq!(
+                x.encrypt_units(Iv::ZERO, 1, unit, &mut buf[..len]),
+                Err(want)
+            );
+            assert_eq!(
+                x.decrypt_units(Iv::ZERO, 1, unit, &mut buf[..len]),
+                Err(want)
+            );
+            let src = orig[..len].to_vec();
+            let mut dst = buf[..len].to_vec();
+            assert_eq!(
+                x.encrypt_units_to(Iv::ZERO, 1, unit, &src, &mut dst),
+                Err(want)
+            );
+            assert_eq!(
+                x.decrypt_units_to(Iv::ZERO, 1, unit, &src, &mut dst),
+                Err(want)
+            );
+            assert_eq!(dst, orig[..len]);
+        }
+        assert_eq!(buf, orig);
+
+        // Out of place with different lengths.
+        let mut dst = vec![1u8; 96];
+        let want = Error::LengthMismatch { src: 64, dst: 96 };
+        assert_eq!(
+            x.encrypt_units_to(Iv::ZERO, 1, unit, &orig[..64], &mut dst),
+            Err(want)
+        );
+        assert_eq!(
+            x.decrypt_units_to(Iv::ZERO, 1, unit, &orig[..64], &mut dst),
+            Err(want)
+        );
+        assert!(dst.iter().all(|&v| v == 1));
+
+        // Unit sizes out of range through DataUnits.
+        for size in [0usize, 15, (16 << 20) + 1] {
+            assert_eq!(
+                DataUnits::new(&x, size).unwrap_err(),
+                Error::UnitSizeOutOfRange {
+                    size,
+                    min: 16,
+                    max: 16 << 20
+                }
+            );
+        }
+        let units = DataUnits::new(&x, 48).unwrap();
+        assert_eq!(
+            units.encrypt(Iv::ZERO, &mut buf[..100]),
+            Err(Error::LengthNotMultiple { len: 100, unit: 48 })
+        );
+        assert_eq!(
+            units.decrypt(Iv::ZERO, &mut buf[..0]),
+            Err(Error::EmptyRequest)
+        );
+        assert_eq!(buf, orig);
+    }
+}
