@@ -256,6 +256,7 @@ fn iv_step_follows_dm_crypt_sectors() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "megabytes through a thread pool: too slow under Miri")]
 fn par_encrypt_matches_the_serial_path() {
     let toy = Toy { key: 77 };
     for (unit, count) in [(512usize, 3000usize), (4096, 257), (17, 40_000), (65536, 3)] {

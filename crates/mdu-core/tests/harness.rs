@@ -10,12 +10,14 @@ use mdu_core::testing;
 fn harness_passes_for_the_auto_splitter() {
     let report = testing::check_cipher(&Toy { key: 0x1234 });
     assert_eq!(report.skipped_sizes, 0);
-    assert!(report.requests > 6 * 33 * 10, "{report:?}");
+    if !cfg!(miri) {
+        assert!(report.requests > 6 * 33 * 10, "{report:?}");
+    }
 }
 
 #[test]
 fn harness_passes_for_a_native_multi_unit_path() {
-    for seed in 0..3 {
+    for seed in 0..if cfg!(miri) { 1 } else { 3 } {
         testing::check_cipher_seeded(&NativeToy(Toy { key: seed }), seed);
     }
 }
