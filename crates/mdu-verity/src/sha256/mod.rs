@@ -349,6 +349,10 @@ fn to_bytes(h: &[u32; 8]) -> [u8; DIGEST_LEN] {
     out
 }
 
+/// A two-way block function: `(state_a, state_b, blocks_a, blocks_b)`.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+type Compress2 = fn(&mut [u32; 8], &mut [u32; 8], &[[u8; BLOCK_LEN]], &[[u8; BLOCK_LEN]]);
+
 /// The blocks that finish one message from a state: an optional head block
 /// (buffered prefix bytes spliced with the start of the message), the whole
 /// blocks of the message in place, and one or two padding blocks built on
@@ -413,7 +417,7 @@ impl<'a> Pending<'a> {
         b: &Pending<'_>,
         ha: &mut [u32; 8],
         hb: &mut [u32; 8],
-        compress2: fn(&mut [u32; 8], &mut [u32; 8], &[[u8; BLOCK_LEN]], &[[u8; BLOCK_LEN]]),
+        compress2: Compress2,
     ) {
         // Equal message lengths from one state give equal shapes.
         debug_assert_eq!(a.body.len(), b.body.len());

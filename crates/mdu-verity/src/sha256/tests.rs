@@ -63,7 +63,11 @@ fn every_length_around_block_edges() {
                 let want_b = reference(&data[..plen], &other[..mlen]);
                 assert_eq!(st.finup(&data[plen..plen + mlen]), want_a);
                 let (x, y) = st.finup2x(&data[plen..plen + mlen], &other[..mlen]);
-                assert_eq!((x, y), (want_a, want_b), "backend {b} prefix {plen} len {mlen}");
+                assert_eq!(
+                    (x, y),
+                    (want_a, want_b),
+                    "backend {b} prefix {plen} len {mlen}"
+                );
             }
         }
     }

@@ -1,0 +1,211 @@
+//! The error type of every fallible call in this crate.
+
+use core::fmt;
+
+/// What was wrong with a parameter, an input or a verified device.
+///
+/// Every variant names the offending value and the rule it broke.
+///
+/// ```
+/// use mdu_verity::{fsverity, Error, HashAlg};
+///
+/// let params = fsverity::Params { hash: HashAlg::Sha256, block_size: 3000, salt: vec![] };
+/// let err = fsverity::digest(&b""[..], &params).unwrap_err();
+/// assert!(matches!(err, Error::BlockSize { size: 3000, .. }));
+/// assert!(err.to_string().contains("power of two"));
+/// ```
+#[non_exhaustive]
+#[derive(Debug)]
+pub enum Error {
+    /// A block size is not a power of two in the accepted range.
+    BlockSize {
+        /// Which block size (`"fs-verity block"`, `"data block"`, `"hash block"`).
+        what: &'static str,
+        /// The size that was given.
+        size: u64,
+        /// Smallest accepted size.
+        min: u64,
+        /// Largest accepted size.
+        max: u64,
+    },
+    /// The salt is longer than the format allows.
+    SaltTooLong {
+        /// Length of the given salt in bytes.
+        len: usize,
+        /// The format's maximum.
+        max: usize,
+    },
+    /// A hash algorithm name that this crate (or the format) does not know.
+    UnknownAlgorithm {
+        /// The name as found.
+        name: String,
+    },
+    /// A dm-verity hash type (format) other than 0 or 1.
+    UnknownHashType {
+        /// The value that was given or found.
+        hash_type: u32,
+    },
+    /// The dm-verity hash offset is not a multiple of 512 bytes.
+    HashOffset {
+        /// The offset in bytes.
+        offset: u64,
+    },
+    /// dm-verity needs at least one whole data block.
+    NoDataBlocks {
+        /// Bytes available on the data device.
+        data_bytes: u64,
+        /// The data block size.
+        data_block_size: u32,
+    },
+    /// The input ended before the number of data blocks that was asked for.
+    TruncatedInput {
+        /// Data blocks asked for.
+        expected_blocks: u64,
+        /// Whole data blocks that were available.
+        available_blocks: u64,
+    },
+    /// The hash area (buffer or device) cannot hold the tree.
+    HashAreaTooSmall {
+        /// Bytes needed (from offset 0 of the hash area).
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+    },
+    /// The tree would have more levels or bytes than can be addressed.
+    TreeTooLarge {
+        /// Number of data blocks.
+        data_blocks: u64,
+    },
+    /// A verify range that does not lie inside the data device.
+    BlockRange {
+        /// First data block asked for.
+        start: u64,
+        /// Number of data blocks asked for.
+        count: u64,
+        /// Data blocks on the device.
+        data_blocks: u64,
+    },
+    /// A root hash of the wrong length or not valid hex.
+    RootHash {
+        /// What was wrong.
+        reason: String,
+    },
+    /// The superblock does not start with `"verity\0\0"`.
+    BadSignature,
+    /// A superblock version other than 1.
+    UnknownVersion {
+        /// The version found.
+        version: u32,
+    },
+    /// A data block does not match its hash.
+    CorruptDataBlock {
+        /// Index of the data block (0 = first block of the data device).
+        block: u64,
+    },
+    /// A hash block does not match the hash one level up (or the root hash).
+    CorruptHashBlock {
+        /// Tree level (0 = the level just above the data).
+        level: usize,
+        /// Index of the block within its level.
+        index: u64,
+        /// Position of the block on the hash device, in hash blocks.
+        hash_block: u64,
+    },
+    /// An I/O error from the reader or writer.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::BlockSize {
+                what,
+                size,
+                min,
+                max,
+            } => write!(
+                f,
+                "{what} size {size} is invalid: it must be a power of two from {min} to {max} bytes"
+            ),
+            Error::SaltTooLong { len, max } => {
+                write!(f, "salt of {len} bytes is too long: at most {max} bytes")
+            }
+            Error::UnknownAlgorithm { name } => write!(
+                f,
+                "unknown or unsupported hash algorithm {name:?}: expected \"sha256\" or \"sha512\""
+            ),
+            Error::UnknownHashType { hash_type } => write!(
+                f,
+                "unknown dm-verity hash type (format) {hash_type}: expected 0 or 1"
+            ),
+            Error::HashOffset { offset } => {
+                write!(f, "hash offset {offset} is not a multiple of 512 bytes")
+            }
+            Error::NoDataBlocks {
+                data_bytes,
+                data_block_size,
+            } => write!(
+                f,
+                "the data ({data_bytes} bytes) holds no whole data block of {data_block_size} bytes; dm-verity needs at least one"
+            ),
+            Error::TruncatedInput {
+                expected_blocks,
+                available_blocks,
+            } => write!(
+                f,
+                "truncated input: {expected_blocks} data blocks asked for, only {available_blocks} available"
+            ),
+            Error::HashAreaTooSmall { needed, available } => write!(
+                f,
+                "hash area too small: {needed} bytes needed, {available} available"
+            ),
+            Error::TreeTooLarge { data_blocks } => write!(
+                f,
+                "a tree over {data_blocks} data blocks is too large to address"
+            ),
+            Error::BlockRange {
+                start,
+                count,
+                data_blocks,
+            } => write!(
+                f,
+                "data blocks {start}..{start}+{count} are outside the device of {data_blocks} blocks"
+            ),
+            Error::RootHash { reason } => write!(f, "invalid root hash: {reason}"),
+            Error::BadSignature => {
+                f.write_str("not a dm-verity superblock: signature is not \"verity\\0\\0\"")
+            }
+            Error::UnknownVersion { version } => write!(
+                f,
+                "unknown dm-verity superblock version {version}: expected 1"
+            ),
+            Error::CorruptDataBlock { block } => {
+                write!(f, "data block {block} does not match its hash")
+            }
+            Error::CorruptHashBlock {
+                level,
+                index,
+                hash_block,
+            } => write!(
+                f,
+                "hash block {hash_block} (level {level}, index {index}) does not match its hash"
+            ),
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
+    }
+}

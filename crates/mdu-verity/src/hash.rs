@@ -1,0 +1,360 @@
+//! Hash algorithms, digests, and the salted block hasher both trees use.
+
+use core::fmt;
+
+use sha2::Digest as _;
+
+use crate::Error;
+use crate::sha256;
+
+/// The hash algorithm of a tree.
+///
+/// ```
+/// use mdu_verity::HashAlg;
+/// assert_eq!(HashAlg::Sha512.digest_len(), 64);
+/// assert_eq!(HashAlg::from_name("SHA256")?, HashAlg::Sha256);
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum HashAlg {
+    /// SHA-256 (fs-verity algorithm 1), hashed in pairs.
+    #[default]
+    Sha256,
+    /// SHA-512 (fs-verity algorithm 2), through the `sha2` crate.
+    Sha512,
+}
+
+impl HashAlg {
+    /// Digest size in bytes (32 or 64).
+    ///
+    /// ```
+    /// assert_eq!(mdu_verity::HashAlg::Sha256.digest_len(), 32);
+    /// ```
+    pub fn digest_len(self) -> usize {
+        match self {
+            HashAlg::Sha256 => 32,
+            HashAlg::Sha512 => 64,
+        }
+    }
+
+    /// Input block size of the hash function in bytes (64 or 128); fs-verity
+    /// pads its salt to this.
+    ///
+    /// ```
+    /// assert_eq!(mdu_verity::HashAlg::Sha512.input_block_len(), 128);
+    /// ```
+    pub fn input_block_len(self) -> usize {
+        match self {
+            HashAlg::Sha256 => 64,
+            HashAlg::Sha512 => 128,
+        }
+    }
+
+    /// The lowercase name used by fsverity-utils and cryptsetup.
+    ///
+    /// ```
+    /// assert_eq!(mdu_verity::HashAlg::Sha512.name(), "sha512");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            HashAlg::Sha256 => "sha256",
+            HashAlg::Sha512 => "sha512",
+        }
+    }
+
+    /// Parse a name, ignoring ASCII case (`"sha256"`, `"SHA512"`).
+    ///
+    /// ```
+    /// use mdu_verity::{Error, HashAlg};
+    /// assert!(matches!(HashAlg::from_name("sha1"), Err(Error::UnknownAlgorithm { .. })));
+    /// ```
+    pub fn from_name(name: &str) -> Result<HashAlg, Error> {
+        if name.eq_ignore_ascii_case("sha256") {
+            Ok(HashAlg::Sha256)
+        } else if name.eq_ignore_ascii_case("sha512") {
+            Ok(HashAlg::Sha512)
+        } else {
+            Err(Error::UnknownAlgorithm {
+                name: name.to_owned(),
+            })
+        }
+    }
+
+    /// Hash `data` in one go.
+    ///
+    /// ```
+    /// let d = mdu_verity::HashAlg::Sha256.hash(b"abc");
+    /// assert!(d.to_hex().starts_with("ba7816bf"));
+    /// ```
+    pub fn hash(self, data: &[u8]) -> Digest {
+        match self {
+            HashAlg::Sha256 => Digest::from_slice(&sha256::State::new().finup(data)),
+            HashAlg::Sha512 => Digest::from_slice(&sha2::Sha512::digest(data)),
+        }
+    }
+}
+
+impl fmt::Display for HashAlg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A digest of 32 (SHA-256) or 64 (SHA-512) bytes: a root hash or a file
+/// digest. `Display` prints lowercase hex.
+///
+/// ```
+/// use mdu_verity::Digest;
+/// let d = Digest::from_hex("00ff")?;
+/// assert_eq!(d.as_bytes(), &[0x00, 0xff]);
+/// assert_eq!(d.to_string(), "00ff");
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Digest {
+    bytes: [u8; 64],
+    len: u8,
+}
+
+impl Digest {
+    /// A digest holding `bytes` (the first 64 bytes if longer).
+    ///
+    /// ```
+    /// assert_eq!(mdu_verity::Digest::from_slice(&[1, 2]).as_bytes(), &[1, 2]);
+    /// ```
+    pub fn from_slice(bytes: &[u8]) -> Digest {
+        let len = bytes.len().min(64);
+        let mut d = Digest {
+            bytes: [0; 64],
+            len: len as u8,
+        };
+        d.bytes[..len].copy_from_slice(&bytes[..len]);
+        d
+    }
+
+    /// Parse hex (upper or lower case) of at most 64 bytes.
+    ///
+    /// ```
+    /// assert!(mdu_verity::Digest::from_hex("0g").is_err());
+    /// ```
+    pub fn from_hex(hex: &str) -> Result<Digest, Error> {
+        let bytes = parse_hex(hex).ok_or_else(|| Error::RootHash {
+            reason: format!("{hex:?} is not an even number of hex digits"),
+        })?;
+        if bytes.len() > 64 {
+            return Err(Error::RootHash {
+                reason: format!("{} bytes is longer than any digest (64)", bytes.len()),
+            });
+        }
+        Ok(Digest::from_slice(&bytes))
+    }
+
+    /// The digest bytes.
+    ///
+    /// ```
+    /// assert_eq!(mdu_verity::HashAlg::Sha512.hash(b"").as_bytes().len(), 64);
+    /// ```
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// Lowercase hex.
+    ///
+    /// ```
+    /// assert_eq!(mdu_verity::Digest::from_slice(&[0xab]).to_hex(), "ab");
+    /// ```
+    pub fn to_hex(&self) -> String {
+        to_hex(self.as_bytes())
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Digest({})", self.to_hex())
+    }
+}
+
+impl AsRef<[u8]> for Digest {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}
+
+pub(crate) fn parse_hex(hex: &str) -> Option<Vec<u8>> {
+    let h = hex.as_bytes();
+    if !h.len().is_multiple_of(2) {
+        return None;
+    }
+    let nib = |c: u8| (c as char).to_digit(16).map(|v| v as u8);
+    h.chunks_exact(2)
+        .map(|p| Some(nib(p[0])? << 4 | nib(p[1])?))
+        .collect()
+}
+
+/// Where the salt goes in every block hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SaltAt {
+    /// `H(salt || block)`: fs-verity (salt padded by the caller) and
+    /// dm-verity format 1.
+    Prefix,
+    /// `H(block || salt)`: dm-verity format 0.
+    Suffix,
+}
+
+#[derive(Clone)]
+enum Prefixed {
+    Sha256(sha256::State),
+    Sha512(sha2::Sha512),
+}
+
+/// Hashes equal-length blocks with a salt, two at a time where it pays.
+#[derive(Clone)]
+pub(crate) struct BlockHasher {
+    state: Prefixed,
+    suffix: Vec<u8>,
+    alg: HashAlg,
+}
+
+impl BlockHasher {
+    /// A hasher with `salt` at `at`, SHA-256 on the given fresh state
+    /// (which pins the backend).
+    pub(crate) fn with_sha256(
+        alg: HashAlg,
+        salt: &[u8],
+        at: SaltAt,
+        fresh: sha256::State,
+    ) -> BlockHasher {
+        let prefix = if at == SaltAt::Prefix { salt } else { &[] };
+        let state = match alg {
+            HashAlg::Sha256 => {
+                let mut st = fresh;
+                st.update(prefix);
+                Prefixed::Sha256(st)
+            }
+            HashAlg::Sha512 => {
+                let mut st = sha2::Sha512::new();
+                st.update(prefix);
+                Prefixed::Sha512(st)
+            }
+        };
+        let suffix = if at == SaltAt::Suffix {
+            salt.to_vec()
+        } else {
+            Vec::new()
+        };
+        BlockHasher { state, suffix, alg }
+    }
+
+    pub(crate) fn digest_len(&self) -> usize {
+        self.alg.digest_len()
+    }
+
+    /// Hash one block into `out` (`digest_len` bytes).
+    pub(crate) fn hash1(&self, block: &[u8], out: &mut [u8]) {
+        match &self.state {
+            Prefixed::Sha256(st) => {
+                let d = if self.suffix.is_empty() {
+                    st.finup(block)
+                } else {
+                    let mut st = st.clone();
+                    st.update(block);
+                    st.finup(&self.suffix)
+                };
+                out.copy_from_slice(&d);
+            }
+            Prefixed::Sha512(st) => {
+                let mut st = st.clone();
+                st.update(block);
+                st.update(&self.suffix);
+                out.copy_from_slice(&st.finalize());
+            }
+        }
+    }
+
+    /// Hash the `block_size` blocks of `data` into consecutive digests of
+    /// `out`, two blocks per call where the backend interleaves.
+    pub(crate) fn hash_blocks(&self, data: &[u8], block_size: usize, out: &mut [u8]) {
+        let dl = self.digest_len();
+        debug_assert_eq!(data.len() / block_size * dl, out.len());
+        match &self.state {
+            Prefixed::Sha256(st) if self.suffix.is_empty() => {
+                let mut pairs = data.chunks_exact(2 * block_size);
+                let mut outs = out.chunks_exact_mut(2 * dl);
+                for (pair, o) in (&mut pairs).zip(&mut outs) {
+                    let (a, b) = pair.split_at(block_size);
+                    let (x, y) = st.finup2x(a, b);
+                    o[..dl].copy_from_slice(&x);
+                    o[dl..].copy_from_slice(&y);
+                }
+                let rest = pairs.remainder();
+                if !rest.is_empty() {
+                    self.hash1(rest, outs.into_remainder());
+                }
+            }
+            Prefixed::Sha256(st) => {
+                // Salt after the block: copy each pair next to its salt once,
+                // then hash the two equal-length messages together.
+                let msg_len = block_size + self.suffix.len();
+                let mut scratch = vec![0u8; 2 * msg_len];
+                for (s, _) in scratch.chunks_exact_mut(msg_len).zip(0..2) {
+                    s[block_size..].copy_from_slice(&self.suffix);
+                }
+                let mut pairs = data.chunks_exact(2 * block_size);
+                let mut outs = out.chunks_exact_mut(2 * dl);
+                for (pair, o) in (&mut pairs).zip(&mut outs) {
+                    scratch[..block_size].copy_from_slice(&pair[..block_size]);
+                    scratch[msg_len..msg_len + block_size].copy_from_slice(&pair[block_size..]);
+                    let (a, b) = scratch.split_at(msg_len);
+                    let (x, y) = st.finup2x(a, b);
+                    o[..dl].copy_from_slice(&x);
+                    o[dl..].copy_from_slice(&y);
+                }
+                let rest = pairs.remainder();
+                if !rest.is_empty() {
+                    self.hash1(rest, outs.into_remainder());
+                }
+            }
+            Prefixed::Sha512(_) => {
+                for (block, o) in data.chunks_exact(block_size).zip(out.chunks_exact_mut(dl)) {
+                    self.hash1(block, o);
+                }
+            }
+        }
+    }
+
+    /// As [`hash_blocks`](Self::hash_blocks), spread over the rayon pool
+    /// when the input is large (same bytes out).
+    pub(crate) fn hash_blocks_par(&self, data: &[u8], block_size: usize, out: &mut [u8]) {
+        #[cfg(feature = "rayon")]
+        {
+            use rayon::prelude::*;
+            // Pieces of at least 64 KiB and an even number of blocks.
+            let per_piece = (65536 / block_size).max(2);
+            let piece = per_piece * block_size;
+            if data.len() >= 2 * piece && rayon::current_num_threads() > 1 {
+                let dl = self.digest_len();
+                data.par_chunks(piece)
+                    .zip(out.par_chunks_mut(per_piece * dl))
+                    .for_each(|(d, o)| self.hash_blocks(d, block_size, o));
+                return;
+            }
+        }
+        self.hash_blocks(data, block_size, out)
+    }
+}
