@@ -209,7 +209,7 @@ impl KeySize for Aes256Keys {
 
 /// The keys expanded for one backend.
 enum Keys<S: KeySize> {
-    Generic(generic::Keys<S::Aes>),
+    Generic(Box<generic::Keys<S::Aes>>),
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     X86(Box<x86::RoundKeys>),
 }
@@ -282,7 +282,7 @@ impl<S: KeySize> Engine<S> {
         }
         let (k1, k2) = key.split_at(S::KEY_LEN / 2);
         let keys = match backend {
-            Backend::Generic => Keys::Generic(generic::Keys::new(k1, k2)),
+            Backend::Generic => Keys::Generic(Box::new(generic::Keys::new(k1, k2))),
             #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi => {
                 // SAFETY: every x86 backend needs AES-NI, and `backend` was

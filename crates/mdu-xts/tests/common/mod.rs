@@ -1,0 +1,271 @@
+//! Shared pieces of the property tests: request strategies and a cipher of
+//! either key size behind one type.
+
+#![allow(dead_code, unreachable_pub)]
+
+use mdu_xts::{Backend, DataUnitCipher, DataUnitSize, DataUnits, Error, Iv, XtsAes128, XtsAes256};
+use proptest::prelude::*;
+
+/// XTS-AES-128 or -256 behind one type.
+#[derive(Clone, Debug)]
+pub enum Xts {
+    A128(XtsAes128),
+    A256(XtsAes256),
+}
+
+impl Xts {
+    pub fn new(key: &[u8], backend: Backend) -> Xts {
+        match key.len() {
+            32 => Xts::A128(XtsAes128::with_backend(key, backend).unwrap()),
+            64 => Xts::A256(XtsAes256::with_backend(key, backend).unwrap()),
+            n => panic!("key length {n}"),
+        }
+    }
+}
+
+impl DataUnitCipher for Xts {
+    const NATIVE_MULTI_UNIT: bool = true;
+
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        match self {
+            Xts::A128(x) => x.encrypt(iv, unit),
+            Xts::A256(x) => x.encrypt(iv, unit),
+        }
+    }
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        match self {
+            Xts::A128(x) => x.decrypt(iv, unit),
+            Xts::A256(x) => x.decrypt(iv, unit),
+        }
+    }
+    fn encrypt_units(
+        &self,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        match self {
+            Xts::A128(x) => x.encrypt_units(iv, step, unit, buf),
+            Xts::A256(x) => x.encrypt_units(iv, step, unit, buf),
+        }
+    }
+    fn decrypt_units(
+        &self,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        match self {
+            Xts::A128(x) => x.decrypt_units(iv, step, unit, buf),
+            Xts::A256(x) => x.decrypt_units(iv, step, unit, buf),
+        }
+    }
+    fn encrypt_units_to(
+        &self,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), Error> {
+        match self {
+            Xts::A128(x) => x.encrypt_units_to(iv, step, unit, src, dst),
+            Xts::A256(x) => x.encrypt_units_to(iv, step, unit, src, dst),
+        }
+    }
+    fn decrypt_units_to(
+        &self,
+        iv: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), Error> {
+        match self {
+            Xts::A128(x) => x.decrypt_units_to(iv, step, unit, src, dst),
+            Xts::A256(x) => x.decrypt_units_to(iv, step, unit, src, dst),
+        }
+    }
+}
+
+/// A random request: key, geometry, IVs, data, misalignments, segment cuts.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub key: Vec<u8>,
+    pub unit: usize,
+    pub count: usize,
+    pub iv: Iv,
+    pub step: u64,
+    pub seed: u64,
+    pub src_off: usize,
+    pub dst_off: usize,
+    pub cuts: Vec<usize>,
+}
+
+impl Request {
+    pub fn len(&self) -> usize {
+        self.unit * self.count
+    }
+
+    pub fn plaintext(&self) -> Vec<u8> {
+        let mut x = self.seed | 1;
+        (0..self.len())
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect()
+    }
+
+    /// The cut points scaled into `0..=len`, sorted.
+    pub fn cut_points(&self) -> Vec<usize> {
+        let len = self.len();
+        let mut c: Vec<usize> = self.cuts.iter().map(|&c| c % (len + 1)).collect();
+        c.sort_unstable();
+        c
+    }
+
+    pub fn units(&self) -> DataUnitSize {
+        DataUnitSize::new(self.unit).unwrap()
+    }
+}
+
+/// Keys of both sizes whose halves differ.
+pub fn key() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 32),
+        proptest::collection::vec(any::<u8>(), 64),
+    ]
+    .prop_filter("equal halves", |k| k[..k.len() / 2] != k[k.len() / 2..])
+}
+
+/// IVs, half of them within a few units of the 2^64 or 2^128 carry.
+pub fn iv() -> impl Strategy<Value = Iv> {
+    prop_oneof![
+        any::<u128>().prop_map(Iv::from_u128),
+        (0u128..48).prop_map(|d| Iv::from_u128((1u128 << 64) - d)),
+        (0u128..48).prop_map(|d| Iv::from_u128(0u128.wrapping_sub(d))),
+        (0u128..48).prop_map(|d| Iv::from_u128(((u64::MAX as u128) << 64) - d)),
+    ]
+}
+
+/// (unit bytes, unit count): long single units up to 70,000 bytes, and up to
+/// 40 units of assorted sizes, ragged (not a multiple of 16) about half the
+/// time.
+pub fn geometry() -> impl Strategy<Value = (usize, usize)> {
+    prop_oneof![
+        2 => (16usize..=70_000, Just(1usize)),
+        3 => (16usize..=700, 1usize..=40),
+        3 => ((1usize..=160).prop_map(|b| 16 * b), 1usize..=40),
+        2 => ((1usize..=130).prop_map(|b| 16 * b), 1usize..=16, 1usize..=15)
+            .prop_map(|(u, c, r)| (u + r, c)),
+    ]
+}
+
+pub fn request() -> impl Strategy<Value = Request> {
+    (
+        key(),
+        geometry(),
+        iv(),
+        prop_oneof![Just(1u64), Just(8u64), any::<u64>()],
+        any::<u64>(),
+        0usize..64,
+        0usize..64,
+        proptest::collection::vec(any::<usize>(), 0..6),
+    )
+        .prop_map(
+            |(key, (unit, count), iv, step, seed, src_off, dst_off, cuts)| Request {
+                key,
+                unit,
+                count,
+                iv,
+                step,
+                seed,
+                src_off,
+                dst_off,
+                cuts,
+            },
+        )
+}
+
+/// Splits `buf` at the sorted `cuts`.
+pub fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for &c in cuts {
+        let (head, tail) = std::mem::take(&mut buf).split_at_mut(c - prev);
+        out.push(head);
+        buf = tail;
+        prev = c;
+    }
+    out.push(buf);
+    out
+}
+
+/// Encrypts with `cipher` along every path of `DataUnits` and the trait,
+/// asserts they agree and decrypt back, and returns the ciphertext.
+pub fn all_paths(cipher: &Xts, r: &Request, plain: &[u8]) -> Vec<u8> {
+    let len = r.len();
+    let units = DataUnits::new(cipher, r.unit).unwrap().with_iv_step(r.step);
+
+    let mut inplace = plain.to_vec();
+    units.encrypt(r.iv, &mut inplace).unwrap();
+
+    let mut trait_path = plain.to_vec();
+    cipher
+        .encrypt_units(r.iv, r.step, r.units(), &mut trait_path)
+        .unwrap();
+    assert_eq!(trait_path, inplace, "encrypt_units vs DataUnits::encrypt");
+
+    // Out of place, misaligned source and destination.
+    let mut src = vec![0u8; len + 64];
+    let mut dst = vec![0xeeu8; len + 64];
+    src[r.src_off..r.src_off + len].copy_from_slice(plain);
+    units
+        .encrypt_to(
+            r.iv,
+            &src[r.src_off..r.src_off + len],
+            &mut dst[r.dst_off..r.dst_off + len],
+        )
+        .unwrap();
+    assert_eq!(&dst[r.dst_off..r.dst_off + len], &inplace[..], "encrypt_to");
+    assert!(
+        dst[..r.dst_off].iter().all(|&b| b == 0xee),
+        "wrote before dst"
+    );
+    assert!(
+        dst[r.dst_off + len..].iter().all(|&b| b == 0xee),
+        "wrote after dst"
+    );
+
+    // Segments.
+    let mut seg = plain.to_vec();
+    units
+        .encrypt_segments(r.iv, &mut split_mut(&mut seg, &r.cut_points()))
+        .unwrap();
+    assert_eq!(seg, inplace, "encrypt_segments");
+
+    // Decryption on every path.
+    let mut back = inplace.clone();
+    units.decrypt(r.iv, &mut back).unwrap();
+    assert_eq!(back, plain, "decrypt");
+    src[r.src_off..r.src_off + len].copy_from_slice(&inplace);
+    units
+        .decrypt_to(
+            r.iv,
+            &src[r.src_off..r.src_off + len],
+            &mut dst[r.dst_off..r.dst_off + len],
+        )
+        .unwrap();
+    assert_eq!(&dst[r.dst_off..r.dst_off + len], plain, "decrypt_to");
+    let mut seg = inplace.clone();
+    units
+        .decrypt_segments(r.iv, &mut split_mut(&mut seg, &r.cut_points()))
+        .unwrap();
+    assert_eq!(seg, plain, "decrypt_segments");
+    inplace
+}
