@@ -11,9 +11,10 @@
 //! the tree starts at the next hash block boundary after it.
 //!
 //! The hash device is any [`Write`] + [`Seek`]: a [`std::fs::File`], or a
-//! [`std::io::Cursor`] over a `Vec<u8>` to build the area in memory (bytes
-//! between the superblock and the first hash block are not written, so they
-//! read as zeros in a new file or a grown `Vec`).
+//! [`std::io::Cursor`] over a `Vec<u8>` to build the area in memory. As
+//! `veritysetup` does on a regular file, the block holding the superblock
+//! (of the hash block size, at most 4 KiB) is zero-filled after it; nothing
+//! before `hash_offset` and nothing else outside the tree is written.
 //!
 //! ```
 //! use std::io::Cursor;
@@ -515,6 +516,12 @@ pub fn format_with<R: Read, W: Write + Seek>(
     if let Some(sb) = &superblock {
         hash_out.seek(SeekFrom::Start(params.hash_offset))?;
         hash_out.write_all(&sb.to_bytes())?;
+        // veritysetup writes the superblock block-wise (blocks of the hash
+        // block size, at most 4 KiB, on a regular file): the rest of that
+        // block is zero-filled.
+        let sb_end = params.hash_offset + SUPERBLOCK_LEN as u64;
+        let gap = sb_end.next_multiple_of(hbs.min(4096)) - sb_end;
+        std::io::copy(&mut std::io::repeat(0).take(gap), &mut hash_out)?;
     }
     hash_out.seek(SeekFrom::Start(start * hbs))?;
     tree.write_root_first(&mut hash_out)?;
