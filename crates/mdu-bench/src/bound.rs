@@ -1,0 +1,261 @@
+//! Hardware bounds the report measures beside mdu: AES-ECB over the same
+//! bytes with as many blocks in flight as the widest AES instructions of the
+//! CPU allow (no tweaks, no chaining: the most any AES mode can do), and
+//! memcpy.
+//!
+//! The bound is real AES: its output is checked against the `aes` crate
+//! before it is timed.
+
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+
+/// The widest AES implementation this module can run here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AesBound {
+    /// VAES on 512-bit registers, 8 registers (32 blocks) in flight.
+    Vaes512,
+    /// VAES on 256-bit registers, 8 registers (16 blocks) in flight.
+    Vaes256,
+    /// AES-NI, 8 blocks in flight.
+    AesNi,
+    /// No AES instructions: no bound is measured.
+    None,
+}
+
+impl AesBound {
+    /// The best bound this CPU runs.
+    pub fn detect() -> AesBound {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("vaes") && has!("avx512f") {
+                return AesBound::Vaes512;
+            }
+            if has!("vaes") && has!("avx2") {
+                return AesBound::Vaes256;
+            }
+            if has!("aes") && has!("sse2") {
+                return AesBound::AesNi;
+            }
+        }
+        AesBound::None
+    }
+
+    /// A short label for reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            AesBound::Vaes512 => "AES-ECB (VAES zmm)",
+            AesBound::Vaes256 => "AES-ECB (VAES ymm)",
+            AesBound::AesNi => "AES-ECB (AES-NI)",
+            AesBound::None => "none",
+        }
+    }
+}
+
+/// The AES S-box, computed (multiplicative inverse in GF(2^8) followed by
+/// the affine map) rather than tabulated.
+fn sbox() -> [u8; 256] {
+    fn mul(mut a: u8, mut b: u8) -> u8 {
+        let mut p = 0u8;
+        while b != 0 {
+            if b & 1 != 0 {
+                p ^= a;
+            }
+            let hi = a & 0x80;
+            a <<= 1;
+            if hi != 0 {
+                a ^= 0x1b;
+            }
+            b >>= 1;
+        }
+        p
+    }
+    let mut s = [0u8; 256];
+    for (x, out) in s.iter_mut().enumerate() {
+        let inv = (1..=255u8).find(|&y| mul(x as u8, y) == 1).unwrap_or(0);
+        let mut v = inv;
+        let mut r = inv;
+        for _ in 0..4 {
+            r = r.rotate_left(1);
+            v ^= r;
+        }
+        *out = v ^ 0x63;
+    }
+    s
+}
+
+/// The AES encryption key schedule (FIPS 197) for a 16- or 32-byte key:
+/// 11 or 15 round keys.
+///
+/// ```
+/// let rk = mdu_bench::bound::expand_key(&[0u8; 16]);
+/// assert_eq!(rk.len(), 11);
+/// assert_eq!(rk[10][0], 0xb4); // FIPS 197 appendix A-style check
+/// ```
+pub fn expand_key(key: &[u8]) -> Vec<[u8; 16]> {
+    assert!(key.len() == 16 || key.len() == 32, "AES-128 or AES-256 key");
+    let s = sbox();
+    let nk = key.len() / 4;
+    let rounds = nk + 6;
+    let mut w: Vec<[u8; 4]> = key.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    let mut rcon = 1u8;
+    for i in nk..4 * (rounds + 1) {
+        let mut t = w[i - 1];
+        if i % nk == 0 {
+            t = [
+                s[t[1] as usize] ^ rcon,
+                s[t[2] as usize],
+                s[t[3] as usize],
+                s[t[0] as usize],
+            ];
+            rcon = if rcon & 0x80 != 0 {
+                (rcon << 1) ^ 0x1b
+            } else {
+                rcon << 1
+            };
+        } else if nk > 6 && i % nk == 4 {
+            t = t.map(|b| s[b as usize]);
+        }
+        let prev = w[i - nk];
+        w.push([
+            prev[0] ^ t[0],
+            prev[1] ^ t[1],
+            prev[2] ^ t[2],
+            prev[3] ^ t[3],
+        ]);
+    }
+    w.chunks(4)
+        .map(|c| {
+            let mut k = [0u8; 16];
+            for (j, word) in c.iter().enumerate() {
+                k[4 * j..4 * j + 4].copy_from_slice(word);
+            }
+            k
+        })
+        .collect()
+}
+
+/// Whether `how` runs on this CPU.
+pub fn runs(how: AesBound) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        match how {
+            AesBound::Vaes512 => has!("vaes") && has!("avx512f"),
+            AesBound::Vaes256 => has!("vaes") && has!("avx2"),
+            AesBound::AesNi => has!("aes") && has!("sse2"),
+            AesBound::None => false,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = how;
+        false
+    }
+}
+
+/// Encrypts `buf` in place as AES-ECB with the round keys `rk` (from
+/// [`expand_key`]) using `how`. Returns `false`, and does nothing, unless
+/// `how` runs on this CPU, `rk` holds 11 or 15 round keys and `buf.len()`
+/// is a multiple of 512.
+pub fn ecb_encrypt(how: AesBound, rk: &[[u8; 16]], buf: &mut [u8]) -> bool {
+    if !buf.len().is_multiple_of(512) || !(rk.len() == 11 || rk.len() == 15) || !runs(how) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    match how {
+        // SAFETY: `runs(how)` checked the CPU features the kernel enables,
+        // and the length is a multiple of its 512-byte stride.
+        AesBound::Vaes512 => unsafe { ecb_vaes512(rk, buf) },
+        // SAFETY: as above.
+        AesBound::Vaes256 => unsafe { ecb_vaes256(rk, buf) },
+        // SAFETY: as above.
+        AesBound::AesNi => unsafe { ecb_aesni(rk, buf) },
+        AesBound::None => return false,
+    }
+    cfg!(target_arch = "x86_64")
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,vaes")]
+unsafe fn ecb_vaes512(rk: &[[u8; 16]], buf: &mut [u8]) {
+    let keys: Vec<__m512i> = rk
+        .iter()
+        // SAFETY: each round key is 16 readable bytes.
+        .map(|k| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(k.as_ptr().cast()) }))
+        .collect();
+    let last = keys.len() - 1;
+    for chunk in buf.chunks_exact_mut(512) {
+        let p = chunk.as_mut_ptr().cast::<__m512i>();
+        let mut x = [_mm512_setzero_si512(); 8];
+        for (j, v) in x.iter_mut().enumerate() {
+            // SAFETY: `chunk` is 512 bytes, so 8 unaligned 64-byte loads fit.
+            *v = _mm512_xor_si512(unsafe { _mm512_loadu_si512(p.add(j)) }, keys[0]);
+        }
+        for k in &keys[1..last] {
+            for v in x.iter_mut() {
+                *v = _mm512_aesenc_epi128(*v, *k);
+            }
+        }
+        for (j, v) in x.iter().enumerate() {
+            // SAFETY: as for the loads.
+            unsafe { _mm512_storeu_si512(p.add(j), _mm512_aesenclast_epi128(*v, keys[last])) };
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,vaes")]
+unsafe fn ecb_vaes256(rk: &[[u8; 16]], buf: &mut [u8]) {
+    let keys: Vec<__m256i> = rk
+        .iter()
+        // SAFETY: each round key is 16 readable bytes.
+        .map(|k| _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(k.as_ptr().cast()) }))
+        .collect();
+    let last = keys.len() - 1;
+    for chunk in buf.chunks_exact_mut(256) {
+        let p = chunk.as_mut_ptr().cast::<__m256i>();
+        let mut x = [_mm256_setzero_si256(); 8];
+        for (j, v) in x.iter_mut().enumerate() {
+            // SAFETY: `chunk` is 256 bytes, so 8 unaligned 32-byte loads fit.
+            *v = _mm256_xor_si256(unsafe { _mm256_loadu_si256(p.add(j)) }, keys[0]);
+        }
+        for k in &keys[1..last] {
+            for v in x.iter_mut() {
+                *v = _mm256_aesenc_epi128(*v, *k);
+            }
+        }
+        for (j, v) in x.iter().enumerate() {
+            // SAFETY: as for the loads.
+            unsafe { _mm256_storeu_si256(p.add(j), _mm256_aesenclast_epi128(*v, keys[last])) };
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes,sse2")]
+unsafe fn ecb_aesni(rk: &[[u8; 16]], buf: &mut [u8]) {
+    let keys: Vec<__m128i> = rk
+        .iter()
+        // SAFETY: each round key is 16 readable bytes.
+        .map(|k| unsafe { _mm_loadu_si128(k.as_ptr().cast()) })
+        .collect();
+    let last = keys.len() - 1;
+    for chunk in buf.chunks_exact_mut(128) {
+        let p = chunk.as_mut_ptr().cast::<__m128i>();
+        let mut x = [_mm_setzero_si128(); 8];
+        for (j, v) in x.iter_mut().enumerate() {
+            // SAFETY: `chunk` is 128 bytes, so 8 unaligned 16-byte loads fit.
+            *v = _mm_xor_si128(unsafe { _mm_loadu_si128(p.add(j)) }, keys[0]);
+        }
+        for k in &keys[1..last] {
+            for v in x.iter_mut() {
+                *v = _mm_aesenc_si128(*v, *k);
+            }
+        }
+        for (j, v) in x.iter().enumerate() {
+            // SAFETY: as for the loads.
+            unsafe { _mm_storeu_si128(p.add(j), _mm_aesenclast_si128(*v, keys[last])) };
+        }
+    }
+}

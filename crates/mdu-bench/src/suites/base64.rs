@@ -1,0 +1,246 @@
+//! base64url without padding (fscrypt's encoding): every mdu backend against
+//! the `base64` crate (scalar and SIMD engines), `base64-simd`, the kernel's
+//! two C encoders (the 2021 bit-stream one and the 3-byte block one that
+//! replaced it), and memcpy of the same bytes as the ceiling.
+
+use std::hint::black_box;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{GeneralPurpose, NO_PAD};
+use base64::engine::{DecodePaddingMode, GeneralPurposeConfig, Simd};
+use mdu_base64::{Backend, URL_SAFE_NO_PAD};
+use mdu_bench::kernel_c;
+
+use super::{Buf, Ctx, Suite, case, check};
+use crate::measure::{Imp, Kind};
+use crate::report::{CaseResult, Table, Unit};
+
+pub(crate) fn suite() -> Suite {
+    Suite {
+        name: "base64",
+        run,
+        backends: || {
+            vec![(
+                "base64 backend".to_string(),
+                format!(
+                    "{:?} (available: {:?})",
+                    Backend::detect(),
+                    Backend::available()
+                ),
+            )]
+        },
+    }
+}
+
+const SMALL: [usize; 4] = [32, 64, 189, 252];
+const BULK: [usize; 2] = [1024, 1 << 20];
+
+fn strict() -> GeneralPurposeConfig {
+    NO_PAD
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(false)
+}
+
+fn encode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
+    let gp = GeneralPurpose::new(&base64::alphabet::URL_SAFE, strict());
+    let simd = Simd::url_safe(strict());
+    let bsimd = base64_simd::URL_SAFE_NO_PAD;
+    let input = Buf::random(n, n as u64);
+    let src = input.bytes();
+    let want = gp.encode(src);
+    let elen = want.len();
+    let mut outs: Vec<Buf> = (0..9).map(|i| Buf::random(elen, 100 + i)).collect();
+
+    // Check every contestant once before timing.
+    let mut engines = Vec::new();
+    for b in Backend::available() {
+        let e = URL_SAFE_NO_PAD.with_backend(b).map_err(|e| e.to_string())?;
+        let mut o = vec![0u8; elen];
+        e.encode_slice(src, &mut o).map_err(|e| e.to_string())?;
+        check(&format!("mdu {b:?} encode"), &o, want.as_bytes())?;
+        engines.push((b, e));
+    }
+    let mut o = vec![0u8; elen];
+    check(
+        "base64 Simd encode",
+        simd.encode(src).as_bytes(),
+        want.as_bytes(),
+    )?;
+    check(
+        "base64-simd encode",
+        bsimd.encode(src, base64_simd::Out::from_slice(&mut o)),
+        want.as_bytes(),
+    )?;
+    kernel_c::bitstream_encode(src, &mut o).ok_or("C output too small")?;
+    check("kernel C bit-stream", &o, want.as_bytes())?;
+    kernel_c::block_encode(src, &mut o).ok_or("C output too small")?;
+    check("kernel C block", &o, want.as_bytes())?;
+
+    let mut it = outs.iter_mut();
+    let mut next = || it.next().expect("enough output buffers");
+    let mut imps: Vec<Imp<'_>> = Vec::new();
+    for (b, e) in engines {
+        let o = next();
+        imps.push(Imp::new(
+            format!("mdu {}", b.name()),
+            Kind::Mdu,
+            move || {
+                black_box(e.encode_slice(black_box(src), o.bytes_mut()).expect("room"));
+            },
+        ));
+    }
+    let (o1, o2, o3, o4, o5, o6) = (next(), next(), next(), next(), next(), next());
+    imps.push(Imp::new("base64 (scalar)", Kind::Peer, move || {
+        black_box(
+            gp.encode_slice(black_box(src), o1.bytes_mut())
+                .expect("room"),
+        );
+    }));
+    imps.push(Imp::new("base64 (Simd)", Kind::Peer, move || {
+        black_box(
+            simd.encode_slice(black_box(src), o2.bytes_mut())
+                .expect("room"),
+        );
+    }));
+    imps.push(Imp::new("base64-simd", Kind::Peer, move || {
+        black_box(bsimd.encode(black_box(src), base64_simd::Out::from_slice(o3.bytes_mut())));
+    }));
+    imps.push(Imp::new("kernel C bit-stream", Kind::Peer, move || {
+        black_box(kernel_c::bitstream_encode(black_box(src), o4.bytes_mut()));
+    }));
+    imps.push(Imp::new("kernel C 3-byte block", Kind::Peer, move || {
+        black_box(kernel_c::block_encode(black_box(src), o5.bytes_mut()));
+    }));
+    imps.push(Imp::new("memcpy", Kind::Bound, move || {
+        // The encoded output (4n/3 bytes) always has room for the n raw bytes.
+        o6.bytes_mut()[..n].copy_from_slice(black_box(src));
+        black_box(&*o6);
+    }));
+    Ok(case(ctx, format!("{n} bytes"), n, Some(n as f64), imps))
+}
+
+fn decode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
+    let gp = GeneralPurpose::new(&base64::alphabet::URL_SAFE, strict());
+    let simd = Simd::url_safe(strict());
+    let bsimd = base64_simd::URL_SAFE_NO_PAD;
+    let raw = Buf::random(n, n as u64 ^ 0xdead);
+    let text = gp.encode(raw.bytes());
+    let mut text_buf = Buf::random(text.len(), 7);
+    text_buf.bytes_mut().copy_from_slice(text.as_bytes());
+    let src = text_buf.bytes();
+    let want = raw.bytes();
+    let mut outs: Vec<Buf> = (0..8).map(|i| Buf::random(n, 200 + i)).collect();
+
+    let mut engines = Vec::new();
+    for b in Backend::available() {
+        let e = URL_SAFE_NO_PAD.with_backend(b).map_err(|e| e.to_string())?;
+        let mut o = vec![0u8; n];
+        e.decode_slice(src, &mut o).map_err(|e| e.to_string())?;
+        check(&format!("mdu {b:?} decode"), &o, want)?;
+        engines.push((b, e));
+    }
+    let mut o = vec![0u8; n];
+    check(
+        "base64 decode",
+        &gp.decode(src).map_err(|e| e.to_string())?,
+        want,
+    )?;
+    check(
+        "base64 Simd decode",
+        &simd.decode(src).map_err(|e| e.to_string())?,
+        want,
+    )?;
+    let got = bsimd
+        .decode(src, base64_simd::Out::from_slice(&mut o))
+        .map_err(|e| e.to_string())?;
+    check("base64-simd decode", got, want)?;
+
+    let mut it = outs.iter_mut();
+    let mut next = || it.next().expect("enough output buffers");
+    let mut imps: Vec<Imp<'_>> = Vec::new();
+    for (b, e) in engines {
+        let o = next();
+        imps.push(Imp::new(
+            format!("mdu {}", b.name()),
+            Kind::Mdu,
+            move || {
+                black_box(
+                    e.decode_slice(black_box(src), o.bytes_mut())
+                        .expect("valid"),
+                );
+            },
+        ));
+    }
+    let (o1, o2, o3, o4) = (next(), next(), next(), next());
+    imps.push(Imp::new("base64 (scalar)", Kind::Peer, move || {
+        black_box(
+            gp.decode_slice(black_box(src), o1.bytes_mut())
+                .expect("valid"),
+        );
+    }));
+    imps.push(Imp::new("base64 (Simd)", Kind::Peer, move || {
+        black_box(
+            simd.decode_slice(black_box(src), o2.bytes_mut())
+                .expect("valid"),
+        );
+    }));
+    imps.push(Imp::new("base64-simd", Kind::Peer, move || {
+        black_box(
+            bsimd
+                .decode(black_box(src), base64_simd::Out::from_slice(o3.bytes_mut()))
+                .expect("valid"),
+        );
+    }));
+    imps.push(Imp::new("memcpy", Kind::Bound, move || {
+        o4.bytes_mut().copy_from_slice(black_box(want));
+        black_box(&*o4);
+    }));
+    Ok(case(ctx, format!("{n} bytes"), n, Some(n as f64), imps))
+}
+
+fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
+    let note = "Sizes count raw bytes (decoded side) in both directions; 189 bytes is the \
+                largest fscrypt no-key name and encodes to 252 characters. memcpy copies the \
+                raw bytes."
+        .to_string();
+    let kernel_note = "kernel C: the fscrypt base64url encoders in C (-O2): the 2021-2025 \
+                       bit-accumulator loop and the 3-byte block loop of the generic \
+                       rework."
+        .to_string();
+    let mut tables = Vec::new();
+    for (dir, is_enc) in [("encode", true), ("decode", false)] {
+        for (sizes, unit, label) in [
+            (&SMALL[..], Unit::Latency, "fscrypt name sizes"),
+            (&BULK[..], Unit::Throughput, "bulk"),
+        ] {
+            let mut cases = Vec::new();
+            for &n in sizes {
+                cases.push(if is_enc {
+                    encode_case(ctx, n)?
+                } else {
+                    decode_case(ctx, n)?
+                });
+            }
+            let mut notes = vec![note.clone()];
+            if is_enc {
+                notes.push(kernel_note.clone());
+            }
+            tables.push(Table {
+                id: format!(
+                    "base64-{dir}-{}",
+                    if unit == Unit::Latency {
+                        "small"
+                    } else {
+                        "bulk"
+                    }
+                ),
+                title: format!("base64url (no padding) {dir}, {label}"),
+                unit,
+                x_label: Some("input size (bytes)".to_string()),
+                notes,
+                cases,
+            });
+        }
+    }
+    Ok(tables)
+}

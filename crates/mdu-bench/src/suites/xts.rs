@@ -1,0 +1,383 @@
+//! XTS-AES: mdu batched against mdu one unit at a time, the `xts-mode`
+//! crate, OpenSSL's EVP interface and the AES-ECB bound.
+
+use std::hint::black_box;
+
+use mdu_bench::bound::{self, AesBound};
+use mdu_xts::{Backend, DataUnits, Iv, XtsAes128, XtsAes256};
+use openssl::cipher::Cipher;
+use openssl::cipher_ctx::CipherCtx;
+
+use super::{Buf, Ctx, Suite, case, check};
+use crate::measure::{Imp, Kind};
+use crate::report::{Table, Unit};
+
+pub(crate) fn suite() -> Suite {
+    Suite {
+        name: "xts",
+        run,
+        backends: || {
+            vec![
+                (
+                    "XTS-AES backend".to_string(),
+                    format!(
+                        "{:?} (available: {:?})",
+                        Backend::detect(),
+                        Backend::available()
+                    ),
+                ),
+                (
+                    "AES bound".to_string(),
+                    AesBound::detect().label().to_string(),
+                ),
+            ]
+        },
+    }
+}
+
+const REQUEST: usize = 1 << 20;
+const FIRST: u64 = 0x1_0000_0000 - 7;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Dir {
+    Enc,
+    Dec,
+}
+
+/// The two key sizes behind one interface.
+#[derive(Clone)]
+enum Xts {
+    A128(XtsAes128),
+    A256(XtsAes256),
+}
+
+impl Xts {
+    fn new(key: &[u8], backend: Backend) -> Xts {
+        if key.len() == 32 {
+            Xts::A128(XtsAes128::with_backend(key, backend).expect("valid key, available backend"))
+        } else {
+            Xts::A256(XtsAes256::with_backend(key, backend).expect("valid key, available backend"))
+        }
+    }
+
+    fn batched(&self, dir: Dir, unit: usize, iv: Iv, buf: &mut [u8]) {
+        macro_rules! go {
+            ($c:expr) => {{
+                let u = DataUnits::new($c, unit).expect("unit size");
+                match dir {
+                    Dir::Enc => u.encrypt(iv, buf),
+                    Dir::Dec => u.decrypt(iv, buf),
+                }
+                .expect("valid request")
+            }};
+        }
+        match self {
+            Xts::A128(c) => go!(c),
+            Xts::A256(c) => go!(c),
+        }
+    }
+
+    fn one(&self, dir: Dir, iv: Iv, unit: &mut [u8]) {
+        let r = match (self, dir) {
+            (Xts::A128(c), Dir::Enc) => c.encrypt(iv, unit),
+            (Xts::A128(c), Dir::Dec) => c.decrypt(iv, unit),
+            (Xts::A256(c), Dir::Enc) => c.encrypt(iv, unit),
+            (Xts::A256(c), Dir::Dec) => c.decrypt(iv, unit),
+        };
+        r.expect("valid unit");
+    }
+
+    fn per_unit(&self, dir: Dir, unit: usize, iv: Iv, buf: &mut [u8]) {
+        for (i, u) in buf.chunks_mut(unit).enumerate() {
+            self.one(dir, iv.advance(i as u128), u);
+        }
+    }
+}
+
+/// OpenSSL EVP with one context for all units, the IV re-set per unit (how
+/// a user of OpenSSL encrypts sectors).
+struct Openssl {
+    ctx: CipherCtx,
+    dir: Dir,
+}
+
+impl Openssl {
+    fn new(key: &[u8], dir: Dir) -> Openssl {
+        let cipher = if key.len() == 32 {
+            Cipher::aes_128_xts()
+        } else {
+            Cipher::aes_256_xts()
+        };
+        let mut ctx = CipherCtx::new().expect("OpenSSL context");
+        match dir {
+            Dir::Enc => ctx.encrypt_init(Some(cipher), Some(key), None),
+            Dir::Dec => ctx.decrypt_init(Some(cipher), Some(key), None),
+        }
+        .expect("OpenSSL XTS key");
+        Openssl { ctx, dir }
+    }
+
+    /// `dst` must be 16 bytes longer than `src` (OpenSSL's output rule).
+    fn run(&mut self, unit: usize, iv: Iv, src: &[u8], dst: &mut [u8]) {
+        for (i, u) in src.chunks(unit).enumerate() {
+            let iv = iv.advance(i as u128).0;
+            match self.dir {
+                Dir::Enc => self.ctx.encrypt_init(None, None, Some(&iv)),
+                Dir::Dec => self.ctx.decrypt_init(None, None, Some(&iv)),
+            }
+            .expect("OpenSSL IV");
+            let out = &mut dst[i * unit..i * unit + unit + 16];
+            let n = self
+                .ctx
+                .cipher_update(u, Some(out))
+                .expect("OpenSSL update");
+            debug_assert_eq!(n, unit);
+        }
+    }
+}
+
+/// The `xts-mode` crate, sector by sector with the same IVs.
+fn xts_mode(key: &[u8], dir: Dir, unit: usize, iv: Iv) -> impl FnMut(&mut [u8]) + use<> {
+    use aes::cipher::KeyInit;
+    let (k1, k2) = key.split_at(key.len() / 2);
+    #[allow(clippy::large_enum_variant)] // built once per case, never moved in a loop
+    enum X {
+        A128(xts_mode::Xts128<aes::Aes128>),
+        A256(xts_mode::Xts128<aes::Aes256>),
+    }
+    let x = if key.len() == 32 {
+        X::A128(xts_mode::Xts128::new(
+            aes::Aes128::new_from_slice(k1).expect("key"),
+            aes::Aes128::new_from_slice(k2).expect("key"),
+        ))
+    } else {
+        X::A256(xts_mode::Xts128::new(
+            aes::Aes256::new_from_slice(k1).expect("key"),
+            aes::Aes256::new_from_slice(k2).expect("key"),
+        ))
+    };
+    move |b: &mut [u8]| {
+        for (i, u) in b.chunks_mut(unit).enumerate() {
+            let t = iv.advance(i as u128).0.into();
+            match (&x, dir) {
+                (X::A128(x), Dir::Enc) => x.encrypt_sector(u, t),
+                (X::A128(x), Dir::Dec) => x.decrypt_sector(u, t),
+                (X::A256(x), Dir::Enc) => x.encrypt_sector(u, t),
+                (X::A256(x), Dir::Dec) => x.decrypt_sector(u, t),
+            }
+        }
+    }
+}
+
+fn key(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(29).wrapping_add(101))
+        .collect()
+}
+
+/// One table: a key size and a direction over unit sizes.
+fn table(ctx: &Ctx, key_len: usize, dir: Dir, units: &[usize]) -> Result<Table, String> {
+    let k = key(key_len);
+    let best = Backend::detect();
+    let xts = Xts::new(&k, best);
+    let iv = Iv::plain64(FIRST);
+    let bound = AesBound::detect();
+    let rk = bound::expand_key(&k[..key_len / 2]);
+    let mut cases = Vec::new();
+    for &unit in units {
+        let input = Buf::random(REQUEST, unit as u64 ^ key_len as u64);
+        // The reference: the xts-mode crate, one sector at a time.
+        let mut want = input.bytes().to_vec();
+        xts_mode(&k, dir, unit, iv)(&mut want);
+
+        let mut a = Buf::random(REQUEST, 1);
+        a.bytes_mut().copy_from_slice(input.bytes());
+        xts.batched(dir, unit, iv, a.bytes_mut());
+        check(&format!("mdu batched {unit}"), a.bytes(), &want)?;
+        let mut b = Buf::random(REQUEST, 2);
+        b.bytes_mut().copy_from_slice(input.bytes());
+        xts.per_unit(dir, unit, iv, b.bytes_mut());
+        check(&format!("mdu per unit {unit}"), b.bytes(), &want)?;
+        let mut ossl = Openssl::new(&k, dir);
+        let mut c = Buf::random(REQUEST + 16, 3);
+        ossl.run(unit, iv, input.bytes(), c.bytes_mut());
+        check(&format!("OpenSSL {unit}"), &c.bytes()[..REQUEST], &want)?;
+        let mut d = Buf::random(REQUEST, 4);
+        let mut xm = xts_mode(&k, dir, unit, iv);
+        let mut e = Buf::random(REQUEST, 5);
+
+        let (xa, xb) = (xts.clone(), xts.clone());
+        let src = input.bytes();
+        let mut imps = vec![
+            Imp::new("mdu batched", Kind::Mdu, || {
+                xa.batched(dir, unit, iv, a.bytes_mut())
+            }),
+            Imp::new("mdu one unit at a time", Kind::Mdu, || {
+                xb.per_unit(dir, unit, iv, b.bytes_mut())
+            }),
+            Imp::new("OpenSSL EVP", Kind::Peer, || {
+                ossl.run(unit, iv, src, c.bytes_mut())
+            }),
+            Imp::new("xts-mode", Kind::Peer, || xm(d.bytes_mut())),
+        ];
+        if bound != AesBound::None {
+            imps.push(Imp::new(bound.label(), Kind::Bound, || {
+                black_box(bound::ecb_encrypt(bound, &rk, e.bytes_mut()));
+            }));
+        }
+        cases.push(case(
+            ctx,
+            format!("{unit}-byte units"),
+            REQUEST,
+            Some(unit as f64),
+            imps,
+        ));
+    }
+    let bits = key_len * 4;
+    let verb = if dir == Dir::Enc {
+        "encrypt"
+    } else {
+        "decrypt"
+    };
+    Ok(Table {
+        id: format!("xts{bits}-{verb}"),
+        title: format!("XTS-AES-{bits} {verb}, 1 MiB requests"),
+        unit: Unit::Throughput,
+        x_label: Some("data-unit size (bytes)".to_string()),
+        notes: vec![format!(
+            "mdu backend: {best:?}. OpenSSL: one EVP context, IV re-set per unit, out of place. \
+             xts-mode: `encrypt_sector` per unit. The bound is AES-{bits}-ECB over the same bytes \
+             with the widest AES instructions of the CPU and no tweak work."
+        )],
+        cases,
+    })
+}
+
+/// Every backend on the same workload: what the dispatch chooses between.
+fn backends(ctx: &Ctx) -> Result<Table, String> {
+    let k = key(64);
+    let iv = Iv::plain64(FIRST);
+    let input = Buf::random(REQUEST, 77);
+    let mut want = input.bytes().to_vec();
+    xts_mode(&k, Dir::Enc, 4096, iv)(&mut want);
+    let mut bufs = Vec::new();
+    let mut ciphers = Vec::new();
+    for &b in Backend::available() {
+        let x = Xts::new(&k, b);
+        let mut buf = Buf::random(REQUEST, b as u64);
+        buf.bytes_mut().copy_from_slice(input.bytes());
+        x.batched(Dir::Enc, 4096, iv, buf.bytes_mut());
+        check(&format!("{b:?}"), buf.bytes(), &want)?;
+        bufs.push(buf);
+        ciphers.push((b, x));
+    }
+    let imps = ciphers
+        .iter()
+        .zip(bufs.iter_mut())
+        .map(|((b, x), buf)| {
+            Imp::new(format!("{b:?}"), Kind::Mdu, move || {
+                x.batched(Dir::Enc, 4096, iv, buf.bytes_mut())
+            })
+        })
+        .collect();
+    let cases = vec![case(ctx, "4096-byte units", REQUEST, None, imps)];
+    Ok(Table {
+        id: "xts-backends".to_string(),
+        title: "XTS-AES-256 encrypt by backend, 1 MiB of 4096-byte units".to_string(),
+        unit: Unit::Throughput,
+        x_label: None,
+        notes: vec!["Ratios are against the first (best) backend.".to_string()],
+        cases,
+    })
+}
+
+/// The batched API must not slow down the common single-unit request.
+fn single_unit(ctx: &Ctx) -> Result<Table, String> {
+    let k = key(64);
+    let c = XtsAes256::new(&k).map_err(|e| e.to_string())?;
+    let mut cases = Vec::new();
+    for unit in [512usize, 4096] {
+        let units = DataUnits::new(c.clone(), unit).map_err(|e| e.to_string())?;
+        let mut a = Buf::random(unit, 9);
+        let mut b = Buf::random(unit, 9);
+        units
+            .encrypt(Iv::plain64(5), a.bytes_mut())
+            .map_err(|e| e.to_string())?;
+        c.encrypt(Iv::plain64(5), b.bytes_mut())
+            .map_err(|e| e.to_string())?;
+        check("single unit", a.bytes(), b.bytes())?;
+        let cc = c.clone();
+        let imps = vec![
+            Imp::new("DataUnits::encrypt", Kind::Mdu, || {
+                units.encrypt(Iv::plain64(5), a.bytes_mut()).expect("valid")
+            }),
+            Imp::new("XtsAes256::encrypt (direct)", Kind::Mdu, || {
+                cc.encrypt(Iv::plain64(5), b.bytes_mut()).expect("valid")
+            }),
+        ];
+        cases.push(case(ctx, format!("one {unit}-byte unit"), unit, None, imps));
+    }
+    Ok(Table {
+        id: "xts-single-unit".to_string(),
+        title: "XTS-AES-256: one-unit request through DataUnits vs the direct call".to_string(),
+        unit: Unit::Latency,
+        x_label: None,
+        notes: vec!["×1.00 means no overhead from the batched API.".to_string()],
+        cases,
+    })
+}
+
+/// `par_encrypt` on all cores against one core.
+fn parallel(ctx: &Ctx) -> Result<Table, String> {
+    let len = if ctx.full { 256 << 20 } else { 64 << 20 };
+    let k = key(64);
+    let units = DataUnits::new(XtsAes256::new(&k).map_err(|e| e.to_string())?, 4096)
+        .map_err(|e| e.to_string())?;
+    let mut a = Buf::random(len, 11);
+    let mut b = Buf::random(len, 11);
+    units
+        .encrypt(Iv::ZERO, a.bytes_mut())
+        .map_err(|e| e.to_string())?;
+    units
+        .par_encrypt(Iv::ZERO, b.bytes_mut())
+        .map_err(|e| e.to_string())?;
+    check("par_encrypt", b.bytes(), a.bytes())?;
+    let imps = vec![
+        Imp::new(
+            format!("par_encrypt ({} threads)", ctx.threads),
+            Kind::Mdu,
+            || units.par_encrypt(Iv::ZERO, b.bytes_mut()).expect("valid"),
+        ),
+        Imp::new("encrypt (1 thread)", Kind::Mdu, || {
+            units.encrypt(Iv::ZERO, a.bytes_mut()).expect("valid")
+        }),
+    ];
+    let cases = vec![case(
+        ctx,
+        format!("{} MiB of 4096-byte units", len >> 20),
+        len,
+        None,
+        imps,
+    )];
+    Ok(Table {
+        id: "xts-parallel".to_string(),
+        title: "XTS-AES-256 encrypt across threads".to_string(),
+        unit: Unit::Throughput,
+        x_label: None,
+        notes: vec![],
+        cases,
+    })
+}
+
+fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
+    let units: &[usize] = &[512, 4096, 65536];
+    Ok(vec![
+        table(ctx, 64, Dir::Enc, units)?,
+        table(ctx, 64, Dir::Dec, units)?,
+        table(ctx, 32, Dir::Enc, units)?,
+        table(ctx, 32, Dir::Dec, units)?,
+        backends(ctx)?,
+        single_unit(ctx)?,
+        parallel(ctx)?,
+    ])
+}
