@@ -208,6 +208,27 @@ fn chunk_len(block_size: usize) -> usize {
     (target / block_size).max(2) * block_size
 }
 
+/// Hash the blocks of `src` into `dst` and read the next chunk into `next`,
+/// both at once when a rayon pool with more than one thread is available.
+fn hash_while_reading<R: Read>(
+    hasher: &BlockHasher,
+    src: &[u8],
+    bs: usize,
+    dst: &mut [u8],
+    reader: &mut R,
+    next: &mut [u8],
+) -> io::Result<usize> {
+    #[cfg(feature = "rayon")]
+    if rayon::current_num_threads() > 1 {
+        return rayon::in_place_scope(|s| {
+            s.spawn(|_| hasher.hash_blocks_par(src, bs, dst));
+            fill(reader, next)
+        });
+    }
+    hasher.hash_blocks(src, bs, dst);
+    fill(reader, next)
+}
+
 /// Build the tree of the data read from `reader`.
 pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> {
     let bs = spec.data_block_size;
@@ -223,22 +244,25 @@ pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> 
     };
     let mut reader = reader.take(limit);
 
-    let mut buf = vec![0u8; chunk_len(bs)];
+    // Two buffers: while the blocks of one are hashed (on the rayon pool),
+    // the next chunk is read into the other on this thread.
+    let mut cur = vec![0u8; chunk_len(bs)];
+    let mut next = vec![0u8; cur.len()];
     let mut level0 = Vec::new();
     let mut data_blocks = 0u64;
     let mut data_bytes = 0u64;
+    let mut got = fill(&mut reader, &mut cur)?;
     loop {
-        let got = fill(&mut reader, &mut buf)?;
         data_bytes += got as u64;
         let whole = got / bs;
         let old = level0.len();
         level0.resize(old + whole * dl, 0);
-        hasher.hash_blocks_par(&buf[..whole * bs], bs, &mut level0[old..]);
         data_blocks += whole as u64;
-        if got < buf.len() {
+        if got < cur.len() {
+            hasher.hash_blocks_par(&cur[..whole * bs], bs, &mut level0[old..]);
             let partial = got % bs;
             if partial > 0 && spec.pad_partial {
-                let block = &mut buf[whole * bs..(whole + 1) * bs];
+                let block = &mut cur[whole * bs..(whole + 1) * bs];
                 block[partial..].fill(0);
                 let mut d = [0u8; 64];
                 hasher.hash1(block, &mut d[..dl]);
@@ -247,6 +271,8 @@ pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> 
             }
             break;
         }
+        got = hash_while_reading(hasher, &cur, bs, &mut level0[old..], &mut reader, &mut next)?;
+        core::mem::swap(&mut cur, &mut next);
     }
     if let Some(n) = spec.data_blocks
         && data_blocks < n
@@ -256,7 +282,7 @@ pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> 
             available_blocks: data_blocks,
         });
     }
-    drop(buf);
+    drop((cur, next));
 
     let mut levels = Vec::new();
     let root = match data_blocks {
