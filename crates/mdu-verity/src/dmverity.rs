@@ -342,7 +342,7 @@ impl Superblock {
     }
 }
 
-/// What [`format`] wrote.
+/// What [`format()`] wrote.
 ///
 /// ```
 /// use std::io::Cursor;
@@ -471,7 +471,7 @@ pub fn format<R: Read, W: Write + Seek>(
     format_with(data, hash_out, params, sha256::State::new())
 }
 
-/// As [`format`], with SHA-256 on the given fresh state's backend.
+/// As [`format()`], with SHA-256 on the given fresh state's backend.
 ///
 /// ```
 /// use std::io::Cursor;

@@ -198,13 +198,12 @@ pub(crate) fn fill<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<us
     Ok(got)
 }
 
-/// Bytes of data read (and hashed) per chunk.
+/// Bytes of data read (and hashed) per chunk: small enough to stay in the
+/// L2 cache on one thread, large enough to feed the pool on several.
 fn chunk_len(block_size: usize) -> usize {
-    let target = if cfg!(feature = "rayon") {
-        1 << 20
-    } else {
-        256 << 10
-    };
+    let target = 256 << 10;
+    #[cfg(feature = "rayon")]
+    let target = if rayon::current_num_threads() > 1 { 1 << 20 } else { target };
     (target / block_size).max(2) * block_size
 }
 
