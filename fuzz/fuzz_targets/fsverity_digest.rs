@@ -1,0 +1,105 @@
+//! The fs-verity file digest against a deliberately plain reference written
+//! here from the on-disk rules (salt padded to the hash block and prepended
+//! to every hashed block, zero-padded blocks, levels until one block, the
+//! 256-byte descriptor), for both hash algorithms.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mdu_verity::HashAlg;
+use mdu_verity::fsverity::{self, Params};
+use sha2::{Digest, Sha256, Sha512};
+
+fn hash(alg: u8, data: &[u8]) -> Vec<u8> {
+    if alg == 1 {
+        Sha256::digest(data).to_vec()
+    } else {
+        Sha512::digest(data).to_vec()
+    }
+}
+
+/// The file digest, computed the obvious way with whole-buffer hashing.
+fn reference(alg: u8, block: usize, salt: &[u8], file: &[u8]) -> Vec<u8> {
+    let hblk = if alg == 1 { 64 } else { 128 };
+    let mut padded = salt.to_vec();
+    if !salt.is_empty() {
+        while padded.len() % hblk != 0 {
+            padded.push(0);
+        }
+    }
+    let salted = |b: &[u8]| {
+        let mut m = padded.clone();
+        m.extend_from_slice(b);
+        hash(alg, &m)
+    };
+    let blocks_of = |bytes: &[u8]| -> Vec<Vec<u8>> {
+        bytes
+            .chunks(block)
+            .map(|c| {
+                let mut v = c.to_vec();
+                v.resize(block, 0);
+                v
+            })
+            .collect()
+    };
+    let dlen = if alg == 1 { 32 } else { 64 };
+    let root = if file.is_empty() {
+        vec![0u8; dlen]
+    } else {
+        let mut hashes: Vec<Vec<u8>> = blocks_of(file).iter().map(|b| salted(b)).collect();
+        if hashes.len() == 1 {
+            hashes.remove(0)
+        } else {
+            loop {
+                let level = blocks_of(&hashes.concat());
+                let next: Vec<Vec<u8>> = level.iter().map(|b| salted(b)).collect();
+                if level.len() == 1 {
+                    break next.into_iter().next().unwrap();
+                }
+                hashes = next;
+            }
+        }
+    };
+    let mut desc = vec![0u8; 256];
+    desc[0] = 1;
+    desc[1] = alg;
+    desc[2] = block.trailing_zeros() as u8;
+    desc[3] = salt.len() as u8;
+    desc[8..16].copy_from_slice(&(file.len() as u64).to_le_bytes());
+    desc[16..16 + dlen].copy_from_slice(&root);
+    desc[80..80 + salt.len()].copy_from_slice(salt);
+    hash(alg, &desc)
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 4 {
+        return;
+    }
+    let alg = if data[0] & 1 == 0 { 1u8 } else { 2u8 };
+    let block = 1024usize << (data[0] >> 1 & 3);
+    let salt_len = usize::from(data[1]) % 33;
+    let salt: Vec<u8> = (0..salt_len)
+        .map(|i| data[2].wrapping_add(i as u8))
+        .collect();
+    // Files up to ~300 KiB from a short input, so multi-level trees occur.
+    let len = (usize::from(u16::from_le_bytes([data[2], data[3]])) * 5) % 300_000;
+    let body = &data[4..];
+    let file: Vec<u8> = if body.is_empty() {
+        vec![0u8; len]
+    } else {
+        body.iter().copied().cycle().take(len).collect()
+    };
+    let params = Params {
+        hash: if alg == 1 {
+            HashAlg::Sha256
+        } else {
+            HashAlg::Sha512
+        },
+        block_size: block as u32,
+        salt: salt.clone(),
+    };
+    let got = fsverity::digest(&file[..], &params).expect("valid parameters");
+    assert_eq!(
+        got.digest().as_bytes(),
+        &reference(alg, block, &salt, &file)[..]
+    );
+});
