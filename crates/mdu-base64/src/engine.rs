@@ -3,15 +3,15 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::alphabet::{Alphabet, INVALID, PAD, Padding};
-use crate::backend::{self, Backend};
+use crate::alphabet::{Alphabet, PAD, Padding};
+use crate::backend::{self, Backend, BodyError};
 use crate::error::{BackendUnavailable, DecodeError, EncodeError};
 
 /// Unpadded encoded length, `ceil(4 * n / 3)`, for lengths where it fits
 /// (every slice length does: a slice holds at most `isize::MAX` bytes).
 #[inline]
 pub(crate) const fn unpadded_len(n: usize) -> usize {
-    n / 3 * 4 + [0, 2, 3][n % 3]
+    n / 3 * 4 + (n % 3 * 4).div_ceil(3)
 }
 
 /// A base64 codec: one [`Alphabet`], one [`Padding`] mode.
@@ -179,10 +179,11 @@ impl Engine {
     /// assert_eq!(mdu_base64::URL_SAFE_NO_PAD.decoded_len_max(252), 189);
     /// ```
     pub const fn decoded_len_max(&self, n: usize) -> usize {
-        n / 4 * 3 + [0, 0, 1, 2][n % 4]
+        n / 4 * 3 + n % 4 * 3 / 4
     }
 
     /// Length and padding checks: `(symbols before padding, decoded length)`.
+    #[inline(always)]
     fn structure(&self, src: &[u8]) -> Result<(usize, usize), DecodeError> {
         let len = src.len();
         if self.padding == Padding::Required && !len.is_multiple_of(4) {
@@ -297,40 +298,15 @@ impl Engine {
     }
 
     /// Decodes `body` (no padding, length not 1 mod 4) into all of `out`.
+    #[inline(always)]
     fn decode_body(&self, body: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
-        let full = body.len() / 4 * 4;
-        let (groups, tail) = body.split_at(full);
-        let (gout, tout) = out.split_at_mut(full / 4 * 3);
-        let invalid = |index: usize| DecodeError::InvalidByte {
-            index,
-            byte: body[index],
-        };
-        backend::decode_groups(self.backend(), &self.alphabet, groups, gout).map_err(invalid)?;
-        let dec = &self.alphabet.decode;
-        if let Some(i) = tail.iter().position(|&c| dec[usize::from(c)] == INVALID) {
-            return Err(invalid(full + i));
-        }
-        let v = |i: usize| u32::from(dec[usize::from(tail[i])]);
-        match tout {
-            [] => {}
-            [a] => {
-                let bits = v(0) << 6 | v(1);
-                if bits & 0xf != 0 {
-                    return Err(DecodeError::NonCanonical { index: full + 1 });
-                }
-                *a = (bits >> 4) as u8;
-            }
-            [a, b] => {
-                let bits = v(0) << 12 | v(1) << 6 | v(2);
-                if bits & 0x3 != 0 {
-                    return Err(DecodeError::NonCanonical { index: full + 2 });
-                }
-                *a = (bits >> 10) as u8;
-                *b = (bits >> 2) as u8;
-            }
-            _ => unreachable_tail(),
-        }
-        Ok(())
+        backend::decode_body(self.backend(), &self.alphabet, body, out).map_err(|e| match e {
+            BodyError::InvalidByte(index) => DecodeError::InvalidByte {
+                index,
+                byte: body.get(index).copied().unwrap_or_default(),
+            },
+            BodyError::NonCanonical(index) => DecodeError::NonCanonical { index },
+        })
     }
 
     /// Decodes `src` into a new vector.
@@ -351,10 +327,4 @@ impl Engine {
         self.decode_body(&src[..body], &mut out)?;
         Ok(out)
     }
-}
-
-/// The tail of a valid body has 0, 2 or 3 symbols, hence 0, 1 or 2 bytes.
-#[cold]
-fn unreachable_tail() {
-    debug_assert!(false, "tail of 1 symbol passed the length check");
 }

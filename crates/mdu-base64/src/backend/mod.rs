@@ -1,15 +1,17 @@
 //! Backend choice: detection once per process, and the one dispatch point of
-//! each of the two kernels (encode, decode of whole 4-symbol groups).
+//! each of the two kernels (encode; decode of a body without padding).
 //!
 //! Contract of the kernels, for every backend:
 //!
 //! * `encode(alphabet, src, dst)`: `dst.len()` is exactly the unpadded
 //!   encoded length of `src`; every byte of `dst` is written.
-//! * `decode_groups(alphabet, src, dst)`: `src.len()` is a multiple of 4 and
-//!   `dst.len() == src.len() / 4 * 3`. On success all of `dst` is written. On
-//!   error the result is the index of the first byte of `src` outside the
-//!   alphabet, and exactly the groups before that byte's group have been
-//!   written (`dst[..index / 4 * 3]`), nothing else.
+//! * `decode_body(alphabet, src, dst)`: `src` holds no padding and its length
+//!   is not 1 mod 4; `dst.len()` is its decoded length. On success all of
+//!   `dst` is written. On error: `InvalidByte(i)`, `i` the index of the first
+//!   byte outside the alphabet, with exactly the whole groups before that
+//!   byte's group written (`dst[..i / 4 * 3]`); or `NonCanonical(i)`, `i` the
+//!   index of the last symbol, with exactly the whole groups written. No
+//!   other byte of `dst` is touched.
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -136,21 +138,40 @@ pub(crate) fn encode(backend: Backend, alphabet: &Alphabet, src: &[u8], dst: &mu
     }
 }
 
-/// Decodes whole groups (see the module contract); `Err` is the index of the
-/// first byte outside the alphabet.
+/// Why a body did not decode (see the module contract).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodyError {
+    /// Index of the first byte outside the alphabet.
+    InvalidByte(usize),
+    /// Index of the last symbol, whose unused bits are not zero.
+    NonCanonical(usize),
+}
+
+impl BodyError {
+    /// The same error for a body that starts `offset` bytes later.
+    #[inline]
+    pub(crate) fn shift(self, offset: usize) -> BodyError {
+        match self {
+            BodyError::InvalidByte(i) => BodyError::InvalidByte(i + offset),
+            BodyError::NonCanonical(i) => BodyError::NonCanonical(i + offset),
+        }
+    }
+}
+
+/// Decodes a body without padding (see the module contract).
 #[inline]
-pub(crate) fn decode_groups(
+pub(crate) fn decode_body(
     backend: Backend,
     alphabet: &Alphabet,
     src: &[u8],
     dst: &mut [u8],
-) -> Result<(), usize> {
-    debug_assert!(src.len().is_multiple_of(4) && dst.len() == src.len() / 4 * 3);
+) -> Result<(), BodyError> {
+    debug_assert!(src.len() % 4 != 1 && dst.len() == src.len() * 3 / 4);
     match backend {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx512Vbmi => x86::decode_avx512vbmi(alphabet, src, dst),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Backend::Avx2 => x86::decode_avx2(alphabet, src, dst),
-        _ => scalar::decode_groups(&alphabet.decode, src, dst),
+        _ => scalar::decode_body(&alphabet.decode, src, dst),
     }
 }

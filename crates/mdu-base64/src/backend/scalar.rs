@@ -1,6 +1,7 @@
 //! Portable block-wise kernels: 3 bytes <-> 4 symbols, with 64-bit loads
 //! (6 bytes -> 8 symbols) in the encoder's main loop. No `unsafe`.
 
+use super::BodyError;
 use crate::alphabet::INVALID;
 
 /// Encodes one 24-bit group (in the low bits of `v`) into 4 symbols.
@@ -84,6 +85,38 @@ pub(crate) fn decode_groups(dec: &[u8; 256], src: &[u8], dst: &mut [u8]) -> Resu
         base += 8;
     }
     decode_slow(dec, pairs.remainder(), opairs.into_remainder()).map_err(|i| base + i)
+}
+
+/// Decodes a whole body (no padding, length not 1 mod 4): the groups, then
+/// the 2- or 3-symbol tail with its canonical check. See `backend/mod.rs`.
+pub(crate) fn decode_body(dec: &[u8; 256], src: &[u8], dst: &mut [u8]) -> Result<(), BodyError> {
+    let full = src.len() / 4 * 4;
+    let (groups, tail) = src.split_at(full);
+    let (gout, tout) = dst.split_at_mut(full / 4 * 3);
+    decode_groups(dec, groups, gout).map_err(BodyError::InvalidByte)?;
+    if let Some(i) = first_invalid(dec, tail) {
+        return Err(BodyError::InvalidByte(full + i));
+    }
+    let v = |i: usize| u32::from(dec[usize::from(tail[i])]);
+    match tout {
+        [a] => {
+            let bits = v(0) << 6 | v(1);
+            if bits & 0xf != 0 {
+                return Err(BodyError::NonCanonical(full + 1));
+            }
+            *a = (bits >> 4) as u8;
+        }
+        [a, b] => {
+            let bits = v(0) << 12 | v(1) << 6 | v(2);
+            if bits & 0x3 != 0 {
+                return Err(BodyError::NonCanonical(full + 2));
+            }
+            *a = (bits >> 10) as u8;
+            *b = (bits >> 2) as u8;
+        }
+        rest => debug_assert!(tail.is_empty() && rest.is_empty()),
+    }
+    Ok(())
 }
 
 /// One group at a time, stopping at the first invalid byte.

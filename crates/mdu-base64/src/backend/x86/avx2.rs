@@ -17,7 +17,7 @@
 
 use core::arch::x86_64::*;
 
-use super::scalar;
+use super::{BodyError, scalar};
 
 /// Per 128-bit lane: bytes `[3i+1, 3i, 3i+2, 3i+1]` for lanes i = 0..4.
 const ENC_SPREAD: [i8; 16] = [1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10];
@@ -86,19 +86,19 @@ fn in_range(x: __m256i, lo: u8, len: u8) -> __m256i {
     _mm256_cmpgt_epi8(_mm256_set1_epi8((len as i8).wrapping_sub(-128i8)), shifted)
 }
 
-/// Decodes whole groups; on error, the index of the first invalid byte, with
-/// exactly the groups before its group written.
+/// Decodes a body (see the contract in `backend/mod.rs`); the tail and any
+/// step holding an invalid byte go to the scalar kernel.
 ///
 /// # Safety
-/// The CPU supports AVX2; `enc[..62]` is `A-Z a-z 0-9`; `src.len() % 4 == 0`
-/// and `dst.len() == src.len() / 4 * 3`.
+/// The CPU supports AVX2; `enc[..62]` is `A-Z a-z 0-9`; `src.len() % 4 != 1`
+/// and `dst.len()` is the decoded length of `src`.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn decode_groups(
+pub(super) unsafe fn decode_body(
     enc: &[u8; 64],
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
-) -> Result<(), usize> {
+) -> Result<(), BodyError> {
     let s62 = _mm256_set1_epi8(enc[62] as i8);
     let s63 = _mm256_set1_epi8(enc[63] as i8);
     let o62 = _mm256_set1_epi8(62u8.wrapping_sub(enc[62]) as i8);
@@ -128,7 +128,7 @@ pub(super) unsafe fn decode_groups(
                 src.get(si..).unwrap_or_default(),
                 dst.get_mut(di..).unwrap_or_default(),
             );
-            return scalar::decode_groups(dec, s, d).map_err(|i| si + i);
+            return scalar::decode_body(dec, s, d).map_err(|e| e.shift(si));
         }
         let off = _mm256_or_si256(
             _mm256_or_si256(
@@ -144,7 +144,7 @@ pub(super) unsafe fn decode_groups(
         let pairs = _mm256_maddubs_epi16(values, merge6);
         let lanes = _mm256_madd_epi16(pairs, merge12);
         let packed = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(lanes, pack), gather);
-        // SAFETY: `n - si >= 32` means `dst.len() - di >= 24`; the two
+        // SAFETY: `n - si >= 32` symbols left means `dst.len() - di >= 24`; the two
         // stores write exactly bytes `di..di + 24`.
         unsafe {
             let p = dst.as_mut_ptr().add(di);
@@ -158,5 +158,5 @@ pub(super) unsafe fn decode_groups(
         src.get(si..).unwrap_or_default(),
         dst.get_mut(di..).unwrap_or_default(),
     );
-    scalar::decode_groups(dec, s, d).map_err(|i| si + i)
+    scalar::decode_body(dec, s, d).map_err(|e| e.shift(si))
 }

@@ -17,7 +17,7 @@
 
 use core::arch::x86_64::*;
 
-use super::scalar;
+use super::{BodyError, scalar};
 
 /// For lane `i`, bytes `[3i+1, 3i, 3i+2, 3i+1]` of the 48-byte input.
 const ENC_SPREAD: [u8; 64] = {
@@ -79,6 +79,22 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
     let n = src.len();
     let mut si = 0;
     let mut di = 0;
+    // Long inputs: one short masked step first so that the 64-byte stores
+    // of the main loop are aligned (a store split over two cache lines costs
+    // about twice as much). Possible when `dst` is 4-byte aligned.
+    let misalign = dst.as_ptr() as usize & 63;
+    if n >= 512 && misalign != 0 && misalign.is_multiple_of(4) {
+        let groups = (64 - misalign) / 4;
+        // SAFETY: `3 * groups <= 45 < n` input bytes and `4 * groups`
+        // output symbols (fewer than the `4 * n / 3` of `dst`) are in
+        // bounds; masked-off bytes are not accessed.
+        unsafe {
+            let x = _mm512_maskz_loadu_epi8(mask_low(3 * groups), src.as_ptr().cast());
+            _mm512_mask_storeu_epi8(dst.as_mut_ptr().cast(), mask_low(4 * groups), step(x));
+        }
+        si = 3 * groups;
+        di = 4 * groups;
+    }
     // Plain 64-byte loads while 64 input bytes remain (only 48 are used);
     // then the remaining output is at least 86 symbols, room for 64.
     while n - si >= 64 {
@@ -107,82 +123,55 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
     }
 }
 
-/// Decodes whole groups; on error, the index of the first invalid byte, with
-/// exactly the groups before its group written.
+/// Decodes a body (see the contract in `backend/mod.rs`), its 2- or 3-symbol
+/// tail included. A step that holds an invalid byte or a non-canonical last
+/// symbol writes nothing and hands over to the scalar kernel, which stops at
+/// the first error and reports it.
 ///
 /// # Safety
-/// The CPU supports AVX-512 F, BW and VBMI, `src.len() % 4 == 0` and
-/// `dst.len() == src.len() / 4 * 3`.
+/// The CPU supports AVX-512 F, BW and VBMI, `src.len() % 4 != 1` and
+/// `dst.len()` is the decoded length of `src`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-pub(super) unsafe fn decode_groups(
+pub(super) unsafe fn decode_body(
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
-) -> Result<(), usize> {
-    // SAFETY: `dec` has 256 bytes, so offsets 0 and 64 leave 64 readable
-    // bytes each; `DEC_PACK` has 64.
-    let (lut_lo, lut_hi, pack) = unsafe {
-        (
-            _mm512_loadu_si512(dec.as_ptr().cast()),
-            _mm512_loadu_si512(dec.as_ptr().add(64).cast()),
-            _mm512_loadu_si512(DEC_PACK.as_ptr().cast()),
-        )
-    };
-    let merge6 = _mm512_set1_epi32(0x0140_0140);
-    let merge12 = _mm512_set1_epi32(0x0001_1000);
-    let lookup = |x: __m512i| _mm512_permutex2var_epi8(lut_lo, x, lut_hi);
-    let pack48 = |v: __m512i| {
-        let pairs = _mm512_maddubs_epi16(v, merge6);
-        let lanes = _mm512_madd_epi16(pairs, merge12);
-        _mm512_permutexvar_epi8(pack, lanes)
-    };
+) -> Result<(), BodyError> {
     let n = src.len();
-    let mut si = 0;
-    let mut di = 0;
-    // Four steps at a time with one validity test. Nothing of the 192 output
-    // bytes is stored unless all 256 symbols are valid; the first three
-    // stores write 64 bytes (the 16 extra are overwritten by the next store),
-    // the last writes exactly 48.
-    while n - si >= 256 {
-        // SAFETY: `si + 256 <= n`.
-        let x: [__m512i; 4] = core::array::from_fn(|k| unsafe {
-            _mm512_loadu_si512(src.as_ptr().add(si + 64 * k).cast())
-        });
-        let v: [__m512i; 4] = core::array::from_fn(|k| lookup(x[k]));
-        let any = _mm512_or_si512(
-            _mm512_or_si512(_mm512_or_si512(x[0], v[0]), _mm512_or_si512(x[1], v[1])),
-            _mm512_or_si512(_mm512_or_si512(x[2], v[2]), _mm512_or_si512(x[3], v[3])),
-        );
-        if _mm512_movepi8_mask(any) != 0 {
-            return finish_scalar(dec, src, dst, si, di);
-        }
-        // SAFETY: `dst.len() - di == (n - si) / 4 * 3 >= 192`; the stores
-        // end at `di + 64`, `+ 112`, `+ 160` and `+ 192`.
-        unsafe {
-            let p = dst.as_mut_ptr().add(di);
-            _mm512_storeu_si512(p.cast(), pack48(v[0]));
-            _mm512_storeu_si512(p.add(48).cast(), pack48(v[1]));
-            _mm512_storeu_si512(p.add(96).cast(), pack48(v[2]));
-            _mm512_mask_storeu_epi8(p.add(144).cast(), OUT48, pack48(v[3]));
-        }
-        si += 256;
-        di += 192;
+    let (mut si, mut di) = (0, 0);
+    if n >= 256 {
+        // SAFETY: the preconditions of this function are those of the bulk
+        // loop (same CPU features, same slices).
+        (si, di) = unsafe { decode_bulk(dec, src, dst)? };
     }
+    let t = DecodeTables::load(dec);
     while si < n {
+        // The last step holds the tail: `len % 4` is 0, 2 or 3.
         let len = (n - si).min(64);
         let in_mask = mask_low(len);
         // SAFETY: the mask covers `len` in-bounds bytes from `si`; masked-off
-        // bytes are not accessed.
+        // bytes are not accessed (and read as zero).
         let x = unsafe { _mm512_maskz_loadu_epi8(in_mask, src.as_ptr().add(si).cast()) };
-        let v = lookup(x);
+        // Masked-off lanes look up as 0, so a partial group packs as if its
+        // missing symbols were 'A'.
+        let v = _mm512_maskz_permutex2var_epi8(in_mask, t.lut_lo, x, t.lut_hi);
         if _mm512_movepi8_mask(_mm512_or_si512(x, v)) & in_mask != 0 {
             return finish_scalar(dec, src, dst, si, di);
         }
-        let olen = len / 4 * 3;
-        // SAFETY: `len` is a multiple of 4, so `olen` bytes from `di` are in
-        // bounds of `dst`; masked-off bytes are not written.
+        // Unused low bits of the last symbol of a 2- or 3-symbol tail.
+        let unused = match len % 4 {
+            2 => 0x0f,
+            3 => 0x03,
+            _ => 0,
+        };
+        if _mm512_mask_test_epi8_mask(1u64 << (len - 1), v, _mm512_set1_epi8(unused)) != 0 {
+            return finish_scalar(dec, src, dst, si, di);
+        }
+        let olen = len * 3 / 4;
+        // SAFETY: `olen` is the decoded length of these `len` symbols, in
+        // bounds of `dst` from `di`; masked-off bytes are not written.
         unsafe {
-            _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(di).cast(), mask_low(olen), pack48(v));
+            _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(di).cast(), mask_low(olen), t.pack48(v));
         }
         si += len;
         di += olen;
@@ -190,8 +179,105 @@ pub(super) unsafe fn decode_groups(
     Ok(())
 }
 
-/// The scalar kernel from group `si` on, to find (and stop at) the first
-/// invalid byte; the index is made absolute.
+/// Registers of the decoder: the two halves of the 128-entry reverse table,
+/// the 48-of-64 byte pack permutation and the two multiply-add constants.
+struct DecodeTables {
+    lut_lo: __m512i,
+    lut_hi: __m512i,
+    pack: __m512i,
+    merge6: __m512i,
+    merge12: __m512i,
+}
+
+impl DecodeTables {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[inline]
+    fn load(dec: &[u8; 256]) -> DecodeTables {
+        // SAFETY: `dec` has 256 bytes, so offsets 0 and 64 leave 64 readable
+        // bytes each; `DEC_PACK` has 64.
+        let (lut_lo, lut_hi, pack) = unsafe {
+            (
+                _mm512_loadu_si512(dec.as_ptr().cast()),
+                _mm512_loadu_si512(dec.as_ptr().add(64).cast()),
+                _mm512_loadu_si512(DEC_PACK.as_ptr().cast()),
+            )
+        };
+        DecodeTables {
+            lut_lo,
+            lut_hi,
+            pack,
+            merge6: _mm512_set1_epi32(0x0140_0140),
+            merge12: _mm512_set1_epi32(0x0001_1000),
+        }
+    }
+
+    /// Symbol -> 6-bit value (high bit set for bytes outside the alphabet).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[inline]
+    fn lookup(&self, x: __m512i) -> __m512i {
+        _mm512_permutex2var_epi8(self.lut_lo, x, self.lut_hi)
+    }
+
+    /// 64 values -> 48 bytes in the low part of the register.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[inline]
+    fn pack48(&self, v: __m512i) -> __m512i {
+        let pairs = _mm512_maddubs_epi16(v, self.merge6);
+        let lanes = _mm512_madd_epi16(pairs, self.merge12);
+        _mm512_permutexvar_epi8(self.pack, lanes)
+    }
+}
+
+/// Four steps (256 symbols) at a time while at least 256 symbols remain,
+/// with one validity test per four steps; returns the position reached.
+/// Kept out of line so short inputs do not pay for its registers.
+///
+/// # Safety
+/// As [`decode_body`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline(never)]
+unsafe fn decode_bulk(
+    dec: &[u8; 256],
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(usize, usize), BodyError> {
+    let t = DecodeTables::load(dec);
+    let n = src.len();
+    let mut si = 0;
+    let mut di = 0;
+    // Nothing of the 192 output bytes is stored unless all 256 symbols are
+    // valid; the first three stores write 64 bytes (the 16 extra are
+    // overwritten by the next store), the last writes exactly 48.
+    while n - si >= 256 {
+        // SAFETY: `si + 256 <= n`.
+        let x: [__m512i; 4] = core::array::from_fn(|k| unsafe {
+            _mm512_loadu_si512(src.as_ptr().add(si + 64 * k).cast())
+        });
+        let v: [__m512i; 4] = core::array::from_fn(|k| t.lookup(x[k]));
+        let any = _mm512_or_si512(
+            _mm512_or_si512(_mm512_or_si512(x[0], v[0]), _mm512_or_si512(x[1], v[1])),
+            _mm512_or_si512(_mm512_or_si512(x[2], v[2]), _mm512_or_si512(x[3], v[3])),
+        );
+        if _mm512_movepi8_mask(any) != 0 {
+            return finish_scalar(dec, src, dst, si, di).map(|()| (n, dst.len()));
+        }
+        // SAFETY: `dst.len() - di == (n - si) * 3 / 4 >= 192`; the stores
+        // end at `di + 64`, `+ 112`, `+ 160` and `+ 192`.
+        unsafe {
+            let p = dst.as_mut_ptr().add(di);
+            _mm512_storeu_si512(p.cast(), t.pack48(v[0]));
+            _mm512_storeu_si512(p.add(48).cast(), t.pack48(v[1]));
+            _mm512_storeu_si512(p.add(96).cast(), t.pack48(v[2]));
+            _mm512_mask_storeu_epi8(p.add(144).cast(), OUT48, t.pack48(v[3]));
+        }
+        si += 256;
+        di += 192;
+    }
+    Ok((si, di))
+}
+
+/// The scalar kernel from `si` on, to find (and stop at) the first error;
+/// the index is made absolute.
 #[cold]
 fn finish_scalar(
     dec: &[u8; 256],
@@ -199,10 +285,10 @@ fn finish_scalar(
     dst: &mut [u8],
     si: usize,
     di: usize,
-) -> Result<(), usize> {
+) -> Result<(), BodyError> {
     let (s, d) = (
         src.get(si..).unwrap_or_default(),
         dst.get_mut(di..).unwrap_or_default(),
     );
-    scalar::decode_groups(dec, s, d).map_err(|i| si + i)
+    scalar::decode_body(dec, s, d).map_err(|e| e.shift(si))
 }

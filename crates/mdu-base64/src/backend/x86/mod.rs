@@ -2,7 +2,7 @@
 
 use crate::alphabet::Alphabet;
 
-use super::scalar;
+use super::{BodyError, scalar};
 
 mod avx2;
 mod avx512vbmi;
@@ -39,14 +39,14 @@ pub(crate) fn decode_avx512vbmi(
     alphabet: &Alphabet,
     src: &[u8],
     dst: &mut [u8],
-) -> Result<(), usize> {
+) -> Result<(), BodyError> {
     if has_avx512vbmi() {
         // SAFETY: `has_avx512vbmi` confirmed AVX-512 F/BW/VBMI at run time;
-        // the caller passes `src.len() % 4 == 0` and
-        // `dst.len() == src.len() / 4 * 3`, the precondition of the kernel.
-        unsafe { avx512vbmi::decode_groups(&alphabet.decode, src, dst) }
+        // the caller passes a body whose length is not 1 mod 4 and a `dst`
+        // of its decoded length, the precondition of the kernel.
+        unsafe { avx512vbmi::decode_body(&alphabet.decode, src, dst) }
     } else {
-        scalar::decode_groups(&alphabet.decode, src, dst)
+        scalar::decode_body(&alphabet.decode, src, dst)
     }
 }
 
@@ -63,13 +63,17 @@ pub(crate) fn encode_avx2(alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) {
 }
 
 #[inline]
-pub(crate) fn decode_avx2(alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) -> Result<(), usize> {
+pub(crate) fn decode_avx2(
+    alphabet: &Alphabet,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), BodyError> {
     if has_avx2() && alphabet.rfc_prefix {
         // SAFETY: `has_avx2` confirmed AVX2 at run time; the alphabet has the
-        // RFC 4648 layout for symbols 0..=61; the caller passes
-        // `src.len() % 4 == 0` and `dst.len() == src.len() / 4 * 3`.
-        unsafe { avx2::decode_groups(&alphabet.encode, &alphabet.decode, src, dst) }
+        // RFC 4648 layout for symbols 0..=61; the caller passes a body whose
+        // length is not 1 mod 4 and a `dst` of its decoded length.
+        unsafe { avx2::decode_body(&alphabet.encode, &alphabet.decode, src, dst) }
     } else {
-        scalar::decode_groups(&alphabet.decode, src, dst)
+        scalar::decode_body(&alphabet.decode, src, dst)
     }
 }
