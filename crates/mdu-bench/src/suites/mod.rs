@@ -20,11 +20,18 @@ pub(crate) struct Suite {
 }
 
 mod base64;
+mod sha256;
+mod verity;
 mod xts;
 
 /// Every suite, in report order.
 pub(crate) fn all() -> Vec<Suite> {
-    vec![xts::suite(), base64::suite()]
+    vec![
+        xts::suite(),
+        sha256::suite(),
+        verity::suite(),
+        base64::suite(),
+    ]
 }
 
 /// Measures one case.

@@ -1,0 +1,142 @@
+//! Merkle trees over 64 MiB in memory: the fs-verity file digest and the
+//! dm-verity hash area, on one thread and on every thread, against the same
+//! trees built with the `sha2` crate one block at a time.
+
+use std::io::Cursor;
+
+use mdu_verity::sha256::{Backend, State};
+use mdu_verity::{dmverity, fsverity};
+
+use super::{Buf, Ctx, Suite, case, check};
+use crate::measure::{Imp, Kind};
+use crate::report::{Table, Unit};
+
+pub(crate) fn suite() -> Suite {
+    Suite {
+        name: "verity",
+        run,
+        backends: Vec::new,
+    }
+}
+
+fn pool(threads: usize) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
+    let len = if ctx.full { 256 << 20 } else { 64 << 20 };
+    let input = Buf::random(len, 42);
+    let data = input.bytes();
+    let one = pool(1)?;
+    let all = pool(ctx.threads)?;
+    let generic = || State::with_backend(Backend::Generic).map_err(|e| e.to_string());
+    let best = Backend::detect();
+    let mb = len >> 20;
+
+    // fs-verity.
+    let fp = fsverity::Params::default();
+    let want = one
+        .install(|| fsverity::measure_with(data, &fp, generic()?).map_err(|e| e.to_string()))?
+        .digest();
+    for (p, n) in [(&one, 1), (&all, ctx.threads)] {
+        let got = p
+            .install(|| fsverity::digest(data, &fp))
+            .map_err(|e| e.to_string())?;
+        check(
+            &format!("fs-verity digest, {n} threads"),
+            got.digest().as_bytes(),
+            want.digest().as_bytes(),
+        )?;
+    }
+    let fs_case = case(
+        ctx,
+        format!("fs-verity digest, {mb} MiB"),
+        len,
+        None,
+        vec![
+            Imp::new(
+                format!("mdu {}, {} threads", best.name(), ctx.threads),
+                Kind::Mdu,
+                || {
+                    all.install(|| fsverity::digest(data, &fp).expect("valid"));
+                },
+            ),
+            Imp::new(format!("mdu {}, 1 thread", best.name()), Kind::Mdu, || {
+                one.install(|| fsverity::digest(data, &fp).expect("valid"));
+            }),
+            Imp::new("sha2, one block at a time, 1 thread", Kind::Peer, || {
+                one.install(|| {
+                    fsverity::measure_with(
+                        data,
+                        &fp,
+                        State::with_backend(Backend::Generic).expect("generic"),
+                    )
+                    .expect("valid")
+                });
+            }),
+        ],
+    );
+
+    // dm-verity (the veritysetup defaults: SHA-256, 4 KiB blocks, 32-byte salt).
+    let dp = dmverity::Params {
+        salt: (0..32).collect(),
+        superblock: false,
+        ..Default::default()
+    };
+    let format = |fresh: State| {
+        let mut out = Cursor::new(Vec::with_capacity(len / 100));
+        let f = dmverity::format_with(data, &mut out, &dp, fresh).expect("valid");
+        (f.root_hash(), out.into_inner())
+    };
+    let reference = one.install(|| generic().map(format))?;
+    for (p, n) in [(&one, 1), (&all, ctx.threads)] {
+        let got = p.install(|| format(State::new()));
+        check(
+            &format!("dm-verity root, {n} threads"),
+            got.0.as_bytes(),
+            reference.0.as_bytes(),
+        )?;
+        check(
+            &format!("dm-verity hash area, {n} threads"),
+            &got.1,
+            &reference.1,
+        )?;
+    }
+    let dm_case = case(
+        ctx,
+        format!("dm-verity format, {mb} MiB"),
+        len,
+        None,
+        vec![
+            Imp::new(
+                format!("mdu {}, {} threads", best.name(), ctx.threads),
+                Kind::Mdu,
+                || {
+                    all.install(|| format(State::new()));
+                },
+            ),
+            Imp::new(format!("mdu {}, 1 thread", best.name()), Kind::Mdu, || {
+                one.install(|| format(State::new()));
+            }),
+            Imp::new("sha2, one block at a time, 1 thread", Kind::Peer, || {
+                one.install(|| format(State::with_backend(Backend::Generic).expect("generic")));
+            }),
+        ],
+    );
+    Ok(vec![Table {
+        id: "verity-trees".to_string(),
+        title: format!("Merkle trees over {mb} MiB in memory (SHA-256, 4 KiB blocks)"),
+        unit: Unit::Throughput,
+        x_label: None,
+        notes: vec![
+            "dm-verity: 32-byte salt, no superblock, hash area written to memory. The \
+             sha2 rows build the same tree with the generic backend (the sha2 crate's \
+             block function), one block at a time."
+                .to_string(),
+        ],
+        cases: vec![fs_case, dm_case],
+    }])
+}
