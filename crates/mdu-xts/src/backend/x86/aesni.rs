@@ -119,6 +119,13 @@ pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
 ) {
     let rk = load_schedule(if ENC { &keys.enc } else { &keys.dec });
     let k2 = load_schedule(&keys.tweak);
+    if count == 1 {
+        // One message: one AES chain for its tweak, no batch.
+        let t = super::encrypt_iv::<NR>(&k2, first_iv);
+        // SAFETY: the request is exactly this one unit.
+        unsafe { unit::<NR, ENC>(&rk, t, src, dst, unit_len) };
+        return;
+    }
     let mut done = 0;
     while done < count {
         let tweaks = first_tweaks::<NR>(&k2, &iv_batch::<BATCH>(first_iv, step, done));

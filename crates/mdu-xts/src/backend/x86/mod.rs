@@ -227,6 +227,13 @@ pub(crate) fn xts_block<const NR: usize, const ENC: bool>(
     }
 }
 
+/// The first tweak of a unit: `E_K2(iv)` with the tweak key's schedule.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) fn encrypt_iv<const NR: usize>(k2: &[__m128i; 15], iv: u128) -> __m128i {
+    xts_block::<NR, true>(k2, load(&iv.to_le_bytes()), _mm_setzero_si128())
+}
+
 /// The bytes of an xmm register.
 #[inline(always)]
 fn bytes(v: __m128i) -> [u8; 16] {

@@ -182,19 +182,19 @@ unsafe fn unit<const NR: usize, const ENC: bool>(
         left -= 8;
     }
     // Fewer than eight blocks left: at most three vectors, then one block.
-    let mut i = 0;
+    // The tweak vectors move down (fixed indices keep them in registers).
     while left >= 2 {
         // SAFETY: `off + 32 <= 16 * bulk <= len`.
         unsafe {
             let s = _mm256_loadu_si256(src.add(off).cast());
-            let v = rounds1::<NR, ENC>(rk, s, tw[i]);
+            let v = rounds1::<NR, ENC>(rk, s, tw[0]);
             _mm256_storeu_si256(dst.add(off).cast(), v);
         }
-        i += 1;
+        tw = [tw[1], tw[2], tw[3], tw[3]];
         off += 32;
         left -= 2;
     }
-    let cur = tw[i];
+    let cur = tw[0];
     let mut next = _mm256_castsi256_si128(cur);
     if left == 1 {
         // SAFETY: `off + 16 <= 16 * bulk <= len`.
@@ -229,7 +229,15 @@ pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
 ) {
     let rk_x = load_schedule(if ENC { &keys.enc } else { &keys.dec });
     let rk = broadcast(&rk_x);
-    let k2 = broadcast(&load_schedule(&keys.tweak));
+    let k2_x = load_schedule(&keys.tweak);
+    if count == 1 {
+        // One message: one AES chain for its tweak, no batch.
+        let t = super::encrypt_iv::<NR>(&k2_x, first_iv);
+        // SAFETY: the request is exactly this one unit.
+        unsafe { unit::<NR, ENC>(&rk, &rk_x, t, src, dst, unit_len) };
+        return;
+    }
+    let k2 = broadcast(&k2_x);
     let mut done = 0;
     while done < count {
         let tweaks = first_tweaks::<NR>(&k2, &iv_batch::<BATCH>(first_iv, step, done));

@@ -44,13 +44,16 @@ fn mul_x8(t: __m512i, poly: __m512i) -> __m512i {
     _mm512_xor_si512(_mm512_bslli_epi128::<1>(t), reduced)
 }
 
-/// `t * x^16` in each 128-bit lane; see [`mul_x8`].
+/// `t * x^16` in each 128-bit lane, by per-qword shifts as in [`mul_x4`]
+/// (one shuffle instead of two: measurably cheaper than the byte-shift
+/// form next to the AES rounds).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq")]
 fn mul_x16(t: __m512i, poly: __m512i) -> __m512i {
-    let top = _mm512_bsrli_epi128::<14>(t);
-    let reduced = _mm512_clmulepi64_epi128::<0x00>(top, poly);
-    _mm512_xor_si512(_mm512_bslli_epi128::<2>(t), reduced)
+    let top = _mm512_srli_epi64::<48>(t);
+    let reduced = _mm512_clmulepi64_epi128::<0x01>(top, poly);
+    let carried = _mm512_bslli_epi128::<8>(top);
+    _mm512_ternarylogic_epi64::<0x96>(_mm512_slli_epi64::<16>(t), reduced, carried)
 }
 
 /// `[t, t*x, t*x^2, t*x^3]`: lane `j` shifts each qword left by `j` (a shift
@@ -157,6 +160,16 @@ fn rounds1<const NR: usize, const ENC: bool>(
     }
 }
 
+/// The tweaks of a unit's first sixteen blocks, from its first tweak `t`:
+/// `[t, t*x, t*x^2, t*x^3]`, then that times x^4, x^8 and x^12.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,vpclmulqdq")]
+fn setup(t: __m128i, poly: __m512i) -> [__m512i; 4] {
+    let tw0 = spread(t, poly);
+    let tw2 = mul_x8(tw0, poly);
+    [tw0, mul_x4(tw0, poly), tw2, mul_x4(tw2, poly)]
+}
+
 /// Lane `lane` (0..=3) of a zmm register.
 #[inline]
 #[target_feature(enable = "avx512f")]
@@ -169,7 +182,8 @@ fn lane(v: __m512i, lane: usize) -> __m128i {
     }
 }
 
-/// One data unit of `len >= 16` bytes whose first tweak is `t`.
+/// One data unit of `len >= 16` bytes whose first sixteen tweaks are `tw`
+/// (see [`setup`]).
 ///
 /// # Safety
 ///
@@ -180,16 +194,12 @@ fn lane(v: __m512i, lane: usize) -> __m128i {
 unsafe fn unit<const NR: usize, const ENC: bool>(
     rk: &[__m512i; 15],
     rk_x: &[__m128i; 15],
-    t: __m128i,
+    poly: __m512i,
+    mut tw: [__m512i; 4],
     src: *const u8,
     dst: *mut u8,
     len: usize,
 ) {
-    let poly = _mm512_set_epi64(1, 0x87, 1, 0x87, 1, 0x87, 1, 0x87);
-    // Tweaks of blocks 0..16.
-    let tw0 = spread(t, poly);
-    let tw2 = mul_x8(tw0, poly);
-    let mut tw = [tw0, mul_x4(tw0, poly), tw2, mul_x4(tw2, poly)];
     let mut left = bulk_blocks::<ENC>(len);
     let mut off = 0;
     while left >= 16 {
@@ -203,27 +213,32 @@ unsafe fn unit<const NR: usize, const ENC: bool>(
             // SAFETY: as for the loads; all four were loaded first.
             unsafe { _mm512_storeu_si512(dst.add(off + 64 * i).cast(), *v) };
         }
+        off += 256;
+        left -= 16;
+        if left == 0 && len.is_multiple_of(16) {
+            // Done: skip advancing tweaks nobody would use (a quarter of
+            // the CLMULs of a 512-byte unit).
+            return;
+        }
         for t in tw.iter_mut() {
             *t = mul_x16(*t, poly);
         }
-        off += 256;
-        left -= 16;
     }
     // Fewer than sixteen blocks left: at most three whole vectors, then one
-    // masked vector of one to three blocks.
-    let mut i = 0;
+    // masked vector of one to three blocks. The tweak vectors move down
+    // (fixed indices keep them in registers).
     while left >= 4 {
         // SAFETY: `off + 64 <= 16 * bulk <= len`.
         unsafe {
             let s = _mm512_loadu_si512(src.add(off).cast());
-            let v = rounds1::<NR, ENC>(rk, s, tw[i]);
+            let v = rounds1::<NR, ENC>(rk, s, tw[0]);
             _mm512_storeu_si512(dst.add(off).cast(), v);
         }
-        i += 1;
+        tw = [tw[1], tw[2], tw[3], tw[3]];
         off += 64;
         left -= 4;
     }
-    let cur = tw[i];
+    let cur = tw[0];
     if left > 0 {
         let mask: __mmask64 = (1u64 << (16 * left)) - 1;
         // SAFETY: the mask covers `16 * left` bytes and
@@ -263,16 +278,38 @@ pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
 ) {
     let rk_x = load_schedule(if ENC { &keys.enc } else { &keys.dec });
     let rk = broadcast(&rk_x);
-    let k2 = broadcast(&load_schedule(&keys.tweak));
+    let k2_x = load_schedule(&keys.tweak);
+    let poly = _mm512_set_epi64(1, 0x87, 1, 0x87, 1, 0x87, 1, 0x87);
+    if count == 1 {
+        // One message: one AES chain for its tweak, no batch.
+        let t = super::encrypt_iv::<NR>(&k2_x, first_iv);
+        // SAFETY: the request is exactly this one unit.
+        unsafe { unit::<NR, ENC>(&rk, &rk_x, poly, setup(t, poly), src, dst, unit_len) };
+        return;
+    }
+    let k2 = broadcast(&k2_x);
+    let first = |start: usize| first_tweaks::<NR>(&k2, &iv_batch::<BATCH>(first_iv, step, start));
+    let lane_of = |tweaks: &[u128; BATCH], j: usize| super::load(&tweaks[j].to_le_bytes());
+    // Software pipeline: the next batch's first tweaks are encrypted while
+    // this batch runs, and each unit's tweak vectors are set up before the
+    // previous unit's blocks, so no unit waits on AES or CLMUL latency.
+    let mut tweaks = first(0);
     let mut done = 0;
     while done < count {
-        let tweaks = first_tweaks::<NR>(&k2, &iv_batch::<BATCH>(first_iv, step, done));
         let n = BATCH.min(count - done);
-        for (j, t) in tweaks.iter().take(n).enumerate() {
+        let batch = tweaks;
+        if count - done > BATCH {
+            tweaks = first(done + BATCH);
+        }
+        let mut next = setup(lane_of(&batch, 0), poly);
+        for j in 0..n {
+            let tw = next;
+            if j + 1 < n {
+                next = setup(lane_of(&batch, j + 1), poly);
+            }
             let at = (done + j) * unit_len;
-            let t = super::load(&t.to_le_bytes());
             // SAFETY: unit `done + j < count` lies inside the request.
-            unsafe { unit::<NR, ENC>(&rk, &rk_x, t, src.add(at), dst.add(at), unit_len) };
+            unsafe { unit::<NR, ENC>(&rk, &rk_x, poly, tw, src.add(at), dst.add(at), unit_len) };
         }
         done += n;
     }
