@@ -34,7 +34,7 @@ pub(crate) fn throughput(table: &Table, path: &Path) -> Result<bool, Box<dyn std
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(60)
-        .build_cartesian_2d((xmin * 0.8..xmax * 1.25).log_scale(), 0.0..ymax * 1.15)?;
+        .build_cartesian_2d((xmin * 0.8..xmax * 1.25).log_scale(), 0.0..ymax * 1.45)?;
     chart
         .configure_mesh()
         .x_desc(table.x_label.as_deref().unwrap_or("size (bytes)"))
@@ -93,12 +93,13 @@ pub(crate) fn speedups(table: &Table, path: &Path) -> Result<bool, Box<dyn std::
     if bars.is_empty() {
         return Ok(false);
     }
-    let height = 90 + 26 * bars.len() as u32;
-    let xmax = bars.iter().map(|b| b.1).fold(1.0f64, f64::max) * 1.15;
+    let n = bars.len();
+    let height = 90 + 26 * n as u32;
+    let xmax = bars.iter().map(|b| b.1).fold(1.0f64, f64::max) * 1.18;
     let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
-    let n = bars.len();
-    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    // Bar 0 at the top: row `n - 1 - i` of the y axis.
+    let labels: Vec<String> = bars.iter().rev().map(|b| b.0.clone()).collect();
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!("{}: speedup of mdu", table.title),
@@ -107,37 +108,45 @@ pub(crate) fn speedups(table: &Table, path: &Path) -> Result<bool, Box<dyn std::
         .margin(12)
         .x_label_area_size(35)
         .y_label_area_size(380)
-        .build_cartesian_2d(0.0..xmax, 0.0..n as f64)?;
+        .build_cartesian_2d(0.0..xmax, (0..n).into_segmented())?;
     chart
         .configure_mesh()
         .disable_y_mesh()
+        .light_line_style(WHITE)
         .y_labels(n)
-        .y_label_formatter(&|y| {
-            let i = (*y - 0.5).round();
-            if i >= 0.0 && (i as usize) < labels.len() && (*y - 0.5 - i).abs() < 1e-6 {
-                labels[labels.len() - 1 - i as usize].clone()
-            } else {
-                String::new()
-            }
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
         })
         .x_desc("× (mdu is this many times as fast; < 1 for a bound)")
         .draw()?;
     chart.draw_series(bars.iter().enumerate().map(|(i, (_, ratio, kind))| {
-        let y = (n - 1 - i) as f64;
+        let row = n - 1 - i;
         let color = match kind {
             Kind::Bound => RGBColor(150, 150, 150),
             Kind::Mdu => RGBColor(90, 140, 200),
             Kind::Peer => RGBColor(220, 120, 50),
         };
-        Rectangle::new([(0.0, y + 0.15), (*ratio, y + 0.85)], color.filled())
+        let mut bar = Rectangle::new(
+            [
+                (0.0, SegmentValue::Exact(row)),
+                (*ratio, SegmentValue::Exact(row + 1)),
+            ],
+            color.filled(),
+        );
+        bar.set_margin(3, 3, 0, 0);
+        bar
     }))?;
     chart.draw_series(bars.iter().enumerate().map(|(i, (_, ratio, _))| {
-        let y = (n - 1 - i) as f64 + 0.5;
-        Text::new(format!("{ratio:.2}×"), (*ratio, y), ("sans-serif", 13))
+        Text::new(
+            format!(" {ratio:.2}×"),
+            (*ratio, SegmentValue::CenterOf(n - 1 - i)),
+            ("sans-serif", 13),
+        )
     }))?;
     // The line at 1×: equal speed.
     chart.draw_series(LineSeries::new(
-        vec![(1.0, 0.0), (1.0, n as f64)],
+        vec![(1.0, SegmentValue::Exact(0)), (1.0, SegmentValue::Exact(n))],
         BLACK.stroke_width(1),
     ))?;
     root.present()?;
