@@ -221,6 +221,8 @@ pub struct Superblock {
 
 impl Superblock {
     /// The on-disk bytes (little-endian fields, algorithm name lowercase).
+    /// A salt longer than 256 bytes (which [`Superblock::parse`] and
+    /// [`format()`] never produce) is cut to its first 256 bytes.
     ///
     /// ```
     /// use mdu_verity::dmverity::Params;

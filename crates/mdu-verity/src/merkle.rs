@@ -203,7 +203,11 @@ pub(crate) fn fill<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<us
 fn chunk_len(block_size: usize) -> usize {
     let target = 256 << 10;
     #[cfg(feature = "rayon")]
-    let target = if rayon::current_num_threads() > 1 { 1 << 20 } else { target };
+    let target = if rayon::current_num_threads() > 1 {
+        1 << 20
+    } else {
+        target
+    };
     (target / block_size).max(2) * block_size
 }
 

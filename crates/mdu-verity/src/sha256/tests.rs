@@ -49,7 +49,10 @@ fn shani_unavailable_is_an_error_not_a_panic() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "too slow under Miri; the proptest covers it at a reduced volume")]
+#[cfg_attr(
+    miri,
+    ignore = "too slow under Miri; the proptest covers it at a reduced volume"
+)]
 fn every_length_around_block_edges() {
     // Exhaustive over small prefix/message lengths crossing block and padding
     // boundaries (55, 56, 63, 64, ...).
