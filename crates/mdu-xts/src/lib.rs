@@ -51,6 +51,8 @@
 use core::fmt;
 
 mod backend;
+/// dm-crypt IV generators (`plain64`, `essiv:sha256`, ...) and sector-wise encryption.
+pub mod dmcrypt;
 
 pub use backend::Backend;
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Error, Iv};

@@ -1,0 +1,352 @@
+//! dm-crypt IV generators: hand-built IVs from the definitions, OpenSSL as
+//! the outside oracle for `essiv` and `eboiv`, the affinity gating of
+//! `plain` and `plain64`, and batched == one sector at a time for every mode.
+
+use mdu_xts::dmcrypt::{DmCryptError, Geometry, IvGenerator, IvMode, SECTOR_SIZES};
+use mdu_xts::{Iv, XtsAes128, XtsAes256};
+use openssl::symm::{Cipher, Crypter, Mode, encrypt};
+use proptest::prelude::*;
+use sha2::{Digest, Sha256};
+
+fn key64() -> Vec<u8> {
+    (0..64u8)
+        .map(|i| i.wrapping_mul(37).wrapping_add(11))
+        .collect()
+}
+
+fn gen_for(mode: IvMode, ss: u32, off: u64, large: bool, key: &[u8]) -> IvGenerator {
+    IvGenerator::new(mode, Geometry::new(ss, off, large).unwrap(), key).unwrap()
+}
+
+#[test]
+fn parse_cipher_strings() {
+    for m in IvMode::ALL {
+        let spec = format!("aes-xts-{}", m.name());
+        assert_eq!(IvMode::from_cipher_spec(&spec).unwrap(), m);
+        assert_eq!(m.name().parse::<IvMode>().unwrap(), m);
+        assert_eq!(m.to_string(), m.name());
+    }
+    assert_eq!(
+        IvMode::from_cipher_spec("AES-XTS-plain64").unwrap(),
+        IvMode::Plain64
+    );
+    for bad in [
+        "aes-cbc-plain64",
+        "twofish-xts-plain64",
+        "aes-xts",
+        "aes",
+        "",
+    ] {
+        assert!(
+            matches!(
+                IvMode::from_cipher_spec(bad),
+                Err(DmCryptError::UnsupportedCipher { .. })
+            ),
+            "{bad}"
+        );
+    }
+    for bad in [
+        "aes-xts-lmk",
+        "aes-xts-essiv:sha1",
+        "aes-xts-plain65",
+        "aes-xts-",
+    ] {
+        let err = IvMode::from_cipher_spec(bad).unwrap_err();
+        assert!(matches!(err, DmCryptError::UnknownIvMode { .. }), "{bad}");
+        assert!(err.to_string().contains("plain64"));
+    }
+}
+
+#[test]
+fn geometry_rules() {
+    for ss in [0, 256, 513, 8192] {
+        assert_eq!(
+            Geometry::new(ss, 0, false).unwrap_err(),
+            DmCryptError::SectorSize { size: ss }
+        );
+    }
+    for ss in SECTOR_SIZES {
+        let d = u64::from(ss / 512);
+        assert!(Geometry::new(ss, 5 * d, true).is_ok());
+        if d > 1 {
+            let err = Geometry::new(ss, 5 * d + 1, false).unwrap_err();
+            assert_eq!(
+                err,
+                DmCryptError::IvOffsetAlignment {
+                    iv_offset: 5 * d + 1,
+                    sector_size: ss
+                }
+            );
+        }
+    }
+}
+
+#[test]
+fn iv_sector_and_step() {
+    // 4 KiB sectors without iv_large_sectors: iv_sector advances by 8.
+    let g = Geometry::new(4096, 16, false).unwrap();
+    assert_eq!(g.iv_step(), 8);
+    assert_eq!(
+        (0..4).map(|i| g.iv_sector(i)).collect::<Vec<_>>(),
+        [16, 24, 32, 40]
+    );
+    let g = Geometry::new(4096, 16, true).unwrap();
+    assert_eq!(g.iv_step(), 1);
+    assert_eq!(
+        (0..4).map(|i| g.iv_sector(i)).collect::<Vec<_>>(),
+        [2, 3, 4, 5]
+    );
+    let g = Geometry::new(1024, 6, false).unwrap();
+    assert_eq!((g.iv_sector(3), g.iv_step()), (12, 2));
+    // cc_sector wraps like sector_t.
+    let g = Geometry::new(2048, u64::MAX - 3, false).unwrap();
+    assert_eq!((g.iv_sector(0), g.iv_sector(1)), (u64::MAX - 3, 0));
+    let g = Geometry::new(2048, u64::MAX - 3, true).unwrap();
+    assert_eq!((g.iv_sector(0), g.iv_sector(1)), ((u64::MAX - 3) >> 2, 0));
+}
+
+#[test]
+fn ivs_by_hand() {
+    let key = key64();
+    let xts = XtsAes256::new(&key).unwrap();
+    let s: u64 = 0x0123_4567_89ab_cdef;
+    let at = |mode| gen_for(mode, 512, s, false, &key).iv(&xts, 0).unwrap().0;
+
+    let mut plain = [0u8; 16];
+    plain[..4].copy_from_slice(&[0xef, 0xcd, 0xab, 0x89]);
+    assert_eq!(at(IvMode::Plain), plain);
+
+    let mut plain64 = [0u8; 16];
+    plain64[..8].copy_from_slice(&[0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01]);
+    assert_eq!(at(IvMode::Plain64), plain64);
+
+    let mut be = [0u8; 16];
+    be[8..].copy_from_slice(&[0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef]);
+    assert_eq!(at(IvMode::Plain64Be), be);
+
+    // benbi: be64((s << 5) + 1) in the last 8 bytes.
+    let mut benbi = [0u8; 16];
+    benbi[8..].copy_from_slice(&((s << 5) + 1).to_be_bytes());
+    assert_eq!(at(IvMode::Benbi), benbi);
+    let g = gen_for(IvMode::Benbi, 512, 0, false, &key);
+    let mut one = [0u8; 16];
+    one[15] = 1;
+    assert_eq!(g.iv(&xts, 0).unwrap().0, one);
+    one[15] = 0x21;
+    assert_eq!(g.iv(&xts, 1).unwrap().0, one);
+
+    assert_eq!(at(IvMode::Null), [0u8; 16]);
+
+    // essiv: AES-256 keyed with SHA-256(full key), applied to the plain64 IV
+    // (OpenSSL ECB as the outside cipher).
+    let salt = Sha256::digest(&key);
+    let mut c = Crypter::new(Cipher::aes_256_ecb(), Mode::Encrypt, &salt, None).unwrap();
+    c.pad(false);
+    let mut out = [0u8; 32];
+    let n = c.update(&plain64, &mut out).unwrap();
+    assert_eq!(n, 16);
+    assert_eq!(at(IvMode::EssivSha256), out[..16]);
+
+    // eboiv: XTS encryption (OpenSSL) of one zero block with the byte offset
+    // s * 512 as the tweak.
+    let mut tweak = [0u8; 16];
+    tweak[..8].copy_from_slice(&s.wrapping_mul(512).to_le_bytes());
+    let e = encrypt(Cipher::aes_256_xts(), &key, Some(&tweak), &[0u8; 16]).unwrap();
+    assert_eq!(at(IvMode::Eboiv), e[..]);
+}
+
+#[test]
+fn eboiv_uses_sector_size_and_iv_sector() {
+    let key: Vec<u8> = (0..32u8).collect();
+    let xts = XtsAes128::new(&key).unwrap();
+    for (ss, large) in [(4096, false), (4096, true), (1024, false)] {
+        let g = gen_for(IvMode::Eboiv, ss, 64, large, &key);
+        for i in 0..3 {
+            let s = g.geometry().iv_sector(i);
+            let mut tweak = [0u8; 16];
+            tweak[..8].copy_from_slice(&(s * u64::from(ss)).to_le_bytes());
+            let e = encrypt(Cipher::aes_128_xts(), &key, Some(&tweak), &[0u8; 16]).unwrap();
+            assert_eq!(g.iv(&xts, i).unwrap().0, e[..]);
+        }
+    }
+}
+
+#[test]
+fn plain_gated_at_2_pow_32() {
+    let g = gen_for(IvMode::Plain, 512, (1 << 32) - 5, false, &[]);
+    assert_eq!(g.affine_step(), Some(1));
+    assert_eq!(g.affine_run_len(0, 100), 5);
+    assert_eq!(g.affine(0, 5), Some(1));
+    assert_eq!(g.affine(0, 6), None);
+    assert_eq!(g.affine_run_len(4, 100), 1);
+    assert_eq!(g.affine_run_len(5, 100), 100);
+    assert_eq!(g.affine_run_len(0, 0), 0);
+    // 4 KiB sectors, step 8: iv_sector 2^32 - 16, 2^32 - 8, then 2^32.
+    let g = gen_for(IvMode::Plain, 4096, (1 << 32) - 16, false, &[]);
+    assert_eq!(g.affine_step(), Some(8));
+    assert_eq!(g.affine_run_len(0, 100), 2);
+    let xts = XtsAes128::new(&(0..32u8).collect::<Vec<_>>()).unwrap();
+    assert_eq!(g.iv(&xts, 2).unwrap(), Iv::ZERO);
+    // With iv_large_sectors the wrap is in iv_sector, not cc_sector.
+    let g = gen_for(IvMode::Plain, 4096, ((1 << 32) - 3) * 8, true, &[]);
+    assert_eq!(g.affine_run_len(0, 100), 3);
+    // plain64 is not gated at 2^32 ...
+    let g = gen_for(IvMode::Plain64, 512, (1 << 32) - 5, false, &[]);
+    assert_eq!(g.affine_run_len(0, 100), 100);
+}
+
+#[test]
+fn plain64_gated_at_2_pow_64() {
+    let g = gen_for(IvMode::Plain64, 4096, u64::MAX - 23, false, &[]);
+    assert_eq!(g.affine_step(), Some(8));
+    assert_eq!(g.affine_run_len(0, 100), 3);
+    assert_eq!(g.affine_run_len(3, 100), 100);
+    let xts = XtsAes128::new(&(0..32u8).collect::<Vec<_>>()).unwrap();
+    assert_eq!(g.iv(&xts, 3).unwrap(), Iv::ZERO);
+    let g = gen_for(IvMode::Plain64, 512, u64::MAX, false, &[]);
+    assert_eq!(g.affine_run_len(0, 100), 1);
+    let g = gen_for(IvMode::Plain64, 512, 0, false, &[]);
+    assert_eq!(g.affine_run_len(0, u64::MAX), u64::MAX);
+}
+
+#[test]
+fn other_modes_never_affine() {
+    for m in [
+        IvMode::Plain64Be,
+        IvMode::EssivSha256,
+        IvMode::Benbi,
+        IvMode::Null,
+        IvMode::Eboiv,
+    ] {
+        let g = gen_for(m, 512, 0, false, &key64());
+        assert_eq!(g.affine_step(), None);
+        assert_eq!(g.affine_run_len(0, 10), 0);
+        assert_eq!(g.affine(0, 1), None);
+    }
+}
+
+#[test]
+fn step_8_matches_plain64_of_512_byte_units() {
+    let key = key64();
+    let xts = XtsAes256::new(&key).unwrap();
+    let g = gen_for(IvMode::Plain64, 4096, 40, false, &key);
+    for i in 0..5 {
+        assert_eq!(g.iv(&xts, i).unwrap(), Iv::plain64(40 + 8 * i));
+    }
+    let g = gen_for(IvMode::Plain64, 4096, 40, true, &key);
+    for i in 0..5 {
+        assert_eq!(g.iv(&xts, i).unwrap(), Iv::plain64(5 + i));
+    }
+}
+
+#[test]
+fn length_errors_leave_buffer_alone() {
+    let key = key64();
+    let xts = XtsAes256::new(&key).unwrap();
+    let g = gen_for(IvMode::Plain64, 1024, 0, false, &key);
+    let mut buf = vec![9u8; 1536];
+    let err = g.encrypt(&xts, 0, &mut buf).unwrap_err();
+    assert_eq!(
+        err,
+        DmCryptError::Length {
+            len: 1536,
+            sector_size: 1024
+        }
+    );
+    assert!(err.to_string().contains("512 bytes left over"));
+    assert!(buf.iter().all(|&b| b == 9));
+    assert!(g.decrypt(&xts, 0, &mut []).is_err());
+}
+
+fn per_sector(g: &IvGenerator, xts: &XtsAes256, first: u64, buf: &mut [u8], enc: bool) {
+    let ss = g.geometry().sector_size() as usize;
+    for (i, sector) in buf.chunks_mut(ss).enumerate() {
+        let iv = g.iv(xts, first.wrapping_add(i as u64)).unwrap();
+        if enc {
+            xts.encrypt(iv, sector).unwrap();
+        } else {
+            xts.decrypt(iv, sector).unwrap();
+        }
+    }
+}
+
+fn offsets_near() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        0u64..4096,
+        ((1u64 << 32) - 300)..((1u64 << 32) + 50),
+        ((1u64 << 35) - 2400)..((1u64 << 35) + 50),
+        (u64::MAX - 2400)..=u64::MAX,
+        any::<u64>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn batched_equals_per_sector(
+        mode in prop::sample::select(IvMode::ALL.to_vec()),
+        ss in prop::sample::select(SECTOR_SIZES.to_vec()),
+        large in any::<bool>(),
+        raw_off in offsets_near(),
+        first in prop_oneof![0u64..8, any::<u64>()],
+        count in 1usize..40,
+        seed in any::<u8>(),
+    ) {
+        let key = key64();
+        let xts = XtsAes256::new(&key).unwrap();
+        let d = u64::from(ss / 512);
+        let off = raw_off - raw_off % d;
+        let g = gen_for(mode, ss, off, large, &key);
+        let data: Vec<u8> = (0..count * ss as usize)
+            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+            .collect();
+
+        let mut want = data.clone();
+        per_sector(&g, &xts, first, &mut want, true);
+        let mut got = data.clone();
+        g.encrypt(&xts, first, &mut got).unwrap();
+        prop_assert_eq!(&got, &want);
+
+        g.decrypt(&xts, first, &mut got).unwrap();
+        prop_assert_eq!(&got, &data);
+
+        // A run split anywhere gives the same bytes.
+        let cut = (usize::from(seed) % count) * ss as usize;
+        let mut split = data.clone();
+        let (a, b) = split.split_at_mut(cut);
+        if !a.is_empty() {
+            g.encrypt(&xts, first, a).unwrap();
+        }
+        g.encrypt(&xts, first.wrapping_add((cut / ss as usize) as u64), b).unwrap();
+        prop_assert_eq!(&split, &want);
+    }
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn parallel_equals_sequential() {
+    let key = key64();
+    let xts = XtsAes256::new(&key).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    for mode in IvMode::ALL {
+        for (ss, off, large) in [
+            (512, (1u64 << 32) - 700, false),
+            (4096, (1u64 << 32) - 800, false),
+            (4096, u64::MAX - 7 - 8 * 300, true),
+        ] {
+            let g = gen_for(mode, ss, off, large, &key);
+            let data: Vec<u8> = (0..(3 << 20)).map(|i: usize| (i % 251) as u8).collect();
+            let mut want = data.clone();
+            per_sector(&g, &xts, 1, &mut want, true);
+            let mut got = data.clone();
+            pool.install(|| g.par_encrypt(&xts, 1, &mut got)).unwrap();
+            assert_eq!(got, want, "{mode} {ss}");
+            pool.install(|| g.par_decrypt(&xts, 1, &mut got)).unwrap();
+            assert_eq!(got, data);
+        }
+    }
+}
