@@ -141,7 +141,18 @@ fn rounds1<const NR: usize, const ENC: bool>(
     }
 }
 
-/// One data unit of `len >= 16` bytes whose first tweak is `t`.
+/// The tweaks of a unit's first eight blocks, from its first tweak `t`:
+/// `[t, t*x]`, then that times x^2, x^4 and x^6.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+fn setup(t: __m128i, poly: __m256i) -> [__m256i; 4] {
+    let tw0 = _mm256_set_m128i(mul_x(t), t);
+    let tw2 = mul_x4(tw0, poly);
+    [tw0, mul_x2(tw0, poly), tw2, mul_x2(tw2, poly)]
+}
+
+/// One data unit of `len >= 16` bytes whose first eight tweaks are `tw`
+/// (see [`setup`]).
 ///
 /// # Safety
 ///
@@ -152,16 +163,12 @@ fn rounds1<const NR: usize, const ENC: bool>(
 unsafe fn unit<const NR: usize, const ENC: bool>(
     rk: &[__m256i; 15],
     rk_x: &[__m128i; 15],
-    t: __m128i,
+    poly: __m256i,
+    mut tw: [__m256i; 4],
     src: *const u8,
     dst: *mut u8,
     len: usize,
 ) {
-    let poly = _mm256_set_epi64x(1, 0x87, 1, 0x87);
-    // Tweaks of blocks 0..8: [t, t*x], then * x^2, x^4, x^6.
-    let tw0 = _mm256_set_m128i(mul_x(t), t);
-    let tw2 = mul_x4(tw0, poly);
-    let mut tw = [tw0, mul_x2(tw0, poly), tw2, mul_x2(tw2, poly)];
     let mut left = bulk_blocks::<ENC>(len);
     let mut off = 0;
     while left >= 8 {
@@ -175,11 +182,15 @@ unsafe fn unit<const NR: usize, const ENC: bool>(
             // SAFETY: as for the loads; all four were loaded first.
             unsafe { _mm256_storeu_si256(dst.add(off + 32 * i).cast(), *v) };
         }
+        off += 128;
+        left -= 8;
+        if left == 0 && len.is_multiple_of(16) {
+            // Done: skip advancing tweaks nobody would use.
+            return;
+        }
         for t in tw.iter_mut() {
             *t = mul_x8(*t, poly);
         }
-        off += 128;
-        left -= 8;
     }
     // Fewer than eight blocks left: at most three vectors, then one block.
     // The tweak vectors move down (fixed indices keep them in registers).
@@ -230,23 +241,37 @@ pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     let rk_x = load_schedule(if ENC { &keys.enc } else { &keys.dec });
     let rk = broadcast(&rk_x);
     let k2_x = load_schedule(&keys.tweak);
+    let poly = _mm256_set_epi64x(1, 0x87, 1, 0x87);
     if count == 1 {
         // One message: one AES chain for its tweak, no batch.
         let t = super::encrypt_iv::<NR>(&k2_x, first_iv);
         // SAFETY: the request is exactly this one unit.
-        unsafe { unit::<NR, ENC>(&rk, &rk_x, t, src, dst, unit_len) };
+        unsafe { unit::<NR, ENC>(&rk, &rk_x, poly, setup(t, poly), src, dst, unit_len) };
         return;
     }
     let k2 = broadcast(&k2_x);
+    let first = |start: usize| first_tweaks::<NR>(&k2, &iv_batch::<BATCH>(first_iv, step, start));
+    let lane_of = |tweaks: &[u128; BATCH], j: usize| super::load(&tweaks[j].to_le_bytes());
+    // Software pipeline, as in the zmm backend: the next batch's first
+    // tweaks and the next unit's tweak vectors are issued ahead of the
+    // blocks that would otherwise wait for them.
+    let mut tweaks = first(0);
     let mut done = 0;
     while done < count {
-        let tweaks = first_tweaks::<NR>(&k2, &iv_batch::<BATCH>(first_iv, step, done));
         let n = BATCH.min(count - done);
-        for (j, t) in tweaks.iter().take(n).enumerate() {
+        let batch = tweaks;
+        if count - done > BATCH {
+            tweaks = first(done + BATCH);
+        }
+        let mut next = setup(lane_of(&batch, 0), poly);
+        for j in 0..n {
+            let tw = next;
+            if j + 1 < n {
+                next = setup(lane_of(&batch, j + 1), poly);
+            }
             let at = (done + j) * unit_len;
-            let t = super::load(&t.to_le_bytes());
             // SAFETY: unit `done + j < count` lies inside the request.
-            unsafe { unit::<NR, ENC>(&rk, &rk_x, t, src.add(at), dst.add(at), unit_len) };
+            unsafe { unit::<NR, ENC>(&rk, &rk_x, poly, tw, src.add(at), dst.add(at), unit_len) };
         }
         done += n;
     }
