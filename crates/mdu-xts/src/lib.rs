@@ -45,8 +45,9 @@
 //!
 //! # Features
 //!
-//! * `rayon`: [`DataUnits::par_encrypt`] / `par_decrypt` split a large
-//!   request across threads on unit boundaries.
+//! * `rayon`: `DataUnits::par_encrypt` / `par_decrypt` (from `mdu-core`)
+//!   split a large request across threads on unit boundaries; the bytes are
+//!   those of one `encrypt` call.
 
 use core::fmt;
 
