@@ -248,3 +248,32 @@ fn bad_requests_leave_buffers_unchanged() {
         assert_eq!(buf, orig);
     }
 }
+
+#[cfg(feature = "rayon")]
+#[test]
+fn par_encrypt_matches_encrypt_on_every_backend() {
+    let plain: Vec<u8> = (0..(3 << 20) + 4096 * 3)
+        .map(|i| (i * 7 + i / 4096) as u8)
+        .collect();
+    for &b in Backend::available() {
+        let units = DataUnits::new(XtsAes256::with_backend(&key(64, 6), b).unwrap(), 4096)
+            .unwrap()
+            .with_iv_step(8);
+        let iv = Iv::from_u128((1u128 << 64) - 100);
+        let mut a = plain.clone();
+        let mut p = plain.clone();
+        units.encrypt(iv, &mut a).unwrap();
+        units.par_encrypt(iv, &mut p).unwrap();
+        assert!(a == p, "{b:?}: par_encrypt differs from encrypt");
+        units.par_decrypt(iv, &mut p).unwrap();
+        assert!(p == plain, "{b:?}: par_decrypt does not invert");
+        assert_eq!(
+            units.par_encrypt(iv, &mut p[..4097]),
+            Err(Error::LengthNotMultiple {
+                len: 4097,
+                unit: 4096
+            })
+        );
+        assert!(p == plain);
+    }
+}
