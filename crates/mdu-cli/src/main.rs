@@ -1,2 +1,60 @@
-//! Placeholder.
-fn main() {}
+//! `mdu`: fs-verity digests, dm-verity hash devices, dm-crypt plain-mode
+//! images and base64 from the command line, byte-compatible with
+//! `fsverity digest`, `veritysetup format/verify` and dm-crypt.
+//!
+//! Exit status: 0 success, 1 verification failed, 2 bad usage or input.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod base64;
+mod crypt;
+mod fsverity;
+mod util;
+mod verity;
+
+/// Storage-crypto images from the command line: fs-verity digests,
+/// dm-verity hash devices, dm-crypt plain-mode encryption, base64.
+///
+/// Exit status: 0 success, 1 verification failed, 2 bad usage or input.
+#[derive(Parser, Debug)]
+#[command(name = "mdu", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// fs-verity file digests (as `fsverity digest`).
+    #[command(subcommand)]
+    Fsverity(fsverity::FsverityCmd),
+    /// dm-verity hash devices (as `veritysetup format` / `verify`).
+    #[command(subcommand)]
+    Verity(verity::VerityCmd),
+    /// dm-crypt plain-mode encryption with AES-XTS (as a `cryptsetup open
+    /// --type plain` mapping would read and write).
+    #[command(subcommand)]
+    Crypt(crypt::CryptCmd),
+    /// base64 between stdin and stdout.
+    #[command(subcommand)]
+    Base64(base64::Base64Cmd),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Fsverity(c) => fsverity::run(c),
+        Cmd::Verity(c) => verity::run(c),
+        Cmd::Crypt(c) => crypt::run(c),
+        Cmd::Base64(c) => base64::run(c),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mdu: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

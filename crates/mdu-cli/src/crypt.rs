@@ -1,0 +1,328 @@
+//! `mdu crypt encrypt|decrypt`: dm-crypt plain-mode images.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use clap::{Args, Subcommand};
+use mdu_xts::dmcrypt::{Geometry, IvGenerator, IvMode};
+use mdu_xts::{DataUnitCipher, Error as XtsError, XtsAes128, XtsAes256};
+
+use crate::util::{self, AtomicOutput, CliError};
+
+/// Bytes per read/encrypt/write step (a multiple of every sector size).
+const CHUNK: usize = 8 << 20;
+
+/// dm-crypt subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum CryptCmd {
+    /// Encrypt the plaintext IN (the contents of the mapped device) into
+    /// OUT, the backing device image: `--offset` 512-byte sectors first
+    /// (zero-filled in a new file, left as they are on a block device),
+    /// then the ciphertext.
+    Encrypt(CryptArgs),
+    /// Decrypt the backing device image IN (from `--offset` on) into OUT,
+    /// the contents of the mapped device.
+    Decrypt(CryptArgs),
+}
+
+/// Options of `mdu crypt` (those of `cryptsetup open --type plain`).
+#[derive(Args, Debug)]
+pub(crate) struct CryptArgs {
+    /// dm-crypt cipher: aes-xts-<ivmode> with ivmode plain, plain64,
+    /// plain64be, essiv:sha256, benbi, null or eboiv.
+    #[arg(long, value_name = "SPEC", default_value = "aes-xts-plain64")]
+    cipher: String,
+    /// File holding the raw volume key: 32 bytes (AES-128-XTS) or 64
+    /// bytes (AES-256-XTS), nothing else.
+    #[arg(long, value_name = "F")]
+    key_file: PathBuf,
+    /// Encryption sector size in bytes.
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(512..=4096))]
+    sector_size: u32,
+    /// Feed the IV generator sector numbers in units of the sector size
+    /// instead of 512 bytes (dm-crypt `iv_large_sectors`).
+    #[arg(long)]
+    iv_large_sectors: bool,
+    /// dm-crypt `iv_offset` (cryptsetup `--skip`): added to the sector
+    /// number of every sector, in 512-byte sectors; a multiple of
+    /// sector_size/512.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    iv_offset: u64,
+    /// Start of the encrypted data on the backing device (cryptsetup
+    /// `--offset`), in 512-byte sectors. It does not change the IVs.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    offset: u64,
+    /// Encryption threads (default: every core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Input file.
+    #[arg(value_name = "IN")]
+    input: PathBuf,
+    /// Output file (replaced atomically; never half-written).
+    #[arg(value_name = "OUT")]
+    output: PathBuf,
+}
+
+pub(crate) fn run(cmd: CryptCmd) -> Result<(), CliError> {
+    match cmd {
+        CryptCmd::Encrypt(a) => crypt(true, a),
+        CryptCmd::Decrypt(a) => crypt(false, a),
+    }
+}
+
+fn read_key(path: &Path) -> Result<Vec<u8>, CliError> {
+    let key = std::fs::read(path).map_err(|e| CliError::io(path, "read the key", e))?;
+    if key.len() != 32 && key.len() != 64 {
+        return Err(CliError::Input {
+            path: path.to_owned(),
+            offset: key.len().min(64) as u64,
+            rule: format!(
+                "key file holds {} bytes; aes-xts needs exactly 32 (AES-128) or 64 (AES-256) raw key bytes",
+                key.len()
+            ),
+        });
+    }
+    Ok(key)
+}
+
+fn key_error(path: &Path, e: XtsError) -> CliError {
+    match e {
+        XtsError::WeakKey => CliError::Input {
+            path: path.to_owned(),
+            offset: 0,
+            rule: "the two halves of the XTS key are equal; XTS refuses such a key".into(),
+        },
+        other => CliError::lib(path, other),
+    }
+}
+
+fn crypt(encrypt: bool, a: CryptArgs) -> Result<(), CliError> {
+    let mode = IvMode::from_cipher_spec(&a.cipher).map_err(|e| CliError::Usage(e.to_string()))?;
+    let geometry = Geometry::new(a.sector_size, a.iv_offset, a.iv_large_sectors)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let key = read_key(&a.key_file)?;
+    let ivgen =
+        IvGenerator::new(mode, geometry, &key).map_err(|e| CliError::lib(&a.key_file, e))?;
+    if key.len() == 32 {
+        let xts = XtsAes128::new(&key).map_err(|e| key_error(&a.key_file, e))?;
+        stream(encrypt, &a, &ivgen, &xts)
+    } else {
+        let xts = XtsAes256::new(&key).map_err(|e| key_error(&a.key_file, e))?;
+        stream(encrypt, &a, &ivgen, &xts)
+    }
+}
+
+/// Where the output goes: a temporary file renamed into place, or a
+/// device written in place.
+enum Sink {
+    Atomic(AtomicOutput),
+    Device(File),
+}
+
+impl Sink {
+    fn file(&mut self) -> &mut File {
+        match self {
+            Sink::Atomic(a) => a.file(),
+            Sink::Device(f) => f,
+        }
+    }
+}
+
+fn stream<C: DataUnitCipher + Sync>(
+    encrypt: bool,
+    a: &CryptArgs,
+    ivgen: &IvGenerator,
+    cipher: &C,
+) -> Result<(), CliError> {
+    let ss = a.sector_size as usize;
+    let header = a
+        .offset
+        .checked_mul(512)
+        .ok_or_else(|| CliError::Usage(format!("--offset {} is too large", a.offset)))?;
+    let (mut input, in_len) = util::open_input(&a.input)?;
+    let is_regular = input.metadata().is_ok_and(|m| m.is_file());
+    // Decrypt reads the backing device from --offset on.
+    let skip = if encrypt { 0 } else { header };
+    if is_regular {
+        if in_len < skip {
+            return Err(CliError::Input {
+                path: a.input.clone(),
+                offset: in_len,
+                rule: format!(
+                    "the file ends before --offset {} (byte {skip}) where the encrypted data starts",
+                    a.offset
+                ),
+            });
+        }
+        check_sectors(&a.input, skip, in_len - skip, ss)?;
+    }
+    if skip > 0 {
+        input
+            .seek(SeekFrom::Start(skip))
+            .map_err(|e| CliError::io(&a.input, "seek to --offset", e))?;
+    }
+
+    let mut sink = if util::is_special(&a.output) {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(&a.output)
+            .map_err(|e| CliError::io(&a.output, "open for writing", e))?;
+        Sink::Device(f)
+    } else {
+        Sink::Atomic(AtomicOutput::create(&a.output)?)
+    };
+    if encrypt && header > 0 {
+        let r = match &mut sink {
+            Sink::Atomic(o) => {
+                std::io::copy(&mut std::io::repeat(0).take(header), o.file()).map(drop)
+            }
+            Sink::Device(f) => f.seek(SeekFrom::Start(header)).map(drop),
+        };
+        r.map_err(|e| CliError::io(&a.output, "write the --offset area", e))?;
+    }
+
+    let pool = util::pool(a.threads)?;
+    let parallel = pool.current_num_threads() > 1;
+    let pb = util::progress(
+        in_len.saturating_sub(skip),
+        if encrypt { "encrypt" } else { "decrypt" },
+    );
+    let in_path = a.input.as_path();
+    let out_path = a.output.as_path();
+
+    // Three stages: a reader thread fills chunks, this thread encrypts them
+    // on the pool, a writer thread writes them; buffers go round.
+    let total = std::thread::scope(|s| -> Result<u64, CliError> {
+        let (full_tx, full_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(1);
+        let (done_tx, done_rx) = mpsc::sync_channel::<Option<(Vec<u8>, usize)>>(1);
+        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+        for _ in 0..3 {
+            let _ = free_tx.send(vec![0u8; CHUNK]);
+        }
+        // Lets this thread wake a reader waiting for a free buffer after a
+        // failure (an empty buffer reads as the end of the input).
+        let wake_reader = free_tx.clone();
+        let reader = s.spawn(move || -> Result<(), CliError> {
+            let mut pos = skip;
+            while let Ok(mut buf) = free_rx.recv() {
+                let n = util::read_full(&mut input, &mut buf)
+                    .map_err(|e| CliError::io(in_path, "read", e))?;
+                if n == 0 {
+                    return Ok(());
+                }
+                if n % ss != 0 {
+                    return Err(partial_sector(
+                        in_path,
+                        pos + (n - n % ss) as u64,
+                        n % ss,
+                        ss,
+                    ));
+                }
+                pos += n as u64;
+                if full_tx.send((buf, n)).is_err() {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        });
+        let writer = s.spawn(move || -> Result<(), CliError> {
+            let mut out = sink;
+            // `None` is the order to commit; a closed channel without it
+            // means failure, and dropping `out` removes the temporary file.
+            for msg in done_rx {
+                let Some((buf, n)) = msg else {
+                    return match out {
+                        Sink::Atomic(o) => o.commit(),
+                        Sink::Device(mut f) => {
+                            f.flush().map_err(|e| CliError::io(out_path, "flush", e))
+                        }
+                    };
+                };
+                out.file()
+                    .write_all(&buf[..n])
+                    .map_err(|e| CliError::io(out_path, "write", e))?;
+                let _ = free_tx.send(buf);
+            }
+            Ok(())
+        });
+
+        let mut sector = 0u64;
+        let mut bytes = 0u64;
+        let mut failed = None;
+        for (mut buf, n) in full_rx {
+            let chunk = &mut buf[..n];
+            let r = match (encrypt, parallel) {
+                (true, true) => pool.install(|| ivgen.par_encrypt(cipher, sector, chunk)),
+                (false, true) => pool.install(|| ivgen.par_decrypt(cipher, sector, chunk)),
+                (true, false) => ivgen.encrypt(cipher, sector, chunk),
+                (false, false) => ivgen.decrypt(cipher, sector, chunk),
+            };
+            if let Err(e) = r {
+                failed = Some(CliError::lib(in_path, e));
+                break;
+            }
+            sector += (n / ss) as u64;
+            bytes += n as u64;
+            pb.inc(n as u64);
+            if done_tx.send(Some((buf, n))).is_err() {
+                break;
+            }
+        }
+        let _ = wake_reader.send(Vec::new());
+        let read_result = reader
+            .join()
+            .unwrap_or_else(|_| Err(CliError::Usage("the reader thread panicked".into())));
+        let result = match (failed, read_result) {
+            (Some(e), _) | (None, Err(e)) => Err(e),
+            (None, Ok(())) if bytes == 0 => Err(CliError::Input {
+                path: in_path.to_owned(),
+                offset: skip,
+                rule: format!("no data: the input must hold at least one {ss}-byte sector"),
+            }),
+            (None, Ok(())) => Ok(()),
+        };
+        if result.is_ok() {
+            let _ = done_tx.send(None);
+        }
+        drop(done_tx);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(CliError::Usage("the writer thread panicked".into())));
+        result.and(written).map(|()| bytes)
+    })?;
+    pb.finish_and_clear();
+    debug_assert!(total > 0);
+    Ok(())
+}
+
+fn partial_sector(path: &Path, offset: u64, left: usize, ss: usize) -> CliError {
+    CliError::Input {
+        path: path.to_owned(),
+        offset,
+        rule: format!(
+            "{left} trailing bytes are not a whole sector: the data must be a whole number of {ss}-byte sectors"
+        ),
+    }
+}
+
+fn check_sectors(path: &Path, start: u64, len: u64, ss: usize) -> Result<(), CliError> {
+    let ss64 = ss as u64;
+    if len == 0 {
+        return Err(CliError::Input {
+            path: path.to_owned(),
+            offset: start,
+            rule: format!("no data: the input must hold at least one {ss}-byte sector"),
+        });
+    }
+    if len % ss64 != 0 {
+        return Err(partial_sector(
+            path,
+            start + len - len % ss64,
+            (len % ss64) as usize,
+            ss,
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! `mdu fsverity digest`: what `fsverity digest` (fsverity-utils) prints.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use mdu_verity::{HashAlg, fsverity};
+
+use crate::util::{self, AtomicOutput, CliError};
+
+/// fs-verity subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum FsverityCmd {
+    /// Print the fs-verity digest of each FILE as `fsverity digest` does:
+    /// `<alg>:<hex digest> <file>`.
+    Digest(DigestArgs),
+}
+
+/// Options of `mdu fsverity digest` (the same as `fsverity digest`).
+#[derive(Args, Debug)]
+pub(crate) struct DigestArgs {
+    /// Hash algorithm of the Merkle tree and the digest.
+    #[arg(long, value_name = "ALG", default_value = "sha256", value_parser = ["sha256", "sha512"])]
+    hash_alg: String,
+    /// Merkle tree block size in bytes (power of two, 512..=65536).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    block_size: u32,
+    /// Salt as hex, 0 to 32 bytes.
+    #[arg(long, value_name = "HEX")]
+    salt: Option<String>,
+    /// Write the Merkle tree (root level first) to F (one FILE only).
+    #[arg(long, value_name = "F")]
+    out_merkle_tree: Option<PathBuf>,
+    /// Write the 256-byte fs-verity descriptor to F (one FILE only).
+    #[arg(long, value_name = "F")]
+    out_descriptor: Option<PathBuf>,
+    /// Print only the hex digest.
+    #[arg(long)]
+    compact: bool,
+    /// Print the hex of `struct fsverity_formatted_digest` (what built-in
+    /// signatures sign) instead of the digest.
+    #[arg(long)]
+    for_builtin_sig: bool,
+    /// Hashing threads (default: every core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Files to digest.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+pub(crate) fn run(cmd: FsverityCmd) -> Result<(), CliError> {
+    match cmd {
+        FsverityCmd::Digest(a) => digest(a),
+    }
+}
+
+fn digest(a: DigestArgs) -> Result<(), CliError> {
+    let hash = HashAlg::from_name(&a.hash_alg).map_err(|e| CliError::Usage(e.to_string()))?;
+    let salt = match &a.salt {
+        Some(s) => util::parse_hex("salt", s)?,
+        None => Vec::new(),
+    };
+    let params = fsverity::Params {
+        hash,
+        block_size: a.block_size,
+        salt,
+    };
+    params
+        .validate()
+        .map_err(|e| CliError::Usage(format!("invalid fs-verity parameters: {e}")))?;
+    if (a.out_merkle_tree.is_some() || a.out_descriptor.is_some()) && a.files.len() != 1 {
+        return Err(CliError::Usage(
+            "--out-merkle-tree and --out-descriptor need exactly one FILE".into(),
+        ));
+    }
+    let pool = util::pool(a.threads)?;
+    let stdout = std::io::stdout();
+    for path in &a.files {
+        let (file, len) = util::open_input(path)?;
+        let pb = util::progress(len, "fs-verity digest");
+        let m = pool
+            .install(|| fsverity::measure(pb.wrap_read(file), &params))
+            .map_err(|e| CliError::lib(path, e))?;
+        pb.finish_and_clear();
+        if let Some(out) = &a.out_merkle_tree {
+            let mut o = AtomicOutput::create(out)?;
+            m.tree()
+                .write_root_first(o.file())
+                .map_err(|e| CliError::io(out, "write the Merkle tree", e))?;
+            o.commit()?;
+        }
+        if let Some(out) = &a.out_descriptor {
+            let mut o = AtomicOutput::create(out)?;
+            o.file()
+                .write_all(m.descriptor())
+                .map_err(|e| CliError::io(out, "write the descriptor", e))?;
+            o.commit()?;
+        }
+        let d = m.digest();
+        let line = if a.for_builtin_sig {
+            format!("{} {}", util::to_hex(&d.formatted()), path.display())
+        } else if a.compact {
+            d.digest().to_hex()
+        } else {
+            format!("{d} {}", path.display())
+        };
+        writeln!(stdout.lock(), "{line}")
+            .map_err(|e| CliError::io(std::path::Path::new("<stdout>"), "write", e))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! Errors, exit codes, atomic output files, progress bars, hex and threads.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tempfile::NamedTempFile;
+
+/// Exit status of a verification that ran and found a mismatch.
+pub(crate) const EXIT_VERIFY_FAILED: u8 = 1;
+/// Exit status of bad usage or bad input.
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
+
+/// Why a command failed. Every message names the file, the offset (where
+/// there is one) and the rule that was broken.
+#[derive(Debug)]
+pub(crate) enum CliError {
+    /// An option value is invalid (exit 2).
+    Usage(String),
+    /// An I/O operation on a file failed (exit 2).
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: io::Error,
+    },
+    /// A file's contents break a rule (exit 2).
+    Input {
+        path: PathBuf,
+        offset: u64,
+        rule: String,
+    },
+    /// A library call refused its input (exit 2).
+    Library { path: PathBuf, message: String },
+    /// Verification ran and found a mismatch (exit 1).
+    VerifyFailed(String),
+}
+
+impl CliError {
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            CliError::VerifyFailed(_) => EXIT_VERIFY_FAILED,
+            _ => EXIT_BAD_INPUT,
+        }
+    }
+
+    pub(crate) fn io(path: &Path, action: &'static str, source: io::Error) -> CliError {
+        CliError::Io {
+            path: path.to_owned(),
+            action,
+            source,
+        }
+    }
+
+    pub(crate) fn lib(path: &Path, e: impl fmt::Display) -> CliError {
+        CliError::Library {
+            path: path.to_owned(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Usage(m) => f.write_str(m),
+            CliError::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "{}: cannot {action}: {source}", path.display()),
+            CliError::Input { path, offset, rule } => {
+                write!(f, "{}: at byte offset {offset}: {rule}", path.display())
+            }
+            CliError::Library { path, message } => write!(f, "{}: {message}", path.display()),
+            CliError::VerifyFailed(m) => write!(f, "verification failed: {m}"),
+        }
+    }
+}
+
+/// An output file written to a temporary file in the target's directory and
+/// renamed over the target only when everything succeeded; dropped without
+/// [`commit`](Self::commit), it leaves nothing behind.
+pub(crate) struct AtomicOutput {
+    target: PathBuf,
+    tmp: NamedTempFile,
+}
+
+impl AtomicOutput {
+    /// A new, empty temporary file next to `target`.
+    pub(crate) fn create(target: &Path) -> Result<AtomicOutput, CliError> {
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".mdu-")
+            .tempfile_in(dir)
+            .map_err(|e| CliError::io(target, "create a temporary file next to it", e))?;
+        Ok(AtomicOutput {
+            target: target.to_owned(),
+            tmp,
+        })
+    }
+
+    /// As [`create`](Self::create), starting from a copy of `target`'s
+    /// current contents if it exists (for outputs that are updated in
+    /// place, like a hash device with data before `--hash-offset`).
+    pub(crate) fn create_from_existing(target: &Path) -> Result<AtomicOutput, CliError> {
+        let mut out = AtomicOutput::create(target)?;
+        match File::open(target) {
+            Ok(mut old) => {
+                io::copy(&mut old, out.file())
+                    .map_err(|e| CliError::io(target, "copy its current contents", e))?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(CliError::io(target, "open for reading", e)),
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn file(&mut self) -> &mut File {
+        self.tmp.as_file_mut()
+    }
+
+    pub(crate) fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Flush and rename over the target.
+    pub(crate) fn commit(self) -> Result<(), CliError> {
+        let target = self.target;
+        self.tmp
+            .as_file()
+            .sync_data()
+            .or_else(|e| {
+                // Some file systems (tmpfs on old kernels) refuse fsync; the
+                // rename is still atomic.
+                if e.kind() == io::ErrorKind::Unsupported {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })
+            .map_err(|e| CliError::io(&target, "flush the output", e))?;
+        self.tmp
+            .persist(&target)
+            .map_err(|e| CliError::io(&target, "rename the temporary file onto it", e.error))?;
+        Ok(())
+    }
+}
+
+/// Whether `path` names something that cannot be replaced by a rename
+/// (a block or character device, a FIFO): such outputs are written in place.
+pub(crate) fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Inputs at least this large get a progress bar (on a terminal).
+const PROGRESS_MIN_BYTES: u64 = 64 << 20;
+
+/// A progress bar of `total` bytes on stderr if stderr is a terminal and the
+/// work is long, a hidden one otherwise.
+pub(crate) fn progress(total: u64, what: &str) -> ProgressBar {
+    if total < PROGRESS_MIN_BYTES || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    ) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(what.to_owned());
+    pb
+}
+
+/// Parse a hex string of any even length (upper or lower case).
+pub(crate) fn parse_hex(what: &str, s: &str) -> Result<Vec<u8>, CliError> {
+    let bad = || {
+        CliError::Usage(format!(
+            "{what} {s:?} is not a valid hex string: it must be an even number of hex digits"
+        ))
+    };
+    if s.len() % 2 != 0 {
+        return Err(bad());
+    }
+    s.as_bytes()
+        .chunks(2)
+        .map(|p| {
+            let hi = (p[0] as char).to_digit(16);
+            let lo = (p[1] as char).to_digit(16);
+            match (hi, lo) {
+                (Some(h), Some(l)) => Ok((h * 16 + l) as u8),
+                _ => Err(bad()),
+            }
+        })
+        .collect()
+}
+
+/// Lowercase hex.
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
+    use fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Random bytes from the operating system.
+pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), CliError> {
+    getrandom::fill(buf).map_err(|e| CliError::Usage(format!("cannot get random bytes: {e}")))
+}
+
+/// A rayon pool of `threads` threads (0 or absent = every core).
+pub(crate) fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
+    let n = match threads {
+        Some(n) if n > 0 => n,
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .map_err(|e| CliError::Usage(format!("cannot start {n} threads: {e}")))
+}
+
+/// Open `path` for reading, with its length.
+pub(crate) fn open_input(path: &Path) -> Result<(File, u64), CliError> {
+    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    let len = f
+        .metadata()
+        .map_err(|e| CliError::io(path, "read its size", e))?
+        .len();
+    Ok((f, len))
+}
+
+/// Read until `buf` is full or the input ends; the number of bytes read.
+pub(crate) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}

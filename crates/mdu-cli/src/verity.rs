@@ -1,0 +1,346 @@
+//! `mdu verity format|verify`: dm-verity hash devices as `veritysetup`
+//! writes and checks them.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use mdu_verity::dmverity::{self, Superblock};
+use mdu_verity::{Digest, Error as VerityError, HashAlg};
+
+use crate::util::{self, AtomicOutput, CliError};
+
+/// dm-verity subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum VerityCmd {
+    /// Hash DATA and write the hash device HASH (superblock and tree), like
+    /// `veritysetup format`; prints the same summary. HASH is created if it
+    /// does not exist; bytes of an existing HASH outside the hash area are
+    /// kept. A regular-file HASH is replaced atomically.
+    Format(FormatArgs),
+    /// Check every data block of DATA against HASH and ROOT_HEX, like
+    /// `veritysetup verify`: exit 0 if all match, 1 naming the first bad
+    /// block otherwise. With a superblock (the default) the parameters are
+    /// read from it.
+    Verify(VerifyArgs),
+}
+
+/// Options shared by `format` and `verify` (those of `veritysetup`).
+#[derive(Args, Debug)]
+pub(crate) struct VerityOpts {
+    /// Hash algorithm.
+    #[arg(long, value_name = "ALG", default_value = "sha256", value_parser = ["sha256", "sha512"])]
+    hash: String,
+    /// Data block size in bytes (power of two, 512..=65536).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    data_block_size: u32,
+    /// Hash block size in bytes (power of two, 512..=65536).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    hash_block_size: u32,
+    /// Salt as hex (up to 256 bytes), or `-` for none. Default for format:
+    /// 32 random bytes.
+    #[arg(long, value_name = "HEX|-")]
+    salt: Option<String>,
+    /// Hash type: 1 (normal) or 0 (original Chrome OS).
+    #[arg(long, value_name = "0|1", default_value_t = 1)]
+    format: u32,
+    /// Write no superblock (verify: read none; give every parameter again).
+    #[arg(long)]
+    no_superblock: bool,
+    /// Byte offset of the hash area (superblock first) on HASH; multiple of 512.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    hash_offset: u64,
+    /// UUID stored in the superblock (default: random, version 4).
+    #[arg(long, value_name = "U")]
+    uuid: Option<String>,
+    /// Number of data blocks to hash (default: every whole block of DATA).
+    #[arg(long, value_name = "N")]
+    data_blocks: Option<u64>,
+    /// Hashing threads (default: every core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+/// Arguments of `mdu verity format`.
+#[derive(Args, Debug)]
+pub(crate) struct FormatArgs {
+    #[command(flatten)]
+    opts: VerityOpts,
+    /// Also write the root hash as hex (no newline) to this file.
+    #[arg(long, value_name = "F")]
+    root_hash_file: Option<PathBuf>,
+    /// Data device or image.
+    #[arg(value_name = "DATA")]
+    data: PathBuf,
+    /// Hash device or image.
+    #[arg(value_name = "HASH")]
+    hash_dev: PathBuf,
+}
+
+/// Arguments of `mdu verity verify`.
+#[derive(Args, Debug)]
+pub(crate) struct VerifyArgs {
+    #[command(flatten)]
+    opts: VerityOpts,
+    /// Data device or image.
+    #[arg(value_name = "DATA")]
+    data: PathBuf,
+    /// Hash device or image.
+    #[arg(value_name = "HASH")]
+    hash_dev: PathBuf,
+    /// The root hash, hex.
+    #[arg(value_name = "ROOT_HEX")]
+    root: String,
+}
+
+pub(crate) fn run(cmd: VerityCmd) -> Result<(), CliError> {
+    match cmd {
+        VerityCmd::Format(a) => format(a),
+        VerityCmd::Verify(a) => verify(a),
+    }
+}
+
+fn parse_uuid(s: &str) -> Result<[u8; 16], CliError> {
+    let bad = || {
+        CliError::Usage(format!(
+            "UUID {s:?} is invalid: expected 32 hex digits as 8-4-4-4-12"
+        ))
+    };
+    let groups: Vec<&str> = s.split('-').collect();
+    if groups.iter().map(|g| g.len()).collect::<Vec<_>>() != [8, 4, 4, 4, 12] {
+        return Err(bad());
+    }
+    let bytes = util::parse_hex("UUID", &groups.concat()).map_err(|_| bad())?;
+    let mut u = [0u8; 16];
+    u.copy_from_slice(&bytes);
+    Ok(u)
+}
+
+fn uuid_string(u: &[u8; 16]) -> String {
+    let h = util::to_hex(u);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
+}
+
+fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, CliError> {
+    let hash = HashAlg::from_name(&o.hash).map_err(|e| CliError::Usage(e.to_string()))?;
+    let salt = match o.salt.as_deref() {
+        Some("-") => Vec::new(),
+        Some(s) => util::parse_hex("salt", s)?,
+        None if random_defaults => {
+            let mut s = vec![0u8; 32];
+            util::random_bytes(&mut s)?;
+            s
+        }
+        None => Vec::new(),
+    };
+    let uuid = match o.uuid.as_deref() {
+        Some(u) => parse_uuid(u)?,
+        None if random_defaults => {
+            let mut u = [0u8; 16];
+            util::random_bytes(&mut u)?;
+            u[6] = (u[6] & 0x0f) | 0x40;
+            u[8] = (u[8] & 0x3f) | 0x80;
+            u
+        }
+        None => [0; 16],
+    };
+    let p = dmverity::Params {
+        hash,
+        data_block_size: o.data_block_size,
+        hash_block_size: o.hash_block_size,
+        salt,
+        format: o.format,
+        superblock: !o.no_superblock,
+        uuid,
+        hash_offset: o.hash_offset,
+        data_blocks: o.data_blocks,
+    };
+    p.validate()
+        .map_err(|e| CliError::Usage(format!("invalid dm-verity parameters: {e}")))?;
+    if p.data_blocks == Some(0) {
+        return Err(CliError::Usage(
+            "--data-blocks 0 is invalid: dm-verity needs at least one data block".into(),
+        ));
+    }
+    Ok(p)
+}
+
+/// `veritysetup` refuses a data area that overlaps the hash area on one device.
+fn check_overlap(
+    data: &Path,
+    hash: &Path,
+    p: &dmverity::Params,
+    data_len: u64,
+) -> Result<(), CliError> {
+    let same = match (std::fs::canonicalize(data), std::fs::canonicalize(hash)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let blocks = p
+        .data_blocks
+        .unwrap_or(data_len / u64::from(p.data_block_size));
+    let data_end = blocks.saturating_mul(u64::from(p.data_block_size));
+    if same && data_end > p.hash_offset {
+        return Err(CliError::Input {
+            path: hash.to_owned(),
+            offset: p.hash_offset,
+            rule: format!(
+                "data and hash are the same device and the data area ({data_end} bytes) \
+                 overlaps the hash area starting at --hash-offset {}",
+                p.hash_offset
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn format(a: FormatArgs) -> Result<(), CliError> {
+    let p = params(&a.opts, true)?;
+    let (data, data_len) = util::open_input(&a.data)?;
+    check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
+    let pool = util::pool(a.opts.threads)?;
+    let pb = util::progress(data_len, "dm-verity format");
+    let out = if util::is_special(&a.hash_dev) {
+        let mut dev = OpenOptions::new()
+            .write(true)
+            .open(&a.hash_dev)
+            .map_err(|e| CliError::io(&a.hash_dev, "open for writing", e))?;
+        pool.install(|| dmverity::format(pb.wrap_read(data), &mut dev, &p))
+            .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?
+    } else {
+        let mut tmp = AtomicOutput::create_from_existing(&a.hash_dev)?;
+        let out = pool
+            .install(|| dmverity::format(pb.wrap_read(data), tmp.file(), &p))
+            .map_err(|e| verity_error(&a.data, tmp.target(), &p, e))?;
+        tmp.commit()?;
+        out
+    };
+    pb.finish_and_clear();
+    let root = out.root_hash().to_hex();
+    if let Some(f) = &a.root_hash_file {
+        let mut o = AtomicOutput::create(f)?;
+        std::io::Write::write_all(o.file(), root.as_bytes())
+            .map_err(|e| CliError::io(f, "write the root hash", e))?;
+        o.commit()?;
+    }
+    let salt = if p.salt.is_empty() {
+        "-".to_owned()
+    } else {
+        util::to_hex(&p.salt)
+    };
+    let uuid = if p.superblock {
+        uuid_string(&p.uuid)
+    } else {
+        String::new()
+    };
+    println!("VERITY header information for {}", a.hash_dev.display());
+    println!("UUID:            \t{uuid}");
+    println!("Hash type:       \t{}", p.format);
+    println!("Data blocks:     \t{}", out.data_blocks());
+    println!("Data block size: \t{}", p.data_block_size);
+    println!("Hash blocks:     \t{}", out.hash_blocks());
+    println!("Hash block size: \t{}", p.hash_block_size);
+    println!("Hash algorithm:  \t{}", p.hash.name());
+    println!("Salt:            \t{salt}");
+    println!("Root hash:      \t{root}");
+    if p.hash_offset == 0 {
+        println!("Hash device size: \t{} [bytes]", out.hash_device_size());
+    }
+    Ok(())
+}
+
+/// Turn a library error into a CLI error naming the file and offset.
+fn verity_error(data: &Path, hash: &Path, p: &dmverity::Params, e: VerityError) -> CliError {
+    match e {
+        VerityError::CorruptDataBlock { block } => {
+            let at = block * u64::from(p.data_block_size);
+            CliError::VerifyFailed(format!(
+                "{}: data block {block} (bytes {at}..{}) does not match its hash",
+                data.display(),
+                at + u64::from(p.data_block_size)
+            ))
+        }
+        VerityError::CorruptHashBlock {
+            level,
+            index,
+            hash_block,
+        } => {
+            let at = hash_block * u64::from(p.hash_block_size);
+            CliError::VerifyFailed(format!(
+                "{}: hash block {hash_block} (level {level}, index {index}, bytes {at}..{}) \
+                 does not match its hash",
+                hash.display(),
+                at + u64::from(p.hash_block_size)
+            ))
+        }
+        VerityError::HashAreaTooSmall { needed, available } => CliError::VerifyFailed(format!(
+            "{}: the hash area ends at byte {available} but the tree needs {needed} bytes",
+            hash.display()
+        )),
+        VerityError::TruncatedInput {
+            expected_blocks,
+            available_blocks,
+        } => CliError::Input {
+            path: data.to_owned(),
+            offset: available_blocks * u64::from(p.data_block_size),
+            rule: format!(
+                "the data ends after {available_blocks} whole blocks of {} bytes, \
+                 but {expected_blocks} were asked for",
+                p.data_block_size
+            ),
+        },
+        VerityError::NoDataBlocks { data_bytes, .. } => CliError::Input {
+            path: data.to_owned(),
+            offset: data_bytes,
+            rule: format!(
+                "dm-verity needs at least one whole data block of {} bytes",
+                p.data_block_size
+            ),
+        },
+        VerityError::Io(io) => CliError::Library {
+            path: data.to_owned(),
+            message: format!("I/O error: {io}"),
+        },
+        other => CliError::lib(data, other),
+    }
+}
+
+fn verify(a: VerifyArgs) -> Result<(), CliError> {
+    let mut p = params(&a.opts, false)?;
+    let open =
+        |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
+    let data = open(&a.data)?;
+    let mut hash = open(&a.hash_dev)?;
+    if p.superblock {
+        let sb = Superblock::read_from(&mut hash, p.hash_offset).map_err(|e| CliError::Input {
+            path: a.hash_dev.clone(),
+            offset: p.hash_offset,
+            rule: format!("no valid dm-verity superblock: {e}"),
+        })?;
+        p = sb.params(p.hash_offset);
+        hash.seek(SeekFrom::Start(0))
+            .map_err(|e| CliError::io(&a.hash_dev, "seek", e))?;
+    }
+    let root_bytes = util::parse_hex("root hash", &a.root)?;
+    if root_bytes.len() != p.hash.digest_len() {
+        return Err(CliError::Usage(format!(
+            "root hash {:?} is {} bytes but {} needs {}",
+            a.root,
+            root_bytes.len(),
+            p.hash.name(),
+            p.hash.digest_len()
+        )));
+    }
+    let root = Digest::from_slice(&root_bytes);
+    let pool = util::pool(a.opts.threads)?;
+    pool.install(|| dmverity::verify(data, hash, &p, &root))
+        .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))
+}
