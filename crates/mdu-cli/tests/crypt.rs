@@ -1,0 +1,357 @@
+//! `mdu crypt` against a per-sector reference in Python `cryptography`
+//! (tests/dmcrypt_ref.py): every IV mode, every sector size, with and
+//! without --iv-large-sectors, IV offsets whose runs cross 2^32 and 2^64,
+//! --offset, one and two threads; decrypt inverts encrypt; bad input is
+//! refused with exit status 2 and leaves no output behind.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{Rng, entries, expect_code, have_python_cryptography, mdu, run, scratch};
+
+const MODES: [&str; 7] = [
+    "plain",
+    "plain64",
+    "plain64be",
+    "essiv:sha256",
+    "benbi",
+    "null",
+    "eboiv",
+];
+const SECTOR_SIZES: [u64; 4] = [512, 1024, 2048, 4096];
+
+struct Case {
+    op: &'static str,
+    mode: &'static str,
+    key: PathBuf,
+    ss: u64,
+    iv_offset: u64,
+    large: bool,
+    offset: u64,
+    threads: u32,
+    input: PathBuf,
+    want: PathBuf,
+    got: PathBuf,
+}
+
+fn manifest(cases: &[Case]) -> String {
+    let mut s = String::from("[\n");
+    for (i, c) in cases.iter().enumerate() {
+        let _ = write!(
+            s,
+            "{}{{\"op\": \"{}\", \"mode\": \"{}\", \"key\": {:?}, \"sector_size\": {}, \
+             \"iv_offset\": {}, \"large\": {}, \"offset\": {}, \"input\": {:?}, \"output\": {:?}}}\n",
+            if i > 0 { "," } else { "" },
+            c.op,
+            c.mode,
+            c.key.display().to_string(),
+            c.ss,
+            c.iv_offset,
+            c.large,
+            c.offset,
+            c.input.display().to_string(),
+            c.want.display().to_string(),
+        );
+    }
+    s.push(']');
+    s
+}
+
+fn run_python(dir: &Path, cases: &[Case]) {
+    let m = dir.join("manifest.json");
+    std::fs::write(&m, manifest(cases)).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dmcrypt_ref.py");
+    let out = run(Command::new("python3").arg(script).arg(&m));
+    assert!(
+        out.status.success(),
+        "python reference failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn mdu_crypt(c: &Case) -> std::process::Output {
+    let mut cmd = mdu();
+    cmd.args(["crypt", c.op, "--cipher"])
+        .arg(format!("aes-xts-{}", c.mode))
+        .arg("--key-file")
+        .arg(&c.key)
+        .args(["--sector-size", &c.ss.to_string()])
+        .args(["--iv-offset", &c.iv_offset.to_string()])
+        .args(["--offset", &c.offset.to_string()])
+        .args(["--threads", &c.threads.to_string()]);
+    if c.large {
+        cmd.arg("--iv-large-sectors");
+    }
+    cmd.arg(&c.input).arg(&c.got);
+    run(&mut cmd)
+}
+
+/// IV offsets (512-byte units, multiples of ss/512) whose run of `n`
+/// sectors crosses the 2^32 wrap of `plain` and the 2^64 wrap of
+/// `cc_sector` at sector `n/2`, plus a random one.
+fn iv_offsets(rng: &mut Rng, ss: u64, large: bool, n: u64) -> [u64; 3] {
+    let d = ss / 512;
+    let half = n / 2;
+    let near32 = if large {
+        ((1u64 << 32) - half) * d
+    } else {
+        (1u64 << 32) - half * d
+    };
+    let near64 = 0u64.wrapping_sub(half * d);
+    let random = if rng.below(2) == 0 {
+        rng.below(1 << 20) * d
+    } else {
+        rng.next() / d * d
+    };
+    [random, near32, near64]
+}
+
+#[test]
+fn matches_python_reference_for_every_mode() {
+    if !have_python_cryptography("matches_python_reference_for_every_mode") {
+        return;
+    }
+    let mut rng = Rng::new("matches_python_reference_for_every_mode");
+    let dir = scratch();
+    let d = dir.path();
+    let mut cases = Vec::new();
+    let n_sectors = 24u64;
+    let mut id = 0;
+    for mode in MODES {
+        for ss in SECTOR_SIZES {
+            for large in [false, true] {
+                for iv_offset in iv_offsets(&mut rng, ss, large, n_sectors) {
+                    id += 1;
+                    let key = d.join(format!("k{id}"));
+                    let klen = if rng.below(2) == 0 { 32 } else { 64 };
+                    std::fs::write(&key, rng.bytes(klen)).unwrap();
+                    let offset = rng.pick(&[0u64, 0, 1, 8, 24]);
+                    let threads = rng.pick(&[1u32, 2]);
+                    // Encrypt: plaintext -> python vs mdu.
+                    let plain = d.join(format!("p{id}"));
+                    std::fs::write(&plain, rng.bytes((n_sectors * ss) as usize)).unwrap();
+                    cases.push(Case {
+                        op: "encrypt",
+                        mode,
+                        key: key.clone(),
+                        ss,
+                        iv_offset,
+                        large,
+                        offset,
+                        threads,
+                        input: plain,
+                        want: d.join(format!("pe{id}")),
+                        got: d.join(format!("me{id}")),
+                    });
+                    // Decrypt: a random backing image -> python vs mdu.
+                    let image = d.join(format!("i{id}"));
+                    std::fs::write(&image, rng.bytes((offset * 512 + n_sectors * ss) as usize))
+                        .unwrap();
+                    cases.push(Case {
+                        op: "decrypt",
+                        mode,
+                        key,
+                        ss,
+                        iv_offset,
+                        large,
+                        offset,
+                        threads,
+                        input: image,
+                        want: d.join(format!("pd{id}")),
+                        got: d.join(format!("md{id}")),
+                    });
+                }
+            }
+        }
+    }
+    run_python(d, &cases);
+    for c in &cases {
+        let out = mdu_crypt(c);
+        let what = format!(
+            "{} aes-xts-{} ss={} iv_offset={} large={} offset={} threads={}",
+            c.op, c.mode, c.ss, c.iv_offset, c.large, c.offset, c.threads
+        );
+        expect_code(&out, 0, &what);
+        let want = std::fs::read(&c.want).unwrap();
+        let got = std::fs::read(&c.got).unwrap();
+        assert!(want == got, "{what}: mdu and the reference differ");
+    }
+    // Decrypt inverts encrypt (mdu alone, on the encrypted outputs).
+    for c in cases.iter().filter(|c| c.op == "encrypt") {
+        let back = Case {
+            op: "decrypt",
+            input: c.got.clone(),
+            got: c.got.with_extension("back"),
+            key: c.key.clone(),
+            want: PathBuf::new(),
+            ..*c
+        };
+        expect_code(&mdu_crypt(&back), 0, "decrypt of encrypt");
+        assert_eq!(
+            std::fs::read(&back.got).unwrap(),
+            std::fs::read(&c.input).unwrap(),
+            "decrypt does not invert encrypt: aes-xts-{} ss={} iv_offset={} large={}",
+            c.mode,
+            c.ss,
+            c.iv_offset,
+            c.large
+        );
+    }
+}
+
+/// Large enough that two threads split the work into several chunks, with
+/// the 2^32 wrap of `plain` in the middle of a chunk.
+#[test]
+fn two_threads_match_reference_on_a_long_run() {
+    if !have_python_cryptography("two_threads_match_reference_on_a_long_run") {
+        return;
+    }
+    let mut rng = Rng::new("two_threads_match_reference_on_a_long_run");
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, rng.bytes(64)).unwrap();
+    let plain = d.join("plain");
+    std::fs::write(&plain, rng.bytes(6 << 20)).unwrap();
+    let mut cases = Vec::new();
+    for (i, (mode, ss, iv_offset, large)) in [
+        ("plain", 512u64, (1u64 << 32) - 5000, false),
+        ("plain", 4096, ((1u64 << 32) - 700) * 8, true),
+        ("plain64", 4096, u64::MAX - 8 * 1000 + 1, false),
+        ("eboiv", 1024, 0, false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        cases.push(Case {
+            op: "encrypt",
+            mode,
+            key: key.clone(),
+            ss,
+            iv_offset,
+            large,
+            offset: 0,
+            threads: 2,
+            input: plain.clone(),
+            want: d.join(format!("want{i}")),
+            got: d.join(format!("got{i}")),
+        });
+    }
+    run_python(d, &cases);
+    for c in &cases {
+        expect_code(&mdu_crypt(c), 0, c.mode);
+        assert!(
+            std::fs::read(&c.want).unwrap() == std::fs::read(&c.got).unwrap(),
+            "aes-xts-{} ss={} differs from the reference",
+            c.mode,
+            c.ss
+        );
+    }
+}
+
+fn base_cmd(op: &str, key: &Path) -> Command {
+    let mut cmd = mdu();
+    cmd.args(["crypt", op, "--cipher", "aes-xts-plain64", "--key-file"])
+        .arg(key);
+    cmd
+}
+
+#[test]
+fn bad_input_is_refused_and_leaves_nothing() {
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, (0..64u8).collect::<Vec<_>>()).unwrap();
+    let input = d.join("in");
+    std::fs::write(&input, vec![1u8; 3 * 512 + 100]).unwrap();
+    let out_path = d.join("out");
+    let before = entries(d);
+
+    // Not a whole number of sectors: the file, the offset and the rule.
+    let out = run(base_cmd("encrypt", &key).arg(&input).arg(&out_path));
+    expect_code(&out, 2, "partial sector");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/in"), "{err}");
+    assert!(err.contains("offset 1536"), "{err}");
+    assert!(err.contains("whole number of 512-byte sectors"), "{err}");
+    assert_eq!(entries(d), before);
+
+    // The same through a pipe (found while streaming, after output began).
+    let mut child = base_cmd("encrypt", &key)
+        .arg("/dev/stdin")
+        .arg(&out_path)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&vec![0u8; (9 << 20) + 700])
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    expect_code(&out, 2, "partial sector on a pipe");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("offset {}", (9 << 20) + 512)), "{err}");
+    assert_eq!(entries(d), before);
+
+    // An existing output stays as it was.
+    std::fs::write(&out_path, b"keep me").unwrap();
+    let out = run(base_cmd("decrypt", &key).arg(&input).arg(&out_path));
+    expect_code(&out, 2, "partial sector, existing output");
+    assert_eq!(std::fs::read(&out_path).unwrap(), b"keep me");
+    std::fs::remove_file(&out_path).unwrap();
+
+    // Key of the wrong length.
+    let short = d.join("short");
+    std::fs::write(&short, [7u8; 48]).unwrap();
+    let good = d.join("good");
+    std::fs::write(&good, vec![0u8; 4096]).unwrap();
+    let before = entries(d);
+    let out = run(base_cmd("encrypt", &short).arg(&good).arg(&out_path));
+    expect_code(&out, 2, "48-byte key");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exactly 32"));
+
+    // Key with equal halves.
+    let weak = d.join("weak");
+    std::fs::write(&weak, [7u8; 64]).unwrap();
+    let out = run(base_cmd("encrypt", &weak).arg(&good).arg(&out_path));
+    expect_code(&out, 2, "weak key");
+    std::fs::remove_file(&weak).unwrap();
+
+    // Unknown cipher or IV mode, bad sector size, misaligned iv_offset.
+    for args in [
+        &["--cipher", "aes-cbc-plain64"][..],
+        &["--cipher", "aes-xts-lmk"],
+        &["--sector-size", "8192"],
+        &["--sector-size", "1000"],
+        &["--sector-size", "4096", "--iv-offset", "4"],
+    ] {
+        let out = run(mdu()
+            .args(["crypt", "encrypt", "--key-file"])
+            .arg(&key)
+            .args(args)
+            .arg(&good)
+            .arg(&out_path));
+        expect_code(&out, 2, &format!("{args:?}"));
+    }
+
+    // Decrypt of a file shorter than --offset; empty input.
+    let out = run(base_cmd("decrypt", &key)
+        .args(["--offset", "100"])
+        .arg(&good)
+        .arg(&out_path));
+    expect_code(&out, 2, "input shorter than --offset");
+    let empty = d.join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    let out = run(base_cmd("encrypt", &key).arg(&empty).arg(&out_path));
+    expect_code(&out, 2, "empty input");
+    std::fs::remove_file(&empty).unwrap();
+    let _ = std::fs::remove_file(d.join("manifest.json"));
+    assert_eq!(entries(d), before);
+}
