@@ -287,11 +287,7 @@ impl State {
     pub fn finup(&self, msg: &[u8]) -> [u8; DIGEST_LEN] {
         let mut h = self.h;
         let pending = Pending::new(self, msg);
-        match self.backend {
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::ShaNi => pending.run1(&mut h, x86::shani::compress),
-            _ => pending.run1(&mut h, generic::compress),
-        }
+        pending.run1(&mut h, kernels(self.backend).one);
         to_bytes(&h)
     }
 
@@ -312,16 +308,15 @@ impl State {
         if a.len() != b.len() {
             return (self.finup(a), self.finup(b));
         }
-        match self.backend {
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::ShaNi => {
+        match kernels(self.backend).two {
+            Some(two) => {
                 let (mut ha, mut hb) = (self.h, self.h);
                 let pa = Pending::new(self, a);
                 let pb = Pending::new(self, b);
-                Pending::run2(&pa, &pb, &mut ha, &mut hb, x86::shani::compress2x);
+                Pending::run2(&pa, &pb, &mut ha, &mut hb, two);
                 (to_bytes(&ha), to_bytes(&hb))
             }
-            _ => (self.finup(a), self.finup(b)),
+            None => (self.finup(a), self.finup(b)),
         }
     }
 
@@ -333,11 +328,36 @@ impl State {
         if blocks.is_empty() {
             return;
         }
-        match self.backend {
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::ShaNi => x86::shani::compress(&mut self.h, blocks),
-            _ => generic::compress(&mut self.h, blocks),
-        }
+        (kernels(self.backend).one)(&mut self.h, blocks);
+    }
+}
+
+/// A one-way block function: compress whole blocks into the state.
+type Compress1 = fn(&mut [u32; 8], &[[u8; BLOCK_LEN]]);
+/// A two-way block function: `(state_a, state_b, blocks_a, blocks_b)`.
+type Compress2 = fn(&mut [u32; 8], &mut [u32; 8], &[[u8; BLOCK_LEN]], &[[u8; BLOCK_LEN]]);
+
+/// The block functions of a backend.
+struct Kernels {
+    one: Compress1,
+    /// `None` when the backend has no interleaved kernel (two sequential
+    /// hashes are then just as fast).
+    two: Option<Compress2>,
+}
+
+/// The one dispatch point: the kernels of `backend`. A [`State`] only ever
+/// holds a backend that [`Backend::is_available`] confirmed.
+fn kernels(backend: Backend) -> Kernels {
+    match backend {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Backend::ShaNi => Kernels {
+            one: x86::shani::compress,
+            two: Some(x86::shani::compress2x),
+        },
+        _ => Kernels {
+            one: generic::compress,
+            two: None,
+        },
     }
 }
 
@@ -348,10 +368,6 @@ fn to_bytes(h: &[u32; 8]) -> [u8; DIGEST_LEN] {
     }
     out
 }
-
-/// A two-way block function: `(state_a, state_b, blocks_a, blocks_b)`.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-type Compress2 = fn(&mut [u32; 8], &mut [u32; 8], &[[u8; BLOCK_LEN]], &[[u8; BLOCK_LEN]]);
 
 /// The blocks that finish one message from a state: an optional head block
 /// (buffered prefix bytes spliced with the start of the message), the whole
@@ -403,7 +419,7 @@ impl<'a> Pending<'a> {
         }
     }
 
-    fn run1(&self, h: &mut [u32; 8], compress: fn(&mut [u32; 8], &[[u8; BLOCK_LEN]])) {
+    fn run1(&self, h: &mut [u32; 8], compress: Compress1) {
         if let Some(head) = &self.head {
             compress(h, core::slice::from_ref(head));
         }
@@ -411,7 +427,6 @@ impl<'a> Pending<'a> {
         compress(h, &self.tail[..self.tail_blocks]);
     }
 
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn run2(
         a: &Pending<'_>,
         b: &Pending<'_>,
