@@ -229,3 +229,95 @@ impl Report {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(name: &str, kind: Kind, ns: &[f64]) -> Samples {
+        Samples {
+            name: name.to_string(),
+            kind,
+            ns_per_iter: ns.to_vec(),
+            iters_per_sample: 1,
+        }
+    }
+
+    fn table(scale: f64) -> Table {
+        Table {
+            id: "t".to_string(),
+            title: "T".to_string(),
+            unit: Unit::Throughput,
+            x_label: None,
+            notes: vec!["a note".to_string()],
+            cases: vec![CaseResult {
+                name: "1000 bytes".to_string(),
+                bytes: 1000,
+                x: Some(1000.0),
+                results: vec![
+                    samples(
+                        "mdu",
+                        Kind::Mdu,
+                        &[100.0 * scale, 90.0 * scale, 110.0 * scale],
+                    ),
+                    samples("peer", Kind::Peer, &[400.0, 400.0, 400.0]),
+                    samples("bound", Kind::Bound, &[80.0, 80.0, 80.0]),
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn markdown_shows_medians_ranges_ratios_and_bound_shares() {
+        let md = table(1.0).markdown();
+        // 1000 bytes in 100 ns = 10 GB/s; range from the slowest to the
+        // fastest sample.
+        assert!(md.contains("**10.00** [9.09–11.11]"), "{md}");
+        assert!(md.contains("2.50 · ×4.00"), "{md}");
+        assert!(md.contains("12.50 · 80%"), "{md}");
+        assert!(md.contains("a note"));
+        assert!(md.contains("| case | mdu | peer | bound (bound) |"), "{md}");
+    }
+
+    #[test]
+    fn compare_reports_the_change_of_each_median() {
+        let meta = Meta::default();
+        let old = Report {
+            meta: meta.clone(),
+            tables: vec![table(1.0)],
+        };
+        let new = Report {
+            meta,
+            tables: vec![table(0.5)],
+        };
+        let cmp = new.compare(&old);
+        // mdu twice as fast: +100%; the others unchanged.
+        assert!(
+            cmp.contains("| t | 1000 bytes | mdu | 10.00 | 20.00 | +100.0% |"),
+            "{cmp}"
+        );
+        assert!(
+            cmp.contains("| t | 1000 bytes | peer | 2.50 | 2.50 | +0.0% |"),
+            "{cmp}"
+        );
+        let json = serde_json::to_string(&new).unwrap();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            back.tables[0].cases[0].results[0].ns_per_iter,
+            vec![50.0, 45.0, 55.0]
+        );
+    }
+
+    #[test]
+    fn compare_with_nothing_in_common_says_so() {
+        let a = Report {
+            meta: Meta::default(),
+            tables: vec![table(1.0)],
+        };
+        let b = Report {
+            meta: Meta::default(),
+            tables: vec![],
+        };
+        assert!(a.compare(&b).contains("no case in common"));
+    }
+}
