@@ -219,6 +219,7 @@ impl Engine {
     /// assert_eq!(&buf[..n], b"Zm9vYg==");
     /// # Ok::<(), mdu_base64::EncodeError>(())
     /// ```
+    #[inline]
     pub fn encode_slice(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, EncodeError> {
         let needed = self
             .encoded_len(src.len())
@@ -287,6 +288,7 @@ impl Engine {
     ///     Err(DecodeError::OutputTooSmall { needed: 5, got: 4 })
     /// );
     /// ```
+    #[inline]
     pub fn decode_slice(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeError> {
         let (body, needed) = self.structure(src)?;
         let got = dst.len();
@@ -326,5 +328,92 @@ impl Engine {
         let mut out = alloc::vec![0u8; needed];
         self.decode_body(&src[..body], &mut out)?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Small enough to run under Miri (where only the scalar backend exists).
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use super::*;
+
+    /// Bit-at-a-time reference encoder (the pre-2021 style, MSB first).
+    fn reference_encode(alphabet: &Alphabet, pad: bool, data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let (mut acc, mut bits) = (0u32, 0);
+        for &b in data {
+            acc = acc << 8 | u32::from(b);
+            bits += 8;
+            while bits >= 6 {
+                bits -= 6;
+                out.push(alphabet.symbols()[(acc >> bits) as usize & 63]);
+            }
+        }
+        if bits > 0 {
+            out.push(alphabet.symbols()[(acc << (6 - bits)) as usize & 63]);
+        }
+        while pad && out.len() % 4 != 0 {
+            out.push(PAD);
+        }
+        out
+    }
+
+    #[test]
+    fn matches_bitwise_reference_on_every_backend() {
+        let crypt =
+            Alphabet::new(b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+                .unwrap();
+        let engines = [
+            (crate::STANDARD, true),
+            (crate::URL_SAFE_NO_PAD, false),
+            (Engine::new(&Alphabet::IMAP, Padding::Optional), false),
+            (Engine::new(&crypt, Padding::None), false),
+        ];
+        let data: Vec<u8> = (0..80u32).map(|i| (i * 97 + 13) as u8).collect();
+        for (engine, pad) in engines {
+            for b in Backend::available() {
+                let e = engine.with_backend(b).unwrap();
+                for n in 0..=data.len() {
+                    let want = reference_encode(e.alphabet(), pad, &data[..n]);
+                    let mut buf = vec![0u8; want.len()];
+                    assert_eq!(e.encode_slice(&data[..n], &mut buf), Ok(want.len()));
+                    assert_eq!(buf, want, "{b:?} n={n}");
+                    assert_eq!(e.decode_to_vec(&want).as_deref(), Ok(&data[..n]));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn errors_and_write_contract() {
+        for b in Backend::available() {
+            let e = crate::URL_SAFE_NO_PAD.with_backend(b).unwrap();
+            let mut text = e.encode_to_string(&[0x5a; 60]).into_bytes(); // 80 symbols
+            text[45] = b'*';
+            let mut out = [0xeeu8; 60];
+            assert_eq!(
+                e.decode_slice(&text, &mut out),
+                Err(DecodeError::InvalidByte {
+                    index: 45,
+                    byte: b'*'
+                })
+            );
+            assert!(out[..33].iter().all(|&x| x == 0x5a));
+            assert!(out[33..].iter().all(|&x| x == 0xee));
+            assert_eq!(
+                e.decode_to_vec(b"Zh"),
+                Err(DecodeError::NonCanonical { index: 1 })
+            );
+            assert_eq!(
+                e.decode_to_vec(b"Zg="),
+                Err(DecodeError::InvalidPadding { index: 2 })
+            );
+            assert_eq!(
+                e.decode_to_vec(b"Zm9vY"),
+                Err(DecodeError::InvalidLength { len: 5 })
+            );
+        }
     }
 }

@@ -331,6 +331,7 @@ fn detection_matches_std() {
         is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vbmi")
+            && is_x86_feature_detected!("bmi2")
     );
     assert_eq!(
         Backend::available().len(),

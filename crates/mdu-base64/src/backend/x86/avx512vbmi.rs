@@ -12,7 +12,8 @@
 //! multiply-adds merge four 6-bit values into one 24-bit lane and a `vpermb`
 //! packs 16 lanes into 48 bytes.
 //!
-//! Tails are handled here with masked loads and stores (fault suppression
+//! BMI2 (`bzhi`, present on every AVX-512 CPU and checked with it) builds
+//! the masks. Tails are handled here with masked loads and stores (fault suppression
 //! covers the masked-off bytes), so short inputs take one step.
 
 use core::arch::x86_64::*;
@@ -51,9 +52,11 @@ const DEC_PACK: [u8; 64] = {
 
 const OUT48: u64 = (1 << 48) - 1;
 
-#[inline(always)]
+/// The low `n` bits set (all 64 for `n >= 64`): one `bzhi`.
+#[target_feature(enable = "bmi2")]
+#[inline]
 fn mask_low(n: usize) -> u64 {
-    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+    _bzhi_u64(u64::MAX, n as u32)
 }
 
 /// Encodes all of `src` without padding into `dst`.
@@ -61,7 +64,7 @@ fn mask_low(n: usize) -> u64 {
 /// # Safety
 /// The CPU supports AVX-512 F, BW and VBMI, and `dst.len()` is the unpadded
 /// encoded length of `src` (`4 * (len / 3)` plus 0, 2 or 3).
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
     // SAFETY: both tables are 64 bytes long; unaligned loads.
     let (lut, spread) = unsafe {
@@ -131,7 +134,7 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
 /// # Safety
 /// The CPU supports AVX-512 F, BW and VBMI, `src.len() % 4 != 1` and
 /// `dst.len()` is the decoded length of `src`.
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 pub(super) unsafe fn decode_body(
     dec: &[u8; 256],
     src: &[u8],
@@ -155,16 +158,13 @@ pub(super) unsafe fn decode_body(
         // Masked-off lanes look up as 0, so a partial group packs as if its
         // missing symbols were 'A'.
         let v = _mm512_maskz_permutex2var_epi8(in_mask, t.lut_lo, x, t.lut_hi);
-        if _mm512_movepi8_mask(_mm512_or_si512(x, v)) & in_mask != 0 {
-            return finish_scalar(dec, src, dst, si, di);
-        }
-        // Unused low bits of the last symbol of a 2- or 3-symbol tail.
-        let unused = match len % 4 {
-            2 => 0x0f,
-            3 => 0x03,
-            _ => 0,
-        };
-        if _mm512_mask_test_epi8_mask(1u64 << (len - 1), v, _mm512_set1_epi8(unused)) != 0 {
+        // Invalid bytes (high bit in the byte or its looked-up value; zero in
+        // masked-off lanes) and, for a 2- or 3-symbol tail, unused low bits
+        // of the last symbol (0x0f resp. 0x03), in one test.
+        let unused = (0x030f_0000u32 >> (8 * (len % 4))) as u8;
+        let bad = _mm512_movepi8_mask(_mm512_or_si512(x, v))
+            | _mm512_mask_test_epi8_mask(1u64 << (len - 1), v, _mm512_set1_epi8(unused as i8));
+        if bad != 0 {
             return finish_scalar(dec, src, dst, si, di);
         }
         let olen = len * 3 / 4;
@@ -190,7 +190,7 @@ struct DecodeTables {
 }
 
 impl DecodeTables {
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
     #[inline]
     fn load(dec: &[u8; 256]) -> DecodeTables {
         // SAFETY: `dec` has 256 bytes, so offsets 0 and 64 leave 64 readable
@@ -212,14 +212,14 @@ impl DecodeTables {
     }
 
     /// Symbol -> 6-bit value (high bit set for bytes outside the alphabet).
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
     #[inline]
     fn lookup(&self, x: __m512i) -> __m512i {
         _mm512_permutex2var_epi8(self.lut_lo, x, self.lut_hi)
     }
 
     /// 64 values -> 48 bytes in the low part of the register.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
     #[inline]
     fn pack48(&self, v: __m512i) -> __m512i {
         let pairs = _mm512_maddubs_epi16(v, self.merge6);
@@ -234,7 +234,7 @@ impl DecodeTables {
 ///
 /// # Safety
 /// As [`decode_body`].
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 #[inline(never)]
 unsafe fn decode_bulk(
     dec: &[u8; 256],

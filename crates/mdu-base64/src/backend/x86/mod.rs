@@ -8,7 +8,7 @@ mod avx2;
 mod avx512vbmi;
 
 cpufeatures::new!(cpu_avx2, "avx2");
-cpufeatures::new!(cpu_avx512vbmi, "avx512f", "avx512bw", "avx512vbmi");
+cpufeatures::new!(cpu_avx512vbmi, "avx512f", "avx512bw", "avx512vbmi", "bmi2");
 
 /// AVX2 usable (CPU and OS); cached by `cpufeatures` in an atomic.
 #[inline]
@@ -16,7 +16,7 @@ pub(crate) fn has_avx2() -> bool {
     cpu_avx2::get()
 }
 
-/// AVX-512 F/BW/VBMI usable (CPU and OS, zmm state enabled); cached.
+/// AVX-512 F/BW/VBMI (and BMI2) usable (CPU and OS, zmm state enabled); cached.
 #[inline]
 pub(crate) fn has_avx512vbmi() -> bool {
     cpu_avx512vbmi::get()
@@ -25,7 +25,7 @@ pub(crate) fn has_avx512vbmi() -> bool {
 #[inline]
 pub(crate) fn encode_avx512vbmi(alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) {
     if has_avx512vbmi() {
-        // SAFETY: `has_avx512vbmi` confirmed AVX-512 F/BW/VBMI at run time;
+        // SAFETY: `has_avx512vbmi` confirmed AVX-512 F/BW/VBMI and BMI2 at run time;
         // the caller passes `dst.len()` equal to the unpadded encoded length
         // of `src`, the precondition of the kernel.
         unsafe { avx512vbmi::encode(&alphabet.encode, src, dst) }
@@ -41,7 +41,7 @@ pub(crate) fn decode_avx512vbmi(
     dst: &mut [u8],
 ) -> Result<(), BodyError> {
     if has_avx512vbmi() {
-        // SAFETY: `has_avx512vbmi` confirmed AVX-512 F/BW/VBMI at run time;
+        // SAFETY: `has_avx512vbmi` confirmed AVX-512 F/BW/VBMI and BMI2 at run time;
         // the caller passes a body whose length is not 1 mod 4 and a `dst`
         // of its decoded length, the precondition of the kernel.
         unsafe { avx512vbmi::decode_body(&alphabet.decode, src, dst) }
