@@ -165,6 +165,52 @@ impl Table {
 }
 
 impl Report {
+    /// One row per case: mdu's first implementation against the fastest
+    /// peer and against the bound, for every table that has peers or a
+    /// bound.
+    pub(crate) fn summary(&self) -> String {
+        let mut out = String::from(
+            "| table | case | mdu | fastest peer | mdu ÷ peer | share of bound |\n\
+             |---|---|---:|---|---:|---:|\n",
+        );
+        for t in &self.tables {
+            for c in &t.cases {
+                let Some(p) = c.primary() else { continue };
+                let peer = c
+                    .results
+                    .iter()
+                    .filter(|s| s.kind == Kind::Peer)
+                    .min_by(|a, b| a.median().total_cmp(&b.median()));
+                let bound = c.results.iter().find(|s| s.kind == Kind::Bound);
+                if peer.is_none() && bound.is_none() {
+                    continue;
+                }
+                let value = |s: &Samples| match t.unit {
+                    Unit::Throughput => format!("{:.2} GB/s", gbps(c.bytes, s.median())),
+                    Unit::Latency => fmt_value(t.unit, c.bytes, s.median()),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} ({}) | {} | {} | {} |",
+                    t.title,
+                    c.name,
+                    value(p),
+                    p.name,
+                    peer.map_or("–".to_string(), |s| format!("{} ({})", s.name, value(s))),
+                    peer.map_or("–".to_string(), |s| format!(
+                        "×{:.2}",
+                        s.median() / p.median()
+                    )),
+                    bound.map_or("–".to_string(), |b| format!(
+                        "{:.0}%",
+                        100.0 * b.median() / p.median()
+                    )),
+                );
+            }
+        }
+        out
+    }
+
     /// The whole report in Markdown.
     pub(crate) fn markdown(&self) -> String {
         let m = &self.meta;
@@ -181,6 +227,9 @@ impl Report {
              round-robin across the implementations of a case.\n",
             m.mode, m.version
         );
+        out.push_str("## Summary\n\n");
+        out.push_str(&self.summary());
+        out.push_str("\n## Details\n\n");
         for t in &self.tables {
             out.push_str(&t.markdown());
             out.push('\n');
@@ -319,5 +368,18 @@ mod tests {
             tables: vec![],
         };
         assert!(a.compare(&b).contains("no case in common"));
+    }
+
+    #[test]
+    fn summary_names_the_fastest_peer_and_the_bound_share() {
+        let r = Report {
+            meta: Meta::default(),
+            tables: vec![table(1.0)],
+        };
+        let s = r.summary();
+        assert!(
+            s.contains("| T | 1000 bytes | 10.00 GB/s (mdu) | peer (2.50 GB/s) | ×4.00 | 80% |"),
+            "{s}"
+        );
     }
 }
