@@ -297,7 +297,10 @@ fn bad_input_is_refused_and_leaves_nothing() {
     let out = child.wait_with_output().unwrap();
     expect_code(&out, 2, "partial sector on a pipe");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("offset {}", (9 << 20) + 512)), "{err}");
+    assert!(
+        err.contains(&format!("offset {}", (9 << 20) + 512)),
+        "{err}"
+    );
     assert_eq!(entries(d), before);
 
     // An existing output stays as it was.

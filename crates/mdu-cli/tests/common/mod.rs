@@ -28,7 +28,9 @@ pub fn have_tool(tool: &str, test: &str) -> bool {
         if std::env::var("MDU_REQUIRE_TOOLS").as_deref() == Ok("1") {
             panic!("{test}: `{tool}` is required (MDU_REQUIRE_TOOLS=1) but cannot be run");
         }
-        eprintln!("SKIPPED {test}: `{tool}` is not installed (set MDU_REQUIRE_TOOLS=1 to fail instead)");
+        eprintln!(
+            "SKIPPED {test}: `{tool}` is not installed (set MDU_REQUIRE_TOOLS=1 to fail instead)"
+        );
     }
     ok
 }

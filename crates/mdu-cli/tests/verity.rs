@@ -1,0 +1,348 @@
+//! `mdu verity format|verify` against `veritysetup format|verify`: the same
+//! summary, the same hash-device bytes and the same verdict on intact and
+//! corrupted images, over random sizes and options.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{Rng, expect_code, have_tool, mdu, run, scratch};
+
+fn to_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn flip(path: &Path, at: u64, bit: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at as usize] ^= 1 << bit;
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn root_of(stdout: &[u8]) -> String {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("Root hash:"))
+        .expect("a Root hash line")
+        .trim()
+        .to_owned()
+}
+
+fn veritysetup_verify(data: &Path, hash: &Path, opts: &[String], root: &str) -> bool {
+    let out = run(Command::new("veritysetup")
+        .arg("verify")
+        .args(opts)
+        .arg(data)
+        .arg(hash)
+        .arg(root));
+    out.status.success()
+}
+
+fn mdu_verify(data: &Path, hash: &Path, opts: &[String], root: &str) -> std::process::Output {
+    run(mdu()
+        .args(["verity", "verify"])
+        .args(opts)
+        .arg(data)
+        .arg(hash)
+        .arg(root))
+}
+
+#[test]
+fn matches_veritysetup() {
+    if !have_tool("veritysetup", "matches_veritysetup") {
+        return;
+    }
+    let mut rng = Rng::new("matches_veritysetup");
+    let dir = scratch();
+    let d = dir.path();
+    for case in 0..36 {
+        let alg = rng.pick(&["sha256", "sha256", "sha512"]);
+        let dbs = rng.pick(&[512u64, 1024, 2048, 4096, 4096]);
+        let hbs = rng.pick(&[512u64, 1024, 2048, 4096, 4096]);
+        let blocks = match rng.below(6) {
+            0 => 1 + rng.below(3),
+            1 => 1 + rng.below(3000),
+            _ => 1 + rng.below(400),
+        };
+        let extra = if rng.below(3) == 0 { rng.below(dbs) } else { 0 };
+        let data_len = blocks * dbs + extra;
+        let format = rng.pick(&["1", "1", "0"]);
+        let salt = match rng.below(5) {
+            0 => "-".to_owned(),
+            1 => {
+                let n = 1 + rng.below(256) as usize;
+                to_hex(&rng.bytes(n))
+            }
+            _ => to_hex(&rng.bytes(32)),
+        };
+        let superblock = rng.below(3) != 0;
+        let hash_offset = match rng.below(3) {
+            0 => 0,
+            _ if superblock => 512 * rng.below(20),
+            _ => 4096 * rng.below(5),
+        };
+        let data_blocks = (rng.below(4) == 0).then(|| 1 + rng.below(blocks));
+
+        let mut opts = vec![
+            format!("--hash={alg}"),
+            format!("--data-block-size={dbs}"),
+            format!("--hash-block-size={hbs}"),
+            format!("--format={format}"),
+            format!("--salt={salt}"),
+            format!("--hash-offset={hash_offset}"),
+        ];
+        if !superblock {
+            opts.push("--no-superblock".into());
+        }
+        if let Some(n) = data_blocks {
+            opts.push(format!("--data-blocks={n}"));
+        }
+        let uuid = {
+            let h = to_hex(&rng.bytes(16));
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
+        };
+        let what = format!("case {case}: data {data_len} bytes, {opts:?}");
+
+        let data = d.join(format!("data{case}"));
+        let data_bytes = if rng.below(5) == 0 {
+            vec![0u8; data_len as usize]
+        } else {
+            rng.bytes(data_len as usize)
+        };
+        std::fs::write(&data, &data_bytes).unwrap();
+        let ref_hash = d.join(format!("ref{case}.hash"));
+        let mdu_hash = d.join(format!("mdu{case}.hash"));
+        // Sometimes the hash file exists already and holds other bytes that
+        // both tools must keep.
+        if hash_offset > 0 && rng.below(2) == 0 {
+            let junk = rng.bytes(hash_offset as usize + 700);
+            std::fs::write(&ref_hash, &junk).unwrap();
+            std::fs::write(&mdu_hash, &junk).unwrap();
+        }
+
+        let want = run(Command::new("veritysetup")
+            .arg("format")
+            .args(&opts)
+            .arg(format!("--uuid={uuid}"))
+            .arg(&data)
+            .arg(&ref_hash));
+        let threads = rng.pick(&["1", "2"]);
+        let got = run(mdu()
+            .args(["verity", "format", "--threads", threads])
+            .args(&opts)
+            .arg(format!("--uuid={uuid}"))
+            .arg(&data)
+            .arg(&mdu_hash));
+        if !want.status.success() && data_blocks.unwrap_or(blocks) == 1 && hash_offset > 0 {
+            // veritysetup 2.6 fails to write the superblock past the end of a
+            // hash file that receives no hash block (a single data block);
+            // there is no reference output to compare with.
+            eprintln!("{what}: veritysetup refused this layout; skipped");
+            for p in [&data, &ref_hash, &mdu_hash] {
+                let _ = std::fs::remove_file(p);
+            }
+            continue;
+        }
+        expect_code(&want, 0, &format!("veritysetup format, {what}"));
+        expect_code(&got, 0, &what);
+        let want_out = String::from_utf8_lossy(&want.stdout).replace("ref", "mdu");
+        assert_eq!(String::from_utf8_lossy(&got.stdout), want_out, "{what}");
+        let ref_bytes = std::fs::read(&ref_hash).unwrap();
+        let mdu_bytes = std::fs::read(&mdu_hash).unwrap();
+        assert!(
+            ref_bytes == mdu_bytes,
+            "{what}: hash devices differ ({} vs {} bytes)",
+            ref_bytes.len(),
+            mdu_bytes.len()
+        );
+        let root = root_of(&got.stdout);
+
+        // Verify options: everything but the UUID (with a superblock, both
+        // tools read the rest from it).
+        let vopts: Vec<String> = opts.clone();
+        assert!(
+            veritysetup_verify(&data, &ref_hash, &vopts, &root),
+            "{what}"
+        );
+        expect_code(&mdu_verify(&data, &mdu_hash, &vopts, &root), 0, &what);
+
+        // A wrong root hash.
+        let mut bad_root = root.clone().into_bytes();
+        bad_root[0] = if bad_root[0] == b'0' { b'1' } else { b'0' };
+        let bad_root = String::from_utf8(bad_root).unwrap();
+        assert!(!veritysetup_verify(&data, &ref_hash, &vopts, &bad_root));
+        expect_code(&mdu_verify(&data, &mdu_hash, &vopts, &bad_root), 1, &what);
+
+        // Corrupt one byte of the data, of the tree, or of the unhashed
+        // tail of the data; both tools must agree.
+        let hashed_data = data_blocks.unwrap_or(blocks) * dbs;
+        let tree_start = if superblock {
+            (hash_offset + 512).div_ceil(hbs) * hbs
+        } else {
+            hash_offset / hbs * hbs
+        };
+        let tree_end = mdu_bytes.len() as u64;
+        let (target_ref, target_mdu, at, desc) = match rng.below(3) {
+            0 if tree_end > tree_start => {
+                let at = tree_start + rng.below(tree_end - tree_start);
+                (&ref_hash, &mdu_hash, at, "tree")
+            }
+            1 if data_len > hashed_data => {
+                let at = hashed_data + rng.below(data_len - hashed_data);
+                (&data, &data, at, "unhashed tail")
+            }
+            _ => (&data, &data, rng.below(hashed_data), "data"),
+        };
+        let bit = rng.below(8);
+        flip(target_ref, at, bit);
+        if target_mdu != target_ref {
+            flip(target_mdu, at, bit);
+        }
+        let ref_ok = veritysetup_verify(&data, &ref_hash, &vopts, &root);
+        let out = mdu_verify(&data, &mdu_hash, &vopts, &root);
+        let what = format!("{what}, flipped {desc} byte {at}");
+        assert_eq!(
+            out.status.success(),
+            ref_ok,
+            "{what}: veritysetup says {ref_ok}, mdu stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if !ref_ok {
+            expect_code(&out, 1, &what);
+            let err = String::from_utf8_lossy(&out.stderr);
+            if desc == "data" {
+                let block = at / dbs;
+                assert!(
+                    err.contains(&format!("data block {block} ")),
+                    "{what}: {err}"
+                );
+            }
+        } else {
+            assert_eq!(desc, "unhashed tail", "{what}: corruption not detected");
+        }
+        for p in [&data, &ref_hash, &mdu_hash] {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+}
+
+/// Random defaults (salt, UUID) and reading each other's superblocks.
+#[test]
+fn random_defaults_and_cross_verification() {
+    if !have_tool("veritysetup", "random_defaults_and_cross_verification") {
+        return;
+    }
+    let mut rng = Rng::new("random_defaults_and_cross_verification");
+    let dir = scratch();
+    let d = dir.path();
+    let data = d.join("data");
+    std::fs::write(&data, rng.bytes(777 * 4096)).unwrap();
+
+    let mine = d.join("mine.hash");
+    let out = run(mdu().args(["verity", "format"]).arg(&data).arg(&mine));
+    expect_code(&out, 0, "mdu format with defaults");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+            .trim()
+            .to_owned()
+    };
+    let salt = field("Salt:");
+    assert_eq!(salt.len(), 64, "default salt is 32 bytes: {text}");
+    let uuid = field("UUID:");
+    assert_eq!(uuid.len(), 36);
+    assert_eq!(&uuid[14..15], "4", "UUID version 4: {uuid}");
+    assert!("89ab".contains(&uuid[19..20]), "UUID variant: {uuid}");
+    let root = root_of(&out.stdout);
+    // veritysetup reads mdu's superblock.
+    assert!(veritysetup_verify(&data, &mine, &[], &root));
+    let dump = run(Command::new("veritysetup").arg("dump").arg(&mine));
+    expect_code(&dump, 0, "veritysetup dump");
+    let dump = String::from_utf8_lossy(&dump.stdout);
+    assert!(dump.contains(&salt) && dump.contains(&uuid), "{dump}");
+
+    // Two runs draw different salts.
+    let again = d.join("again.hash");
+    let out2 = run(mdu().args(["verity", "format"]).arg(&data).arg(&again));
+    expect_code(&out2, 0, "second format");
+    assert_ne!(root_of(&out2.stdout), root);
+
+    // mdu reads veritysetup's superblock (its own random salt).
+    let theirs = d.join("theirs.hash");
+    let out = run(Command::new("veritysetup")
+        .arg("format")
+        .arg(&data)
+        .arg(&theirs));
+    expect_code(&out, 0, "veritysetup format");
+    let root = root_of(&out.stdout);
+    expect_code(
+        &mdu_verify(&data, &theirs, &[], &root),
+        0,
+        "mdu verify of theirs",
+    );
+}
+
+#[test]
+fn bad_input_and_atomic_output() {
+    let dir = scratch();
+    let d = dir.path();
+    let data = d.join("data");
+    std::fs::write(&data, vec![5u8; 4000]).unwrap();
+    let hash = d.join("hash");
+    // No whole data block: exit 2, nothing created.
+    let out = run(mdu()
+        .args(["verity", "format", "--salt=-"])
+        .arg(&data)
+        .arg(&hash));
+    expect_code(&out, 2, "no whole block");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("data"));
+    assert!(!hash.exists());
+    let entries = common::entries(d);
+    assert_eq!(entries, ["data"]);
+    // More --data-blocks than the data holds.
+    std::fs::write(&data, vec![5u8; 3 * 4096]).unwrap();
+    let out = run(mdu()
+        .args(["verity", "format", "--data-blocks=4"])
+        .arg(&data)
+        .arg(&hash));
+    expect_code(&out, 2, "--data-blocks too large");
+    assert!(!hash.exists());
+    for bad in [
+        "--data-block-size=1000",
+        "--hash-block-size=256",
+        "--format=2",
+        "--hash-offset=100",
+        "--salt=xyz",
+        "--uuid=not-a-uuid",
+        "--hash=md5",
+    ] {
+        let out = run(mdu().args(["verity", "format", bad]).arg(&data).arg(&hash));
+        expect_code(&out, 2, bad);
+        assert!(!hash.exists(), "{bad}");
+    }
+    // Verify: bad root hex, wrong root length, no superblock.
+    let out = run(mdu()
+        .args(["verity", "format", "--salt=-"])
+        .arg(&data)
+        .arg(&hash));
+    expect_code(&out, 0, "format");
+    let root = root_of(&out.stdout);
+    expect_code(&mdu_verify(&data, &hash, &[], "zz"), 2, "bad hex");
+    expect_code(&mdu_verify(&data, &hash, &[], &root[..62]), 2, "short root");
+    let nosb = d.join("nosb");
+    std::fs::write(&nosb, vec![0u8; 8192]).unwrap();
+    expect_code(&mdu_verify(&data, &nosb, &[], &root), 2, "no superblock");
+    // Same file for data and hash with overlapping areas.
+    let out = run(mdu().args(["verity", "format"]).arg(&data).arg(&data));
+    expect_code(&out, 2, "overlap");
+    assert_eq!(std::fs::read(&data).unwrap(), vec![5u8; 3 * 4096]);
+}
