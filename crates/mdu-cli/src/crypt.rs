@@ -30,7 +30,7 @@ pub(crate) enum CryptCmd {
 /// Options of `mdu crypt` (those of `cryptsetup open --type plain`).
 #[derive(Args, Debug)]
 pub(crate) struct CryptArgs {
-    /// dm-crypt cipher: aes-xts-<ivmode> with ivmode plain, plain64,
+    /// dm-crypt cipher: aes-xts-IVMODE with IVMODE plain, plain64,
     /// plain64be, essiv:sha256, benbi, null or eboiv.
     #[arg(long, value_name = "SPEC", default_value = "aes-xts-plain64")]
     cipher: String,
@@ -212,7 +212,7 @@ fn stream<C: DataUnitCipher + Sync>(
                 if n == 0 {
                     return Ok(());
                 }
-                if n % ss != 0 {
+                if !n.is_multiple_of(ss) {
                     return Err(partial_sector(
                         in_path,
                         pos + (n - n % ss) as u64,
@@ -316,7 +316,7 @@ fn check_sectors(path: &Path, start: u64, len: u64, ss: usize) -> Result<(), Cli
             rule: format!("no data: the input must hold at least one {ss}-byte sector"),
         });
     }
-    if len % ss64 != 0 {
+    if !len.is_multiple_of(ss64) {
         return Err(partial_sector(
             path,
             start + len - len % ss64,

@@ -183,7 +183,7 @@ pub(crate) fn parse_hex(what: &str, s: &str) -> Result<Vec<u8>, CliError> {
             "{what} {s:?} is not a valid hex string: it must be an even number of hex digits"
         ))
     };
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(bad());
     }
     s.as_bytes()

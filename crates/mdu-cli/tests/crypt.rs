@@ -41,10 +41,10 @@ struct Case {
 fn manifest(cases: &[Case]) -> String {
     let mut s = String::from("[\n");
     for (i, c) in cases.iter().enumerate() {
-        let _ = write!(
+        let _ = writeln!(
             s,
             "{}{{\"op\": \"{}\", \"mode\": \"{}\", \"key\": {:?}, \"sector_size\": {}, \
-             \"iv_offset\": {}, \"large\": {}, \"offset\": {}, \"input\": {:?}, \"output\": {:?}}}\n",
+             \"iv_offset\": {}, \"large\": {}, \"offset\": {}, \"input\": {:?}, \"output\": {:?}}}",
             if i > 0 { "," } else { "" },
             c.op,
             c.mode,

@@ -11,18 +11,18 @@
 //!   sectors get `iv_sector` 0, 8, 16, ... (every LUKS volume), with it 0, 1,
 //!   2, ...
 //!
-//! [`IvMode`] lists the generators that need no per-sector data: `plain`,
+//! [`IvMode`](crate::dmcrypt::IvMode) lists the generators that need no per-sector data: `plain`,
 //! `plain64`, `plain64be`, `essiv:sha256`, `benbi`, `null` and `eboiv`.
-//! [`Geometry`] holds the sector size, `iv_offset` and the flag;
-//! [`IvGenerator`] combines the two with the volume key.
+//! [`Geometry`](crate::dmcrypt::Geometry) holds the sector size, `iv_offset` and the flag;
+//! [`IvGenerator`](crate::dmcrypt::IvGenerator) combines the two with the volume key.
 //!
 //! A run of consecutive sectors can go through the batched
-//! [`DataUnits`] path (one starting IV, IV `i` = IV0 + i * step as a 128-bit
+//! [`DataUnits`](crate::DataUnits) path (one starting IV, IV `i` = IV0 + i * step as a 128-bit
 //! little-endian counter) only where the mode is affine in that counter:
 //! `plain64` while `iv_sector` stays below 2^64, `plain` while the run does
 //! not cross a multiple of 2^32, never for the other modes.
-//! [`IvGenerator::affine_run_len`] measures such runs and
-//! [`IvGenerator::encrypt`] uses it: every maximal affine run in one batched
+//! [`IvGenerator::affine_run_len`](crate::dmcrypt::IvGenerator::affine_run_len) measures such runs and
+//! [`IvGenerator::encrypt`](crate::dmcrypt::IvGenerator::encrypt) uses it: every maximal affine run in one batched
 //! call, the other sectors one at a time, the same bytes either way.
 //!
 //! ```
@@ -308,7 +308,7 @@ impl Geometry {
         if !SECTOR_SIZES.contains(&sector_size) {
             return Err(DmCryptError::SectorSize { size: sector_size });
         }
-        if iv_offset % u64::from(sector_size / 512) != 0 {
+        if !iv_offset.is_multiple_of(u64::from(sector_size / 512)) {
             return Err(DmCryptError::IvOffsetAlignment {
                 iv_offset,
                 sector_size,
@@ -621,7 +621,7 @@ impl IvGenerator {
 
     fn check_len(&self, len: usize) -> Result<u64, DmCryptError> {
         let ss = self.geometry.sector_size as usize;
-        if len == 0 || len % ss != 0 {
+        if len == 0 || !len.is_multiple_of(ss) {
             return Err(DmCryptError::Length {
                 len,
                 sector_size: self.geometry.sector_size,
