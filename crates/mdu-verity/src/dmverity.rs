@@ -676,6 +676,21 @@ pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
         pos += levels[i];
     }
 
+    // The whole tree must be on the hash device; checking this first also
+    // bounds every buffer below by the device size.
+    let tree_end = if levels.is_empty() {
+        0
+    } else {
+        pos.saturating_mul(hbs as u64)
+    };
+    let available = hash.seek(SeekFrom::End(0))?;
+    if tree_end > available {
+        return Err(Error::HashAreaTooSmall {
+            needed: tree_end,
+            available,
+        });
+    }
+
     // `expected` holds the digests of the blocks `lo..=hi` of the level being
     // checked (starting with the root hash for the top block), `base` the
     // index whose digest sits at offset 0 of `expected`.

@@ -415,3 +415,30 @@ fn parallel_and_sequential_give_the_same_bytes() {
     let many = run(4);
     assert!(one == many);
 }
+
+#[test]
+fn absurd_block_counts_are_errors_not_aborts() {
+    let data = bytes(8 * 4096, 1);
+    let p = dmverity::Params {
+        superblock: false,
+        ..Default::default()
+    };
+    let mut dev = Cursor::new(Vec::new());
+    let root = dmverity::format(&data[..], &mut dev, &p)
+        .unwrap()
+        .root_hash();
+    let huge = dmverity::Params {
+        data_blocks: Some(u64::MAX / 2),
+        ..p
+    };
+    let e = dmverity::verify_range(
+        Cursor::new(&data),
+        Cursor::new(dev.get_ref()),
+        &huge,
+        &root,
+        0,
+        u64::MAX / 2,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::HashAreaTooSmall { .. }), "{e}");
+}
