@@ -22,7 +22,9 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 }
 
 fn bench(c: &mut Criterion) {
-    let data: Vec<u8> = (0..LEN).map(|i| (i as u32).wrapping_mul(2654435761) as u8).collect();
+    let data: Vec<u8> = (0..LEN)
+        .map(|i| (i as u32).wrapping_mul(2654435761) as u8)
+        .collect();
     let all = std::thread::available_parallelism().map_or(2, |n| n.get());
     let generic = || State::with_backend(Backend::Generic).expect("generic runs everywhere");
     let one = pool(1);
@@ -30,9 +32,19 @@ fn bench(c: &mut Criterion) {
 
     // fs-verity
     let fp = fsverity::Params::default();
-    let want = one.install(|| fsverity::measure_with(&data[..], &fp, generic()).unwrap().digest());
-    assert_eq!(many.install(|| fsverity::digest(&data[..], &fp).unwrap()), want);
-    assert_eq!(one.install(|| fsverity::digest(&data[..], &fp).unwrap()), want);
+    let want = one.install(|| {
+        fsverity::measure_with(&data[..], &fp, generic())
+            .unwrap()
+            .digest()
+    });
+    assert_eq!(
+        many.install(|| fsverity::digest(&data[..], &fp).unwrap()),
+        want
+    );
+    assert_eq!(
+        one.install(|| fsverity::digest(&data[..], &fp).unwrap()),
+        want
+    );
 
     let mut g = c.benchmark_group("fsverity-digest/64MiB");
     g.sample_size(10);
