@@ -12,9 +12,10 @@
 //!
 //! The hash device is any [`Write`] + [`Seek`]: a [`std::fs::File`], or a
 //! [`std::io::Cursor`] over a `Vec<u8>` to build the area in memory. As
-//! `veritysetup` does on a regular file, the block holding the superblock
-//! (of the hash block size, at most 4 KiB) is zero-filled after it; nothing
-//! before `hash_offset` and nothing else outside the tree is written.
+//! `veritysetup` does on a regular file, a device that ends inside the block
+//! holding the superblock (of the hash block size, at most 4 KiB) is extended
+//! with zeros to the end of that block; bytes already on the device outside
+//! the superblock and the tree are never overwritten.
 //!
 //! ```
 //! use std::io::Cursor;
@@ -518,12 +519,16 @@ pub fn format_with<R: Read, W: Write + Seek>(
     if let Some(sb) = &superblock {
         hash_out.seek(SeekFrom::Start(params.hash_offset))?;
         hash_out.write_all(&sb.to_bytes())?;
-        // veritysetup writes the superblock block-wise (blocks of the hash
-        // block size, at most 4 KiB, on a regular file): the rest of that
-        // block is zero-filled.
+        // veritysetup writes the superblock with a read-modify-write of the
+        // block holding it (the hash block size, at most 4 KiB, on a regular
+        // file): bytes already there are kept, a shorter device is extended
+        // with zeros to the end of that block.
         let sb_end = params.hash_offset + SUPERBLOCK_LEN as u64;
-        let gap = sb_end.next_multiple_of(hbs.min(4096)) - sb_end;
-        std::io::copy(&mut std::io::repeat(0).take(gap), &mut hash_out)?;
+        let block_end = sb_end.next_multiple_of(hbs.min(4096));
+        let len = hash_out.seek(SeekFrom::End(0))?;
+        if len < block_end {
+            std::io::copy(&mut std::io::repeat(0).take(block_end - len), &mut hash_out)?;
+        }
     }
     hash_out.seek(SeekFrom::Start(start * hbs))?;
     tree.write_root_first(&mut hash_out)?;

@@ -364,4 +364,35 @@ fn dmverity_format_matches_veritysetup() {
     );
     assert!(ours.into_inner() == std::fs::read(dir.path("hash")).unwrap());
     eprintln!("{} devices matched veritysetup format", cases + 1);
+
+    // A hash device that already holds bytes: only the superblock and the
+    // tree are replaced, the rest is kept (veritysetup's read-modify-write).
+    let data = random_bytes(300 * 512, 78);
+    std::fs::write(dir.path("data"), &data).unwrap();
+    for (hbs, offset, blocks) in [
+        (4096u32, 0u64, 300u64),
+        (512, 4608, 300),
+        (1024, 8192, 1),
+        (512, 0, 1),
+    ] {
+        let old = random_bytes(70_000, u64::from(hbs) + offset);
+        std::fs::write(dir.path("hash"), &old).unwrap();
+        let p = dmverity::Params {
+            data_block_size: 512,
+            hash_block_size: hbs,
+            hash_offset: offset,
+            data_blocks: Some(blocks),
+            salt: random_bytes(32, 11),
+            uuid,
+            ..Default::default()
+        };
+        let want = veritysetup_format(&bin, &dir.path("data"), &dir.path("hash"), &p);
+        let mut ours = Cursor::new(old);
+        let out = dmverity::format(&data[..], &mut ours, &p).unwrap();
+        assert_eq!(out.root_hash().to_hex(), want, "{p:?}");
+        assert!(
+            ours.into_inner() == std::fs::read(dir.path("hash")).unwrap(),
+            "{p:?}"
+        );
+    }
 }
