@@ -11,8 +11,10 @@ use mdu_xts::{DataUnitCipher, Error as XtsError, XtsAes128, XtsAes256};
 
 use crate::util::{self, AtomicOutput, CliError};
 
-/// Bytes per read/encrypt/write step (a multiple of every sector size).
-const CHUNK: usize = 8 << 20;
+/// Bytes per read/encrypt/write step and thread (a multiple of every
+/// sector size): small enough that a chunk is still in cache when it is
+/// encrypted and written.
+const CHUNK_PER_THREAD: usize = 1 << 20;
 
 /// dm-crypt subcommands.
 #[derive(Subcommand, Debug)]
@@ -185,6 +187,7 @@ fn stream<C: DataUnitCipher + Sync>(
 
     let pool = util::pool(a.threads)?;
     let parallel = pool.current_num_threads() > 1;
+    let chunk_len = CHUNK_PER_THREAD * pool.current_num_threads();
     let pb = util::progress(
         in_len.saturating_sub(skip),
         if encrypt { "encrypt" } else { "decrypt" },
@@ -199,7 +202,7 @@ fn stream<C: DataUnitCipher + Sync>(
         let (done_tx, done_rx) = mpsc::sync_channel::<Option<(Vec<u8>, usize)>>(1);
         let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
         for _ in 0..3 {
-            let _ = free_tx.send(vec![0u8; CHUNK]);
+            let _ = free_tx.send(vec![0u8; chunk_len]);
         }
         // Lets this thread wake a reader waiting for a free buffer after a
         // failure (an empty buffer reads as the end of the input).
