@@ -338,3 +338,39 @@ fn crypt_alphabet_is_served_by_every_backend() {
         );
     }
 }
+
+#[test]
+fn long_inputs_at_every_output_alignment() {
+    // Long enough for the aligned-store prologue and the four-step decode
+    // loop, written at every offset within a 64-byte line (16 of them
+    // 4-byte aligned).
+    let mut rng = Rng(99);
+    for case in cases() {
+        for n in [511usize, 512, 513, 767, 1000, 4103] {
+            let data = rng.bytes(n);
+            let want = case.oracle_encode(&data);
+            for (backend, engine) in &case.backends {
+                let mut buf = vec![0u8; want.len() + 64];
+                let mut raw = vec![0u8; n + 64];
+                for off in 0..64 {
+                    let got = engine.encode_slice(&data, &mut buf[off..]).unwrap();
+                    assert_eq!(
+                        &buf[off..off + got],
+                        want.as_bytes(),
+                        "{} {backend:?} n={n} off={off}",
+                        case.name
+                    );
+                    let got = engine
+                        .decode_slice(want.as_bytes(), &mut raw[off..])
+                        .unwrap();
+                    assert_eq!(
+                        &raw[off..off + got],
+                        &data[..],
+                        "{} {backend:?} n={n} off={off}",
+                        case.name
+                    );
+                }
+            }
+        }
+    }
+}

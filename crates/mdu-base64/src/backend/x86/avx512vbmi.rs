@@ -62,7 +62,7 @@ fn mask_low(n: usize) -> u64 {
 /// Encodes all of `src` without padding into `dst`.
 ///
 /// # Safety
-/// The CPU supports AVX-512 F, BW and VBMI, and `dst.len()` is the unpadded
+/// The CPU supports AVX-512 F, BW, VBMI and BMI2, and `dst.len()` is the unpadded
 /// encoded length of `src` (`4 * (len / 3)` plus 0, 2 or 3).
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
@@ -132,7 +132,7 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
 /// the first error and reports it.
 ///
 /// # Safety
-/// The CPU supports AVX-512 F, BW and VBMI, `src.len() % 4 != 1` and
+/// The CPU supports AVX-512 F, BW, VBMI and BMI2, `src.len() % 4 != 1` and
 /// `dst.len()` is the decoded length of `src`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 pub(super) unsafe fn decode_body(
