@@ -350,3 +350,99 @@ fn parallel_equals_sequential() {
         }
     }
 }
+
+/// A cipher that records how it is called: batched requests (first IV,
+/// step, units) and single units.
+struct Recorder {
+    inner: XtsAes128,
+    batches: std::sync::Mutex<Vec<(Iv, u64, usize)>>,
+    singles: std::sync::atomic::AtomicUsize,
+}
+
+impl mdu_xts::DataUnitCipher for Recorder {
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), mdu_xts::Error> {
+        self.singles
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.encrypt(iv, unit)
+    }
+
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), mdu_xts::Error> {
+        self.singles
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.decrypt(iv, unit)
+    }
+
+    fn encrypt_units(
+        &self,
+        first_iv: Iv,
+        iv_step: u64,
+        unit: mdu_xts::DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), mdu_xts::Error> {
+        self.batches
+            .lock()
+            .unwrap()
+            .push((first_iv, iv_step, buf.len() / unit.get()));
+        mdu_xts::DataUnitCipher::encrypt_units(&self.inner, first_iv, iv_step, unit, buf)
+    }
+}
+
+fn recorder() -> Recorder {
+    Recorder {
+        inner: XtsAes128::new(&(0..32u8).collect::<Vec<_>>()).unwrap(),
+        batches: std::sync::Mutex::new(Vec::new()),
+        singles: std::sync::atomic::AtomicUsize::new(0),
+    }
+}
+
+#[test]
+fn batched_path_is_taken_exactly_where_affine() {
+    let count = |r: &Recorder| r.singles.load(std::sync::atomic::Ordering::Relaxed);
+    // plain, 4 KiB sectors without iv_large_sectors, iv_sector crossing 2^32
+    // after 5 sectors: two batches with step 8, the second restarting at IV 0.
+    let g = gen_for(IvMode::Plain, 4096, (1 << 32) - 40, false, &[]);
+    let r = recorder();
+    let mut buf = vec![0u8; 12 * 4096];
+    g.encrypt(&r, 0, &mut buf).unwrap();
+    assert_eq!(
+        *r.batches.lock().unwrap(),
+        [(Iv::plain((1 << 32) - 40), 8, 5), (Iv::ZERO, 8, 7)]
+    );
+    assert_eq!(count(&r), 0);
+
+    // plain64 across the 2^64 wrap of cc_sector: batch, wrap, batch.
+    let g = gen_for(IvMode::Plain64, 512, u64::MAX - 2, false, &[]);
+    let r = recorder();
+    let mut buf = vec![0u8; 10 * 512];
+    g.encrypt(&r, 0, &mut buf).unwrap();
+    assert_eq!(
+        *r.batches.lock().unwrap(),
+        [(Iv::plain64(u64::MAX - 2), 1, 3), (Iv::ZERO, 1, 7)]
+    );
+
+    // A run of one sector before the wrap goes through the one-unit path.
+    let g = gen_for(IvMode::Plain, 512, (1 << 32) - 1, false, &[]);
+    let r = recorder();
+    let mut buf = vec![0u8; 4 * 512];
+    g.encrypt(&r, 0, &mut buf).unwrap();
+    assert_eq!(*r.batches.lock().unwrap(), [(Iv::ZERO, 1, 3)]);
+    assert_eq!(count(&r), 1);
+
+    // Never affine: one sector at a time.
+    for mode in [
+        IvMode::Plain64Be,
+        IvMode::EssivSha256,
+        IvMode::Benbi,
+        IvMode::Null,
+        IvMode::Eboiv,
+    ] {
+        let g = gen_for(mode, 1024, 0, false, &key64());
+        let r = recorder();
+        let mut buf = vec![0u8; 6 * 1024];
+        g.encrypt(&r, 0, &mut buf).unwrap();
+        assert!(r.batches.lock().unwrap().is_empty(), "{mode}");
+        // eboiv also encrypts one 16-byte block per sector for its IV.
+        let per_sector = if mode == IvMode::Eboiv { 2 } else { 1 };
+        assert_eq!(count(&r), 6 * per_sector, "{mode}");
+    }
+}
