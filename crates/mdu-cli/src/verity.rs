@@ -208,24 +208,19 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
     let pool = util::pool(a.opts.threads)?;
     let pb = util::progress(data_len, "dm-verity format");
-    let keep = kept_after_superblock(&a.hash_dev, &p)?;
     let out = if util::is_special(&a.hash_dev) {
         let mut dev = OpenOptions::new()
             .read(true)
             .write(true)
             .open(&a.hash_dev)
             .map_err(|e| CliError::io(&a.hash_dev, "open for writing", e))?;
-        let out = pool
-            .install(|| dmverity::format(pb.wrap_read(data), &mut dev, &p))
-            .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
-        restore(&mut dev, &a.hash_dev, keep)?;
-        out
+        pool.install(|| dmverity::format(pb.wrap_read(data), &mut dev, &p))
+            .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?
     } else {
         let mut tmp = AtomicOutput::create_from_existing(&a.hash_dev)?;
         let out = pool
             .install(|| dmverity::format(pb.wrap_read(data), tmp.file(), &p))
             .map_err(|e| verity_error(&a.data, tmp.target(), &p, e))?;
-        restore(tmp.file(), &a.hash_dev, keep)?;
         tmp.commit()?;
         out
     };
@@ -259,42 +254,6 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     println!("Root hash:      \t{root}");
     if p.hash_offset == 0 {
         println!("Hash device size: \t{} [bytes]", out.hash_device_size());
-    }
-    Ok(())
-}
-
-/// `veritysetup` writes the superblock with a read-modify-write of the
-/// (at most 4 KiB) block that holds it, so bytes already on the hash device
-/// after the superblock in that block survive; only where the device was
-/// shorter is it zero. The library zero-fills that gap, so the CLI saves the
-/// bytes that exist there beforehand and puts them back afterwards.
-fn kept_after_superblock(
-    hash: &Path,
-    p: &dmverity::Params,
-) -> Result<Option<(u64, Vec<u8>)>, CliError> {
-    if !p.superblock {
-        return Ok(None);
-    }
-    let sb_end = p.hash_offset + dmverity::SUPERBLOCK_LEN as u64;
-    let gap_end = sb_end.next_multiple_of(u64::from(p.hash_block_size).min(4096));
-    let mut f = match File::open(hash) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(CliError::io(hash, "open for reading", e)),
-    };
-    f.seek(SeekFrom::Start(sb_end))
-        .map_err(|e| CliError::io(hash, "seek", e))?;
-    let mut buf = vec![0u8; (gap_end - sb_end) as usize];
-    let n = util::read_full(&mut f, &mut buf).map_err(|e| CliError::io(hash, "read", e))?;
-    buf.truncate(n);
-    Ok((n > 0).then_some((sb_end, buf)))
-}
-
-fn restore(out: &mut File, hash: &Path, keep: Option<(u64, Vec<u8>)>) -> Result<(), CliError> {
-    if let Some((at, bytes)) = keep {
-        out.seek(SeekFrom::Start(at))
-            .and_then(|_| std::io::Write::write_all(out, &bytes))
-            .map_err(|e| CliError::io(hash, "write back the bytes after the superblock", e))?;
     }
     Ok(())
 }
