@@ -369,6 +369,7 @@ impl<S: KeySize> Engine<S> {
 mod tests {
     use super::*;
 
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn features(names: &[&str]) -> CpuFeatures {
         let mut f = CpuFeatures::default();
         for name in names {
