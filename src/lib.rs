@@ -27,3 +27,8 @@ pub use mdu_core::{
 pub use mdu_base64 as base64;
 pub use mdu_verity as verity;
 pub use mdu_xts as xts;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
