@@ -40,7 +40,7 @@ fn cuts(fracs: &[u16], len: usize) -> Vec<usize> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 1000 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 1000 }))]
 
     #[test]
     fn batched_equals_per_unit_on_every_path(
