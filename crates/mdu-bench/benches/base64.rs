@@ -16,6 +16,7 @@ use base64::engine::general_purpose::{GeneralPurpose, NO_PAD};
 use base64::engine::{DecodePaddingMode, Simd};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use mdu_base64::{Backend, URL_SAFE_NO_PAD};
+use mdu_bench::buffer::Buf;
 
 const SIZES: [usize; 6] = [32, 64, 189, 252, 1024, 1 << 20];
 
@@ -37,33 +38,34 @@ fn bench(c: &mut Criterion) {
     let bsimd = base64_simd::URL_SAFE_NO_PAD;
 
     for n in SIZES {
-        let data: Vec<u8> = (0..n)
-            .map(|i| (i as u32).wrapping_mul(2_654_435_761) as u8 ^ (i >> 8) as u8)
-            .collect();
-        let text = gp.encode(&data);
+        // Input and outputs at pseudo-random offsets from a 64-byte boundary.
+        let data_store = Buf::random(n, n as u64);
+        let data = data_store.bytes();
+        let text = gp.encode(data);
         let elen = text.len();
-        let mut out = vec![0u8; elen];
-        let mut raw = vec![0u8; n];
+        let mut out_store = Buf::random(elen, 1);
+        let mut raw_store = Buf::random(n, 2);
+        let (out, raw) = (out_store.bytes_mut(), raw_store.bytes_mut());
 
         // Check every contestant once before timing.
         for b in Backend::available() {
             let e = URL_SAFE_NO_PAD.with_backend(b).expect("available");
-            assert_eq!(e.encode_slice(&data, &mut out), Ok(elen), "{b:?}");
+            assert_eq!(e.encode_slice(data, &mut *out), Ok(elen), "{b:?}");
             assert_eq!(out, text.as_bytes(), "{b:?} encode");
-            assert_eq!(e.decode_slice(text.as_bytes(), &mut raw), Ok(n), "{b:?}");
+            assert_eq!(e.decode_slice(text.as_bytes(), &mut *raw), Ok(n), "{b:?}");
             assert_eq!(raw, data, "{b:?} decode");
         }
-        assert_eq!(simd.encode(&data), text);
+        assert_eq!(simd.encode(data), text);
         assert_eq!(simd.decode(&text).expect("valid"), data);
         assert_eq!(
-            bsimd.encode(&data, base64_simd::Out::from_slice(&mut out)),
+            bsimd.encode(data, base64_simd::Out::from_slice(&mut *out)),
             text.as_bytes()
         );
         assert_eq!(
             bsimd
-                .decode(text.as_bytes(), base64_simd::Out::from_slice(&mut raw))
+                .decode(text.as_bytes(), base64_simd::Out::from_slice(&mut *raw))
                 .expect("valid"),
-            &data[..]
+            data
         );
 
         let mut group = c.benchmark_group(format!("base64/encode/{}", label(n)));
@@ -71,27 +73,27 @@ fn bench(c: &mut Criterion) {
         for b in Backend::available() {
             let e = URL_SAFE_NO_PAD.with_backend(b).expect("available");
             group.bench_function(BenchmarkId::new("mdu", b.name()), |bench| {
-                bench.iter(|| e.encode_slice(black_box(&data), black_box(&mut out)))
+                bench.iter(|| e.encode_slice(black_box(data), black_box(&mut *out)))
             });
         }
         group.bench_function("base64 0.23 GeneralPurpose", |bench| {
-            bench.iter(|| gp.encode_slice(black_box(&data), black_box(&mut out)))
+            bench.iter(|| gp.encode_slice(black_box(&data), black_box(&mut *out)))
         });
         group.bench_function("base64 0.23 Simd", |bench| {
-            bench.iter(|| simd.encode_slice(black_box(&data), black_box(&mut out)))
+            bench.iter(|| simd.encode_slice(black_box(&data), black_box(&mut *out)))
         });
         group.bench_function("base64-simd 0.8", |bench| {
             bench.iter(|| {
                 bsimd
                     .encode(
-                        black_box(&data),
-                        base64_simd::Out::from_slice(black_box(&mut out)),
+                        black_box(data),
+                        base64_simd::Out::from_slice(black_box(&mut *out)),
                     )
                     .len()
             })
         });
         group.bench_function("memcpy", |bench| {
-            bench.iter(|| raw.copy_from_slice(black_box(&data)))
+            bench.iter(|| raw.copy_from_slice(black_box(data)))
         });
         group.finish();
 
@@ -101,21 +103,21 @@ fn bench(c: &mut Criterion) {
         for b in Backend::available() {
             let e = URL_SAFE_NO_PAD.with_backend(b).expect("available");
             group.bench_function(BenchmarkId::new("mdu", b.name()), |bench| {
-                bench.iter(|| e.decode_slice(black_box(t), black_box(&mut raw)))
+                bench.iter(|| e.decode_slice(black_box(t), black_box(&mut *raw)))
             });
         }
         group.bench_function("base64 0.23 GeneralPurpose", |bench| {
-            bench.iter(|| gp.decode_slice(black_box(t), black_box(&mut raw)))
+            bench.iter(|| gp.decode_slice(black_box(t), black_box(&mut *raw)))
         });
         group.bench_function("base64 0.23 Simd", |bench| {
-            bench.iter(|| simd.decode_slice(black_box(t), black_box(&mut raw)))
+            bench.iter(|| simd.decode_slice(black_box(t), black_box(&mut *raw)))
         });
         group.bench_function("base64-simd 0.8", |bench| {
             bench.iter(|| {
                 bsimd
                     .decode(
                         black_box(t),
-                        base64_simd::Out::from_slice(black_box(&mut raw)),
+                        base64_simd::Out::from_slice(black_box(&mut *raw)),
                     )
                     .map(|s| s.len())
             })

@@ -8,14 +8,16 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use mdu_bench::buffer::Buf;
 use mdu_verity::sha256::{Backend, State};
 use sha2::Digest as _;
 
 const LEN: usize = 4096;
 
 fn bench(c: &mut Criterion) {
-    let a: Vec<u8> = (0..LEN).map(|i| (i * 7) as u8).collect();
-    let b: Vec<u8> = (0..LEN).map(|i| (i * 11 + 5) as u8).collect();
+    // Two messages at pseudo-random offsets from a 64-byte boundary.
+    let (store_a, store_b) = (Buf::random(LEN, 1), Buf::random(LEN, 2));
+    let (a, b) = (store_a.bytes(), store_b.bytes());
     let salt = [0xa5u8; 32];
 
     for (label, prefix) in [("4KiB", &[][..]), ("4KiB+salt32", &salt[..])] {
@@ -24,8 +26,8 @@ fn bench(c: &mut Criterion) {
 
         let mut base = sha2::Sha256::new();
         base.update(prefix);
-        let want_a: [u8; 32] = base.clone().chain_update(&a).finalize().into();
-        let want_b: [u8; 32] = base.clone().chain_update(&b).finalize().into();
+        let want_a: [u8; 32] = base.clone().chain_update(a).finalize().into();
+        let want_b: [u8; 32] = base.clone().chain_update(b).finalize().into();
 
         group.bench_function("sha2 one at a time", |bench| {
             bench.iter(|| {
@@ -38,13 +40,13 @@ fn bench(c: &mut Criterion) {
         for &backend in Backend::available() {
             let mut st = State::with_backend(backend).expect("listed as available");
             st.update(prefix);
-            assert_eq!(st.finup(&a), want_a, "{backend} finup");
-            assert_eq!(st.finup2x(&a, &b), (want_a, want_b), "{backend} finup2x");
+            assert_eq!(st.finup(a), want_a, "{backend} finup");
+            assert_eq!(st.finup2x(a, b), (want_a, want_b), "{backend} finup2x");
             group.bench_function(format!("{backend} finup x2"), |bench| {
-                bench.iter(|| (st.finup(black_box(&a)), st.finup(black_box(&b))))
+                bench.iter(|| (st.finup(black_box(a)), st.finup(black_box(b))))
             });
             group.bench_function(format!("{backend} finup2x"), |bench| {
-                bench.iter(|| st.finup2x(black_box(&a), black_box(&b)))
+                bench.iter(|| st.finup2x(black_box(a), black_box(b)))
             });
         }
         group.finish();

@@ -9,6 +9,7 @@
 use std::io::Cursor;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use mdu_bench::buffer::Buf;
 use mdu_verity::sha256::{Backend, State};
 use mdu_verity::{dmverity, fsverity};
 
@@ -22,9 +23,9 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 }
 
 fn bench(c: &mut Criterion) {
-    let data: Vec<u8> = (0..LEN)
-        .map(|i| (i as u32).wrapping_mul(2654435761) as u8)
-        .collect();
+    // 64 MiB at a pseudo-random offset from a 64-byte boundary.
+    let store = Buf::random(LEN, 64);
+    let data = store.bytes();
     let all = std::thread::available_parallelism().map_or(2, |n| n.get());
     let generic = || State::with_backend(Backend::Generic).expect("generic runs everywhere");
     let one = pool(1);
@@ -33,30 +34,24 @@ fn bench(c: &mut Criterion) {
     // fs-verity
     let fp = fsverity::Params::default();
     let want = one.install(|| {
-        fsverity::measure_with(&data[..], &fp, generic())
+        fsverity::measure_with(data, &fp, generic())
             .unwrap()
             .digest()
     });
-    assert_eq!(
-        many.install(|| fsverity::digest(&data[..], &fp).unwrap()),
-        want
-    );
-    assert_eq!(
-        one.install(|| fsverity::digest(&data[..], &fp).unwrap()),
-        want
-    );
+    assert_eq!(many.install(|| fsverity::digest(data, &fp).unwrap()), want);
+    assert_eq!(one.install(|| fsverity::digest(data, &fp).unwrap()), want);
 
     let mut g = c.benchmark_group("fsverity-digest/64MiB");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(LEN as u64));
     g.bench_function("sha2 one block at a time, 1 thread", |b| {
-        b.iter(|| one.install(|| fsverity::measure_with(&data[..], &fp, generic()).unwrap()))
+        b.iter(|| one.install(|| fsverity::measure_with(data, &fp, generic()).unwrap()))
     });
     g.bench_function(format!("mdu {}, 1 thread", Backend::detect()), |b| {
-        b.iter(|| one.install(|| fsverity::digest(&data[..], &fp).unwrap()))
+        b.iter(|| one.install(|| fsverity::digest(data, &fp).unwrap()))
     });
     g.bench_function(format!("mdu {}, {all} threads", Backend::detect()), |b| {
-        b.iter(|| many.install(|| fsverity::digest(&data[..], &fp).unwrap()))
+        b.iter(|| many.install(|| fsverity::digest(data, &fp).unwrap()))
     });
     g.finish();
 
@@ -68,7 +63,7 @@ fn bench(c: &mut Criterion) {
     };
     let format = |fresh: State| {
         let mut out = Cursor::new(Vec::with_capacity(LEN / 100));
-        let f = dmverity::format_with(&data[..], &mut out, &dp, fresh).unwrap();
+        let f = dmverity::format_with(data, &mut out, &dp, fresh).unwrap();
         (f.root_hash(), out.into_inner())
     };
     let reference = one.install(|| format(generic()));

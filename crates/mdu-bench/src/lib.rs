@@ -3,4 +3,5 @@
 //! baselines (built with `cc`).
 
 pub mod bound;
+pub mod buffer;
 pub mod kernel_c;
