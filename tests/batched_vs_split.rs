@@ -5,6 +5,7 @@
 
 use mdu::xts::{Backend, XtsAes128, XtsAes256};
 use mdu::{DataUnitCipher, DataUnits, Iv};
+use mdu_core::testing::{split, split_mut};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -63,32 +64,6 @@ fn case() -> impl Strategy<Value = Case> {
                 seed,
             }
         })
-}
-
-fn split<'a>(mut buf: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
-    let mut out = Vec::new();
-    let mut prev = 0;
-    for &c in cuts {
-        let (a, b) = buf.split_at(c - prev);
-        out.push(a);
-        buf = b;
-        prev = c;
-    }
-    out.push(buf);
-    out
-}
-
-fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
-    let mut out = Vec::new();
-    let mut prev = 0;
-    for &c in cuts {
-        let (a, b) = std::mem::take(&mut buf).split_at_mut(c - prev);
-        out.push(a);
-        buf = b;
-        prev = c;
-    }
-    out.push(buf);
-    out
 }
 
 fn check<C: DataUnitCipher + Clone>(cipher: C, c: &Case) -> Result<(), TestCaseError> {

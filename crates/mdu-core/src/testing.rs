@@ -99,8 +99,21 @@ impl Rng {
     }
 }
 
-/// Splits `buf` at the (sorted) cut points.
-fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
+/// Splits `buf` into segments at the sorted cut points `cuts` (each at most
+/// `buf.len()`; repeated cuts give empty segments), for scatter-gather
+/// tests.
+///
+/// ```
+/// let mut buf = [0u8; 10];
+/// let segs = mdu_core::testing::split_mut(&mut buf, &[3, 3, 7]);
+/// let lens: Vec<usize> = segs.iter().map(|s| s.len()).collect();
+/// assert_eq!(lens, [3, 0, 4, 3]);
+/// ```
+///
+/// # Panics
+///
+/// If the cuts are not sorted or exceed the length.
+pub fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
     let mut out = Vec::with_capacity(cuts.len() + 1);
     let mut prev = 0;
     for &cut in cuts {
@@ -113,7 +126,17 @@ fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
     out
 }
 
-fn split<'a>(mut buf: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+/// The shared-slice twin of [`split_mut`].
+///
+/// ```
+/// let segs = mdu_core::testing::split(b"abcdef", &[2]);
+/// assert_eq!(segs, [&b"ab"[..], &b"cdef"[..]]);
+/// ```
+///
+/// # Panics
+///
+/// If the cuts are not sorted or exceed the length.
+pub fn split<'a>(mut buf: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
     let mut out = Vec::with_capacity(cuts.len() + 1);
     let mut prev = 0;
     for &cut in cuts {

@@ -1,7 +1,7 @@
 //! Test-only toy ciphers. They are NOT secure; they only make every IV, byte
 //! position and direction visible in the output.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use std::cell::Cell;
 
@@ -167,30 +167,4 @@ impl DataUnitCipher for Counting {
     }
 }
 
-/// Splits a mutable buffer at sorted cut points.
-pub fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
-    let mut out = Vec::new();
-    let mut prev = 0;
-    for &cut in cuts {
-        let (head, tail) = std::mem::take(&mut buf).split_at_mut(cut - prev);
-        out.push(head);
-        buf = tail;
-        prev = cut;
-    }
-    out.push(buf);
-    out
-}
-
-/// Splits a shared buffer at sorted cut points.
-pub fn split<'a>(mut buf: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
-    let mut out = Vec::new();
-    let mut prev = 0;
-    for &cut in cuts {
-        let (head, tail) = buf.split_at(cut - prev);
-        out.push(head);
-        buf = tail;
-        prev = cut;
-    }
-    out.push(buf);
-    out
-}
+pub use mdu_core::testing::{split, split_mut};

@@ -192,19 +192,7 @@ pub fn request() -> impl Strategy<Value = Request> {
         )
 }
 
-/// Splits `buf` at the sorted `cuts`.
-pub fn split_mut<'a>(mut buf: &'a mut [u8], cuts: &[usize]) -> Vec<&'a mut [u8]> {
-    let mut out = Vec::new();
-    let mut prev = 0;
-    for &c in cuts {
-        let (head, tail) = std::mem::take(&mut buf).split_at_mut(c - prev);
-        out.push(head);
-        buf = tail;
-        prev = c;
-    }
-    out.push(buf);
-    out
-}
+pub use mdu_core::testing::split_mut;
 
 /// Encrypts with `cipher` along every path of `DataUnits` and the trait,
 /// asserts they agree and decrypt back, and returns the ciphertext.
