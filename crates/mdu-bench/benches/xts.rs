@@ -9,9 +9,10 @@
 //!   one-message function per unit;
 //! * `xts-mode`: the RustCrypto `xts-mode` crate, one sector at a time;
 //! * `openssl evp`: OpenSSL EVP aes-xts, one context, the IV re-set per unit;
-//! * `aes-only bound (vaes512 ecb)`: the AES rounds alone (ECB over the same
-//!   bytes, four zmm vectors in flight, loads and stores included), the
-//!   ceiling for any XTS on this CPU; and `aes crate ecb` for reference.
+//! * `aes-only bound, ...`: AES-ECB over the same bytes with the widest AES
+//!   instructions of the CPU (`mdu_bench::bound`, the bound the report uses
+//!   too), the ceiling for any XTS on this CPU; and `aes crate ecb` for
+//!   reference.
 //!
 //! Then a single-unit request through `DataUnits` against the one-message
 //! function directly, and `par_encrypt` against `encrypt` for 64 MiB.
@@ -30,6 +31,7 @@ use std::time::Duration;
 
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use criterion::{Bencher, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use mdu_bench::bound::{AesBound, ecb_encrypt, expand_key};
 use mdu_bench::buffer::Buf;
 use mdu_xts::{Backend, DataUnitCipher, DataUnits, Iv, XtsAes128, XtsAes256};
 use openssl::cipher::Cipher;
@@ -184,86 +186,6 @@ fn aes_crate_ecb(key: &[u8], enc: bool, buf: &mut [u8]) {
     }
 }
 
-/// The AES rounds alone, as fast as this CPU runs them: ECB over the bytes
-/// with four zmm vectors (sixteen blocks) in flight. The round keys are
-/// arbitrary; only the cost matters, and the result is checked against the
-/// same rounds done one block at a time with AES-NI.
-#[cfg(target_arch = "x86_64")]
-mod bound {
-    use core::arch::x86_64::*;
-
-    pub(crate) fn available() -> bool {
-        is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("vaes")
-    }
-
-    /// # Safety
-    /// AVX-512F and VAES are available; `buf.len()` is a multiple of 256.
-    #[target_feature(enable = "avx512f,vaes")]
-    pub(crate) unsafe fn vaes512(rk: &[[u8; 16]; 15], nr: usize, enc: bool, buf: &mut [u8]) {
-        let mut k = [_mm512_setzero_si512(); 15];
-        for (k, r) in k.iter_mut().zip(rk) {
-            // SAFETY: `r` is 16 readable bytes.
-            *k = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(r.as_ptr().cast()) });
-        }
-        for chunk in buf.chunks_exact_mut(256) {
-            let p = chunk.as_mut_ptr();
-            let mut s = [_mm512_setzero_si512(); 4];
-            for (i, s) in s.iter_mut().enumerate() {
-                // SAFETY: `chunk` holds 256 bytes; vector `i` reads 64.
-                *s = _mm512_xor_si512(unsafe { _mm512_loadu_si512(p.add(64 * i).cast()) }, k[0]);
-            }
-            for k in &k[1..nr] {
-                for s in s.iter_mut() {
-                    *s = if enc {
-                        _mm512_aesenc_epi128(*s, *k)
-                    } else {
-                        _mm512_aesdec_epi128(*s, *k)
-                    };
-                }
-            }
-            for (i, s) in s.iter().enumerate() {
-                let v = if enc {
-                    _mm512_aesenclast_epi128(*s, k[nr])
-                } else {
-                    _mm512_aesdeclast_epi128(*s, k[nr])
-                };
-                // SAFETY: as for the loads.
-                unsafe { _mm512_storeu_si512(p.add(64 * i).cast(), v) };
-            }
-        }
-    }
-
-    /// The same rounds, one block at a time (the check of [`vaes512`]).
-    ///
-    /// # Safety
-    /// AES-NI is available.
-    #[target_feature(enable = "aes")]
-    pub(crate) unsafe fn one_by_one(rk: &[[u8; 16]; 15], nr: usize, enc: bool, buf: &mut [u8]) {
-        // SAFETY: every pointer below is a 16-byte block of `rk` or `buf`.
-        unsafe {
-            for block in buf.chunks_exact_mut(16) {
-                let mut s = _mm_loadu_si128(block.as_ptr().cast());
-                s = _mm_xor_si128(s, _mm_loadu_si128(rk[0].as_ptr().cast()));
-                for k in &rk[1..nr] {
-                    let k = _mm_loadu_si128(k.as_ptr().cast());
-                    s = if enc {
-                        _mm_aesenc_si128(s, k)
-                    } else {
-                        _mm_aesdec_si128(s, k)
-                    };
-                }
-                let k = _mm_loadu_si128(rk[nr].as_ptr().cast());
-                s = if enc {
-                    _mm_aesenclast_si128(s, k)
-                } else {
-                    _mm_aesdeclast_si128(s, k)
-                };
-                _mm_storeu_si128(block.as_mut_ptr().cast(), s);
-            }
-        }
-    }
-}
-
 /// CPU time consumed so far by the calling thread.
 #[cfg(target_os = "linux")]
 fn thread_time() -> Duration {
@@ -383,26 +305,24 @@ fn bench_requests(c: &mut Criterion) {
                     })
                 });
 
-                #[cfg(target_arch = "x86_64")]
-                if bound::available() {
-                    let rk: [[u8; 16]; 15] = core::array::from_fn(|i| [i as u8 * 17 + 3; 16]);
-                    let nr = if key_len == 64 { 14 } else { 10 };
-                    let mut slow = input.clone();
+                // The AES-only bound: the shared ECB loop of `mdu_bench::bound`
+                // (widest AES instructions of this CPU), checked against the
+                // aes crate with the same data key. It encrypts in both
+                // directions: the decryption rounds cost the same.
+                let widest = AesBound::detect();
+                if widest != AesBound::None {
+                    let rk = expand_key(&key[..key_len / 2]);
                     buf.copy_from_slice(&input);
-                    // SAFETY: AVX-512F, VAES (and so AES-NI) were detected;
-                    // 1 MiB is a multiple of 256.
-                    unsafe {
-                        bound::vaes512(&rk, nr, enc, buf);
-                        bound::one_by_one(&rk, nr, enc, &mut slow);
-                    }
+                    assert!(ecb_encrypt(widest, &rk, buf), "{widest:?} runs here");
+                    let mut slow = input.clone();
+                    aes_crate_ecb(&key, true, &mut slow);
                     assert!(
                         *buf == slow[..],
-                        "vaes512 ECB bound differs from one block at a time"
+                        "{widest:?} ECB bound differs from the aes crate"
                     );
-                    group.bench_function("aes-only bound (vaes512 ecb)", |b| {
+                    group.bench_function(format!("aes-only bound, {}", widest.label()), |b| {
                         cpu_iter(b, || {
-                            // SAFETY: as above.
-                            unsafe { bound::vaes512(&rk, nr, enc, black_box(&mut *buf)) };
+                            black_box(ecb_encrypt(widest, &rk, black_box(&mut *buf)));
                         })
                     });
                 }

@@ -1,7 +1,6 @@
 //! Timing: calibrated samples, taken round-robin across the implementations
 //! of one case so that machine noise hits them all alike.
 
-use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 /// How long and how often to measure.
@@ -102,7 +101,6 @@ fn time_iters(run: &mut dyn FnMut(), iters: u64) -> Duration {
     for _ in 0..iters {
         run();
     }
-    black_box(());
     start.elapsed()
 }
 
