@@ -115,6 +115,29 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let mut notes = Vec::new();
+    if let Some(why) = sysinfo::emulation() {
+        if !args.smoke {
+            eprintln!(
+                "error: {why}; emulated timings mean nothing, so no report is \
+                 made. `--smoke` still checks every implementation against its \
+                 reference."
+            );
+            return ExitCode::from(2);
+        }
+        notes.push(format!(
+            "{why}: the timings below mean nothing; this run only checks every \
+             implementation against its reference."
+        ));
+    }
+    if !cfg!(target_arch = "aarch64") {
+        notes.push(
+            "arm64: the arm64 backends are verified under qemu-user only. \
+             Emulated timings mean nothing, so there are no arm64 figures \
+             until real arm64 hardware measures them."
+                .to_string(),
+        );
+    }
     let mut meta = Meta {
         cpu: sysinfo::cpu_model(),
         cores: sysinfo::cores(),
@@ -125,6 +148,7 @@ fn main() -> ExitCode {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
         version: env!("CARGO_PKG_VERSION").to_string(),
+        notes,
     };
     eprintln!(
         "mdu-bench ({mode} mode) on {} ({} cores)",

@@ -51,6 +51,9 @@ pub(crate) struct Meta {
     pub(crate) mode: String,
     pub(crate) unix_time: u64,
     pub(crate) version: String,
+    /// Caveats a reader must see before the figures.
+    #[serde(default)]
+    pub(crate) notes: Vec<String>,
 }
 
 /// A whole report.
@@ -227,6 +230,9 @@ impl Report {
              round-robin across the implementations of a case.\n",
             m.mode, m.version
         );
+        for note in &m.notes {
+            let _ = writeln!(out, "> **Note.** {note}\n");
+        }
         out.push_str("## Summary\n\n");
         out.push_str(&self.summary());
         out.push_str("\n## Details\n\n");

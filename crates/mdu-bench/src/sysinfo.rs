@@ -4,12 +4,7 @@
 pub(crate) fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
+        .and_then(|s| cpu_model_of(&s))
         .unwrap_or_else(|| format!("unknown ({})", std::env::consts::ARCH))
 }
 
@@ -64,4 +59,60 @@ pub(crate) fn features() -> Vec<String> {
         out.push("none detected".to_string());
     }
     out
+}
+
+/// Why the figures of this run would mean nothing because the CPU is
+/// emulated, if it is: an arm64 build whose `/proc/cpuinfo` describes an x86
+/// CPU runs under a user-mode emulator such as qemu-user.
+pub(crate) fn emulation() -> Option<String> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    emulation_of(std::env::consts::ARCH, &cpuinfo)
+}
+
+/// [`emulation`] as a pure function of the build's architecture and the text
+/// of `/proc/cpuinfo`.
+pub(crate) fn emulation_of(arch: &str, cpuinfo: &str) -> Option<String> {
+    let has = |key: &str| cpuinfo.lines().any(|l| l.starts_with(key));
+    let x86_host = has("vendor_id") || has("model name");
+    let arm_host = has("CPU implementer");
+    (arch == "aarch64" && x86_host && !arm_host).then(|| {
+        format!(
+            "this {arch} build runs under an emulator (/proc/cpuinfo describes \
+             {}, an x86 CPU)",
+            cpu_model_of(cpuinfo).unwrap_or_else(|| "the host".to_string())
+        )
+    })
+}
+
+fn cpu_model_of(cpuinfo: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name") || l.starts_with("Model"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|m| m.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ZEN4: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\n\
+                        model name\t: AMD EPYC 9R14\nflags\t\t: fpu sse aes\n";
+    const NEOVERSE: &str = "processor\t: 0\nBogoMIPS\t: 2100.00\n\
+                            Features\t: fp asimd aes pmull sha2\n\
+                            CPU implementer\t: 0x41\nCPU part\t: 0xd40\n";
+
+    #[test]
+    fn an_arm64_build_on_an_x86_cpu_is_emulated() {
+        let why = emulation_of("aarch64", ZEN4).expect("emulated");
+        assert!(why.contains("AMD EPYC 9R14"), "{why}");
+    }
+
+    #[test]
+    fn native_runs_are_not_emulated() {
+        assert_eq!(emulation_of("aarch64", NEOVERSE), None);
+        assert_eq!(emulation_of("x86_64", ZEN4), None);
+        // Without /proc/cpuinfo nothing can be told.
+        assert_eq!(emulation_of("aarch64", ""), None);
+    }
 }

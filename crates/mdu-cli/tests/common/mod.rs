@@ -7,8 +7,22 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// The `mdu` binary under test.
+///
+/// When the tests run under an emulator (cross testing, see
+/// `.ci/qemu-aarch64.toml`), `MDU_TEST_RUNNER` names it with its arguments,
+/// and the binary, built for the same target as the tests, is started
+/// through it.
 pub fn mdu() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mdu"))
+    let exe = env!("CARGO_BIN_EXE_mdu");
+    match std::env::var("MDU_TEST_RUNNER") {
+        Ok(runner) if !runner.trim().is_empty() => {
+            let mut words = runner.split_whitespace();
+            let mut cmd = Command::new(words.next().unwrap_or_default());
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        _ => Command::new(exe),
+    }
 }
 
 /// Run a command and collect its output.
