@@ -11,8 +11,9 @@
 //!   index: bytes outside the alphabet, a symbol count of 1 mod 4, padding
 //!   that is not exactly canonical (or not allowed), and non-zero unused
 //!   bits in the last symbol.
-//! * The [`Backend`] (AVX-512 VBMI, AVX2, or portable scalar) is detected once
-//!   per process; every backend gives byte-identical results and errors.
+//! * The [`Backend`] (AVX-512 VBMI or AVX2 on x86-64, NEON on aarch64, or
+//!   portable scalar) is detected once per process; every backend gives
+//!   byte-identical results and errors.
 //! * [`fscrypt`] builds, encodes and parses fscrypt no-key names.
 //!
 //! `no_std` with `alloc`; the default `std` feature adds

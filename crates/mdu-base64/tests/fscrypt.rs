@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Rng;
+use common::{Rng, announce_detected};
 use mdu_base64::fscrypt::{self, Error, NOKEY_NAME_MAX, NOKEY_NAME_MAX_ENCODED, NoKeyName};
 use mdu_base64::{DecodeError, URL_SAFE_NO_PAD};
 use sha2::{Digest, Sha256};
@@ -14,6 +14,7 @@ fn sha256(data: &[u8]) -> [u8; 32] {
 
 #[test]
 fn decoded_length_rule() {
+    announce_detected();
     let mut rng = Rng(5);
     for n in 0..=NOKEY_NAME_MAX {
         let raw = rng.bytes(n);
@@ -37,6 +38,7 @@ fn decoded_length_rule() {
 
 #[test]
 fn encoded_length_limit() {
+    announce_detected();
     assert_eq!(
         URL_SAFE_NO_PAD.encoded_len(NOKEY_NAME_MAX),
         Some(NOKEY_NAME_MAX_ENCODED)
@@ -56,6 +58,7 @@ fn encoded_length_limit() {
 
 #[test]
 fn strict_decoding_errors_pass_through() {
+    announce_detected();
     // A lone trailing 'A' was accepted by the fscrypt decoder of 2021-2025.
     let mut name = fscrypt::encode(&[0x11; 24]).unwrap();
     assert_eq!(name.len(), 32);
@@ -85,6 +88,7 @@ fn strict_decoding_errors_pass_through() {
 
 #[test]
 fn names_of_every_ciphertext_length() {
+    announce_detected();
     let mut rng = Rng(11);
     assert_eq!(
         NoKeyName::new(0, 0, &[0; 256], sha256),

@@ -339,3 +339,42 @@ fn detection_matches_std() {
     );
     eprintln!("backends: {:?}", Backend::available());
 }
+
+#[test]
+#[cfg(all(target_arch = "aarch64", not(miri)))]
+fn detection_matches_std() {
+    use mdu_base64::Backend;
+    assert_eq!(
+        Backend::Neon.is_available(),
+        std::arch::is_aarch64_feature_detected!("neon")
+    );
+    assert!(!Backend::Avx2.is_available());
+    assert!(!Backend::Avx512Vbmi.is_available());
+    let want: Vec<Backend> = [Backend::Neon, Backend::Scalar]
+        .into_iter()
+        .filter(|b| b.is_available())
+        .collect();
+    assert_eq!(Backend::available(), want);
+    eprintln!("backends: {:?}", Backend::available());
+}
+
+/// The detected backend, printed on every target. With
+/// `MDU_REQUIRE_ARM64_BACKENDS=1` (the arm64 emulation runs set it), the
+/// suite must run on NEON and never silently on the portable code.
+#[test]
+fn detected_backend() {
+    use mdu_base64::Backend;
+    let detected = Backend::detect();
+    println!("mdu-base64 detected backend: {}", detected.name());
+    assert!(detected.is_available());
+    assert_eq!(Backend::available().first(), Some(&detected));
+    if std::env::var("MDU_REQUIRE_ARM64_BACKENDS").as_deref() == Ok("1") {
+        assert_eq!(
+            detected,
+            Backend::Neon,
+            "MDU_REQUIRE_ARM64_BACKENDS=1 but the detected backend is {}, not neon",
+            detected.name()
+        );
+        assert_eq!(mdu_base64::URL_SAFE_NO_PAD.backend(), Backend::Neon);
+    }
+}

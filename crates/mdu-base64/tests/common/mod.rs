@@ -1,6 +1,9 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code, unreachable_pub)]
 
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
 use mdu_base64::{Alphabet, Backend, DecodeError, Engine, Padding};
 
 /// The crypt(3) alphabet: a custom ordering (symbols 0..=61 are not the RFC
@@ -30,12 +33,37 @@ pub fn engines() -> Vec<(&'static str, Engine)> {
     ]
 }
 
-/// `engine` pinned to every backend this CPU runs.
+/// `engine` pinned to every backend this CPU runs (announced once per test,
+/// see [`announce`]).
 pub fn pinned(engine: Engine) -> Vec<(Backend, Engine)> {
-    Backend::available()
-        .into_iter()
+    let all = Backend::available();
+    announce(&all);
+    all.into_iter()
         .map(|b| (b, engine.with_backend(b).expect("available backend")))
         .collect()
+}
+
+/// Prints one line per backend the current test exercises, once per test
+/// (not per property case): the test harness names each test's thread after
+/// the test, so the log (`-- --show-output`) says which backends every test
+/// ran on.
+pub fn announce(backends: &[Backend]) {
+    static SEEN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let test = std::thread::current().name().unwrap_or("main").to_owned();
+    let first = SEEN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .insert(test.clone());
+    if first {
+        for b in backends {
+            println!("{test}: backend {}", b.name());
+        }
+    }
+}
+
+/// [`announce`] for a test that uses the engines' default, detected backend.
+pub fn announce_detected() {
+    announce(&[Backend::detect()]);
 }
 
 /// Deterministic xorshift64* generator.
