@@ -125,6 +125,8 @@ fn main() -> ExitCode {
             );
             return ExitCode::from(2);
         }
+        let mut why = why;
+        why[..1].make_ascii_uppercase();
         notes.push(format!(
             "{why}: the timings below mean nothing; this run only checks every \
              implementation against its reference."
