@@ -109,6 +109,12 @@ proptest! {
 
     #[test]
     fn batched_equals_split_for_every_backend(c in case()) {
+        static SHOWN: std::sync::Once = std::sync::Once::new();
+        SHOWN.call_once(|| {
+            for backend in Backend::available() {
+                println!("batched_equals_split_for_every_backend: backend {backend}");
+            }
+        });
         for &backend in Backend::available() {
             if c.key.len() == 32 {
                 check(XtsAes128::with_backend(&c.key, backend).unwrap(), &c)?;

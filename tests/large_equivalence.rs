@@ -36,6 +36,7 @@ fn digest(mut per_chunk: impl FnMut(u64, &mut [u8])) -> [u8; 32] {
 fn batched_and_per_sector_ciphertext_hash_alike() {
     let key: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(7) ^ 0x5c).collect();
     let backend = Backend::detect();
+    println!("batched_and_per_sector_ciphertext_hash_alike: backend {backend}");
     let xts = XtsAes256::with_backend(&key, backend).unwrap();
     for (sector, step) in [(512usize, 1u64), (4096, 8)] {
         // Start close enough to 2^32 sectors that the batch crosses it.
