@@ -12,9 +12,10 @@
 //! of one call per unit.
 //!
 //! The implementation is chosen once per key from what the CPU offers
-//! ([`Backend`]): VAES on zmm (AVX-512), VAES on ymm (AVX2), AES-NI, or the
-//! portable RustCrypto `aes`. Round keys are zeroized on drop, and `Debug`
-//! prints only the backend.
+//! ([`Backend`]): on x86_64 VAES on zmm (AVX-512), VAES on ymm (AVX2) or
+//! AES-NI; on arm64 the Armv8 Crypto Extensions (AES and PMULL); anywhere
+//! else, or without those instructions, the portable RustCrypto `aes`.
+//! Round keys are zeroized on drop, and `Debug` prints only the backend.
 //!
 //! # Example: dm-crypt `aes-xts-plain64`, 512-byte sectors
 //!

@@ -1,6 +1,9 @@
 //! The mdu-core conformance harness on every backend and both key sizes,
 //! and every invalid input: the right error and an untouched buffer.
 
+mod common;
+
+use common::note_backend;
 use mdu_core::testing;
 use mdu_xts::{Backend, DataUnitCipher, DataUnitSize, DataUnits, Error, Iv, XtsAes128, XtsAes256};
 
@@ -15,15 +18,35 @@ fn this_cpu_runs_the_expected_backends() {
     let all = Backend::available();
     assert_eq!(all.last(), Some(&Backend::Generic));
     // Print for the test log, which CPU paths were covered.
-    eprintln!("backends under test: {all:?}");
+    println!(
+        "backends under test: {all:?}; detected: {}",
+        Backend::detect()
+    );
     if std::env::var_os("MDU_XTS_REQUIRE_VAES512").is_some() {
         assert_eq!(all[0], Backend::Vaes512);
+    }
+}
+
+/// Under qemu (`.ci/qemu-aarch64.toml` sets `MDU_REQUIRE_ARM64_BACKENDS`),
+/// the suite must run the arm64 backend, never silently the portable one.
+#[test]
+fn arm64_runs_the_crypto_extensions_backend_when_required() {
+    let detected = Backend::detect();
+    println!("detected backend: {detected}");
+    if std::env::var_os("MDU_REQUIRE_ARM64_BACKENDS").is_some() {
+        assert_eq!(
+            detected,
+            Backend::ArmCe,
+            "MDU_REQUIRE_ARM64_BACKENDS is set but the detected backend is {detected}"
+        );
+        assert_eq!(Backend::available(), [Backend::ArmCe, Backend::Generic]);
     }
 }
 
 #[test]
 fn harness_xts_aes128_every_backend() {
     for &backend in Backend::available() {
+        note_backend("harness_xts_aes128_every_backend", backend);
         let xts = XtsAes128::with_backend(&key(32, 1), backend).unwrap();
         let report = testing::check_cipher(&xts);
         assert_eq!(report.skipped_sizes, 0, "{backend:?}");
@@ -34,6 +57,7 @@ fn harness_xts_aes128_every_backend() {
 #[test]
 fn harness_xts_aes256_every_backend() {
     for &backend in Backend::available() {
+        note_backend("harness_xts_aes256_every_backend", backend);
         let xts = XtsAes256::with_backend(&key(64, 2), backend).unwrap();
         let report = testing::check_cipher_seeded(&xts, 0x5eed_0000 + backend as u64);
         assert_eq!(report.skipped_sizes, 0, "{backend:?}");
@@ -63,6 +87,7 @@ fn key_length_errors() {
             );
         }
         for &b in Backend::available() {
+            note_backend("key_length_errors", b);
             if len != 32 {
                 assert_eq!(
                     XtsAes128::with_backend_allow_equal_halves(&key(len, 3), b).unwrap_err(),
@@ -88,6 +113,7 @@ fn equal_halves_are_weak() {
         let k128 = [&k[..16], &k[..16]].concat();
         assert_eq!(XtsAes128::new(&k128).unwrap_err(), Error::WeakKey);
         for &b in Backend::available() {
+            note_backend("equal_halves_are_weak", b);
             assert_eq!(XtsAes256::with_backend(&k, b).unwrap_err(), Error::WeakKey);
             assert_eq!(
                 XtsAes256::with_backend_allow_equal_halves(&k, b)
@@ -110,6 +136,7 @@ fn unavailable_backend_is_an_error() {
         Backend::Vaes512,
         Backend::Vaes256,
         Backend::AesNi,
+        Backend::ArmCe,
         Backend::Generic,
     ] {
         let r = XtsAes256::with_backend(&key(64, 4), b);
@@ -128,6 +155,7 @@ fn unavailable_backend_is_an_error() {
 fn debug_prints_no_key_bytes() {
     let k: Vec<u8> = (0..64).map(|i| 0xa0 ^ i).collect();
     for &b in Backend::available() {
+        note_backend("debug_prints_no_key_bytes", b);
         let x = XtsAes256::with_backend(&k, b).unwrap();
         let s = format!("{x:?}");
         assert!(s.contains(&format!("{b:?}")), "{s}");
@@ -147,6 +175,7 @@ fn debug_prints_no_key_bytes() {
 #[test]
 fn bad_requests_leave_buffers_unchanged() {
     for &b in Backend::available() {
+        note_backend("bad_requests_leave_buffers_unchanged", b);
         let x = XtsAes256::with_backend(&key(64, 5), b).unwrap();
         let orig: Vec<u8> = (0..200u8).collect();
         let mut buf = orig.clone();
@@ -256,6 +285,7 @@ fn par_encrypt_matches_encrypt_on_every_backend() {
         .map(|i| (i * 7 + i / 4096) as u8)
         .collect();
     for &b in Backend::available() {
+        note_backend("par_encrypt_matches_encrypt_on_every_backend", b);
         let units = DataUnits::new(XtsAes256::with_backend(&key(64, 6), b).unwrap(), 4096)
             .unwrap()
             .with_iv_step(8);

@@ -3,18 +3,19 @@
 
 mod common;
 
-use common::{Request, Xts, all_paths, request};
+use common::{Request, Xts, all_paths, note_backend, request};
 use mdu_xts::{Backend, Iv};
 use proptest::prelude::*;
 use xts_mode::Xts128;
 
-fn backends_agree(r: &Request) {
+fn backends_agree(test: &str, r: &Request) {
     let plain = r.plaintext();
     let reference = all_paths(&Xts::new(&r.key, Backend::Generic), r, &plain);
     for &backend in Backend::available() {
         if backend == Backend::Generic {
             continue;
         }
+        note_backend(test, backend);
         let got = all_paths(&Xts::new(&r.key, backend), r, &plain);
         if got != reference {
             let at = got
@@ -53,7 +54,7 @@ fn xts_mode_unit(key: &[u8], iv: Iv, unit: &mut [u8], enc: bool) {
     }
 }
 
-fn xts_mode_agrees(r: &Request) {
+fn xts_mode_agrees(test: &str, r: &Request) {
     let plain = r.plaintext();
     let mut want = plain.clone();
     for (i, unit) in want.chunks_mut(r.unit).enumerate() {
@@ -61,6 +62,7 @@ fn xts_mode_agrees(r: &Request) {
         xts_mode_unit(&r.key, iv, unit, true);
     }
     for &backend in Backend::available() {
+        note_backend(test, backend);
         let got = all_paths(&Xts::new(&r.key, backend), r, &plain);
         assert!(got == want, "{backend:?} differs from xts-mode");
     }
@@ -77,7 +79,7 @@ proptest! {
 
     #[test]
     fn every_backend_equals_generic(r in request()) {
-        backends_agree(&r);
+        backends_agree("every_backend_equals_generic", &r);
     }
 }
 
@@ -86,7 +88,7 @@ proptest! {
 
     #[test]
     fn xts_mode_crate_agrees_per_unit(r in request()) {
-        xts_mode_agrees(&r);
+        xts_mode_agrees("xts_mode_crate_agrees_per_unit", &r);
     }
 }
 
@@ -108,9 +110,9 @@ fn every_short_length_on_every_backend() {
                 dst_off: unit % 13,
                 cuts: vec![unit * 3 / 2, 7],
             };
-            backends_agree(&r);
+            backends_agree("every_short_length_on_every_backend", &r);
             if unit % 7 == 0 {
-                xts_mode_agrees(&r);
+                xts_mode_agrees("every_short_length_on_every_backend", &r);
             }
         }
     }

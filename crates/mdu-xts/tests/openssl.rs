@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Request, Xts, all_paths, request};
+use common::{Request, Xts, all_paths, note_backend, request};
 use mdu_xts::{Backend, Iv};
 use openssl::symm::{Cipher, Crypter, Mode};
 use proptest::prelude::*;
@@ -21,7 +21,7 @@ fn openssl_unit(key: &[u8], iv: Iv, unit: &[u8], mode: Mode) -> Vec<u8> {
     out
 }
 
-fn openssl_agrees(r: &Request) {
+fn openssl_agrees(test: &str, r: &Request) {
     let plain = r.plaintext();
     let mut want = Vec::with_capacity(plain.len());
     for (i, unit) in plain.chunks(r.unit).enumerate() {
@@ -30,6 +30,7 @@ fn openssl_agrees(r: &Request) {
     }
     assert_eq!(want.len(), plain.len());
     for &backend in Backend::available() {
+        note_backend(test, backend);
         let got = all_paths(&Xts::new(&r.key, backend), r, &plain);
         assert!(got == want, "{backend:?} differs from OpenSSL");
     }
@@ -46,7 +47,7 @@ proptest! {
 
     #[test]
     fn openssl_evp_agrees(r in request()) {
-        openssl_agrees(&r);
+        openssl_agrees("openssl_evp_agrees", &r);
     }
 }
 
@@ -54,17 +55,20 @@ proptest! {
 fn openssl_agrees_on_stealing_lengths_and_sector_sizes() {
     for unit in (16..=80).chain([496, 511, 512, 513, 4095, 4096, 4097, 65536]) {
         for key_len in [32, 64] {
-            openssl_agrees(&Request {
-                key: (0..key_len).map(|i| (i * 13 + unit + 1) as u8).collect(),
-                unit,
-                count: 3,
-                iv: Iv::from_u128(u128::MAX - 1),
-                step: 1,
-                seed: unit as u64 + 99,
-                src_off: 3,
-                dst_off: 5,
-                cuts: vec![unit + 1],
-            });
+            openssl_agrees(
+                "openssl_agrees_on_stealing_lengths_and_sector_sizes",
+                &Request {
+                    key: (0..key_len).map(|i| (i * 13 + unit + 1) as u8).collect(),
+                    unit,
+                    count: 3,
+                    iv: Iv::from_u128(u128::MAX - 1),
+                    step: 1,
+                    seed: unit as u64 + 99,
+                    src_off: 3,
+                    dst_off: 5,
+                    cuts: vec![unit + 1],
+                },
+            );
         }
     }
 }

@@ -2,6 +2,9 @@
 //! backend this CPU runs, through the one-message functions and through the
 //! multi-unit path.
 
+mod common;
+
+use common::note_backend;
 use mdu_xts::{Backend, DataUnitCipher, DataUnitSize, Iv, XtsAes128, XtsAes256};
 
 fn hex(s: &str) -> Vec<u8> {
@@ -25,8 +28,9 @@ fn tweak(bytes: &str) -> Iv {
 
 /// Checks one vector on every backend: encrypt, decrypt, and the same unit
 /// as the only unit of a multi-unit request, in place and out of place.
-fn check(key: &[u8], iv: Iv, pt: &[u8], ct: &[u8]) {
+fn check(test: &str, key: &[u8], iv: Iv, pt: &[u8], ct: &[u8]) {
     for &backend in Backend::available() {
+        note_backend(test, backend);
         let ciphers: Vec<Runner> = match key.len() {
             32 => {
                 let x = XtsAes128::with_backend_allow_equal_halves(key, backend).unwrap();
@@ -87,6 +91,7 @@ fn run<C: DataUnitCipher>(cipher: &C, enc: bool, iv: Iv, buf: &mut [u8]) {
 #[test]
 fn ieee_1619_vector_1_equal_halves() {
     check(
+        "ieee_1619_vector_1_equal_halves",
         &[0; 32],
         Iv::ZERO,
         &[0; 32],
@@ -99,6 +104,7 @@ fn ieee_1619_vectors_2_and_3() {
     let mut key = vec![0x11; 16];
     key.extend([0x22; 16]);
     check(
+        "ieee_1619_vectors_2_and_3",
         &key,
         tweak("3333333333"),
         &[0x44; 32],
@@ -107,6 +113,7 @@ fn ieee_1619_vectors_2_and_3() {
     let mut key = hex("fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0");
     key.extend([0x22; 16]);
     check(
+        "ieee_1619_vectors_2_and_3",
         &key,
         tweak("3333333333"),
         &[0x44; 32],
@@ -117,6 +124,7 @@ fn ieee_1619_vectors_2_and_3() {
 #[test]
 fn nist_xtsgenaes128_first() {
     check(
+        "nist_xtsgenaes128_first",
         &hex("46e6ed9ef42dcdb3c893093c28e1fc0f91f5caa3b6e0bc5a14e783215c1d5b61"),
         tweak("72f3b054cbdc2f9e3c5bc551d44ddba0"),
         &hex("e3778d68e730ef945b4ae3bc5b936bdd"),
@@ -135,13 +143,20 @@ fn ieee_1619_vectors_15_to_18_stealing() {
     ];
     for (len, ct) in cases {
         let pt: Vec<u8> = (0..len as u8).collect();
-        check(&key, tweak("9a78563412"), &pt, &hex(ct));
+        check(
+            "ieee_1619_vectors_15_to_18_stealing",
+            &key,
+            tweak("9a78563412"),
+            &pt,
+            &hex(ct),
+        );
     }
 }
 
 #[test]
 fn nist_xtsgenaes256_count_1() {
     check(
+        "nist_xtsgenaes256_count_1",
         &hex(
             "1ea661c58d943a0e4801e42f4b0947149e7f9f8e3e68d0c7505210bd311a0e7c\
              d6e13ffdf2418d8d1911c004cda58da3d619b7e2b9141e58318eea392cf41b08",
@@ -176,13 +191,20 @@ const VECTOR_10_CT: &str = "
 #[test]
 fn ieee_1619_vector_10_aes256_512_bytes() {
     let pt: Vec<u8> = (0..512).map(|i| i as u8).collect();
-    check(&hex(VECTOR_10_KEY), tweak("ff"), &pt, &hex(VECTOR_10_CT));
+    check(
+        "ieee_1619_vector_10_aes256_512_bytes",
+        &hex(VECTOR_10_KEY),
+        tweak("ff"),
+        &pt,
+        &hex(VECTOR_10_CT),
+    );
 }
 
 #[test]
 fn derived_aes256_stealing_37_bytes() {
     let pt: Vec<u8> = (0..37).collect();
     check(
+        "derived_aes256_stealing_37_bytes",
         &hex(VECTOR_10_KEY),
         tweak("ff"),
         &pt,
@@ -199,6 +221,7 @@ fn vector_10_as_many_units() {
     let ct = hex(VECTOR_10_CT);
     let unit = DataUnitSize::new(512).unwrap();
     for &backend in Backend::available() {
+        note_backend("vector_10_as_many_units", backend);
         let x = XtsAes256::with_backend(&key, backend).unwrap();
         let mut buf = pt.repeat(40);
         x.encrypt_units(Iv::from_u128(0xfc), 1, unit, &mut buf)

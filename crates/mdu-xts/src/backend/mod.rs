@@ -12,6 +12,8 @@ use std::vec::Vec;
 
 use mdu_core::{Error, Iv};
 
+#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+pub(crate) mod aarch64;
 pub(crate) mod generic;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod x86;
@@ -22,12 +24,13 @@ pub(crate) mod x86;
 /// the CPU features they need. [`Backend::detect`] picks the best one this
 /// CPU runs; [`Backend::available`] lists all of them, best first.
 ///
-/// | backend | needs | blocks per vector |
-/// |---|---|---|
-/// | `Vaes512` | AVX-512 F/BW/VL, VAES, VPCLMULQDQ, AES-NI | 4 (zmm) |
-/// | `Vaes256` | AVX2, VAES, VPCLMULQDQ, AES-NI | 2 (ymm) |
-/// | `AesNi` | AES-NI | 1 (xmm) |
-/// | `Generic` | nothing (RustCrypto `aes`) | - |
+/// | backend | target | needs | blocks per vector |
+/// |---|---|---|---|
+/// | `Vaes512` | x86_64 | AVX-512 F/BW/VL, VAES, VPCLMULQDQ, AES-NI | 4 (zmm) |
+/// | `Vaes256` | x86_64 | AVX2, VAES, VPCLMULQDQ, AES-NI | 2 (ymm) |
+/// | `AesNi` | x86_64 | AES-NI | 1 (xmm) |
+/// | `ArmCe` | aarch64 (little-endian) | NEON, AES, PMULL (Armv8 Crypto Extensions) | 1 (q register) |
+/// | `Generic` | any | nothing (RustCrypto `aes`) | - |
 ///
 /// ```
 /// use mdu_xts::Backend;
@@ -46,21 +49,27 @@ pub enum Backend {
     Vaes256,
     /// AES-NI on 128-bit xmm registers: eight blocks per iteration.
     AesNi,
+    /// The Armv8 Crypto Extensions (`AESE`/`AESMC`, `AESD`/`AESIMC`,
+    /// `PMULL`) on 128-bit NEON registers of arm64: eight blocks per
+    /// iteration.
+    ArmCe,
     /// The portable implementation on top of the RustCrypto `aes` crate.
     Generic,
 }
 
 /// Every backend, best first.
-const ALL: [Backend; 4] = [
+const ALL: [Backend; 5] = [
     Backend::Vaes512,
     Backend::Vaes256,
     Backend::AesNi,
+    Backend::ArmCe,
     Backend::Generic,
 ];
 
 /// The CPU features the backends depend on, as the OS reports them usable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct CpuFeatures {
+    /// The AES instructions: AES-NI on x86_64, FEAT_AES on aarch64.
     pub(crate) aes: bool,
     pub(crate) avx2: bool,
     pub(crate) avx512f: bool,
@@ -68,10 +77,15 @@ pub(crate) struct CpuFeatures {
     pub(crate) avx512vl: bool,
     pub(crate) vaes: bool,
     pub(crate) vpclmulqdq: bool,
+    /// aarch64: the 64-bit carry-less multiply `PMULL` (FEAT_PMULL).
+    pub(crate) pmull: bool,
+    /// aarch64: Advanced SIMD (baseline on arm64 Linux, detected anyway).
+    pub(crate) neon: bool,
 }
 
 impl CpuFeatures {
-    /// The features of the running CPU (all false off x86_64 and under Miri).
+    /// The features of the running CPU (all false off x86_64 and aarch64,
+    /// and under Miri).
     fn detect() -> CpuFeatures {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
@@ -83,9 +97,19 @@ impl CpuFeatures {
                 avx512vl: std::arch::is_x86_feature_detected!("avx512vl"),
                 vaes: std::arch::is_x86_feature_detected!("vaes"),
                 vpclmulqdq: std::arch::is_x86_feature_detected!("vpclmulqdq"),
+                ..CpuFeatures::default()
             }
         }
-        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        #[cfg(all(target_arch = "aarch64", not(miri)))]
+        {
+            CpuFeatures {
+                aes: std::arch::is_aarch64_feature_detected!("aes"),
+                pmull: std::arch::is_aarch64_feature_detected!("pmull"),
+                neon: std::arch::is_aarch64_feature_detected!("neon"),
+                ..CpuFeatures::default()
+            }
+        }
+        #[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri))))]
         {
             CpuFeatures::default()
         }
@@ -98,6 +122,11 @@ impl Backend {
     /// one running the tests.
     pub(crate) fn runs_on(self, f: CpuFeatures) -> bool {
         let compiled = cfg!(all(target_arch = "x86_64", not(miri)));
+        let compiled_arm = cfg!(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(miri)
+        ));
         match self {
             Backend::Vaes512 => {
                 compiled
@@ -111,6 +140,7 @@ impl Backend {
             }
             Backend::Vaes256 => compiled && f.aes && f.avx2 && f.vaes && f.vpclmulqdq,
             Backend::AesNi => compiled && f.aes,
+            Backend::ArmCe => compiled_arm && f.neon && f.aes && f.pmull,
             Backend::Generic => true,
         }
     }
@@ -169,6 +199,7 @@ impl Backend {
             Backend::Vaes512 => "vaes512",
             Backend::Vaes256 => "vaes256",
             Backend::AesNi => "aesni",
+            Backend::ArmCe => "arm-ce",
             Backend::Generic => "generic",
         }
     }
@@ -212,6 +243,8 @@ enum Keys<S: KeySize> {
     Generic(Box<generic::Keys<S::Aes>>),
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     X86(Box<x86::RoundKeys>),
+    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+    Arm(Box<aarch64::RoundKeys>),
 }
 
 impl<S: KeySize> Clone for Keys<S> {
@@ -220,6 +253,8 @@ impl<S: KeySize> Clone for Keys<S> {
             Keys::Generic(k) => Keys::Generic(k.clone()),
             #[cfg(all(target_arch = "x86_64", not(miri)))]
             Keys::X86(k) => Keys::X86(k.clone()),
+            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+            Keys::Arm(k) => Keys::Arm(k.clone()),
         }
     }
 }
@@ -237,6 +272,28 @@ impl Io<'_> {
         match self {
             Io::InPlace(buf) => buf.len(),
             Io::To(src, _) => src.len(),
+        }
+    }
+
+    /// The source and destination pointers of a SIMD kernel: the same
+    /// pointer in place, two non-overlapping borrows out of place; `None`
+    /// for different lengths (the callers have checked them equal).
+    #[cfg(all(
+        any(
+            target_arch = "x86_64",
+            all(target_arch = "aarch64", target_endian = "little")
+        ),
+        not(miri)
+    ))]
+    fn pointers(self) -> Option<(*const u8, *mut u8)> {
+        match self {
+            Io::InPlace(buf) => {
+                let p = buf.as_mut_ptr();
+                Some((p.cast_const(), p))
+            }
+            Io::To(src, dst) => {
+                (src.len() == dst.len()).then_some((src.as_ptr(), dst.as_mut_ptr()))
+            }
         }
     }
 }
@@ -289,7 +346,13 @@ impl<S: KeySize> Engine<S> {
                 // checked to be available on this CPU just above.
                 Keys::X86(Box::new(unsafe { x86::RoundKeys::new(k1, k2) }))
             }
-            #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+            Backend::ArmCe => {
+                // SAFETY: the arm64 backend needs the AES instructions, and
+                // `backend` was checked to be available on this CPU above.
+                Keys::Arm(Box::new(unsafe { aarch64::RoundKeys::new(k1, k2) }))
+            }
+            // Backends not compiled for this target are never available.
             _ => {
                 return Err(Error::BackendUnavailable {
                     backend: backend.name(),
@@ -317,17 +380,8 @@ impl<S: KeySize> Engine<S> {
             Keys::X86(keys) => {
                 let count = len / unit;
                 let iv = first_iv.to_u128();
-                let (src, dst) = match io {
-                    Io::InPlace(buf) => {
-                        let p = buf.as_mut_ptr();
-                        (p.cast_const(), p)
-                    }
-                    Io::To(src, dst) => {
-                        if src.len() != dst.len() {
-                            return;
-                        }
-                        (src.as_ptr(), dst.as_mut_ptr())
-                    }
+                let Some((src, dst)) = io.pointers() else {
+                    return;
                 };
                 macro_rules! run {
                     ($module:ident) => {
@@ -357,7 +411,30 @@ impl<S: KeySize> Engine<S> {
                     match self.backend {
                         Backend::Vaes512 => run!(vaes512),
                         Backend::Vaes256 => run!(vaes256),
-                        Backend::AesNi | Backend::Generic => run!(aesni),
+                        _ => run!(aesni),
+                    }
+                }
+            }
+            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+            Keys::Arm(keys) => {
+                let count = len / unit;
+                let iv = first_iv.to_u128();
+                let Some((src, dst)) = io.pointers() else {
+                    return;
+                };
+                use aarch64::ce::crypt;
+                // SAFETY: the keys were expanded for `Backend::ArmCe` only
+                // after `Backend::is_available` confirmed NEON, AES and PMULL
+                // on this CPU. `src` and `dst` cover `count * unit == len`
+                // bytes of live slices (checked equal for out-of-place
+                // requests); they are either the same buffer or two distinct
+                // borrows that cannot overlap.
+                unsafe {
+                    match (S::NR == 14, enc) {
+                        (true, true) => crypt::<14, true>(keys, iv, step, unit, count, src, dst),
+                        (true, false) => crypt::<14, false>(keys, iv, step, unit, count, src, dst),
+                        (false, true) => crypt::<10, true>(keys, iv, step, unit, count, src, dst),
+                        (false, false) => crypt::<10, false>(keys, iv, step, unit, count, src, dst),
                     }
                 }
             }
@@ -369,7 +446,13 @@ impl<S: KeySize> Engine<S> {
 mod tests {
     use super::*;
 
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(
+        any(
+            target_arch = "x86_64",
+            all(target_arch = "aarch64", target_endian = "little")
+        ),
+        not(miri)
+    ))]
     fn features(names: &[&str]) -> CpuFeatures {
         let mut f = CpuFeatures::default();
         for name in names {
@@ -381,6 +464,8 @@ mod tests {
                 "avx512vl" => f.avx512vl = true,
                 "vaes" => f.vaes = true,
                 "vpclmulqdq" => f.vpclmulqdq = true,
+                "pmull" => f.pmull = true,
+                "neon" => f.neon = true,
                 other => panic!("unknown feature {other}"),
             }
         }
@@ -418,6 +503,55 @@ mod tests {
         // VAES is useless without AES-NI's key schedule and single blocks.
         let no_aes = features(&["avx2", "vaes", "vpclmulqdq"]);
         assert_eq!(Backend::available_for(no_aes), [Generic]);
+        assert_eq!(Backend::available_for(CpuFeatures::default()), [Generic]);
+        // The arm64 backend is not compiled for x86_64, whatever the flags.
+        let arm = features(&["aes", "pmull", "neon"]);
+        assert_eq!(Backend::available_for(arm), [AesNi, Generic]);
+        let all = features(&[
+            "aes",
+            "avx2",
+            "avx512f",
+            "avx512bw",
+            "avx512vl",
+            "vaes",
+            "vpclmulqdq",
+            "pmull",
+            "neon",
+        ]);
+        assert_eq!(
+            Backend::available_for(all),
+            [Vaes512, Vaes256, AesNi, Generic]
+        );
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+    fn selection_is_a_function_of_the_features_on_arm64() {
+        use Backend::*;
+        // Cortex-A53 and later with the Crypto Extensions, Apple M1, Neoverse.
+        let ce = features(&["aes", "pmull", "neon"]);
+        assert_eq!(Backend::available_for(ce), [ArmCe, Generic]);
+        // FEAT_AES without FEAT_PMULL cannot advance tweaks by x^8.
+        let no_pmull = features(&["aes", "neon"]);
+        assert_eq!(Backend::available_for(no_pmull), [Generic]);
+        // Raspberry Pi 4 (Cortex-A72 without the Crypto Extensions).
+        let pi4 = features(&["neon"]);
+        assert_eq!(Backend::available_for(pi4), [Generic]);
+        let no_neon = features(&["aes", "pmull"]);
+        assert_eq!(Backend::available_for(no_neon), [Generic]);
+        // The x86 backends are not compiled for arm64, whatever the flags.
+        let all = features(&[
+            "aes",
+            "avx2",
+            "avx512f",
+            "avx512bw",
+            "avx512vl",
+            "vaes",
+            "vpclmulqdq",
+            "pmull",
+            "neon",
+        ]);
+        assert_eq!(Backend::available_for(all), [ArmCe, Generic]);
         assert_eq!(Backend::available_for(CpuFeatures::default()), [Generic]);
     }
 

@@ -5,6 +5,19 @@
 
 use mdu_xts::{Backend, DataUnitCipher, DataUnitSize, DataUnits, Error, Iv, XtsAes128, XtsAes256};
 use proptest::prelude::*;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+/// Prints which backend a test exercised, once per (test, backend) however
+/// many cases run it, so that a `--show-output` log shows the backends each
+/// test covered (under qemu: that the arm64 one was among them).
+pub fn note_backend(test: &str, backend: Backend) {
+    static SEEN: Mutex<BTreeSet<(String, Backend)>> = Mutex::new(BTreeSet::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.insert((test.to_owned(), backend)) {
+        println!("{test}: backend {backend}");
+    }
+}
 
 /// XTS-AES-128 or -256 behind one type.
 #[derive(Clone, Debug)]

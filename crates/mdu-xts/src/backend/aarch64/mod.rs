@@ -1,0 +1,499 @@
+//! arm64 backends: the key schedule for the Armv8 Crypto Extensions and the
+//! single-block pieces (tweak doubling, ciphertext stealing) of the kernel.
+//!
+//! Conventions: a tweak is a 128-bit little-endian integer in a vector
+//! register (byte `i` of the tweak in lane `i`, so the 64-bit lane 0 holds
+//! the low half); multiplying by x shifts it left by one and folds bit 127
+//! back as 0x87.
+//!
+//! The instructions split an AES round differently from the x86 ones:
+//! `AESE` is AddRoundKey, SubBytes, ShiftRows (the key comes first) and
+//! `AESMC` is MixColumns, so a cipher is `AESE`+`AESMC` with round keys 0 to
+//! NR-2, `AESE` with round key NR-1 and a plain XOR with round key NR.
+//! Decryption runs the equivalent inverse cipher the same way with `AESD`
+//! and `AESIMC`.
+
+use core::arch::aarch64::*;
+
+use zeroize::Zeroize;
+
+pub(crate) mod ce;
+
+/// Round keys as stored bytes (`[u8; 16]` each, 15 slots; AES-128 uses 11).
+type Schedule = [[u8; 16]; 15];
+
+/// The expanded XTS key: K1's encryption and decryption schedules and K2's
+/// encryption schedule. Zeroized on drop.
+#[derive(Clone)]
+pub(crate) struct RoundKeys {
+    /// K1, encryption order.
+    pub(crate) enc: Schedule,
+    /// K1 for the equivalent inverse cipher (`AESD`/`AESIMC`): reversed,
+    /// with InvMixColumns applied to the middle round keys.
+    pub(crate) dec: Schedule,
+    /// K2, encryption order (tweaks are always encrypted).
+    pub(crate) tweak: Schedule,
+}
+
+impl Drop for RoundKeys {
+    fn drop(&mut self) {
+        self.enc.zeroize();
+        self.dec.zeroize();
+        self.tweak.zeroize();
+    }
+}
+
+/// SubWord: the S-box on each byte of `w`, in constant time.
+///
+/// The word is broadcast to the four columns of a state and put through one
+/// `AESE` with a zero round key: SubBytes substitutes every byte, and
+/// ShiftRows only exchanges bytes between columns that are all equal, so
+/// column 0 is the substituted word. No table is indexed by key bytes.
+#[inline]
+#[target_feature(enable = "aes")]
+fn sub_word(w: u32) -> u32 {
+    let state = vreinterpretq_u8_u32(vdupq_n_u32(w));
+    let out = vaeseq_u8(state, vdupq_n_u8(0));
+    vgetq_lane_u32::<0>(vreinterpretq_u32_u8(out))
+}
+
+/// The FIPS-197 encryption schedule of a 16- or 32-byte AES key (rounds
+/// 0..=10 or 0..=14; unused slots stay zero).
+#[inline]
+#[target_feature(enable = "aes")]
+fn expand(key: &[u8]) -> Schedule {
+    let nk = key.len() / 4;
+    let words = 4 * (nk + 7);
+    let mut w = [0u32; 60];
+    for (dst, src) in w.iter_mut().zip(key.chunks_exact(4)) {
+        *dst = u32::from_le_bytes([src[0], src[1], src[2], src[3]]);
+    }
+    // Words are little-endian (byte 0 of the word in bits 0..8), so RotWord
+    // is a right rotation by one byte and Rcon goes into the low byte.
+    let mut rcon = 1u32;
+    for i in nk..words {
+        let mut t = w[i - 1];
+        if i % nk == 0 {
+            t = sub_word(t).rotate_right(8) ^ rcon;
+            // Rcon doubles in GF(2^8): 01, 02, .., 80, 1b, 36 (no key data).
+            rcon = (rcon << 1) ^ if rcon & 0x80 != 0 { 0x11b } else { 0 };
+        } else if nk == 8 && i % nk == 4 {
+            t = sub_word(t);
+        }
+        w[i] = w[i - nk] ^ t;
+    }
+    let mut out = [[0u8; 16]; 15];
+    for (round, words) in out.iter_mut().zip(w[..words].chunks_exact(4)) {
+        for (dst, word) in round.chunks_exact_mut(4).zip(words) {
+            dst.copy_from_slice(&word.to_le_bytes());
+        }
+    }
+    w.zeroize();
+    out
+}
+
+/// Loads 16 bytes.
+#[inline]
+pub(crate) fn load(bytes: &[u8; 16]) -> uint8x16_t {
+    // SAFETY: `bytes` is 16 readable bytes; `ld1` has no alignment need.
+    unsafe { vld1q_u8(bytes.as_ptr()) }
+}
+
+/// The 16 bytes of a vector register.
+#[inline]
+fn bytes(v: uint8x16_t) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    // SAFETY: `out` is 16 writable bytes; `st1` has no alignment need.
+    unsafe { vst1q_u8(out.as_mut_ptr(), v) };
+    out
+}
+
+impl RoundKeys {
+    /// Expands the halves `k1` (data) and `k2` (tweak), each 16 or 32 bytes.
+    #[target_feature(enable = "aes")]
+    pub(crate) fn new(k1: &[u8], k2: &[u8]) -> RoundKeys {
+        let nr = if k1.len() == 32 { 14 } else { 10 };
+        let enc = expand(k1);
+        let tweak = expand(k2);
+        let mut dec = [[0u8; 16]; 15];
+        dec[0] = enc[nr];
+        for i in 1..nr {
+            dec[i] = bytes(vaesimcq_u8(load(&enc[nr - i])));
+        }
+        dec[nr] = enc[0];
+        RoundKeys { enc, dec, tweak }
+    }
+}
+
+/// Loads a stored schedule into vector registers.
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) fn load_schedule(s: &Schedule) -> [uint8x16_t; 15] {
+    let mut rk = [vdupq_n_u8(0); 15];
+    for (dst, src) in rk.iter_mut().zip(s) {
+        *dst = load(src);
+    }
+    rk
+}
+
+/// The IVs of units `start .. start + N` of a request: `first + i * step`
+/// modulo 2^128, as little-endian integers (the memory layout of an IV).
+#[inline(always)]
+pub(crate) fn iv_batch<const N: usize>(first: u128, step: u64, start: usize) -> [u128; N] {
+    let step = u128::from(step);
+    let mut iv = first.wrapping_add((start as u128).wrapping_mul(step));
+    let mut out = [0u128; N];
+    for slot in out.iter_mut() {
+        *slot = iv;
+        iv = iv.wrapping_add(step);
+    }
+    out
+}
+
+/// An IV (a little-endian integer) in a vector register.
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) fn iv_vector(iv: u128) -> uint8x16_t {
+    load(&iv.to_le_bytes())
+}
+
+/// `t * x` in GF(2^128), by shifts and a conditional XOR.
+///
+/// Both 64-bit halves are doubled; the sign masks of bits 63 and 127, with
+/// the halves swapped, select the carry into bit 64 and the reduction 0x87.
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) fn mul_x(t: uint8x16_t) -> uint8x16_t {
+    let t = vreinterpretq_u64_u8(t);
+    let poly = vcombine_u64(vcreate_u64(0x87), vcreate_u64(1));
+    let signs = vreinterpretq_u64_s64(vshrq_n_s64::<63>(vreinterpretq_s64_u64(t)));
+    let carries = vandq_u64(vextq_u64::<1>(signs, signs), poly);
+    vreinterpretq_u8_u64(veorq_u64(vaddq_u64(t, t), carries))
+}
+
+/// `t * x^8` in GF(2^128): a one-byte shift of the whole tweak, and the
+/// byte shifted out reduced by a carry-less multiply with 0x87 (`PMULL`).
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) fn mul_x8(t: uint8x16_t) -> uint8x16_t {
+    let zero = vdupq_n_u8(0);
+    let shifted = vextq_u8::<15>(zero, t);
+    let top = vgetq_lane_u64::<0>(vreinterpretq_u64_u8(vextq_u8::<15>(t, zero)));
+    let reduced = vreinterpretq_u8_p128(vmull_p64(top, 0x87));
+    veorq_u8(shifted, reduced)
+}
+
+/// One AES round of the cipher (`ENC`) or of the equivalent inverse cipher:
+/// AddRoundKey `k`, then (Inv)SubBytes, (Inv)ShiftRows, (Inv)MixColumns.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) fn round<const ENC: bool>(s: uint8x16_t, k: uint8x16_t) -> uint8x16_t {
+    if ENC {
+        vaesmcq_u8(vaeseq_u8(s, k))
+    } else {
+        vaesimcq_u8(vaesdq_u8(s, k))
+    }
+}
+
+/// The last AES round without its final AddRoundKey (the caller XORs the
+/// last round key, folded with the tweak).
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) fn last_round<const ENC: bool>(s: uint8x16_t, k: uint8x16_t) -> uint8x16_t {
+    if ENC {
+        vaeseq_u8(s, k)
+    } else {
+        vaesdq_u8(s, k)
+    }
+}
+
+/// XTS on one block: `E(b ^ t) ^ t` (or D), the tweak folded into the first
+/// and last round keys.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) fn xts_block<const NR: usize, const ENC: bool>(
+    rk: &[uint8x16_t; 15],
+    b: uint8x16_t,
+    t: uint8x16_t,
+) -> uint8x16_t {
+    let mut s = round::<ENC>(b, veorq_u8(rk[0], t));
+    for k in &rk[1..NR - 1] {
+        s = round::<ENC>(s, *k);
+    }
+    veorq_u8(last_round::<ENC>(s, rk[NR - 1]), veorq_u8(rk[NR], t))
+}
+
+/// The first tweak of a unit: `E_K2(iv)` with the tweak key's schedule.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) fn encrypt_iv<const NR: usize>(k2: &[uint8x16_t; 15], iv: u128) -> uint8x16_t {
+    xts_block::<NR, true>(k2, iv_vector(iv), vdupq_n_u8(0))
+}
+
+/// Ciphertext stealing, encryption side.
+///
+/// The `m = off / 16` full blocks are done: `dst[off - 16..off]` holds CC,
+/// the last full block encrypted under its own tweak. `t_m` is the tweak of
+/// block `m`. Writes the `r` stolen bytes to `dst[off..off + r]` and the
+/// re-encrypted block to `dst[off - 16..off]`.
+///
+/// # Safety
+///
+/// `src` and `dst` are valid for `off + r` bytes, `off >= 16`, `r < 16`, and
+/// the two are the same buffer or do not overlap; the CPU has the AES
+/// instructions.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) unsafe fn cts_encrypt<const NR: usize>(
+    rk: &[uint8x16_t; 15],
+    t_m: uint8x16_t,
+    src: *const u8,
+    dst: *mut u8,
+    off: usize,
+    r: usize,
+) {
+    let mut pp = [0u8; 16];
+    // SAFETY: the caller guarantees `off + r` valid bytes behind both
+    // pointers; the partial source is read before the partial destination is
+    // written, so an in-place call reads plaintext.
+    unsafe {
+        core::ptr::copy_nonoverlapping(src.add(off), pp.as_mut_ptr(), r);
+        let cc = bytes(vld1q_u8(dst.add(off - 16)));
+        core::ptr::copy_nonoverlapping(cc.as_ptr(), dst.add(off), r);
+        pp[r..].copy_from_slice(&cc[r..]);
+        let out = xts_block::<NR, true>(rk, load(&pp), t_m);
+        vst1q_u8(dst.add(off - 16), out);
+    }
+}
+
+/// Ciphertext stealing, decryption side.
+///
+/// Blocks before `off / 16` are done; `src[off..off + 16]` is the last full
+/// ciphertext block and `src[off + 16..off + 16 + r]` the partial one.
+/// `t_prev` is the tweak of the last full block, `t_m` the next one.
+///
+/// # Safety
+///
+/// `src` and `dst` are valid for `off + 16 + r` bytes, `r < 16`, and the two
+/// are the same buffer or do not overlap; the CPU has the AES instructions.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) unsafe fn cts_decrypt<const NR: usize>(
+    rk: &[uint8x16_t; 15],
+    t_prev: uint8x16_t,
+    t_m: uint8x16_t,
+    src: *const u8,
+    dst: *mut u8,
+    off: usize,
+    r: usize,
+) {
+    let mut cc = [0u8; 16];
+    // SAFETY: the caller guarantees `off + 16 + r` valid bytes behind both
+    // pointers; every source byte is read before the destination byte at the
+    // same offset is written, so an in-place call reads ciphertext.
+    unsafe {
+        let c = vld1q_u8(src.add(off));
+        let pp = bytes(xts_block::<NR, false>(rk, c, t_m));
+        core::ptr::copy_nonoverlapping(src.add(off + 16), cc.as_mut_ptr(), r);
+        core::ptr::copy_nonoverlapping(pp.as_ptr(), dst.add(off + 16), r);
+        cc[r..].copy_from_slice(&pp[r..]);
+        let out = xts_block::<NR, false>(rk, load(&cc), t_prev);
+        vst1q_u8(dst.add(off), out);
+    }
+}
+
+/// Finishes a unit after its bulk: `bulk_end` bytes are done and `t` is the
+/// tweak of the next block. Handles the ragged end (`r = len % 16`) with
+/// ciphertext stealing; nothing to do when `r == 0`.
+///
+/// # Safety
+///
+/// As for [`cts_encrypt`] / [`cts_decrypt`], with `len` valid bytes.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(crate) unsafe fn finish_unit<const NR: usize, const ENC: bool>(
+    rk: &[uint8x16_t; 15],
+    t: uint8x16_t,
+    src: *const u8,
+    dst: *mut u8,
+    bulk_end: usize,
+    r: usize,
+) {
+    if r == 0 {
+        return;
+    }
+    // SAFETY: forwarded from the caller: for encryption `bulk_end` is
+    // `16 * m` (m >= 1 full blocks done), for decryption `bulk_end + 16 + r`
+    // is the unit length.
+    unsafe {
+        if ENC {
+            cts_encrypt::<NR>(rk, t, src, dst, bulk_end, r);
+        } else {
+            cts_decrypt::<NR>(rk, t, mul_x(t), src, dst, bulk_end, r);
+        }
+    }
+}
+
+/// The number of whole blocks of a `len`-byte unit processed before
+/// stealing: decryption of a ragged unit keeps its last full block back.
+#[inline(always)]
+pub(crate) fn bulk_blocks<const ENC: bool>(len: usize) -> usize {
+    let full = len / 16;
+    if ENC || len.is_multiple_of(16) {
+        full
+    } else {
+        full - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    fn block(s: &str) -> [u8; 16] {
+        hex(s).try_into().unwrap()
+    }
+
+    fn detected() -> bool {
+        std::arch::is_aarch64_feature_detected!("aes")
+            && std::arch::is_aarch64_feature_detected!("pmull")
+    }
+
+    /// One block through the schedules of `RoundKeys` (K1 = `key`):
+    /// encryption with `enc`, decryption of the result with `dec`.
+    #[target_feature(enable = "aes")]
+    fn crypt_both_inner<const NR: usize>(keys: &RoundKeys, pt: [u8; 16]) -> ([u8; 16], [u8; 16]) {
+        let enc = load_schedule(&keys.enc);
+        let dec = load_schedule(&keys.dec);
+        let zero = vdupq_n_u8(0);
+        let ct = xts_block::<NR, true>(&enc, load(&pt), zero);
+        (bytes(ct), bytes(xts_block::<NR, false>(&dec, ct, zero)))
+    }
+
+    fn crypt_both(key: &[u8], pt: [u8; 16]) -> ([u8; 16], [u8; 16]) {
+        assert!(detected());
+        // SAFETY: the AES instructions were detected just above.
+        unsafe {
+            let keys = RoundKeys::new(key, key);
+            if key.len() == 32 {
+                crypt_both_inner::<14>(&keys, pt)
+            } else {
+                crypt_both_inner::<10>(&keys, pt)
+            }
+        }
+    }
+
+    #[test]
+    fn fips_197_appendix_a_schedules() {
+        if !detected() {
+            return;
+        }
+        // A.1: the last round key of 2b7e1516 28aed2a6 abf71588 09cf4f3c.
+        // SAFETY: the AES instructions were detected just above.
+        let keys = unsafe { RoundKeys::new(&hex("2b7e151628aed2a6abf7158809cf4f3c"), &[0; 16]) };
+        assert_eq!(keys.enc[10], block("d014f9a8c9ee2589e13f0cc8b6630ca6"));
+        assert_eq!(keys.enc[1], block("a0fafe1788542cb123a339392a6c7605"));
+        // A.3: AES-256 round keys 2 and 14.
+        let k256 = hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
+        // SAFETY: as above.
+        let keys = unsafe { RoundKeys::new(&k256, &k256) };
+        assert_eq!(keys.enc[2], block("9ba354118e6925afa51a8b5f2067fcde"));
+        assert_eq!(keys.enc[14], block("fe4890d1e6188d0b046df344706c631e"));
+        assert_eq!(keys.tweak, keys.enc);
+        assert_eq!(keys.dec[0], keys.enc[14]);
+        assert_eq!(keys.dec[14], keys.enc[0]);
+    }
+
+    #[test]
+    fn fips_197_appendix_c_blocks() {
+        if !detected() {
+            return;
+        }
+        let pt = block("00112233445566778899aabbccddeeff");
+        let cases = [
+            (
+                "000102030405060708090a0b0c0d0e0f",
+                "69c4e0d86a7b0430d8cdb78070b4c55a",
+            ),
+            (
+                "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+                "8ea2b7ca516745bfeafc49904b496089",
+            ),
+        ];
+        for (key, ct) in cases {
+            let (got, back) = crypt_both(&hex(key), pt);
+            assert_eq!(got, block(ct), "key {key}");
+            assert_eq!(back, pt, "key {key}");
+        }
+    }
+
+    #[test]
+    fn schedules_match_the_aes_crate() {
+        if !detected() {
+            return;
+        }
+        let mut x = 0x0123_4567_89ab_cdefu64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        };
+        for i in 0..64 {
+            let len = if i % 2 == 0 { 16 } else { 32 };
+            let key: Vec<u8> = (0..len).map(|_| next()).collect();
+            let pt: [u8; 16] = core::array::from_fn(|_| next());
+            let (got, back) = crypt_both(&key, pt);
+            let mut want = aes::Block::from(pt);
+            let mut inv = aes::Block::from(pt);
+            if len == 16 {
+                let c = aes::Aes128::new_from_slice(&key).unwrap();
+                c.encrypt_block(&mut want);
+                c.decrypt_block(&mut inv);
+            } else {
+                let c = aes::Aes256::new_from_slice(&key).unwrap();
+                c.encrypt_block(&mut want);
+                c.decrypt_block(&mut inv);
+            }
+            assert_eq!(got, want.0, "{key:02x?}");
+            assert_eq!(back, pt);
+            // The decryption schedule also inverts the cipher the other way.
+            let (enc_of_inv, _) = crypt_both(&key, inv.0);
+            assert_eq!(enc_of_inv, pt);
+        }
+    }
+
+    #[test]
+    fn tweak_doubling() {
+        if !detected() {
+            return;
+        }
+        let scalar = |t: u128| (t << 1) ^ ((t >> 127) * 0x87);
+        let from = |v: uint8x16_t| u128::from_le_bytes(bytes(v));
+        for t in [
+            1u128,
+            1 << 63,
+            1 << 64,
+            1 << 127,
+            u128::MAX,
+            0x8000_0000_0000_0000_8000_0000_0000_0000,
+            0x0123_4567_89ab_cdef_fedc_ba98_7654_3210,
+            0xff00_0000_0000_0000_0000_0000_0000_00ff,
+        ] {
+            // SAFETY: the AES instructions (and PMULL, the same feature) were
+            // detected just above.
+            let (x1, x8) = unsafe { (mul_x(iv_vector(t)), mul_x8(iv_vector(t))) };
+            assert_eq!(from(x1), scalar(t), "{t:#x}");
+            let eight = (0..8).fold(t, |t, _| scalar(t));
+            assert_eq!(from(x8), eight, "{t:#x}");
+        }
+    }
+}
