@@ -5,7 +5,8 @@
 //!
 //! * [`sha256`]: a resumable prefix [`sha256::State`] with `finup` (one
 //!   message) and `finup2x` (two equal-length messages, interleaved on
-//!   SHA-NI), backend chosen once per state.
+//!   x86_64 SHA-NI and on the arm64 SHA-256 instructions), backend chosen
+//!   once per state.
 //! * [`merkle`]: the tree builder shared by both formats; it streams the data
 //!   from any [`std::io::Read`] (memory bounded by the tree, not the data) and
 //!   hashes data blocks and tree blocks in pairs.

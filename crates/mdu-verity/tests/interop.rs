@@ -10,6 +10,7 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mdu_verity::sha256::Backend;
 use mdu_verity::{HashAlg, dmverity, fsverity};
 
 /// Locate a tool on PATH or in the sbin directories (veritysetup lives in
@@ -103,6 +104,11 @@ fn fsverity_digest_matches_fsverity_utils() {
     let Some(fsverity_bin) = require("fsverity") else {
         return;
     };
+    println!(
+        "fsverity_digest_matches_fsverity_utils: sha256 backend {} against {}",
+        Backend::detect(),
+        fsverity_bin.display()
+    );
     let dir = TempDir::new("fsverity");
     let param_sets = [
         (HashAlg::Sha256, 4096, hex(b"")),
@@ -208,6 +214,11 @@ fn dmverity_format_matches_veritysetup() {
     let Some(bin) = require("veritysetup") else {
         return;
     };
+    println!(
+        "dmverity_format_matches_veritysetup: sha256 backend {} against {}",
+        Backend::detect(),
+        bin.display()
+    );
     let dir = TempDir::new("veritysetup");
     let uuid: [u8; 16] = random_bytes(16, 5).try_into().unwrap();
     let base = dmverity::Params {

@@ -20,8 +20,40 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// One line per backend a test runs on, so a CI log shows which SHA-256
+/// code each test used.
+fn print_backends(test: &str) {
+    for b in Backend::available() {
+        println!("{test}: sha256 backend {b}");
+    }
+}
+
+#[test]
+fn detected_backend_is_printed_and_arm64_is_required_when_asked() {
+    let best = Backend::detect();
+    println!(
+        "sha256 backend detected: {best} (available: {})",
+        Backend::available()
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    assert_eq!(State::new().backend(), best);
+    if std::env::var("MDU_REQUIRE_ARM64_BACKENDS").as_deref() == Ok("1") {
+        assert_eq!(
+            best,
+            Backend::ArmCe,
+            "MDU_REQUIRE_ARM64_BACKENDS=1 but the detected SHA-256 backend is `{best}`, not the \
+             arm64 SHA-2 instructions (`arm-ce`)"
+        );
+        assert!(best.has_interleaved_2x());
+    }
+}
+
 #[test]
 fn fsverity_upstream_vectors() {
+    print_backends("fsverity_upstream_vectors");
     let salt32 = b"0123456789:;<=>?@ABCDEFGHIJKLMNO".to_vec();
     let cases: &[(HashAlg, u32, &[u8], usize, &str)] = &[
         (
@@ -220,6 +252,7 @@ const SALT: &str = "e48da609055204e89ae53b655ca2216dd983cf3cb829f34f63a297d106d5
 
 #[test]
 fn dmverity_compat_test_vectors() {
+    print_backends("dmverity_compat_test_vectors");
     let data = vec![0u8; 8 << 20];
     // (block size, salt, format, root hash, level block counts)
     type Case<'a> = (u32, Option<&'a str>, u32, &'a str, &'a [u64]);

@@ -73,6 +73,7 @@ fn every_flipped_bit_is_caught_format1() {
     };
     // 20 blocks: level 0 has 2 blocks (16 digests each), level 1 has 1.
     for &b in Backend::available() {
+        println!("every_flipped_bit_is_caught_format1: sha256 backend {b}");
         exhaustive(&params, 20 * 512, b);
     }
 }
@@ -372,6 +373,7 @@ fn short_reads_and_backends_give_the_same_trees() {
         assert_eq!(m.tree().to_root_first(), want.tree().to_root_first());
     }
     for &b in Backend::available() {
+        println!("short_reads_and_backends_give_the_same_trees: sha256 backend {b}");
         let m = fsverity::measure_with(&data[..], &p, State::with_backend(b).unwrap()).unwrap();
         assert_eq!(m.tree().to_root_first(), want.tree().to_root_first(), "{b}");
     }

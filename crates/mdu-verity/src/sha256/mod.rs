@@ -3,8 +3,9 @@
 //! A [`State`] holds whatever common prefix was absorbed (for example a
 //! salt). [`State::finup`] finishes one message from it and
 //! [`State::finup2x`] finishes two equal-length messages at once, which on a
-//! CPU with the SHA extensions runs two independent compression chains
-//! interleaved and costs about as much as one. The state itself is never
+//! CPU with SHA-256 instructions (x86_64 SHA-NI, arm64 Crypto Extensions)
+//! runs two independent compression chains interleaved and costs about as
+//! much as one. The state itself is never
 //! modified by either call, so it can be reused for every block of a Merkle
 //! tree.
 //!
@@ -22,6 +23,8 @@
 //! assert_eq!(b, salted.finup(&[2u8; 4096]));
 //! ```
 
+#[cfg(all(target_arch = "aarch64", not(miri)))]
+mod aarch64;
 mod generic;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod x86;
@@ -51,6 +54,10 @@ pub enum Backend {
     /// x86_64 SHA extensions (with SSSE3 and SSE4.1): a one-way kernel and a
     /// two-way interleaved kernel.
     ShaNi,
+    /// arm64 Crypto Extensions (the SHA-256 instructions of the `sha2`
+    /// feature, with NEON): a one-way kernel and a two-way interleaved
+    /// kernel.
+    ArmCe,
     /// The `sha2` crate's block function, one message at a time; runs
     /// everywhere.
     Generic,
@@ -69,6 +76,8 @@ impl Backend {
     pub fn available() -> &'static [Backend] {
         if Backend::ShaNi.is_available() {
             &[Backend::ShaNi, Backend::Generic]
+        } else if Backend::ArmCe.is_available() {
+            &[Backend::ArmCe, Backend::Generic]
         } else {
             &[Backend::Generic]
         }
@@ -97,6 +106,10 @@ impl Backend {
             Backend::ShaNi => x86::shani::detected(),
             #[cfg(not(all(target_arch = "x86_64", not(miri))))]
             Backend::ShaNi => false,
+            #[cfg(all(target_arch = "aarch64", not(miri)))]
+            Backend::ArmCe => aarch64::ce::detected(),
+            #[cfg(not(all(target_arch = "aarch64", not(miri))))]
+            Backend::ArmCe => false,
         }
     }
 
@@ -108,10 +121,10 @@ impl Backend {
     /// assert!(!Backend::Generic.has_interleaved_2x());
     /// ```
     pub fn has_interleaved_2x(self) -> bool {
-        matches!(self, Backend::ShaNi)
+        matches!(self, Backend::ShaNi | Backend::ArmCe)
     }
 
-    /// A short lowercase name (`"shani"`, `"generic"`).
+    /// A short lowercase name (`"shani"`, `"arm-ce"`, `"generic"`).
     ///
     /// ```
     /// assert_eq!(mdu_verity::sha256::Backend::Generic.name(), "generic");
@@ -119,6 +132,7 @@ impl Backend {
     pub fn name(self) -> &'static str {
         match self {
             Backend::ShaNi => "shani",
+            Backend::ArmCe => "arm-ce",
             Backend::Generic => "generic",
         }
     }
@@ -134,7 +148,7 @@ impl fmt::Display for Backend {
 ///
 /// ```
 /// use mdu_verity::sha256::{Backend, State};
-/// for b in [Backend::ShaNi, Backend::Generic] {
+/// for b in [Backend::ShaNi, Backend::ArmCe, Backend::Generic] {
 ///     assert_eq!(State::with_backend(b).is_ok(), b.is_available());
 /// }
 /// ```
@@ -295,7 +309,7 @@ impl State {
     /// unchanged.
     ///
     /// For equal lengths the two messages are hashed together (interleaved
-    /// on [`Backend::ShaNi`]); different lengths fall back to two
+    /// on [`Backend::ShaNi`] and [`Backend::ArmCe`]); different lengths fall back to two
     /// [`finup`](State::finup)s. Results are always identical to two `finup`s.
     ///
     /// ```
@@ -353,6 +367,11 @@ fn kernels(backend: Backend) -> Kernels {
         Backend::ShaNi => Kernels {
             one: x86::shani::compress,
             two: Some(x86::shani::compress2x),
+        },
+        #[cfg(all(target_arch = "aarch64", not(miri)))]
+        Backend::ArmCe => Kernels {
+            one: aarch64::ce::compress,
+            two: Some(aarch64::ce::compress2x),
         },
         _ => Kernels {
             one: generic::compress,

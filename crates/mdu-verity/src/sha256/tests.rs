@@ -12,6 +12,7 @@ fn reference(prefix: &[u8], msg: &[u8]) -> [u8; 32] {
 #[test]
 fn known_answers_every_backend() {
     for &b in Backend::available() {
+        println!("sha256 known answers: backend {b}");
         let st = State::with_backend(b).unwrap();
         assert_eq!(
             to_hex(&st.finup(b"abc")),
@@ -36,8 +37,8 @@ fn to_hex(d: &[u8]) -> String {
 }
 
 #[test]
-fn shani_unavailable_is_an_error_not_a_panic() {
-    for b in [Backend::ShaNi, Backend::Generic] {
+fn unavailable_backend_is_an_error_not_a_panic() {
+    for b in [Backend::ShaNi, Backend::ArmCe, Backend::Generic] {
         match State::with_backend(b) {
             Ok(st) => assert_eq!(st.backend(), b),
             Err(e) => {
@@ -59,6 +60,7 @@ fn every_length_around_block_edges() {
     let data: Vec<u8> = (0..400u32).map(|i| (i * 7 + 3) as u8).collect();
     let other: Vec<u8> = (0..400u32).map(|i| (i * 13 + 1) as u8).collect();
     for &b in Backend::available() {
+        println!("sha256 every length around block edges: backend {b}");
         for plen in 0..=130 {
             let mut st = State::with_backend(b).unwrap();
             st.update(&data[..plen]);
@@ -72,6 +74,76 @@ fn every_length_around_block_edges() {
                     (want_a, want_b),
                     "backend {b} prefix {plen} len {mlen}"
                 );
+            }
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "too slow under Miri; the proptest covers it at a reduced volume"
+)]
+fn selected_lengths_and_salts_every_backend() {
+    // Prefix (salt) lengths and message lengths at the padding and block
+    // edges, multi-block bodies and a 4 KiB Merkle block, through finup and
+    // both messages of finup2x.
+    let data: Vec<u8> = (0..9000u32).map(|i| (i * 29 + 5) as u8).collect();
+    let other: Vec<u8> = (0..9000u32).map(|i| (i * 11 + 7) as u8).collect();
+    let prefixes = [0usize, 1, 32, 55, 56, 63, 64, 65, 100, 128, 200];
+    let lens = [
+        0usize, 1, 55, 56, 63, 64, 65, 119, 120, 127, 128, 129, 191, 192, 1000, 4095, 4096, 4097,
+        8192,
+    ];
+    for &b in Backend::available() {
+        println!("sha256 selected lengths and salts: backend {b}");
+        for &plen in &prefixes {
+            let mut st = State::with_backend(b).unwrap();
+            st.update(&other[..plen]);
+            for &mlen in &lens {
+                let (ma, mb) = (&data[..mlen], &other[plen..plen + mlen]);
+                let want_a = reference(&other[..plen], ma);
+                let want_b = reference(&other[..plen], mb);
+                assert_eq!(st.finup(ma), want_a, "backend {b} prefix {plen} len {mlen}");
+                assert_eq!(
+                    st.finup2x(ma, mb),
+                    (want_a, want_b),
+                    "backend {b} prefix {plen} len {mlen}"
+                );
+                assert_eq!(
+                    st.finup2x(mb, ma),
+                    (want_b, want_a),
+                    "backend {b} prefix {plen} len {mlen}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn two_way_kernels_equal_generic_on_any_block_counts() {
+    // The two-way kernels directly, from two different states and with
+    // unequal block counts (the excess of the longer side goes through the
+    // one-way kernel).
+    let blocks: Vec<[u8; BLOCK_LEN]> = (0..7u8)
+        .map(|i| core::array::from_fn(|j| (j as u8).wrapping_mul(37) ^ i.wrapping_mul(101)))
+        .collect();
+    let start_b: [u32; 8] = core::array::from_fn(|i| H0[i].rotate_left(7) ^ 0x5a5a_0f0f);
+    for &b in Backend::available() {
+        let Some(two) = kernels(b).two else {
+            println!("sha256 two-way kernel: backend {b} has none, skipped");
+            continue;
+        };
+        println!("sha256 two-way kernel on unequal block counts: backend {b}");
+        for na in 0..=blocks.len() {
+            for nb in 0..=blocks.len() {
+                let (x, y) = (&blocks[..na], &blocks[blocks.len() - nb..]);
+                let (mut ha, mut hb) = (H0, start_b);
+                two(&mut ha, &mut hb, x, y);
+                let (mut wa, mut wb) = (H0, start_b);
+                generic::compress(&mut wa, x);
+                generic::compress(&mut wb, y);
+                assert_eq!((ha, hb), (wa, wb), "backend {b}: {na} and {nb} blocks");
             }
         }
     }
@@ -94,6 +166,12 @@ proptest! {
         let b: Vec<u8> = (0..blen).map(|i| (i as u8).wrapping_mul(17) ^ seed).collect();
         let want_a = reference(&prefix, &a);
         let want_b = reference(&prefix, &b);
+        static PRINTED: std::sync::Once = std::sync::Once::new();
+        PRINTED.call_once(|| {
+            for &backend in Backend::available() {
+                println!("sha256 finup/finup2x vs sha2 proptest: backend {backend}");
+            }
+        });
         for &backend in Backend::available() {
             let mut st = State::with_backend(backend).unwrap();
             // The prefix arrives in two updates to exercise the buffer.
