@@ -309,8 +309,9 @@ impl State {
     /// unchanged.
     ///
     /// For equal lengths the two messages are hashed together (interleaved
-    /// on [`Backend::ShaNi`] and [`Backend::ArmCe`]); different lengths fall back to two
-    /// [`finup`](State::finup)s. Results are always identical to two `finup`s.
+    /// on [`Backend::ShaNi`] and [`Backend::ArmCe`]); different lengths fall
+    /// back to two [`finup`](State::finup)s. Results are always identical to
+    /// two `finup`s.
     ///
     /// ```
     /// use mdu_verity::sha256::State;
