@@ -488,23 +488,56 @@ pub fn format<R: Read, W: Write + Seek>(
 /// ```
 pub fn format_with<R: Read, W: Write + Seek>(
     data: R,
-    mut hash_out: W,
+    hash_out: W,
     params: &Params,
     fresh: sha256::State,
 ) -> Result<Formatted, Error> {
+    format_tree(hash_out, params, fresh, |spec| merkle::build(data, spec))
+}
+
+/// As [`format()`], for a data device already in memory (or mapped into
+/// it): the blocks are hashed where they lie, without the copy a reader
+/// needs, and with the `rayon` feature the whole device is shared among the
+/// pool's threads. The result is the same as `format(data, hash_out,
+/// params)`.
+///
+/// ```
+/// use std::io::Cursor;
+/// use mdu_verity::dmverity;
+///
+/// let data = vec![4u8; 64 * 4096];
+/// let p = dmverity::Params::default();
+/// let a = dmverity::format_bytes(&data, &mut Cursor::new(Vec::new()), &p)?;
+/// let b = dmverity::format(&data[..], &mut Cursor::new(Vec::new()), &p)?;
+/// assert_eq!(a.root_hash(), b.root_hash());
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub fn format_bytes<W: Write + Seek>(
+    data: &[u8],
+    hash_out: W,
+    params: &Params,
+) -> Result<Formatted, Error> {
+    format_tree(hash_out, params, sha256::State::new(), |spec| {
+        merkle::build_bytes(data, spec)
+    })
+}
+
+/// Checks `params`, builds the tree with `build` and writes the hash area.
+fn format_tree<W: Write + Seek>(
+    mut hash_out: W,
+    params: &Params,
+    fresh: sha256::State,
+    build: impl FnOnce(&Spec<'_>) -> Result<crate::merkle::Tree, Error>,
+) -> Result<Formatted, Error> {
     params.validate()?;
     let hasher = params.hasher(fresh);
-    let dbs = params.data_block_size as usize;
-    let tree = merkle::build(
-        data,
-        &Spec {
-            hasher: &hasher,
-            data_block_size: dbs,
-            hash_block_size: params.hash_block_size as usize,
-            pad_partial: false,
-            data_blocks: params.data_blocks,
-        },
-    )?;
+    let tree = build(&Spec {
+        hasher: &hasher,
+        data_block_size: params.data_block_size as usize,
+        hash_block_size: params.hash_block_size as usize,
+        pad_partial: false,
+        data_blocks: params.data_blocks,
+    })?;
     if tree.data_blocks() == 0 {
         return Err(Error::NoDataBlocks {
             data_bytes: tree.data_bytes(),

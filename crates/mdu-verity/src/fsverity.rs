@@ -339,19 +339,45 @@ pub fn measure_with<R: Read>(
     params: &Params,
     fresh: sha256::State,
 ) -> Result<Measurement, Error> {
+    measure_tree(params, fresh, |spec| merkle::build(reader, spec))
+}
+
+/// As [`measure`], for data already in memory (or mapped into it): the
+/// blocks are hashed where they lie, without the copy a reader needs, and
+/// with the `rayon` feature the whole input is shared among the pool's
+/// threads. The result is the same as `measure(data, params)`.
+///
+/// ```
+/// use mdu_verity::fsverity;
+/// let data = vec![9u8; 300_000];
+/// let p = fsverity::Params::default();
+/// let m = fsverity::measure_bytes(&data, &p)?;
+/// assert_eq!(m.digest(), fsverity::measure(&data[..], &p)?.digest());
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub fn measure_bytes(data: &[u8], params: &Params) -> Result<Measurement, Error> {
+    measure_tree(params, sha256::State::new(), |spec| {
+        merkle::build_bytes(data, spec)
+    })
+}
+
+/// Checks `params`, builds the tree with `build` and derives the descriptor
+/// and the file digest from it.
+fn measure_tree(
+    params: &Params,
+    fresh: sha256::State,
+    build: impl FnOnce(&Spec<'_>) -> Result<crate::merkle::Tree, Error>,
+) -> Result<Measurement, Error> {
     params.validate()?;
     let hasher = params.hasher(fresh);
     let bs = params.block_size as usize;
-    let tree = merkle::build(
-        reader,
-        &Spec {
-            hasher: &hasher,
-            data_block_size: bs,
-            hash_block_size: bs,
-            pad_partial: true,
-            data_blocks: None,
-        },
-    )?;
+    let tree = build(&Spec {
+        hasher: &hasher,
+        data_block_size: bs,
+        hash_block_size: bs,
+        pad_partial: true,
+        data_blocks: None,
+    })?;
     let descriptor = descriptor(params, tree.data_bytes(), &tree.root_hash())?;
     let digest = FileDigest {
         alg: params.hash,

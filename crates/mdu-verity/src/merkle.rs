@@ -1,7 +1,7 @@
 //! The Merkle tree builder shared by fs-verity and dm-verity.
 //!
-//! Data blocks are read from any [`std::io::Read`] in large chunks and hashed
-//! two at a time; their digests form level 0, which is cut into hash blocks
+//! Data blocks are read from any [`std::io::Read`] in large chunks (or taken
+//! where they lie, from a byte slice) and hashed two at a time; their digests form level 0, which is cut into hash blocks
 //! (the last one zero-filled) and hashed, again in pairs, into level 1, and
 //! so on until a level fits in one block. The hash of that block is the root
 //! hash. Only the tree is kept in memory, never more than one chunk of data.
@@ -235,7 +235,6 @@ fn hash_while_reading<R: Read>(
 /// Build the tree of the data read from `reader`.
 pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> {
     let bs = spec.data_block_size;
-    let hbs = spec.hash_block_size;
     let dl = spec.hasher.digest_len();
     let hasher = spec.hasher;
 
@@ -286,7 +285,54 @@ pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> 
         });
     }
     drop((cur, next));
+    Ok(upper_levels(level0, data_blocks, data_bytes, spec))
+}
 
+/// Build the tree of `data`, hashing the blocks where they lie: no copy,
+/// and with the `rayon` feature the whole of `data` is shared among the
+/// pool's threads. The same tree as [`build`] of the same bytes.
+pub(crate) fn build_bytes(data: &[u8], spec: &Spec<'_>) -> Result<Tree, Error> {
+    let bs = spec.data_block_size;
+    let dl = spec.hasher.digest_len();
+    let data = match spec.data_blocks {
+        Some(n) => {
+            let need = n
+                .checked_mul(bs as u64)
+                .ok_or(Error::TreeTooLarge { data_blocks: n })?;
+            match usize::try_from(need).ok().and_then(|need| data.get(..need)) {
+                Some(d) => d,
+                None => {
+                    return Err(Error::TruncatedInput {
+                        expected_blocks: n,
+                        available_blocks: (data.len() / bs) as u64,
+                    });
+                }
+            }
+        }
+        None => data,
+    };
+    let whole = data.len() / bs;
+    let (blocks, partial) = data.split_at(whole * bs);
+    let mut level0 = vec![0u8; whole * dl];
+    spec.hasher.hash_blocks_par(blocks, bs, &mut level0);
+    let mut data_blocks = whole as u64;
+    if !partial.is_empty() && spec.pad_partial {
+        let mut block = vec![0u8; bs];
+        block[..partial.len()].copy_from_slice(partial);
+        let mut d = [0u8; 64];
+        spec.hasher.hash1(&block, &mut d[..dl]);
+        level0.extend_from_slice(&d[..dl]);
+        data_blocks += 1;
+    }
+    Ok(upper_levels(level0, data_blocks, data.len() as u64, spec))
+}
+
+/// The levels above level 0 and the root hash, from level 0 (the digests of
+/// the `data_blocks` data blocks).
+fn upper_levels(level0: Vec<u8>, data_blocks: u64, data_bytes: u64, spec: &Spec<'_>) -> Tree {
+    let hasher = spec.hasher;
+    let dl = hasher.digest_len();
+    let hbs = spec.hash_block_size;
     let mut levels = Vec::new();
     let root = match data_blocks {
         0 => Digest::from_slice(&[0u8; 64][..dl]),
@@ -309,13 +355,13 @@ pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> 
             }
         }
     };
-    Ok(Tree {
+    Tree {
         levels,
         root,
         data_blocks,
         data_bytes,
         hash_block_size: hbs,
-    })
+    }
 }
 
 /// Block count of each level (level 0 first) of a tree over `data_blocks`

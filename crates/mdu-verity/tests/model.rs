@@ -89,6 +89,11 @@ proptest! {
         prop_assert_eq!(m.digest().digest().as_bytes().to_vec(), h(alg, &[&desc]));
         let tree: Vec<u8> = levels.iter().rev().flatten().copied().collect();
         prop_assert_eq!(m.tree().to_root_first(), tree);
+        // The in-memory path hashes the same blocks where they lie.
+        let b = fsverity::measure_bytes(&data, &p).unwrap();
+        prop_assert_eq!(b.digest(), m.digest());
+        prop_assert_eq!(b.descriptor(), m.descriptor());
+        prop_assert_eq!(b.tree().to_root_first(), m.tree().to_root_first());
     }
 
     #[test]
@@ -134,5 +139,21 @@ proptest! {
             prop_assert_eq!(sb, p.superblock_for(blocks as u64));
         }
         dmverity::verify(Cursor::new(&data), Cursor::new(&dev), &p, &out.root_hash()).unwrap();
+
+        // The in-memory path: the same device bytes, and with an explicit
+        // block count the same result or the same error.
+        let mut dev2 = Cursor::new(Vec::new());
+        let out2 = dmverity::format_bytes(&data, &mut dev2, &p).unwrap();
+        prop_assert_eq!(out2.root_hash(), out.root_hash());
+        prop_assert_eq!(dev2.into_inner(), dev);
+        for n in [blocks as u64 - 1, blocks as u64, blocks as u64 + 1, u64::MAX] {
+            let q = dmverity::Params { data_blocks: Some(n), ..p.clone() };
+            let mut a = Cursor::new(Vec::new());
+            let mut b = Cursor::new(Vec::new());
+            let ra = dmverity::format(&data[..], &mut a, &q).map(|f| f.root_hash());
+            let rb = dmverity::format_bytes(&data, &mut b, &q).map(|f| f.root_hash());
+            prop_assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "data_blocks {}", n);
+            prop_assert_eq!(a.into_inner(), b.into_inner());
+        }
     }
 }
