@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use mdu_verity::{HashAlg, fsverity};
 
-use crate::util::{self, AtomicOutput, CliError};
+use crate::util::{self, AtomicOutput, CliError, Input};
 
 /// fs-verity subcommands.
 #[derive(Subcommand, Debug)]
@@ -44,6 +44,12 @@ pub(crate) struct DigestArgs {
     /// Hashing threads (default: every core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// Read each FILE with read(2) instead of mapping it into memory. A
+    /// mapped file is hashed where the page cache holds it, without a copy,
+    /// but a file truncated by another process meanwhile ends mdu with
+    /// SIGBUS; reading shows a progress bar on a terminal.
+    #[arg(long)]
+    no_mmap: bool,
     /// Files to digest.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -77,12 +83,17 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
     let pool = util::pool(a.threads)?;
     let stdout = std::io::stdout();
     for path in &a.files {
-        let (file, len) = util::open_input(path)?;
-        let pb = util::progress(len, "fs-verity digest");
-        let m = pool
-            .install(|| fsverity::measure(pb.wrap_read(file), &params))
-            .map_err(|e| CliError::lib(path, e))?;
-        pb.finish_and_clear();
+        let (input, len) = util::open_data(path, !a.no_mmap)?;
+        let m = match input {
+            Input::Mapped(map) => pool.install(|| fsverity::measure_bytes(&map, &params)),
+            Input::File(file) => {
+                let pb = util::progress(len, "fs-verity digest");
+                let m = pool.install(|| fsverity::measure(pb.wrap_read(file), &params));
+                pb.finish_and_clear();
+                m
+            }
+        }
+        .map_err(|e| CliError::lib(path, e))?;
         if let Some(out) = &a.out_merkle_tree {
             let mut o = AtomicOutput::create(out)?;
             m.tree()

@@ -236,6 +236,38 @@ pub(crate) fn open_input(path: &Path) -> Result<(File, u64), CliError> {
     Ok((f, len))
 }
 
+/// An input file: mapped into memory, so its blocks are hashed where the
+/// page cache holds them, or read through a buffer.
+pub(crate) enum Input {
+    /// The whole file, mapped read-only.
+    Mapped(memmap2::Mmap),
+    /// The file, to be read with read(2).
+    File(File),
+}
+
+/// Open `path` for hashing, with its length: mapped if it is a non-empty
+/// regular file and `mmap` is set (falling back to reading if the mapping
+/// fails, for example on a file system without mmap support), read
+/// otherwise.
+pub(crate) fn open_data(path: &Path, mmap: bool) -> Result<(Input, u64), CliError> {
+    let (f, len) = open_input(path)?;
+    let regular = f.metadata().is_ok_and(|m| m.is_file());
+    if mmap && regular && len > 0 && usize::try_from(len).is_ok() {
+        // SAFETY: the mapping is read-only and private to this process, and
+        // only read as bytes to hash. What mmap cannot rule out is another
+        // process changing the file meanwhile: a write changes the bytes
+        // hashed (as it would under read(2)), and a truncation makes the
+        // kernel end this process with SIGBUS. The `--no-mmap` option and
+        // the help text say so.
+        if let Ok(map) = unsafe { memmap2::MmapOptions::new().len(len as usize).map(&f) } {
+            // Purely advisory: readahead for a sequential scan.
+            let _ = map.advise(memmap2::Advice::Sequential);
+            return Ok((Input::Mapped(map), len));
+        }
+    }
+    Ok((Input::File(f), len))
+}
+
 /// Read until `buf` is full or the input ends; the number of bytes read.
 pub(crate) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;

@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use mdu_verity::dmverity::{self, Superblock};
 use mdu_verity::{Digest, Error as VerityError, HashAlg};
 
-use crate::util::{self, AtomicOutput, CliError};
+use crate::util::{self, AtomicOutput, CliError, Input};
 
 /// dm-verity subcommands.
 #[derive(Subcommand, Debug)]
@@ -70,6 +70,13 @@ pub(crate) struct FormatArgs {
     /// Also write the root hash as hex (no newline) to this file.
     #[arg(long, value_name = "F")]
     root_hash_file: Option<PathBuf>,
+    /// Read a DATA image file with read(2) instead of mapping it into
+    /// memory. A mapped image is hashed where the page cache holds it,
+    /// without a copy, but an image truncated by another process meanwhile
+    /// ends mdu with SIGBUS; reading shows a progress bar on a terminal.
+    /// Block devices are always read.
+    #[arg(long)]
+    no_mmap: bool,
     /// Data device or image.
     #[arg(value_name = "DATA")]
     data: PathBuf,
@@ -204,23 +211,29 @@ fn check_overlap(
 
 fn format(a: FormatArgs) -> Result<(), CliError> {
     let p = params(&a.opts, true)?;
-    let (data, data_len) = util::open_input(&a.data)?;
+    let (data, data_len) = util::open_data(&a.data, !a.no_mmap)?;
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
     let pool = util::pool(a.opts.threads)?;
-    let pb = util::progress(data_len, "dm-verity format");
+    let pb = match data {
+        Input::Mapped(_) => indicatif::ProgressBar::hidden(),
+        Input::File(_) => util::progress(data_len, "dm-verity format"),
+    };
+    // Hash DATA into `hash_out`, from where it lies if it is mapped.
+    let format_into = |hash_out: &mut File| match &data {
+        Input::Mapped(map) => pool.install(|| dmverity::format_bytes(map, hash_out, &p)),
+        Input::File(file) => pool.install(|| dmverity::format(pb.wrap_read(file), hash_out, &p)),
+    };
     let out = if util::is_special(&a.hash_dev) {
         let mut dev = OpenOptions::new()
             .read(true)
             .write(true)
             .open(&a.hash_dev)
             .map_err(|e| CliError::io(&a.hash_dev, "open for writing", e))?;
-        pool.install(|| dmverity::format(pb.wrap_read(data), &mut dev, &p))
-            .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?
+        format_into(&mut dev).map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?
     } else {
         let mut tmp = AtomicOutput::create_from_existing(&a.hash_dev)?;
-        let out = pool
-            .install(|| dmverity::format(pb.wrap_read(data), tmp.file(), &p))
-            .map_err(|e| verity_error(&a.data, tmp.target(), &p, e))?;
+        let out =
+            format_into(tmp.file()).map_err(|e| verity_error(&a.data, tmp.target(), &p, e))?;
         tmp.commit()?;
         out
     };

@@ -76,11 +76,14 @@ fn matches_fsverity_digest() {
             })
             .collect();
         let threads = rng.pick(&["1", "2"]);
+        // Half the cases read the files instead of mapping them.
+        let read = rng.below(2) == 0;
         let got = run(mdu()
             .args(["fsverity", "digest", "--threads", threads])
+            .args(read.then_some("--no-mmap"))
             .args(&files)
             .args(&mine_opts));
-        let what = format!("case {case}: {opts:?} threads={threads}");
+        let what = format!("case {case}: {opts:?} threads={threads} no-mmap={read}");
         expect_code(&want, 0, &format!("fsverity digest, {what}"));
         expect_code(&got, 0, &what);
         assert_eq!(

@@ -134,12 +134,16 @@ fn matches_veritysetup() {
             .arg(&data)
             .arg(&ref_hash));
         let threads = rng.pick(&["1", "2"]);
+        // Half the cases read the data image instead of mapping it.
+        let read = rng.below(2) == 0;
         let got = run(mdu()
             .args(["verity", "format", "--threads", threads])
+            .args(read.then_some("--no-mmap"))
             .args(&opts)
             .arg(format!("--uuid={uuid}"))
             .arg(&data)
             .arg(&mdu_hash));
+        let what = format!("{what}, threads={threads} no-mmap={read}");
         if !want.status.success() && data_blocks.unwrap_or(blocks) == 1 && hash_offset > 0 {
             // veritysetup 2.6 fails to write the superblock past the end of a
             // hash file that receives no hash block (a single data block);
