@@ -517,8 +517,37 @@ pub fn format_bytes<W: Write + Seek>(
     hash_out: W,
     params: &Params,
 ) -> Result<Formatted, Error> {
+    format_chunks(core::iter::once(Ok(data)), hash_out, params)
+}
+
+/// As [`format_bytes`], for a data device that arrives in pieces already in
+/// memory, in order: for example successive windows of a mapped image, each
+/// of which can be unmapped as soon as it has been hashed, so that memory
+/// stays bounded by the window and the tree. Chunks may have any lengths; a
+/// block split between two chunks is joined. With `params.data_blocks`
+/// set, chunks past those blocks are not taken from the iterator. An `Err`
+/// item stops the work and is returned as [`Error::Io`]; like every error
+/// before the first write, it leaves `hash_out` untouched.
+///
+/// ```
+/// use std::io::Cursor;
+/// use mdu_verity::dmverity;
+///
+/// let data = vec![4u8; 64 * 4096];
+/// let p = dmverity::Params::default();
+/// let pieces = data.chunks(5000).map(Ok::<_, std::io::Error>);
+/// let a = dmverity::format_chunks(pieces, &mut Cursor::new(Vec::new()), &p)?;
+/// let b = dmverity::format_bytes(&data, &mut Cursor::new(Vec::new()), &p)?;
+/// assert_eq!(a.root_hash(), b.root_hash());
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub fn format_chunks<C: AsRef<[u8]>, W: Write + Seek>(
+    chunks: impl IntoIterator<Item = std::io::Result<C>>,
+    hash_out: W,
+    params: &Params,
+) -> Result<Formatted, Error> {
     format_tree(hash_out, params, sha256::State::new(), |spec| {
-        merkle::build_bytes(data, spec)
+        merkle::build_chunks(chunks, spec)
     })
 }
 

@@ -356,8 +356,31 @@ pub fn measure_with<R: Read>(
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
 pub fn measure_bytes(data: &[u8], params: &Params) -> Result<Measurement, Error> {
+    measure_chunks(core::iter::once(Ok(data)), params)
+}
+
+/// As [`measure_bytes`], for data that arrives in pieces already in memory,
+/// in order: for example successive windows of a mapped file, each of which
+/// can be unmapped as soon as it has been hashed, so that memory stays
+/// bounded by the window and the tree. Chunks may have any lengths; a block
+/// split between two chunks is joined. An `Err` item stops the work and is
+/// returned as [`Error::Io`].
+///
+/// ```
+/// use mdu_verity::fsverity;
+/// let data = vec![3u8; 100_000];
+/// let p = fsverity::Params::default();
+/// let pieces = data.chunks(10_000).map(Ok::<_, std::io::Error>);
+/// let m = fsverity::measure_chunks(pieces, &p)?;
+/// assert_eq!(m.digest(), fsverity::measure_bytes(&data, &p)?.digest());
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub fn measure_chunks<C: AsRef<[u8]>>(
+    chunks: impl IntoIterator<Item = std::io::Result<C>>,
+    params: &Params,
+) -> Result<Measurement, Error> {
     measure_tree(params, sha256::State::new(), |spec| {
-        merkle::build_bytes(data, spec)
+        merkle::build_chunks(chunks, spec)
     })
 }
 

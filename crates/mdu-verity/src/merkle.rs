@@ -1,7 +1,8 @@
 //! The Merkle tree builder shared by fs-verity and dm-verity.
 //!
 //! Data blocks are read from any [`std::io::Read`] in large chunks (or taken
-//! where they lie, from a byte slice) and hashed two at a time; their digests form level 0, which is cut into hash blocks
+//! where they lie, from byte slices already in memory) and hashed two at a
+//! time; their digests form level 0, which is cut into hash blocks
 //! (the last one zero-filled) and hashed, again in pairs, into level 1, and
 //! so on until a level fits in one block. The hash of that block is the root
 //! hash. Only the tree is kept in memory, never more than one chunk of data.
@@ -288,43 +289,78 @@ pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> 
     Ok(upper_levels(level0, data_blocks, data_bytes, spec))
 }
 
-/// Build the tree of `data`, hashing the blocks where they lie: no copy,
-/// and with the `rayon` feature the whole of `data` is shared among the
-/// pool's threads. The same tree as [`build`] of the same bytes.
-pub(crate) fn build_bytes(data: &[u8], spec: &Spec<'_>) -> Result<Tree, Error> {
+/// Build the tree of data that arrives as a sequence of byte slices already
+/// in memory (for example windows of a mapped file, each unmapped once
+/// hashed), hashing the blocks where they lie: no copy except for a block
+/// that straddles two chunks, and with the `rayon` feature each chunk is
+/// shared among the pool's threads. The same tree as [`build`] of the
+/// concatenated bytes.
+pub(crate) fn build_chunks<C: AsRef<[u8]>>(
+    chunks: impl IntoIterator<Item = io::Result<C>>,
+    spec: &Spec<'_>,
+) -> Result<Tree, Error> {
     let bs = spec.data_block_size;
     let dl = spec.hasher.digest_len();
-    let data = match spec.data_blocks {
-        Some(n) => {
-            let need = n
-                .checked_mul(bs as u64)
-                .ok_or(Error::TreeTooLarge { data_blocks: n })?;
-            match usize::try_from(need).ok().and_then(|need| data.get(..need)) {
-                Some(d) => d,
-                None => {
-                    return Err(Error::TruncatedInput {
-                        expected_blocks: n,
-                        available_blocks: (data.len() / bs) as u64,
-                    });
-                }
-            }
-        }
-        None => data,
+    // Bytes still to take: the whole input, or exactly `n` blocks.
+    let mut want = match spec.data_blocks {
+        Some(n) => n
+            .checked_mul(bs as u64)
+            .ok_or(Error::TreeTooLarge { data_blocks: n })?,
+        None => u64::MAX,
     };
-    let whole = data.len() / bs;
-    let (blocks, partial) = data.split_at(whole * bs);
-    let mut level0 = vec![0u8; whole * dl];
-    spec.hasher.hash_blocks_par(blocks, bs, &mut level0);
-    let mut data_blocks = whole as u64;
-    if !partial.is_empty() && spec.pad_partial {
-        let mut block = vec![0u8; bs];
-        block[..partial.len()].copy_from_slice(partial);
-        let mut d = [0u8; 64];
-        spec.hasher.hash1(&block, &mut d[..dl]);
+    let mut level0 = Vec::new();
+    let mut data_blocks = 0u64;
+    let mut data_bytes = 0u64;
+    // A block begun at the end of one chunk and finished by the next.
+    let mut carry = vec![0u8; bs];
+    let mut carried = 0;
+    let mut d = [0u8; 64];
+    for chunk in chunks {
+        let chunk = chunk?;
+        let mut data = chunk.as_ref();
+        if (data.len() as u64) > want {
+            data = &data[..want as usize];
+        }
+        want -= data.len() as u64;
+        data_bytes += data.len() as u64;
+        if carried > 0 {
+            let take = (bs - carried).min(data.len());
+            carry[carried..carried + take].copy_from_slice(&data[..take]);
+            carried += take;
+            data = &data[take..];
+            if carried < bs {
+                continue;
+            }
+            spec.hasher.hash1(&carry, &mut d[..dl]);
+            level0.extend_from_slice(&d[..dl]);
+            data_blocks += 1;
+        }
+        let (blocks, rest) = data.split_at(data.len() / bs * bs);
+        let old = level0.len();
+        level0.resize(old + blocks.len() / bs * dl, 0);
+        spec.hasher.hash_blocks_par(blocks, bs, &mut level0[old..]);
+        data_blocks += (blocks.len() / bs) as u64;
+        carry[..rest.len()].copy_from_slice(rest);
+        carried = rest.len();
+        if want == 0 {
+            break;
+        }
+    }
+    if let Some(n) = spec.data_blocks
+        && data_blocks < n
+    {
+        return Err(Error::TruncatedInput {
+            expected_blocks: n,
+            available_blocks: data_blocks,
+        });
+    }
+    if carried > 0 && spec.pad_partial {
+        carry[carried..].fill(0);
+        spec.hasher.hash1(&carry, &mut d[..dl]);
         level0.extend_from_slice(&d[..dl]);
         data_blocks += 1;
     }
-    Ok(upper_levels(level0, data_blocks, data.len() as u64, spec))
+    Ok(upper_levels(level0, data_blocks, data_bytes, spec))
 }
 
 /// The levels above level 0 and the root hash, from level 0 (the digests of

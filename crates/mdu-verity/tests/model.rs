@@ -46,6 +46,24 @@ fn model_tree(
     }
 }
 
+/// `data` cut at the given fractions of its length (sorted, possibly empty
+/// pieces), as the items of a chunk iterator.
+fn pieces<'a>(data: &'a [u8], fracs: &[u16]) -> Vec<std::io::Result<&'a [u8]>> {
+    let mut cuts: Vec<usize> = fracs
+        .iter()
+        .map(|&f| usize::from(f) * data.len() / 65535)
+        .collect();
+    cuts.sort_unstable();
+    cuts.push(data.len());
+    let mut out = Vec::new();
+    let mut at = 0;
+    for c in cuts {
+        out.push(Ok(&data[at..c]));
+        at = c;
+    }
+    out
+}
+
 fn data_of(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| ((i * 131) >> 3) as u8 ^ seed).collect()
 }
@@ -60,6 +78,7 @@ proptest! {
         salt in proptest::collection::vec(any::<u8>(), 0..=32),
         sha512 in any::<bool>(),
         seed in any::<u8>(),
+        cuts in proptest::collection::vec(any::<u16>(), 0..8),
     ) {
         let alg = if sha512 { HashAlg::Sha512 } else { HashAlg::Sha256 };
         let bs = 1usize << bs_log;
@@ -94,6 +113,10 @@ proptest! {
         prop_assert_eq!(b.digest(), m.digest());
         prop_assert_eq!(b.descriptor(), m.descriptor());
         prop_assert_eq!(b.tree().to_root_first(), m.tree().to_root_first());
+        // And in pieces cut anywhere, blocks straddling the cuts.
+        let c = fsverity::measure_chunks(pieces(&data, &cuts), &p).unwrap();
+        prop_assert_eq!(c.digest(), m.digest());
+        prop_assert_eq!(c.tree().to_root_first(), m.tree().to_root_first());
     }
 
     #[test]
@@ -108,6 +131,7 @@ proptest! {
         superblock in any::<bool>(),
         offset_sectors in 0u64..20,
         seed in any::<u8>(),
+        cuts in proptest::collection::vec(any::<u16>(), 0..8),
     ) {
         let alg = if sha512 { HashAlg::Sha512 } else { HashAlg::Sha256 };
         let (dbs, hbs) = (1usize << dbs_log, 1usize << hbs_log);
@@ -153,7 +177,21 @@ proptest! {
             let ra = dmverity::format(&data[..], &mut a, &q).map(|f| f.root_hash());
             let rb = dmverity::format_bytes(&data, &mut b, &q).map(|f| f.root_hash());
             prop_assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "data_blocks {}", n);
-            prop_assert_eq!(a.into_inner(), b.into_inner());
+            let mut c = Cursor::new(Vec::new());
+            let rc = dmverity::format_chunks(pieces(&data, &cuts), &mut c, &q).map(|f| f.root_hash());
+            prop_assert_eq!(format!("{ra:?}"), format!("{rc:?}"), "chunks, data_blocks {}", n);
+            let a = a.into_inner();
+            prop_assert_eq!(&a, &b.into_inner());
+            prop_assert_eq!(&a, &c.into_inner());
         }
+        // A failing piece stops the work, comes back as an I/O error and
+        // leaves the hash device untouched.
+        let mut broken = pieces(&data, &cuts);
+        let at = usize::from(seed) % broken.len();
+        broken.insert(at, Err(std::io::Error::other("window lost")));
+        let mut d = Cursor::new(vec![7u8; 3]);
+        let r = dmverity::format_chunks(broken, &mut d, &p);
+        prop_assert!(matches!(r, Err(mdu_verity::Error::Io(_))), "{:?}", r);
+        prop_assert_eq!(d.into_inner(), vec![7u8; 3]);
     }
 }
