@@ -85,7 +85,7 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
     for path in &a.files {
         let (input, len) = util::open_data(path, !a.no_mmap)?;
         let m = match input {
-            Input::Mapped(map) => pool.install(|| fsverity::measure_bytes(&map, &params)),
+            Input::Mapped(windows) => pool.install(|| fsverity::measure_chunks(windows, &params)),
             Input::File(file) => {
                 let pb = util::progress(len, "fs-verity digest");
                 let m = pool.install(|| fsverity::measure(pb.wrap_read(file), &params));

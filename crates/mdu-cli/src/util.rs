@@ -236,33 +236,83 @@ pub(crate) fn open_input(path: &Path) -> Result<(File, u64), CliError> {
     Ok((f, len))
 }
 
-/// An input file: mapped into memory, so its blocks are hashed where the
-/// page cache holds them, or read through a buffer.
+/// An input file: hashed through successive read-only mappings (where the
+/// page cache holds it, without a copy), or read through a buffer.
 pub(crate) enum Input {
-    /// The whole file, mapped read-only.
-    Mapped(memmap2::Mmap),
+    /// A regular file whose first window mapped fine.
+    Mapped(MappedWindows),
     /// The file, to be read with read(2).
     File(File),
 }
 
-/// Open `path` for hashing, with its length: mapped if it is a non-empty
-/// regular file and `mmap` is set (falling back to reading if the mapping
-/// fails, for example on a file system without mmap support), read
-/// otherwise.
+/// Bytes mapped at a time. Each window is unmapped once hashed, so the
+/// process never holds more than this much of the file mapped; a multiple
+/// of every page and block size.
+const WINDOW: u64 = 64 << 20;
+
+/// The windows of a mapped file, in order: an iterator of mappings for
+/// `measure_chunks` / `format_chunks`.
+pub(crate) struct MappedWindows {
+    file: File,
+    len: u64,
+    next: u64,
+    first: Option<memmap2::Mmap>,
+}
+
+/// Maps `len` bytes of `file` from `offset`, read-only.
+fn map_window(file: &File, offset: u64, len: u64) -> io::Result<memmap2::Mmap> {
+    let len = usize::try_from(len).map_err(io::Error::other)?;
+    // SAFETY: the mapping is read-only and private to this process, and
+    // only read as bytes to hash. What mmap cannot rule out is another
+    // process changing the file meanwhile: a write changes the bytes hashed
+    // (as it would under read(2)), and a truncation makes the kernel end
+    // this process with SIGBUS. The `--no-mmap` option and the help text
+    // say so.
+    let map = unsafe {
+        memmap2::MmapOptions::new()
+            .offset(offset)
+            .len(len)
+            .map(file)?
+    };
+    // Purely advisory: readahead for a sequential scan.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(map)
+}
+
+impl Iterator for MappedWindows {
+    type Item = io::Result<memmap2::Mmap>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(first) = self.first.take() {
+            return Some(Ok(first));
+        }
+        if self.next >= self.len {
+            return None;
+        }
+        let n = WINDOW.min(self.len - self.next);
+        let item = map_window(&self.file, self.next, n);
+        self.next += n;
+        Some(item)
+    }
+}
+
+/// Open `path` for hashing, with its length: mapped window by window if it
+/// is a non-empty regular file and `mmap` is set (falling back to reading
+/// if the first mapping fails, for example on a file system without mmap
+/// support), read otherwise.
 pub(crate) fn open_data(path: &Path, mmap: bool) -> Result<(Input, u64), CliError> {
     let (f, len) = open_input(path)?;
     let regular = f.metadata().is_ok_and(|m| m.is_file());
-    if mmap && regular && len > 0 && usize::try_from(len).is_ok() {
-        // SAFETY: the mapping is read-only and private to this process, and
-        // only read as bytes to hash. What mmap cannot rule out is another
-        // process changing the file meanwhile: a write changes the bytes
-        // hashed (as it would under read(2)), and a truncation makes the
-        // kernel end this process with SIGBUS. The `--no-mmap` option and
-        // the help text say so.
-        if let Ok(map) = unsafe { memmap2::MmapOptions::new().len(len as usize).map(&f) } {
-            // Purely advisory: readahead for a sequential scan.
-            let _ = map.advise(memmap2::Advice::Sequential);
-            return Ok((Input::Mapped(map), len));
+    if mmap && regular && len > 0 {
+        let n = WINDOW.min(len);
+        if let Ok(first) = map_window(&f, 0, n) {
+            let windows = MappedWindows {
+                file: f,
+                len,
+                next: n,
+                first: Some(first),
+            };
+            return Ok((Input::Mapped(windows), len));
         }
     }
     Ok((Input::File(f), len))

@@ -219,8 +219,8 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
         Input::File(_) => util::progress(data_len, "dm-verity format"),
     };
     // Hash DATA into `hash_out`, from where it lies if it is mapped.
-    let format_into = |hash_out: &mut File| match &data {
-        Input::Mapped(map) => pool.install(|| dmverity::format_bytes(map, hash_out, &p)),
+    let format_into = |hash_out: &mut File| match data {
+        Input::Mapped(windows) => pool.install(|| dmverity::format_chunks(windows, hash_out, &p)),
         Input::File(file) => pool.install(|| dmverity::format(pb.wrap_read(file), hash_out, &p)),
     };
     let out = if util::is_special(&a.hash_dev) {
