@@ -1,7 +1,8 @@
 //! The fs-verity file digest against a deliberately plain reference written
 //! here from the on-disk rules (salt padded to the hash block and prepended
 //! to every hashed block, zero-padded blocks, levels until one block, the
-//! 256-byte descriptor), for both hash algorithms.
+//! 256-byte descriptor), for both hash algorithms; and the in-memory entry
+//! points (one slice, pieces cut anywhere) against the reader.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -102,4 +103,22 @@ fuzz_target!(|data: &[u8]| {
         got.digest().as_bytes(),
         &reference(alg, block, &salt, &file)[..]
     );
+    // The in-memory paths: the whole file as one slice, and in pieces cut
+    // at input-chosen lengths (blocks straddle the cuts).
+    let bytes = fsverity::measure_bytes(&file, &params).expect("valid parameters");
+    assert_eq!(bytes.digest(), got);
+    let mut pieces = Vec::new();
+    let mut rest = &file[..];
+    for &b in body.iter().cycle().take(64) {
+        if rest.is_empty() {
+            break;
+        }
+        let n = (usize::from(b) * 97).min(rest.len());
+        let (piece, tail) = rest.split_at(n);
+        pieces.push(Ok::<_, std::io::Error>(piece));
+        rest = tail;
+    }
+    pieces.push(Ok(rest));
+    let chunks = fsverity::measure_chunks(pieces, &params).expect("valid parameters");
+    assert_eq!(chunks.digest(), got);
 });
