@@ -15,6 +15,11 @@ use mdu_core::{Error, Iv};
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 pub(crate) mod aarch64;
 pub(crate) mod generic;
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
+pub(crate) mod simd;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod x86;
 
@@ -251,20 +256,23 @@ impl KeySize for Aes256Keys {
 /// The keys expanded for one backend.
 enum Keys<S: KeySize> {
     Generic(Box<generic::Keys<S::Aes>>),
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    X86(Box<x86::RoundKeys>),
-    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-    Arm(Box<aarch64::RoundKeys>),
+    /// Round keys for the x86_64 or the arm64 kernels.
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
+    Simd(Box<simd::RoundKeys>),
 }
 
 impl<S: KeySize> Clone for Keys<S> {
     fn clone(&self) -> Self {
         match self {
             Keys::Generic(k) => Keys::Generic(k.clone()),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Keys::X86(k) => Keys::X86(k.clone()),
-            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-            Keys::Arm(k) => Keys::Arm(k.clone()),
+            #[cfg(any(
+                all(target_arch = "x86_64", not(miri)),
+                all(target_arch = "aarch64", target_endian = "little", not(miri))
+            ))]
+            Keys::Simd(k) => Keys::Simd(k.clone()),
         }
     }
 }
@@ -354,13 +362,13 @@ impl<S: KeySize> Engine<S> {
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi => {
                 // SAFETY: every x86 backend needs AES-NI, and `backend` was
                 // checked to be available on this CPU just above.
-                Keys::X86(Box::new(unsafe { x86::RoundKeys::new(k1, k2) }))
+                Keys::Simd(Box::new(unsafe { simd::RoundKeys::new(k1, k2) }))
             }
             #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
             Backend::ArmCe => {
                 // SAFETY: the arm64 backend needs the AES instructions, and
                 // `backend` was checked to be available on this CPU above.
-                Keys::Arm(Box::new(unsafe { aarch64::RoundKeys::new(k1, k2) }))
+                Keys::Simd(Box::new(unsafe { simd::RoundKeys::new(k1, k2) }))
             }
             // Backends not compiled for this target are never available.
             _ => {
@@ -386,26 +394,29 @@ impl<S: KeySize> Engine<S> {
         debug_assert!(unit >= 16 && len >= unit && len.is_multiple_of(unit));
         match &self.keys {
             Keys::Generic(keys) => generic::crypt(keys, enc, first_iv, step, unit, io),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Keys::X86(keys) => {
+            #[cfg(any(
+                all(target_arch = "x86_64", not(miri)),
+                all(target_arch = "aarch64", target_endian = "little", not(miri))
+            ))]
+            Keys::Simd(keys) => {
                 let count = len / unit;
                 let iv = first_iv.to_u128();
                 let Some((src, dst)) = io.pointers() else {
                     return;
                 };
                 macro_rules! run {
-                    ($module:ident) => {
+                    ($($kernel:ident)::+) => {
                         match (S::NR == 14, enc) {
-                            (true, true) => x86::$module::crypt::<14, true>(
+                            (true, true) => $($kernel)::+::crypt::<14, true>(
                                 keys, iv, step, unit, count, src, dst,
                             ),
-                            (true, false) => x86::$module::crypt::<14, false>(
+                            (true, false) => $($kernel)::+::crypt::<14, false>(
                                 keys, iv, step, unit, count, src, dst,
                             ),
-                            (false, true) => x86::$module::crypt::<10, true>(
+                            (false, true) => $($kernel)::+::crypt::<10, true>(
                                 keys, iv, step, unit, count, src, dst,
                             ),
-                            (false, false) => x86::$module::crypt::<10, false>(
+                            (false, false) => $($kernel)::+::crypt::<10, false>(
                                 keys, iv, step, unit, count, src, dst,
                             ),
                         }
@@ -415,36 +426,18 @@ impl<S: KeySize> Engine<S> {
                 // `Backend::is_available` confirmed that this CPU has every
                 // feature the backend's kernels enable. `src` and `dst` cover
                 // `count * unit == len` bytes of live slices (checked equal
-                // above for out-of-place requests); they are either the same
-                // buffer or two distinct borrows that cannot overlap.
+                // for out-of-place requests); they are either the same buffer
+                // or two distinct borrows that cannot overlap.
                 unsafe {
                     match self.backend {
-                        Backend::Vaes512 => run!(vaes512),
-                        Backend::Vaes256 => run!(vaes256),
-                        _ => run!(aesni),
-                    }
-                }
-            }
-            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-            Keys::Arm(keys) => {
-                let count = len / unit;
-                let iv = first_iv.to_u128();
-                let Some((src, dst)) = io.pointers() else {
-                    return;
-                };
-                use aarch64::ce::crypt;
-                // SAFETY: the keys were expanded for `Backend::ArmCe` only
-                // after `Backend::is_available` confirmed NEON, AES and PMULL
-                // on this CPU. `src` and `dst` cover `count * unit == len`
-                // bytes of live slices (checked equal for out-of-place
-                // requests); they are either the same buffer or two distinct
-                // borrows that cannot overlap.
-                unsafe {
-                    match (S::NR == 14, enc) {
-                        (true, true) => crypt::<14, true>(keys, iv, step, unit, count, src, dst),
-                        (true, false) => crypt::<14, false>(keys, iv, step, unit, count, src, dst),
-                        (false, true) => crypt::<10, true>(keys, iv, step, unit, count, src, dst),
-                        (false, false) => crypt::<10, false>(keys, iv, step, unit, count, src, dst),
+                        #[cfg(target_arch = "x86_64")]
+                        Backend::Vaes512 => run!(x86::vaes512),
+                        #[cfg(target_arch = "x86_64")]
+                        Backend::Vaes256 => run!(x86::vaes256),
+                        #[cfg(target_arch = "x86_64")]
+                        _ => run!(x86::aesni),
+                        #[cfg(target_arch = "aarch64")]
+                        _ => run!(aarch64::ce),
                     }
                 }
             }

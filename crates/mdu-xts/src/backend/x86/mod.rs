@@ -7,35 +7,13 @@
 
 use core::arch::x86_64::*;
 
-use zeroize::Zeroize;
-
 pub(crate) mod aesni;
 pub(crate) mod vaes256;
 pub(crate) mod vaes512;
 
-/// Round keys as stored bytes (`[u8; 16]` each, 15 slots; AES-128 uses 11).
-type Schedule = [[u8; 16]; 15];
+use zeroize::Zeroize;
 
-/// The expanded XTS key: K1's encryption and decryption schedules and K2's
-/// encryption schedule. Zeroized on drop.
-#[derive(Clone)]
-pub(crate) struct RoundKeys {
-    /// K1, encryption order.
-    pub(crate) enc: Schedule,
-    /// K1, for the equivalent inverse cipher (`aesdec`): reversed, with
-    /// InvMixColumns applied to the middle round keys.
-    pub(crate) dec: Schedule,
-    /// K2, encryption order (tweaks are always encrypted).
-    pub(crate) tweak: Schedule,
-}
-
-impl Drop for RoundKeys {
-    fn drop(&mut self) {
-        self.enc.zeroize();
-        self.dec.zeroize();
-        self.tweak.zeroize();
-    }
-}
+pub(crate) use super::simd::{RoundKeys, Schedule, bulk_blocks, iv_batch};
 
 /// One step of the key schedule: `prev` with its words prefix-XORed, then
 /// XORed with the (already shuffled) `aeskeygenassist` output `t`.
@@ -173,20 +151,6 @@ pub(crate) fn load_schedule(s: &Schedule) -> [__m128i; 15] {
         *dst = load(src);
     }
     rk
-}
-
-/// The IVs of units `start .. start + N` of a request: `first + i * step`
-/// modulo 2^128, as little-endian integers (the memory layout of an IV).
-#[inline(always)]
-pub(crate) fn iv_batch<const N: usize>(first: u128, step: u64, start: usize) -> [u128; N] {
-    let step = u128::from(step);
-    let mut iv = first.wrapping_add((start as u128).wrapping_mul(step));
-    let mut out = [0u128; N];
-    for slot in out.iter_mut() {
-        *slot = iv;
-        iv = iv.wrapping_add(step);
-    }
-    out
 }
 
 /// `t * x` in GF(2^128), one tweak per xmm register.
@@ -340,17 +304,5 @@ pub(crate) unsafe fn finish_unit<const NR: usize, const ENC: bool>(
         } else {
             cts_decrypt::<NR>(rk, t, mul_x(t), src, dst, bulk_end, r);
         }
-    }
-}
-
-/// The number of whole blocks of a `len`-byte unit processed before
-/// stealing: decryption of a ragged unit keeps its last full block back.
-#[inline(always)]
-pub(crate) fn bulk_blocks<const ENC: bool>(len: usize) -> usize {
-    let full = len / 16;
-    if ENC || len.is_multiple_of(16) {
-        full
-    } else {
-        full - 1
     }
 }
