@@ -119,6 +119,25 @@ pub(crate) fn decode_body(dec: &[u8; 256], src: &[u8], dst: &mut [u8]) -> Result
     Ok(())
 }
 
+/// [`decode_body`] of the rest of a body from symbol `si` (byte `di` of the
+/// output) on, with error indices made absolute: how a SIMD backend hands
+/// over the rest of a body, to find (and stop at) the first error or to
+/// finish a tail it does not handle.
+#[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri)))]
+pub(crate) fn decode_body_from(
+    dec: &[u8; 256],
+    src: &[u8],
+    dst: &mut [u8],
+    si: usize,
+    di: usize,
+) -> Result<(), BodyError> {
+    let (s, d) = (
+        src.get(si..).unwrap_or_default(),
+        dst.get_mut(di..).unwrap_or_default(),
+    );
+    decode_body(dec, s, d).map_err(|e| e.shift(si))
+}
+
 /// One group at a time, stopping at the first invalid byte.
 fn decode_slow(dec: &[u8; 256], src: &[u8], dst: &mut [u8]) -> Result<(), usize> {
     for (gi, (s, o)) in src.chunks_exact(4).zip(dst.chunks_exact_mut(3)).enumerate() {

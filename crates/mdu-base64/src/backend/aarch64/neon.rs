@@ -172,7 +172,7 @@ pub(super) unsafe fn decode_body(
         let x = unsafe { vld4q_u8(src.as_ptr().add(si)) };
         let (v, ok) = t.values(x);
         if !ok {
-            return finish_scalar(dec, src, dst, si, di);
+            return scalar::decode_body_from(dec, src, dst, si, di);
         }
         // SAFETY: `di + 48 <= dst.len()` (the invariant above).
         unsafe { vst3q_u8(dst.as_mut_ptr().add(di), pack(v)) };
@@ -194,7 +194,7 @@ pub(super) unsafe fn decode_body(
     // SAFETY: `inb` has 64 readable bytes.
     let (v, ok) = t.values(unsafe { vld4q_u8(inb.as_ptr()) });
     if !ok || dec[usize::from(last)] & unused != 0 {
-        return finish_scalar(dec, src, dst, si, di);
+        return scalar::decode_body_from(dec, src, dst, si, di);
     }
     let mut outb = [0u8; 48];
     // SAFETY: `outb` has 48 writable bytes.
@@ -203,21 +203,4 @@ pub(super) unsafe fn decode_body(
         *d = *s;
     }
     Ok(())
-}
-
-/// The scalar kernel from `si` on, to find (and stop at) the first error;
-/// the index is made absolute.
-#[cold]
-fn finish_scalar(
-    dec: &[u8; 256],
-    src: &[u8],
-    dst: &mut [u8],
-    si: usize,
-    di: usize,
-) -> Result<(), BodyError> {
-    let (s, d) = (
-        src.get(si..).unwrap_or_default(),
-        dst.get_mut(di..).unwrap_or_default(),
-    );
-    scalar::decode_body(dec, s, d).map_err(|e| e.shift(si))
 }

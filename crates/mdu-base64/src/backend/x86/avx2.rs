@@ -124,11 +124,7 @@ pub(super) unsafe fn decode_body(
             _mm256_or_si256(digit, _mm256_or_si256(is62, is63)),
         );
         if _mm256_movemask_epi8(valid) != -1 {
-            let (s, d) = (
-                src.get(si..).unwrap_or_default(),
-                dst.get_mut(di..).unwrap_or_default(),
-            );
-            return scalar::decode_body(dec, s, d).map_err(|e| e.shift(si));
+            return scalar::decode_body_from(dec, src, dst, si, di);
         }
         let off = _mm256_or_si256(
             _mm256_or_si256(
@@ -154,9 +150,5 @@ pub(super) unsafe fn decode_body(
         si += 32;
         di += 24;
     }
-    let (s, d) = (
-        src.get(si..).unwrap_or_default(),
-        dst.get_mut(di..).unwrap_or_default(),
-    );
-    scalar::decode_body(dec, s, d).map_err(|e| e.shift(si))
+    scalar::decode_body_from(dec, src, dst, si, di)
 }

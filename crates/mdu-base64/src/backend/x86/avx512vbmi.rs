@@ -165,7 +165,7 @@ pub(super) unsafe fn decode_body(
         let bad = _mm512_movepi8_mask(_mm512_or_si512(x, v))
             | _mm512_mask_test_epi8_mask(1u64 << (len - 1), v, _mm512_set1_epi8(unused as i8));
         if bad != 0 {
-            return finish_scalar(dec, src, dst, si, di);
+            return scalar::decode_body_from(dec, src, dst, si, di);
         }
         let olen = len * 3 / 4;
         // SAFETY: `olen` is the decoded length of these `len` symbols, in
@@ -259,7 +259,7 @@ unsafe fn decode_bulk(
             _mm512_or_si512(_mm512_or_si512(x[2], v[2]), _mm512_or_si512(x[3], v[3])),
         );
         if _mm512_movepi8_mask(any) != 0 {
-            return finish_scalar(dec, src, dst, si, di).map(|()| (n, dst.len()));
+            return scalar::decode_body_from(dec, src, dst, si, di).map(|()| (n, dst.len()));
         }
         // SAFETY: `dst.len() - di == (n - si) * 3 / 4 >= 192`; the stores
         // end at `di + 64`, `+ 112`, `+ 160` and `+ 192`.
@@ -274,21 +274,4 @@ unsafe fn decode_bulk(
         di += 192;
     }
     Ok((si, di))
-}
-
-/// The scalar kernel from `si` on, to find (and stop at) the first error;
-/// the index is made absolute.
-#[cold]
-fn finish_scalar(
-    dec: &[u8; 256],
-    src: &[u8],
-    dst: &mut [u8],
-    si: usize,
-    di: usize,
-) -> Result<(), BodyError> {
-    let (s, d) = (
-        src.get(si..).unwrap_or_default(),
-        dst.get_mut(di..).unwrap_or_default(),
-    );
-    scalar::decode_body(dec, s, d).map_err(|e| e.shift(si))
 }
