@@ -29,6 +29,48 @@
 //! dmverity::verify(Cursor::new(&data), &mut hash, &params, &out.root_hash())?;
 //! # Ok::<(), mdu_verity::Error>(())
 //! ```
+//!
+//! # Trust model
+//!
+//! The root hash is the only input that verification trusts. The hash
+//! device, its superblock and the data device are untrusted: whoever could
+//! change the data could change them too. What [`verify`] and its variants
+//! report as success is implied by the root hash and by the parameters the
+//! caller passes, and by nothing else:
+//!
+//! * **Zero is never success.** A count of zero data blocks, whether from
+//!   [`Params::data_blocks`], a superblock, an empty data device or a verify
+//!   range, is [`Error::ZeroDataBlocks`] or [`Error::NoDataBlocks`]; every
+//!   block the tree covers is read and compared, and a data device that ends
+//!   early is [`Error::MissingDataBlock`], naming the first block not there.
+//! * **Every offset is checked.** Block counts, level sizes and the hash
+//!   offset come from untrusted fields; every position computed from them
+//!   is checked arithmetic, and a value that does not fit is a typed error
+//!   ([`Error::TreeTooLarge`], [`Error::HashOffsetTooLarge`]) in debug and
+//!   release builds alike. The tree must lie inside the hash device before
+//!   a single hash block is read.
+//! * **[`verify`] never reads the superblock.** Its [`Params`] are the
+//!   caller's: the superblock flag only says where the tree starts.
+//! * **[`verify_with_superblock`] lets the superblock choose the tree shape**
+//!   (the number of data blocks, the block sizes, the hash, the format and
+//!   the salt), as `veritysetup verify` does. The caller can pin any of them
+//!   with [`Pins`]; a pinned value that disagrees with the superblock is
+//!   [`Error::PinMismatch`], naming both values.
+//!
+//! Without pins, success means "*some* data of the shape the superblock
+//! names hashes up to the root", and the superblock is written by whoever
+//! controls the hash device. Such a party can describe a smaller tree
+//! whose data is the original tree's hash blocks: for example a superblock
+//! that claims one data block, over a data device whose first block is a
+//! copy of the original top-level hash block, verifies against the
+//! original root hash, because that block does hash to the root. The data
+//! then checked is not the data the root hash was made for. The same holds
+//! without a superblock when the number of data blocks is taken from the
+//! size of an untrusted data device. Whoever needs "this device holds the
+//! N blocks the root was made for" must pin `data_blocks` (and the other
+//! shape parameters), as the kernel's dm-verity table does: it always names
+//! the number of data blocks, the block sizes, the algorithm and the salt
+//! next to the root hash.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 
@@ -44,6 +86,10 @@ pub const MIN_BLOCK_SIZE: u32 = 512;
 pub const MAX_BLOCK_SIZE: u32 = 65536;
 /// Size of the on-disk superblock.
 pub const SUPERBLOCK_LEN: usize = 512;
+/// Largest accepted hash offset: the superblock and one more hash block of
+/// the largest size still have 64-bit byte offsets.
+pub const MAX_HASH_OFFSET: u64 =
+    (u64::MAX - SUPERBLOCK_LEN as u64 - 2 * MAX_BLOCK_SIZE as u64) & !511;
 
 const SIGNATURE: &[u8; 8] = b"verity\0\0";
 
@@ -111,12 +157,15 @@ fn check_block_size(what: &'static str, size: u32) -> Result<(), Error> {
 }
 
 impl Params {
-    /// Check block sizes, salt length, format and hash offset.
+    /// Check block sizes, salt length, format, hash offset and a pinned
+    /// number of data blocks (which must not be zero).
     ///
     /// ```
     /// use mdu_verity::{dmverity::Params, Error};
     /// let p = Params { format: 2, ..Params::default() };
     /// assert!(matches!(p.validate(), Err(Error::UnknownHashType { hash_type: 2 })));
+    /// let p = Params { data_blocks: Some(0), ..Params::default() };
+    /// assert!(matches!(p.validate(), Err(Error::ZeroDataBlocks { .. })));
     /// ```
     pub fn validate(&self) -> Result<(), Error> {
         check_block_size("data block", self.data_block_size)?;
@@ -137,6 +186,17 @@ impl Params {
                 offset: self.hash_offset,
             });
         }
+        if self.hash_offset > MAX_HASH_OFFSET {
+            return Err(Error::HashOffsetTooLarge {
+                offset: self.hash_offset,
+                max: MAX_HASH_OFFSET,
+            });
+        }
+        if self.data_blocks == Some(0) {
+            return Err(Error::ZeroDataBlocks {
+                source: "Params::data_blocks",
+            });
+        }
         Ok(())
     }
 
@@ -153,7 +213,8 @@ impl Params {
     pub fn hash_start_block(&self) -> u64 {
         let hbs = u64::from(self.hash_block_size.max(1));
         if self.superblock {
-            (self.hash_offset + SUPERBLOCK_LEN as u64).div_ceil(hbs)
+            // Saturating for a hash offset that `validate` refuses.
+            (self.hash_offset.saturating_add(SUPERBLOCK_LEN as u64)).div_ceil(hbs)
         } else {
             self.hash_offset / hbs
         }
@@ -249,11 +310,17 @@ impl Superblock {
     }
 
     /// Parse and check a superblock: signature, version 1, hash type 0 or
-    /// 1, a known algorithm, block sizes, salt size.
+    /// 1, a known algorithm, block sizes (powers of two, 512..=65536), a
+    /// salt of at most 256 bytes, and a number of data blocks that is not
+    /// zero and whose bytes have 64-bit offsets. The superblock is untrusted
+    /// input: every field that fails is a typed error.
     ///
     /// ```
-    /// use mdu_verity::{dmverity::Superblock, Error};
+    /// use mdu_verity::{dmverity::{Params, Superblock}, Error};
     /// assert!(matches!(Superblock::parse(&[0u8; 512]), Err(Error::BadSignature)));
+    /// let mut b = Params::default().superblock_for(8).to_bytes();
+    /// b[72..80].copy_from_slice(&0u64.to_le_bytes());
+    /// assert!(matches!(Superblock::parse(&b), Err(Error::ZeroDataBlocks { .. })));
     /// ```
     pub fn parse(bytes: &[u8]) -> Result<Superblock, Error> {
         if bytes.len() < SUPERBLOCK_LEN {
@@ -285,6 +352,17 @@ impl Superblock {
         let mut db = [0u8; 8];
         db.copy_from_slice(&bytes[72..80]);
         let data_blocks = u64::from_le_bytes(db);
+        if data_blocks == 0 {
+            return Err(Error::ZeroDataBlocks {
+                source: "the superblock's data_blocks",
+            });
+        }
+        if data_blocks
+            .checked_mul(u64::from(data_block_size))
+            .is_none()
+        {
+            return Err(Error::TreeTooLarge { data_blocks });
+        }
         let salt_len = usize::from(u16::from_le_bytes([bytes[80], bytes[81]]));
         if salt_len > MAX_SALT_LEN {
             return Err(Error::SaltTooLong {
@@ -323,7 +401,10 @@ impl Superblock {
         Superblock::parse(&b[..got])
     }
 
-    /// Parameters to verify with this superblock at `hash_offset`.
+    /// Parameters to verify with this superblock at `hash_offset`, taken
+    /// from it as they are. Verification with them succeeds for any data of
+    /// the shape the superblock names; [`Superblock::params_pinned`] checks
+    /// the caller's pinned values first (see the [trust model](self#trust-model)).
     ///
     /// ```
     /// use mdu_verity::dmverity::Params;
@@ -331,6 +412,28 @@ impl Superblock {
     /// assert_eq!(p.superblock_for(7).params(0), p);
     /// ```
     pub fn params(&self, hash_offset: u64) -> Params {
+        self.params_unchecked(hash_offset)
+    }
+
+    /// Parameters to verify with this superblock at `hash_offset`, after
+    /// checking every pinned value against it ([`Error::PinMismatch`] names
+    /// the first that disagrees) and the result with [`Params::validate`].
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::{Params, Pins};
+    /// let sb = Params::default().superblock_for(7);
+    /// let p = sb.params_pinned(0, &Pins { data_block_size: Some(4096), ..Pins::default() })?;
+    /// assert_eq!(p.data_blocks, Some(7));
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn params_pinned(&self, hash_offset: u64, pins: &Pins) -> Result<Params, Error> {
+        pins.check(self)?;
+        let p = self.params_unchecked(hash_offset);
+        p.validate()?;
+        Ok(p)
+    }
+
+    fn params_unchecked(&self, hash_offset: u64) -> Params {
         Params {
             hash: self.hash,
             data_block_size: self.data_block_size,
@@ -342,6 +445,111 @@ impl Superblock {
             hash_offset,
             data_blocks: Some(self.data_blocks),
         }
+    }
+}
+
+/// Parameters the caller trusts when the superblock describes the tree:
+/// each `Some` is pinned and must agree with the superblock; each `None` is
+/// taken from it (see the [trust model](self#trust-model)).
+///
+/// ```
+/// use mdu_verity::{dmverity::{Params, Pins}, Error, HashAlg};
+///
+/// let sb = Params::default().superblock_for(1);
+/// let pins = Pins { data_blocks: Some(16), ..Pins::default() };
+/// let err = sb.params_pinned(0, &pins).unwrap_err();
+/// assert!(matches!(err, Error::PinMismatch { field: "data_blocks", .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "the superblock says data_blocks = 1, but 16 was pinned by the caller"
+/// );
+/// let all = Pins::from_params(&Params { data_blocks: Some(1), ..Params::default() });
+/// assert!(sb.params_pinned(0, &all).is_ok());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pins {
+    /// Hash algorithm.
+    pub hash: Option<HashAlg>,
+    /// Data block size in bytes.
+    pub data_block_size: Option<u32>,
+    /// Hash block size in bytes.
+    pub hash_block_size: Option<u32>,
+    /// Salt (`Some(vec![])` pins "no salt").
+    pub salt: Option<Vec<u8>>,
+    /// Hash type (format): 0 or 1.
+    pub format: Option<u32>,
+    /// Number of data blocks.
+    pub data_blocks: Option<u64>,
+}
+
+impl Pins {
+    /// Pin every shape parameter of `params` (its `data_blocks` only if it
+    /// is `Some`).
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::{Params, Pins};
+    /// let pins = Pins::from_params(&Params::default());
+    /// assert_eq!(pins.data_block_size, Some(4096));
+    /// assert_eq!(pins.data_blocks, None);
+    /// ```
+    pub fn from_params(params: &Params) -> Pins {
+        Pins {
+            hash: Some(params.hash),
+            data_block_size: Some(params.data_block_size),
+            hash_block_size: Some(params.hash_block_size),
+            salt: Some(params.salt.clone()),
+            format: Some(params.format),
+            data_blocks: params.data_blocks,
+        }
+    }
+
+    /// Whether every parameter that shapes the tree is pinned, so that the
+    /// superblock can only confirm them.
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::{Params, Pins};
+    /// assert!(!Pins::default().all_pinned());
+    /// let p = Params { data_blocks: Some(8), ..Params::default() };
+    /// assert!(Pins::from_params(&p).all_pinned());
+    /// ```
+    pub fn all_pinned(&self) -> bool {
+        self.hash.is_some()
+            && self.data_block_size.is_some()
+            && self.hash_block_size.is_some()
+            && self.salt.is_some()
+            && self.format.is_some()
+            && self.data_blocks.is_some()
+    }
+
+    /// The first pinned value that disagrees with `sb`.
+    fn check(&self, sb: &Superblock) -> Result<(), Error> {
+        fn pin<T: PartialEq + ToString>(
+            field: &'static str,
+            pinned: Option<T>,
+            found: T,
+        ) -> Result<(), Error> {
+            match pinned {
+                Some(p) if p != found => Err(Error::PinMismatch {
+                    field,
+                    pinned: p.to_string(),
+                    superblock: found.to_string(),
+                }),
+                _ => Ok(()),
+            }
+        }
+        let hex = |s: &[u8]| {
+            if s.is_empty() {
+                "- (no salt)".to_owned()
+            } else {
+                s.iter().map(|b| format!("{b:02x}")).collect()
+            }
+        };
+        pin("hash", self.hash.map(|h| h.name()), sb.hash.name())?;
+        pin("data_block_size", self.data_block_size, sb.data_block_size)?;
+        pin("hash_block_size", self.hash_block_size, sb.hash_block_size)?;
+        pin("format", self.format, sb.hash_type)?;
+        pin("data_blocks", self.data_blocks, sb.data_blocks)?;
+        pin("salt", self.salt.as_deref().map(hex), hex(&sb.salt))
     }
 }
 
@@ -607,11 +815,15 @@ fn format_tree<W: Write + Seek>(
 
 /// Verify every data block of `data` against the hash area on `hash` and
 /// `root_hash`; the first bad block is named in the error
-/// ([`Error::CorruptHashBlock`] or [`Error::CorruptDataBlock`]).
+/// ([`Error::CorruptHashBlock`], [`Error::CorruptDataBlock`] or
+/// [`Error::MissingDataBlock`]).
 ///
-/// The number of data blocks is `params.data_blocks`, or every whole block
-/// of `data`. Hash blocks are checked from the root down, then the data
-/// blocks in order, hashing two blocks at a time.
+/// `params` are the caller's and are trusted: the superblock on `hash`, if
+/// any, is not read (see [`verify_with_superblock`] and the
+/// [trust model](self#trust-model)). The number of data blocks is
+/// `params.data_blocks`, or every whole block of `data`; zero blocks is an
+/// error, never success. Hash blocks are checked from the root down, then
+/// the data blocks in order, hashing two blocks at a time.
 ///
 /// ```
 /// use std::io::Cursor;
@@ -625,6 +837,8 @@ fn format_tree<W: Write + Seek>(
 /// data[40 * 4096 + 17] ^= 1;
 /// let err = dmverity::verify(Cursor::new(&data), &mut hash, &p, &root).unwrap_err();
 /// assert!(matches!(err, Error::CorruptDataBlock { block: 40 }));
+/// let err = dmverity::verify(Cursor::new(&[]), &mut hash, &p, &root).unwrap_err();
+/// assert!(matches!(err, Error::NoDataBlocks { .. }));
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
 pub fn verify<D: Read + Seek, H: Read + Seek>(
@@ -634,18 +848,92 @@ pub fn verify<D: Read + Seek, H: Read + Seek>(
     root_hash: &Digest,
 ) -> Result<(), Error> {
     params.validate()?;
+    let n = data_blocks(&mut data, params)?;
+    verify_range(data, hash, params, root_hash, 0, n)
+}
+
+/// Read the superblock at `hash_offset` of `hash`, check it against the
+/// caller's `pins`, and verify every data block it describes; returns the
+/// parameters that were used (so the caller sees the shape the superblock
+/// chose), like `veritysetup verify`.
+///
+/// The superblock is untrusted: a malformed one is an error, a pinned
+/// value it contradicts is [`Error::PinMismatch`], and the parameters it
+/// does not contradict are taken from it. Pin at least `data_blocks` to
+/// know that the data is the data the root hash was made for (see the
+/// [trust model](self#trust-model)).
+///
+/// ```
+/// use std::io::Cursor;
+/// use mdu_verity::{dmverity::{self, Pins}, Error};
+///
+/// let data = vec![5u8; 16 * 4096];
+/// let mut hash = Cursor::new(Vec::new());
+/// let root = dmverity::format(&data[..], &mut hash, &Default::default())?.root_hash();
+/// let pins = Pins { data_blocks: Some(16), ..Pins::default() };
+/// let used = dmverity::verify_with_superblock(Cursor::new(&data), &mut hash, 0, &pins, &root)?;
+/// assert_eq!(used.data_blocks, Some(16));
+///
+/// // The hash device claims one data block: the pin refuses it.
+/// hash.get_mut()[72..80].copy_from_slice(&1u64.to_le_bytes());
+/// let err = dmverity::verify_with_superblock(Cursor::new(&data), &mut hash, 0, &pins, &root);
+/// assert!(matches!(err, Err(Error::PinMismatch { field: "data_blocks", .. })));
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub fn verify_with_superblock<D: Read + Seek, H: Read + Seek>(
+    data: D,
+    mut hash: H,
+    hash_offset: u64,
+    pins: &Pins,
+    root_hash: &Digest,
+) -> Result<Params, Error> {
+    if !hash_offset.is_multiple_of(512) {
+        return Err(Error::HashOffset {
+            offset: hash_offset,
+        });
+    }
+    if hash_offset > MAX_HASH_OFFSET {
+        return Err(Error::HashOffsetTooLarge {
+            offset: hash_offset,
+            max: MAX_HASH_OFFSET,
+        });
+    }
+    let sb = Superblock::read_from(&mut hash, hash_offset)?;
+    let params = sb.params_pinned(hash_offset, pins)?;
+    verify_range(data, hash, &params, root_hash, 0, sb.data_blocks)?;
+    Ok(params)
+}
+
+/// The number of data blocks: pinned, or every whole block of `data`.
+fn data_blocks<D: Seek>(data: &mut D, params: &Params) -> Result<u64, Error> {
     let n = match params.data_blocks {
         Some(n) => n,
-        None => data.seek(SeekFrom::End(0))? / u64::from(params.data_block_size),
+        None => {
+            let data_bytes = data.seek(SeekFrom::End(0))?;
+            let n = data_bytes / u64::from(params.data_block_size);
+            if n == 0 {
+                return Err(Error::NoDataBlocks {
+                    data_bytes,
+                    data_block_size: params.data_block_size,
+                });
+            }
+            n
+        }
     };
-    verify_range(data, hash, params, root_hash, 0, n)
+    if n == 0 {
+        return Err(Error::ZeroDataBlocks {
+            source: "Params::data_blocks",
+        });
+    }
+    Ok(n)
 }
 
 /// Verify data blocks `start .. start + count` (and the hash blocks on
 /// their paths to the root), naming the first bad block in the error.
 ///
 /// The device has `params.data_blocks` blocks, or every whole block of
-/// `data` when that is `None`.
+/// `data` when that is `None`. An empty range is [`Error::ZeroDataBlocks`]:
+/// it would check nothing.
 ///
 /// ```
 /// use std::io::Cursor;
@@ -681,6 +969,46 @@ pub fn verify_range<D: Read + Seek, H: Read + Seek>(
     )
 }
 
+/// Where the levels of a tree over `data_blocks` blocks lie on the hash
+/// device. Every count comes from untrusted input (a superblock, a device
+/// size), so every position is computed with checked arithmetic.
+struct Layout {
+    /// Blocks in each level, level 0 (just above the data) first.
+    levels: Vec<u64>,
+    /// Absolute hash-device block where each level starts.
+    level_start: Vec<u64>,
+    /// Byte just past the tree on the hash device (0 without levels).
+    tree_end: u64,
+}
+
+impl Layout {
+    fn new(params: &Params, data_blocks: u64) -> Result<Layout, Error> {
+        let too_large = || Error::TreeTooLarge { data_blocks };
+        // Every data byte offset must fit, not only the tree's.
+        data_blocks
+            .checked_mul(u64::from(params.data_block_size))
+            .ok_or_else(too_large)?;
+        let levels = merkle::level_blocks(data_blocks, params.per_block());
+        let mut level_start = vec![0u64; levels.len()];
+        let mut pos = params.hash_start_block();
+        for i in (0..levels.len()).rev() {
+            level_start[i] = pos;
+            pos = pos.checked_add(levels[i]).ok_or_else(too_large)?;
+        }
+        let tree_end = if levels.is_empty() {
+            0
+        } else {
+            pos.checked_mul(u64::from(params.hash_block_size))
+                .ok_or_else(too_large)?
+        };
+        Ok(Layout {
+            levels,
+            level_start,
+            tree_end,
+        })
+    }
+}
+
 /// As [`verify_range`], with SHA-256 on the given fresh state's backend.
 ///
 /// ```
@@ -714,12 +1042,14 @@ pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
             ),
         });
     }
+    if count == 0 {
+        return Err(Error::ZeroDataBlocks {
+            source: "the verify range",
+        });
+    }
     let dbs = params.data_block_size as usize;
     let hbs = params.hash_block_size as usize;
-    let n = match params.data_blocks {
-        Some(n) => n,
-        None => data.seek(SeekFrom::End(0))? / dbs as u64,
-    };
+    let n = data_blocks(&mut data, params)?;
     let end = start.checked_add(count).filter(|&e| e <= n);
     let Some(end) = end else {
         return Err(Error::BlockRange {
@@ -728,28 +1058,16 @@ pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
             data_blocks: n,
         });
     };
-    if count == 0 {
-        return Ok(());
-    }
     let hasher = params.hasher(fresh);
     let per_block = params.per_block();
-    let levels = merkle::level_blocks(n, per_block);
-
-    // Absolute hash-device block of the first block of each level.
-    let mut level_start = vec![0u64; levels.len()];
-    let mut pos = params.hash_start_block();
-    for i in (0..levels.len()).rev() {
-        level_start[i] = pos;
-        pos += levels[i];
-    }
+    let Layout {
+        levels,
+        level_start,
+        tree_end,
+    } = Layout::new(params, n)?;
 
     // The whole tree must be on the hash device; checking this first also
     // bounds every buffer below by the device size.
-    let tree_end = if levels.is_empty() {
-        0
-    } else {
-        pos.saturating_mul(hbs as u64)
-    };
     let available = hash.seek(SeekFrom::End(0))?;
     if tree_end > available {
         return Err(Error::HashAreaTooSmall {
@@ -763,7 +1081,9 @@ pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
     // index whose digest sits at offset 0 of `expected`.
     let mut expected = root_hash.as_bytes().to_vec();
     let mut base = 0u64;
-    let mut span = 1u64; // data blocks covered by one entry of `expected`
+    // Data blocks covered by one entry of `expected`; saturating is exact
+    // here: the top level's span only needs to exceed `n`.
+    let mut span = 1u64;
     for _ in 0..levels.len() {
         span = span.saturating_mul(per_block);
     }
@@ -773,6 +1093,7 @@ pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
         let hi = (end - 1) / span;
         let nblocks = (hi - lo + 1) as usize;
         let mut blocks = vec![0u8; nblocks * hbs];
+        // In bounds: lo..=hi lies inside level i, which ends before tree_end.
         let at = (level_start[i] + lo) * hbs as u64;
         hash.seek(SeekFrom::Start(at))?;
         let got = fill(&mut hash, &mut blocks)?;
@@ -809,21 +1130,19 @@ pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
         span /= per_block;
     }
 
-    // Data blocks, in chunks, two at a time.
+    // Data blocks, in chunks, two at a time. Offsets fit: n * dbs was
+    // checked by the layout.
     let chunk_blocks = ((1usize << 20) / dbs).max(2);
     let mut buf = vec![0u8; chunk_blocks * dbs];
     let mut digests = vec![0u8; chunk_blocks * dl];
     data.seek(SeekFrom::Start(start * dbs as u64))?;
     let mut b = start;
     while b < end {
-        let k = ((end - b) as usize).min(chunk_blocks);
-        let got = fill(&mut data, &mut buf[..k * dbs])?;
-        if got < k * dbs {
-            return Err(Error::TruncatedInput {
-                expected_blocks: end,
-                available_blocks: b + (got / dbs) as u64,
-            });
-        }
+        let want = ((end - b) as usize).min(chunk_blocks);
+        let got = fill(&mut data, &mut buf[..want * dbs])?;
+        // Compare the whole blocks that arrived before naming a missing
+        // one, so the first bad block is the one reported.
+        let k = got / dbs;
         hasher.hash_blocks_par(&buf[..k * dbs], dbs, &mut digests[..k * dl]);
         for j in 0..k {
             let off = ((b + j as u64 - base) as usize) * dl;
@@ -832,6 +1151,12 @@ pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
                     block: b + j as u64,
                 });
             }
+        }
+        if k < want {
+            return Err(Error::MissingDataBlock {
+                block: b + k as u64,
+                data_blocks: n,
+            });
         }
         b += k as u64;
     }

@@ -57,6 +57,41 @@ pub enum Error {
         /// The data block size.
         data_block_size: u32,
     },
+    /// A dm-verity block count of zero: from the parameters, a superblock
+    /// or a verify range. Verifying zero blocks would prove nothing, so it
+    /// is refused rather than reported as success.
+    ZeroDataBlocks {
+        /// Where the zero came from (`"the superblock's data_blocks"`,
+        /// `"Params::data_blocks"`, `"the verify range"`).
+        source: &'static str,
+    },
+    /// A parameter the caller pinned disagrees with the superblock of the
+    /// hash device.
+    PinMismatch {
+        /// The field (`"data_blocks"`, `"hash"`, `"salt"`, ...).
+        field: &'static str,
+        /// The pinned value, as text.
+        pinned: String,
+        /// The value in the superblock, as text.
+        superblock: String,
+    },
+    /// The data device ends before a data block the tree covers: a
+    /// verification failure (the device is shorter than the verified
+    /// image), not a parameter error.
+    MissingDataBlock {
+        /// Index of the first data block that is not on the device.
+        block: u64,
+        /// Data blocks the tree covers.
+        data_blocks: u64,
+    },
+    /// The dm-verity hash offset is so large that the superblock or the
+    /// tree cannot be addressed with 64-bit byte offsets.
+    HashOffsetTooLarge {
+        /// The offset in bytes.
+        offset: u64,
+        /// The largest accepted offset.
+        max: u64,
+    },
     /// The input ended before the number of data blocks that was asked for.
     TruncatedInput {
         /// Data blocks asked for.
@@ -148,6 +183,25 @@ impl fmt::Display for Error {
                 f,
                 "the data ({data_bytes} bytes) holds no whole data block of {data_block_size} bytes; dm-verity needs at least one"
             ),
+            Error::ZeroDataBlocks { source } => write!(
+                f,
+                "{source} is 0: verifying zero data blocks would prove nothing, so at least one is required"
+            ),
+            Error::PinMismatch {
+                field,
+                pinned,
+                superblock,
+            } => write!(
+                f,
+                "the superblock says {field} = {superblock}, but {pinned} was pinned by the caller"
+            ),
+            Error::MissingDataBlock { block, data_blocks } => write!(
+                f,
+                "data block {block} is missing: the data device ends before it, but the tree covers {data_blocks} blocks"
+            ),
+            Error::HashOffsetTooLarge { offset, max } => {
+                write!(f, "hash offset {offset} is too large: at most {max} bytes")
+            }
             Error::TruncatedInput {
                 expected_blocks,
                 available_blocks,
@@ -161,7 +215,7 @@ impl fmt::Display for Error {
             ),
             Error::TreeTooLarge { data_blocks } => write!(
                 f,
-                "a tree over {data_blocks} data blocks is too large to address"
+                "a tree over {data_blocks} data blocks is too large to address with 64-bit byte offsets"
             ),
             Error::BlockRange {
                 start,

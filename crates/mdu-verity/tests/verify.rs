@@ -110,7 +110,12 @@ fn ranges_check_only_their_blocks() {
         |s, c| dmverity::verify_range(Cursor::new(&data), Cursor::new(&hash), &p, &root, s, c);
     check(0, 700).unwrap();
     check(701, 299).unwrap();
-    check(500, 0).unwrap();
+    assert!(matches!(
+        check(500, 0),
+        Err(Error::ZeroDataBlocks {
+            source: "the verify range"
+        })
+    ));
     assert!(matches!(
         check(650, 100),
         Err(Error::CorruptDataBlock { block: 700 })
@@ -242,7 +247,7 @@ fn bad_parameters_are_typed_errors_and_write_nothing() {
                 data_blocks: Some(0),
                 ..base.clone()
             },
-            |e| matches!(e, Error::NoDataBlocks { .. }),
+            |e| matches!(e, Error::ZeroDataBlocks { .. }),
         ),
     ];
     for (p, ok) in cases {
@@ -325,6 +330,22 @@ fn superblock_errors() {
     assert!(matches!(
         with(&|b| b[68..72].copy_from_slice(&0u32.to_le_bytes())),
         Error::BlockSize { size: 0, .. }
+    ));
+    assert!(matches!(
+        with(&|b| b[72..80].copy_from_slice(&0u64.to_le_bytes())),
+        Error::ZeroDataBlocks { .. }
+    ));
+    assert!(matches!(
+        with(&|b| b[72..80].copy_from_slice(&(u64::MAX / 4096 + 1).to_le_bytes())),
+        Error::TreeTooLarge { .. }
+    ));
+    assert!(matches!(
+        with(&|b| b[64..68].copy_from_slice(&131072u32.to_le_bytes())),
+        Error::BlockSize { size: 131072, .. }
+    ));
+    assert!(matches!(
+        with(&|b| b[80..82].copy_from_slice(&257u16.to_le_bytes())),
+        Error::SaltTooLong { len: 257, .. }
     ));
     assert!(matches!(
         with(&|b| b[80..82].copy_from_slice(&300u16.to_le_bytes())),
@@ -442,5 +463,318 @@ fn absurd_block_counts_are_errors_not_aborts() {
         u64::MAX / 2,
     )
     .unwrap_err();
+    assert!(matches!(e, Error::TreeTooLarge { .. }), "{e}");
+    // Addressable, but the tree is far larger than the hash device.
+    let big = dmverity::Params {
+        data_blocks: Some(1 << 40),
+        ..huge
+    };
+    let e =
+        dmverity::verify(Cursor::new(&data), Cursor::new(dev.get_ref()), &big, &root).unwrap_err();
     assert!(matches!(e, Error::HashAreaTooSmall { .. }), "{e}");
+    // A hash offset at the end of the 64-bit range.
+    let far = dmverity::Params {
+        hash_offset: !511,
+        superblock: true,
+        ..big
+    };
+    let e =
+        dmverity::verify(Cursor::new(&data), Cursor::new(dev.get_ref()), &far, &root).unwrap_err();
+    assert!(matches!(e, Error::HashOffsetTooLarge { .. }), "{e}");
+}
+
+/// A small image with a superblock: 20 blocks of 512 bytes, a two-level
+/// tree; returns (params, data, hash device, root).
+fn small_image() -> (dmverity::Params, Vec<u8>, Vec<u8>, Digest) {
+    let params = dmverity::Params {
+        data_block_size: 512,
+        hash_block_size: 512,
+        salt: bytes(32, 7),
+        uuid: [0x42; 16],
+        ..Default::default()
+    };
+    let data = bytes(20 * 512, 0x3c);
+    let mut dev = Cursor::new(Vec::new());
+    let root = dmverity::format(&data[..], &mut dev, &params)
+        .unwrap()
+        .root_hash();
+    (params, data, dev.into_inner(), root)
+}
+
+/// The fields of `Params` that shape the tree.
+fn shape(p: &dmverity::Params) -> (HashAlg, u32, u32, Vec<u8>, u32, Option<u64>) {
+    (
+        p.hash,
+        p.data_block_size,
+        p.hash_block_size,
+        p.salt.clone(),
+        p.format,
+        p.data_blocks,
+    )
+}
+
+#[test]
+fn zero_data_blocks_are_never_success() {
+    let (params, data, mut hash, root) = small_image();
+    // The attack: one 8-byte write of 0 over the superblock's data_blocks.
+    hash[72..80].copy_from_slice(&0u64.to_le_bytes());
+    let e = dmverity::verify_with_superblock(
+        Cursor::new(&data),
+        Cursor::new(&hash),
+        0,
+        &dmverity::Pins::default(),
+        &root,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::ZeroDataBlocks {
+                source: "the superblock's data_blocks"
+            }
+        ),
+        "{e}"
+    );
+    // Parameters with zero blocks, an empty data device, an empty range.
+    let zero = dmverity::Params {
+        data_blocks: Some(0),
+        ..params.clone()
+    };
+    let e = dmverity::verify(Cursor::new(&data), Cursor::new(&hash), &zero, &root).unwrap_err();
+    assert!(matches!(e, Error::ZeroDataBlocks { .. }), "{e}");
+    for empty in [&[][..], &data[..511]] {
+        let e =
+            dmverity::verify(Cursor::new(empty), Cursor::new(&hash), &params, &root).unwrap_err();
+        assert!(matches!(e, Error::NoDataBlocks { .. }), "{e}");
+    }
+    let e = dmverity::verify_range(Cursor::new(&data), Cursor::new(&hash), &params, &root, 3, 0)
+        .unwrap_err();
+    assert!(matches!(e, Error::ZeroDataBlocks { .. }), "{e}");
+    // Without a superblock and with an empty hash device as well.
+    let bare = dmverity::Params {
+        superblock: false,
+        ..params
+    };
+    let e = dmverity::verify(Cursor::new(&[]), Cursor::new(&[]), &bare, &root).unwrap_err();
+    assert!(matches!(e, Error::NoDataBlocks { .. }), "{e}");
+}
+
+#[test]
+fn a_short_data_device_names_the_first_missing_block() {
+    let (params, mut data, hash, root) = small_image();
+    let pins = dmverity::Pins::from_params(&dmverity::Params {
+        data_blocks: Some(20),
+        ..params.clone()
+    });
+    let verify = |data: &[u8]| {
+        dmverity::verify_with_superblock(Cursor::new(data), Cursor::new(&hash), 0, &pins, &root)
+    };
+    assert_eq!(verify(&data).unwrap().data_blocks, Some(20));
+    for len in [0, 1, 511, 512, 13 * 512 + 100, 19 * 512, 20 * 512 - 1] {
+        match verify(&data[..len]) {
+            Err(Error::MissingDataBlock {
+                block,
+                data_blocks: 20,
+            }) => assert_eq!(block, (len / 512) as u64, "{len} bytes"),
+            other => panic!("{len} bytes: {other:?}"),
+        }
+    }
+    // A bad block before the end is named first.
+    data[2 * 512] ^= 1;
+    assert!(matches!(
+        verify(&data[..10 * 512]),
+        Err(Error::CorruptDataBlock { block: 2 })
+    ));
+}
+
+#[test]
+fn pinned_parameters_must_agree_with_the_superblock() {
+    let (params, data, hash, root) = small_image();
+    let verify = |pins: &dmverity::Pins| {
+        dmverity::verify_with_superblock(Cursor::new(&data), Cursor::new(&hash), 0, pins, &root)
+    };
+    let all = dmverity::Pins::from_params(&dmverity::Params {
+        data_blocks: Some(20),
+        ..params.clone()
+    });
+    assert!(all.all_pinned());
+    assert_eq!(shape(&verify(&all).unwrap()), shape(&all_params(&params)));
+    let cases: Vec<(dmverity::Pins, &str, &str, &str)> = vec![
+        (
+            dmverity::Pins {
+                data_blocks: Some(16),
+                ..all.clone()
+            },
+            "data_blocks",
+            "16",
+            "20",
+        ),
+        (
+            dmverity::Pins {
+                hash: Some(HashAlg::Sha512),
+                ..all.clone()
+            },
+            "hash",
+            "sha512",
+            "sha256",
+        ),
+        (
+            dmverity::Pins {
+                data_block_size: Some(4096),
+                ..all.clone()
+            },
+            "data_block_size",
+            "4096",
+            "512",
+        ),
+        (
+            dmverity::Pins {
+                hash_block_size: Some(1024),
+                ..all.clone()
+            },
+            "hash_block_size",
+            "1024",
+            "512",
+        ),
+        (
+            dmverity::Pins {
+                format: Some(0),
+                ..all.clone()
+            },
+            "format",
+            "0",
+            "1",
+        ),
+        (
+            dmverity::Pins {
+                salt: Some(Vec::new()),
+                ..all.clone()
+            },
+            "salt",
+            "- (no salt)",
+            "",
+        ),
+    ];
+    for (pins, field, pinned, found) in cases {
+        match verify(&pins) {
+            Err(Error::PinMismatch {
+                field: f,
+                pinned: p,
+                superblock: s,
+            }) => {
+                assert_eq!((f, p.as_str()), (field, pinned));
+                if !found.is_empty() {
+                    assert_eq!(s, found);
+                }
+            }
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+}
+
+fn all_params(p: &dmverity::Params) -> dmverity::Params {
+    dmverity::Params {
+        data_blocks: Some(20),
+        ..p.clone()
+    }
+}
+
+/// The documented limit of an unpinned superblock: it may describe a
+/// smaller tree whose data is a copy of the original top hash block, and
+/// that verifies against the original root. Pinning `data_blocks` refuses it.
+#[test]
+fn an_unpinned_superblock_chooses_the_shape_and_a_pin_refuses_it() {
+    let (params, _data, hash, root) = small_image();
+    // The tree starts (with its top level) at hash block 1.
+    let top = params.hash_start_block() as usize * 512;
+    let forged_data = hash[top..top + 512].to_vec();
+    let mut forged_hash = hash.clone();
+    forged_hash[72..80].copy_from_slice(&1u64.to_le_bytes());
+    let used = dmverity::verify_with_superblock(
+        Cursor::new(&forged_data),
+        Cursor::new(&forged_hash),
+        0,
+        &dmverity::Pins::default(),
+        &root,
+    )
+    .expect("the forged one-block tree hashes to the root, as documented");
+    assert_eq!(used.data_blocks, Some(1));
+    let pins = dmverity::Pins {
+        data_blocks: Some(20),
+        ..Default::default()
+    };
+    let e = dmverity::verify_with_superblock(
+        Cursor::new(&forged_data),
+        Cursor::new(&forged_hash),
+        0,
+        &pins,
+        &root,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::PinMismatch {
+                field: "data_blocks",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // Trusted parameters (no superblock read): the forged data is caught.
+    let trusted = all_params(&params);
+    let e = dmverity::verify(
+        Cursor::new(&forged_data),
+        Cursor::new(&forged_hash),
+        &trusted,
+        &root,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::CorruptDataBlock { block: 0 }), "{e}");
+}
+
+/// Every bit of the superblock, flipped one at a time: with every shape
+/// parameter pinned, verification succeeds only when the parsed shape is
+/// unchanged (bits of the UUID, the padding, unused salt bytes, the case
+/// of the algorithm name); without pins, success also means the flipped
+/// superblock still describes this exact tree.
+#[test]
+fn every_flipped_superblock_bit_is_caught_or_harmless() {
+    let (params, data, mut hash, root) = small_image();
+    let want = shape(&all_params(&params));
+    let all = dmverity::Pins::from_params(&all_params(&params));
+    let mut harmless = 0;
+    for bit in 0..512 * 8 {
+        hash[bit / 8] ^= 1 << (bit % 8);
+        for pins in [&all, &dmverity::Pins::default()] {
+            let r = dmverity::verify_with_superblock(
+                Cursor::new(&data),
+                Cursor::new(&hash),
+                0,
+                pins,
+                &root,
+            );
+            if let Ok(used) = r {
+                assert_eq!(shape(&used), want, "superblock bit {bit}");
+                harmless += 1;
+            }
+        }
+        let sb = dmverity::Superblock::parse(&hash[..512]);
+        let shape_bit = matches!(bit / 8, 0..16 | 32..39 | 64..82 | 88..120);
+        if shape_bit {
+            // Signature, version, hash type, name, sizes, count, salt: the
+            // flip either breaks parsing or changes the shape (or only the
+            // case of a name letter, which parses to the same algorithm).
+            let same = sb.as_ref().map(|sb| shape(&sb.params(0)) == want);
+            let case_flip = (32..35).contains(&(bit / 8)) && bit % 8 == 5;
+            assert!(same.is_err() || !same.unwrap() || case_flip, "bit {bit}");
+        }
+        hash[bit / 8] ^= 1 << (bit % 8);
+    }
+    // UUID (128 bits), padding (48), unused salt and tail (224 * 8 + 168 * 8),
+    // the name field after its NUL (25 * 8) and the case bit of the letters
+    // of "sha", each under both pin settings.
+    assert_eq!(harmless, 2 * (128 + 48 + 224 * 8 + 168 * 8 + 25 * 8 + 3));
+    dmverity::verify_with_superblock(Cursor::new(&data), Cursor::new(&hash), 0, &all, &root)
+        .unwrap();
 }
