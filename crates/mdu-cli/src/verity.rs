@@ -20,31 +20,37 @@ pub(crate) enum VerityCmd {
     /// kept. A regular-file HASH is replaced atomically.
     Format(FormatArgs),
     /// Check every data block of DATA against HASH and ROOT_HEX, like
-    /// `veritysetup verify`: exit 0 if all match, 1 naming the first bad
-    /// block otherwise. With a superblock (the default) the parameters are
-    /// read from it.
+    /// `veritysetup verify`: exit 0 if all match, 1 naming the first bad or
+    /// missing block (or a damaged superblock) otherwise.
+    ///
+    /// Only ROOT_HEX and the options given on the command line are trusted.
+    /// With a superblock (the default) the parameters not given are read
+    /// from it, so the hash device chooses the shape of the tree, as with
+    /// `veritysetup`; each option given pins its value, and a superblock
+    /// that disagrees fails verification. Pin at least `--data-blocks` to
+    /// know that DATA is the data the root hash was made for.
     Verify(VerifyArgs),
 }
 
 /// Options shared by `format` and `verify` (those of `veritysetup`).
 #[derive(Args, Debug)]
 pub(crate) struct VerityOpts {
-    /// Hash algorithm.
-    #[arg(long, value_name = "ALG", default_value = "sha256", value_parser = ["sha256", "sha512"])]
-    hash: String,
-    /// Data block size in bytes (power of two, 512..=65536).
-    #[arg(long, value_name = "N", default_value_t = 4096)]
-    data_block_size: u32,
-    /// Hash block size in bytes (power of two, 512..=65536).
-    #[arg(long, value_name = "N", default_value_t = 4096)]
-    hash_block_size: u32,
+    /// Hash algorithm [default: sha256].
+    #[arg(long, value_name = "ALG", value_parser = ["sha256", "sha512"])]
+    hash: Option<String>,
+    /// Data block size in bytes (power of two, 512..=65536) [default: 4096].
+    #[arg(long, value_name = "N")]
+    data_block_size: Option<u32>,
+    /// Hash block size in bytes (power of two, 512..=65536) [default: 4096].
+    #[arg(long, value_name = "N")]
+    hash_block_size: Option<u32>,
     /// Salt as hex (up to 256 bytes), or `-` for none. Default for format:
-    /// 32 random bytes.
+    /// 32 random bytes; for verify without a superblock: none.
     #[arg(long, value_name = "HEX|-")]
     salt: Option<String>,
-    /// Hash type: 1 (normal) or 0 (original Chrome OS).
-    #[arg(long, value_name = "0|1", default_value_t = 1)]
-    format: u32,
+    /// Hash type: 1 (normal) or 0 (original Chrome OS) [default: 1].
+    #[arg(long, value_name = "0|1")]
+    format: Option<u32>,
     /// Write no superblock (verify: read none; give every parameter again).
     #[arg(long)]
     no_superblock: bool,
@@ -54,7 +60,8 @@ pub(crate) struct VerityOpts {
     /// UUID stored in the superblock (default: random, version 4).
     #[arg(long, value_name = "U")]
     uuid: Option<String>,
-    /// Number of data blocks to hash (default: every whole block of DATA).
+    /// Number of data blocks to hash (default: every whole block of DATA;
+    /// verify with a superblock: the superblock's count).
     #[arg(long, value_name = "N")]
     data_blocks: Option<u64>,
     /// Hashing threads (default: every core).
@@ -136,11 +143,39 @@ fn uuid_string(u: &[u8; 16]) -> String {
     )
 }
 
-fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, CliError> {
-    let hash = HashAlg::from_name(&o.hash).map_err(|e| CliError::Usage(e.to_string()))?;
+/// The values given on the command line, each pinned (`verify` with a
+/// superblock checks them against it).
+fn pins(o: &VerityOpts) -> Result<dmverity::Pins, CliError> {
+    let hash = o
+        .hash
+        .as_deref()
+        .map(HashAlg::from_name)
+        .transpose()
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     let salt = match o.salt.as_deref() {
-        Some("-") => Vec::new(),
-        Some(s) => util::parse_hex("salt", s)?,
+        Some("-") => Some(Vec::new()),
+        Some(s) => Some(util::parse_hex("salt", s)?),
+        None => None,
+    };
+    if o.data_blocks == Some(0) {
+        return Err(CliError::Usage(
+            "--data-blocks 0 is invalid: dm-verity needs at least one data block".into(),
+        ));
+    }
+    Ok(dmverity::Pins {
+        hash,
+        data_block_size: o.data_block_size,
+        hash_block_size: o.hash_block_size,
+        salt,
+        format: o.format,
+        data_blocks: o.data_blocks,
+    })
+}
+
+fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, CliError> {
+    let pins = pins(o)?;
+    let salt = match pins.salt {
+        Some(s) => s,
         None if random_defaults => {
             let mut s = vec![0u8; 32];
             util::random_bytes(&mut s)?;
@@ -159,24 +194,20 @@ fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, Cli
         }
         None => [0; 16],
     };
+    let d = dmverity::Params::default();
     let p = dmverity::Params {
-        hash,
-        data_block_size: o.data_block_size,
-        hash_block_size: o.hash_block_size,
+        hash: pins.hash.unwrap_or(d.hash),
+        data_block_size: pins.data_block_size.unwrap_or(d.data_block_size),
+        hash_block_size: pins.hash_block_size.unwrap_or(d.hash_block_size),
         salt,
-        format: o.format,
+        format: pins.format.unwrap_or(d.format),
         superblock: !o.no_superblock,
         uuid,
         hash_offset: o.hash_offset,
-        data_blocks: o.data_blocks,
+        data_blocks: pins.data_blocks,
     };
     p.validate()
         .map_err(|e| CliError::Usage(format!("invalid dm-verity parameters: {e}")))?;
-    if p.data_blocks == Some(0) {
-        return Err(CliError::Usage(
-            "--data-blocks 0 is invalid: dm-verity needs at least one data block".into(),
-        ));
-    }
     Ok(p)
 }
 
@@ -271,6 +302,35 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Turn a library error of `verify` into a CLI error: everything found in
+/// DATA or HASH that keeps the data from verifying (a bad, missing or
+/// absent block, a damaged superblock, a pin it contradicts) is a
+/// verification failure (exit 1); only I/O errors are not.
+fn verify_error(data: &Path, hash: &Path, p: &dmverity::Params, e: VerityError) -> CliError {
+    match e {
+        VerityError::Io(_) => verity_error(data, hash, p, e),
+        VerityError::MissingDataBlock { block, data_blocks } => {
+            let at = block * u64::from(p.data_block_size);
+            CliError::VerifyFailed(format!(
+                "{}: data block {block} (bytes {at}..{}) is missing: the data ends before it, \
+                 but the tree covers {data_blocks} blocks",
+                data.display(),
+                at + u64::from(p.data_block_size)
+            ))
+        }
+        VerityError::NoDataBlocks { data_bytes, .. } => CliError::VerifyFailed(format!(
+            "{}: the data ({data_bytes} bytes) holds no whole data block of {} bytes; \
+             nothing could be verified",
+            data.display(),
+            p.data_block_size
+        )),
+        VerityError::CorruptDataBlock { .. }
+        | VerityError::CorruptHashBlock { .. }
+        | VerityError::HashAreaTooSmall { .. } => verity_error(data, hash, p, e),
+        other => CliError::VerifyFailed(format!("{}: {other}", hash.display())),
+    }
+}
+
 /// Turn a library error into a CLI error naming the file and offset.
 fn verity_error(data: &Path, hash: &Path, p: &dmverity::Params, e: VerityError) -> CliError {
     match e {
@@ -328,33 +388,69 @@ fn verity_error(data: &Path, hash: &Path, p: &dmverity::Params, e: VerityError) 
 }
 
 fn verify(a: VerifyArgs) -> Result<(), CliError> {
-    let mut p = params(&a.opts, false)?;
     let open =
         |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
+    let root_bytes = util::parse_hex("root hash", &a.root)?;
+    let root = Digest::from_slice(&root_bytes);
+    let pool = util::pool(a.opts.threads)?;
     let data = open(&a.data)?;
     let mut hash = open(&a.hash_dev)?;
-    if p.superblock {
-        let sb = Superblock::read_from(&mut hash, p.hash_offset).map_err(|e| CliError::Input {
-            path: a.hash_dev.clone(),
-            offset: p.hash_offset,
-            rule: format!("no valid dm-verity superblock: {e}"),
-        })?;
-        p = sb.params(p.hash_offset);
-        hash.seek(SeekFrom::Start(0))
-            .map_err(|e| CliError::io(&a.hash_dev, "seek", e))?;
+    if a.opts.no_superblock {
+        let p = params(&a.opts, false)?;
+        check_root_len(&a.root, &root_bytes, &p)?;
+        return pool
+            .install(|| dmverity::verify(data, hash, &p, &root))
+            .map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e));
     }
-    let root_bytes = util::parse_hex("root hash", &a.root)?;
-    if root_bytes.len() != p.hash.digest_len() {
+    // The superblock chooses what was not pinned on the command line.
+    let pins = pins(&a.opts)?;
+    if !a.opts.hash_offset.is_multiple_of(512) {
         return Err(CliError::Usage(format!(
-            "root hash {:?} is {} bytes but {} needs {}",
-            a.root,
-            root_bytes.len(),
+            "--hash-offset {} is invalid: it must be a multiple of 512",
+            a.opts.hash_offset
+        )));
+    }
+    let sb = Superblock::read_from(&mut hash, a.opts.hash_offset).map_err(|e| match e {
+        VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
+        // No superblock at all: most likely the wrong file or a missing
+        // --no-superblock; a superblock with bad fields is a damaged image.
+        VerityError::BadSignature | VerityError::HashAreaTooSmall { .. } => CliError::Input {
+            path: a.hash_dev.clone(),
+            offset: a.opts.hash_offset,
+            rule: format!(
+                "no dm-verity superblock here ({e}); a hash device formatted with \
+                 --no-superblock needs --no-superblock and every parameter again"
+            ),
+        },
+        e => CliError::VerifyFailed(format!(
+            "{}: no valid dm-verity superblock at byte {}: {e}",
+            a.hash_dev.display(),
+            a.opts.hash_offset
+        )),
+    })?;
+    let p = sb.params(a.opts.hash_offset);
+    // A root of a known length that does not fit the superblock's
+    // algorithm is a mismatch the library reports (exit 1); any other
+    // length is a usage error.
+    if ![32, 64].contains(&root_bytes.len()) {
+        check_root_len(&a.root, &root_bytes, &p)?;
+    }
+    hash.seek(SeekFrom::Start(0))
+        .map_err(|e| CliError::io(&a.hash_dev, "seek", e))?;
+    pool.install(|| dmverity::verify_with_superblock(data, hash, a.opts.hash_offset, &pins, &root))
+        .map(|_| ())
+        .map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e))
+}
+
+/// The root hash must have the length of the algorithm's digests.
+fn check_root_len(text: &str, root: &[u8], p: &dmverity::Params) -> Result<(), CliError> {
+    if root.len() != p.hash.digest_len() {
+        return Err(CliError::Usage(format!(
+            "root hash {text:?} is {} bytes but {} needs {}",
+            root.len(),
             p.hash.name(),
             p.hash.digest_len()
         )));
     }
-    let root = Digest::from_slice(&root_bytes);
-    let pool = util::pool(a.opts.threads)?;
-    pool.install(|| dmverity::verify(data, hash, &p, &root))
-        .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))
+    Ok(())
 }
