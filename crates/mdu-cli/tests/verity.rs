@@ -431,7 +431,7 @@ fn tampered_images_never_verify() {
     let none: Vec<String> = Vec::new();
     // (what, data, hash, options, exit status, words the message must hold)
     type Case<'a> = (&'a str, &'a Path, &'a Path, Vec<String>, i32, &'a str);
-    let cases: Vec<Case> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("honest image", &data, &hash, none.clone(), 0, ""),
         (
             "honest image, no superblock",
