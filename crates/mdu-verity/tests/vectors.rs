@@ -4,6 +4,7 @@
 
 use std::io::Cursor;
 
+use mdu_core::testing::backends;
 use mdu_verity::sha256::{Backend, State};
 use mdu_verity::{HashAlg, dmverity, fsverity};
 
@@ -20,12 +21,30 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// One line per backend a test runs on, so a CI log shows which SHA-256
-/// code each test used.
+/// The names of the SHA-256 backends this CPU runs, best first.
+fn available_names() -> Vec<&'static str> {
+    Backend::available().iter().map(|b| b.name()).collect()
+}
+
+/// One line per backend a test runs on, and one for the x86-64 backends it
+/// could not run here, so a CI log shows which SHA-256 code each test used.
 fn print_backends(test: &str) {
     for b in Backend::available() {
         println!("{test}: sha256 backend {b}");
     }
+    println!(
+        "{test}: x86-64 sha256 backends not run on this CPU: {}",
+        backends::not_run("mdu-verity", &available_names())
+    );
+}
+
+/// Prints which SHA-256 backends run here and which x86-64 ones do not (and
+/// why); fails when `MDU_REQUIRE_X86_BACKENDS` names `shani` and this CPU
+/// does not run it, or names no backend at all.
+#[test]
+fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
+    let every = [Backend::ShaNi, Backend::ArmCe, Backend::Generic];
+    backends::require_x86_backends("mdu-verity", &every.map(Backend::name), &available_names());
 }
 
 #[test]
