@@ -96,7 +96,7 @@ fn round_trips_and_matches_python() {
             p
         })
         .collect();
-    let python = if common::have_tool("python3", "base64 python comparison") {
+    let python = if common::have_tool("python3", "round_trips_and_matches_python") {
         python_encodings(&files)
     } else {
         None

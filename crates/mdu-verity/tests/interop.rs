@@ -3,37 +3,36 @@
 //! many parameter sets. Same digests, same Merkle tree and descriptor bytes,
 //! same root hashes and the same hash-device bytes.
 //!
-//! A missing tool fails the test when `MDU_REQUIRE_TOOLS=1` (CI) and skips
-//! it with a printed reason otherwise.
+//! Without a tool its test prints a `SKIPPED` line and returns;
+//! `reference_tools_of_the_interop_tests_are_installed` then fails with the
+//! install command, unless `MDU_SKIP_TOOLS=1`. With `MDU_REQUIRE_TOOLS=1`
+//! (CI) a missing tool fails the tests themselves. See
+//! `mdu_core::testing::tools`.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mdu_core::testing::tools::{self, Search, Tool};
 use mdu_verity::sha256::Backend;
 use mdu_verity::{HashAlg, dmverity, fsverity};
 
-/// Locate a tool on PATH or in the sbin directories (veritysetup lives in
-/// /usr/sbin, which is not on every user's PATH).
-fn tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+/// Each tool with the tests of this file that need it.
+const USES: [(Tool, &[&str]); 2] = [
+    (Tool::Fsverity, &["fsverity_digest_matches_fsverity_utils"]),
+    (Tool::Veritysetup, &["dmverity_format_matches_veritysetup"]),
+];
+
+/// The tool's path (found on PATH or in the sbin directories: veritysetup
+/// lives in /usr/sbin, which is not on every user's PATH), or `None` after a
+/// `SKIPPED` line.
+fn require(tool: Tool, test: &str) -> Option<PathBuf> {
+    tools::require(tool, Search::PathAndSbin, test)
 }
 
-fn require(name: &str) -> Option<PathBuf> {
-    let found = tool(name);
-    if found.is_none() {
-        if std::env::var("MDU_REQUIRE_TOOLS").as_deref() == Ok("1") {
-            panic!(
-                "`{name}` not found and MDU_REQUIRE_TOOLS=1: install it (fsverity, cryptsetup-bin)"
-            );
-        }
-        eprintln!("SKIPPED: `{name}` not found (set MDU_REQUIRE_TOOLS=1 to make this a failure)");
-    }
-    found
+#[test]
+fn reference_tools_of_the_interop_tests_are_installed() {
+    tools::check_installed("mdu-verity", Search::PathAndSbin, &USES);
 }
 
 struct TempDir(PathBuf);
@@ -101,7 +100,8 @@ fn fsverity_sizes(bs: usize, hash: HashAlg) -> Vec<usize> {
 
 #[test]
 fn fsverity_digest_matches_fsverity_utils() {
-    let Some(fsverity_bin) = require("fsverity") else {
+    let Some(fsverity_bin) = require(Tool::Fsverity, "fsverity_digest_matches_fsverity_utils")
+    else {
         return;
     };
     println!(
@@ -211,7 +211,7 @@ fn veritysetup_format(bin: &Path, data: &Path, hash_dev: &Path, p: &dmverity::Pa
 
 #[test]
 fn dmverity_format_matches_veritysetup() {
-    let Some(bin) = require("veritysetup") else {
+    let Some(bin) = require(Tool::Veritysetup, "dmverity_format_matches_veritysetup") else {
         return;
     };
     println!(

@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use mdu_core::testing::tools::{self, Search, Tool};
+
 /// The `mdu` binary under test.
 ///
 /// When the tests run under an emulator (cross testing, see
@@ -31,38 +33,27 @@ pub fn run(cmd: &mut Command) -> Output {
         .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
-/// Whether `tool` can be run (`tool --version` succeeds). When it cannot:
-/// panic if `MDU_REQUIRE_TOOLS=1`, otherwise print why the test is skipped.
+/// The reference tool called `name` (as the tests run it).
+fn tool_named(name: &str) -> Tool {
+    Tool::ALL
+        .into_iter()
+        .find(|t| t.name() == name)
+        .unwrap_or_else(|| panic!("no reference tool is called `{name}`"))
+}
+
+/// Whether the tool the tests run as `tool` (`fsverity`, `veritysetup`,
+/// `python3`) works from PATH. When it does not: panic if
+/// `MDU_REQUIRE_TOOLS=1`, otherwise print a `SKIPPED` line naming `test`,
+/// the reason and the package to install (see `mdu_core::testing::tools`).
+/// `tests/tools.rs` lists every test that skips this way.
 pub fn have_tool(tool: &str, test: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("MDU_REQUIRE_TOOLS").as_deref() == Ok("1") {
-            panic!("{test}: `{tool}` is required (MDU_REQUIRE_TOOLS=1) but cannot be run");
-        }
-        eprintln!(
-            "SKIPPED {test}: `{tool}` is not installed (set MDU_REQUIRE_TOOLS=1 to fail instead)"
-        );
-    }
-    ok
+    tools::require(tool_named(tool), Search::PathOnly, test).is_some()
 }
 
 /// Whether python3 with the `cryptography` package is available (same
 /// skip/fail rule as [`have_tool`]).
 pub fn have_python_cryptography(test: &str) -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import cryptography.hazmat.primitives.ciphers"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("MDU_REQUIRE_TOOLS").as_deref() == Ok("1") {
-            panic!("{test}: python3 with `cryptography` is required (MDU_REQUIRE_TOOLS=1)");
-        }
-        eprintln!("SKIPPED {test}: python3 with `cryptography` is not available");
-    }
-    ok
+    tools::require(Tool::PythonCryptography, Search::PathOnly, test).is_some()
 }
 
 /// A small deterministic generator (xorshift64*), seeded per test so a

@@ -1,0 +1,47 @@
+//! The reference tools of the CLI's interop tests: one test that says which
+//! of those tests did not run on this machine, and how to install what they
+//! need.
+//!
+//! A test whose tool is missing prints a `SKIPPED` line and returns, which
+//! the test harness hides and counts as passed; this test fails instead,
+//! unless `MDU_SKIP_TOOLS=1`. With `MDU_REQUIRE_TOOLS=1` (CI) the tests
+//! themselves fail too. The tests run the tools by name, so they must be on
+//! PATH (`veritysetup` is in /usr/sbin).
+
+use mdu_core::testing::tools::{self, Search, Tool};
+
+/// Each tool with the tests that skip without it (keep in step with the
+/// `have_tool` / `have_python_cryptography` calls).
+const USES: [(Tool, &[&str]); 4] = [
+    (
+        Tool::Fsverity,
+        &[
+            "fsverity::matches_fsverity_digest",
+            "fsverity::a_file_larger_than_one_mapping_window",
+        ],
+    ),
+    (
+        Tool::Veritysetup,
+        &[
+            "verity::matches_veritysetup",
+            "verity::random_defaults_and_cross_verification",
+            "fsverity::a_file_larger_than_one_mapping_window",
+        ],
+    ),
+    (
+        Tool::PythonCryptography,
+        &[
+            "crypt::matches_python_reference_for_every_mode",
+            "crypt::two_threads_match_reference_on_a_long_run",
+        ],
+    ),
+    (
+        Tool::Python3,
+        &["base64::round_trips_and_matches_python (its comparison with Python)"],
+    ),
+];
+
+#[test]
+fn reference_tools_of_the_interop_tests_are_installed() {
+    tools::check_installed("mdu-cli", Search::PathOnly, &USES);
+}
