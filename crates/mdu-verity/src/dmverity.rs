@@ -1116,6 +1116,21 @@ pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
                 });
             }
         }
+        // The last block of a level holds the digests of the last blocks
+        // below it and zeros after them (as `format` writes it and as
+        // `veritysetup verify` checks): otherwise the tree is one over more
+        // blocks than `n`, and a prefix of its data would verify.
+        if hi + 1 == levels[i] {
+            let below = if i == 0 { n } else { levels[i - 1] };
+            let used = ((below - hi * per_block) as usize) * dl;
+            let last = &blocks[(nblocks - 1) * hbs..];
+            if let Some(at) = last[used..].iter().position(|&b| b != 0) {
+                return Err(Error::HashBlockSpare {
+                    hash_block: level_start[i] + hi,
+                    offset: used + at,
+                });
+            }
+        }
         // The entries of these blocks are the digests one level down.
         expected = blocks;
         if dl * per_block as usize != hbs {

@@ -146,6 +146,14 @@ pub enum Error {
         /// Position of the block on the hash device, in hash blocks.
         hash_block: u64,
     },
+    /// The last hash block of a level has non-zero bytes after its last
+    /// digest: the tree was made over more data blocks than are verified.
+    HashBlockSpare {
+        /// Position of the block on the hash device, in hash blocks.
+        hash_block: u64,
+        /// Offset of the first non-zero spare byte within the block.
+        offset: usize,
+    },
     /// An I/O error from the reader or writer.
     Io(std::io::Error),
 }
@@ -243,6 +251,11 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "hash block {hash_block} (level {level}, index {index}) does not match its hash"
+            ),
+            Error::HashBlockSpare { hash_block, offset } => write!(
+                f,
+                "hash block {hash_block} has a non-zero byte at offset {offset}, after its last digest: \
+                 the tree covers more data blocks than are being verified"
             ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
         }

@@ -579,6 +579,27 @@ fn a_short_data_device_names_the_first_missing_block() {
             other => panic!("{len} bytes: {other:?}"),
         }
     }
+    // The data's size chooses the count when nothing pins it: a prefix of
+    // the data fits the same tree shape but not its spare (zero) entries.
+    let trusted = dmverity::Params {
+        data_blocks: None,
+        ..params.clone()
+    };
+    for blocks in [1usize, 5, 16, 17, 19] {
+        let r = dmverity::verify(
+            Cursor::new(&data[..blocks * 512]),
+            Cursor::new(&hash),
+            &trusted,
+            &root,
+        );
+        assert!(
+            matches!(
+                r,
+                Err(Error::HashBlockSpare { .. } | Error::CorruptDataBlock { block: 0 })
+            ),
+            "{blocks} blocks: {r:?}"
+        );
+    }
     // A bad block before the end is named first.
     data[2 * 512] ^= 1;
     assert!(matches!(
