@@ -241,13 +241,22 @@ impl fmt::Display for DmCryptError {
                  a multiple of {} (512-byte units)",
                 sector_size / 512
             ),
-            DmCryptError::Length { len, sector_size } => write!(
-                f,
-                "buffer of {len} bytes is not a whole, non-zero number of {sector_size}-byte \
-                 sectors ({} whole sectors and {} bytes left over)",
-                len / *sector_size as usize,
-                len % *sector_size as usize
-            ),
+            DmCryptError::Length { len, sector_size } => {
+                write!(
+                    f,
+                    "buffer of {len} bytes is not a whole, non-zero number of {sector_size}-byte \
+                     sectors"
+                )?;
+                // The fields are public: a value built by hand may hold a
+                // sector size of 0, which has no whole sectors to count.
+                let ss = usize::try_from(*sector_size).unwrap_or(usize::MAX);
+                match (len.checked_div(ss), len.checked_rem(ss)) {
+                    (Some(whole), Some(left)) => {
+                        write!(f, " ({whole} whole sectors and {left} bytes left over)")
+                    }
+                    _ => Ok(()),
+                }
+            }
             DmCryptError::Cipher(e) => write!(f, "cipher error: {e}"),
         }
     }
@@ -809,5 +818,36 @@ impl IvGenerator {
         buf: &mut [u8],
     ) -> Result<(), DmCryptError> {
         self.par_crypt(false, cipher, first, buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_error_display_never_divides_by_zero() {
+        // Every field value, including a sector size of 0 that no
+        // constructor of this crate produces but the public fields allow.
+        for sector_size in [0, 1, 512, 4096, u32::MAX] {
+            for len in [0, 1, 100, 4096, usize::MAX] {
+                let msg = DmCryptError::Length { len, sector_size }.to_string();
+                assert!(msg.contains(&format!("buffer of {len} bytes")), "{msg}");
+                assert!(
+                    msg.contains(&format!("{sector_size}-byte sectors")),
+                    "{msg}"
+                );
+                assert_eq!(msg.contains("left over"), sector_size != 0, "{msg}");
+            }
+        }
+        let msg = DmCryptError::Length {
+            len: 1100,
+            sector_size: 512,
+        }
+        .to_string();
+        assert!(
+            msg.ends_with("(2 whole sectors and 76 bytes left over)"),
+            "{msg}"
+        );
     }
 }
