@@ -55,6 +55,7 @@ use core::fmt;
 mod backend;
 /// dm-crypt IV generators (`plain64`, `essiv:sha256`, ...) and sector-wise encryption.
 pub mod dmcrypt;
+mod wipe;
 
 pub use backend::Backend;
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Error, Iv};

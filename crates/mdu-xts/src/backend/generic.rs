@@ -5,7 +5,7 @@
 
 use aes::Block;
 use aes::cipher::consts::U16;
-use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
+use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, Key, KeyInit};
 use mdu_core::Iv;
 
 use super::Io;
@@ -23,19 +23,44 @@ impl<A> BlockAes for A where
 
 /// The data key K1 and the tweak key K2. The `aes` ciphers zeroize their
 /// round keys on drop (its `zeroize` feature).
-#[derive(Clone)]
+///
+/// The `aes` crate expands a key into a value it returns, so its schedule
+/// may pass through the stack on the way to the heap; [`Keys::boxed`] and
+/// [`Keys::boxed_clone`] are not inlined, and their callers wipe the stack
+/// they used once they return (`crate::wipe::after_key_setup`).
 pub(crate) struct Keys<A> {
     data: A,
     tweak: A,
 }
 
 impl<A: BlockAes> Keys<A> {
-    /// `k1` and `k2` have the AES key length of `A` (checked by the caller).
-    pub(crate) fn new(k1: &[u8], k2: &[u8]) -> Keys<A> {
+    /// The keys `k1` and `k2`, which have the AES key length of `A`
+    /// (checked by the caller), expanded into a new heap allocation. The
+    /// key bytes are read in place, never copied.
+    #[inline(never)]
+    pub(crate) fn boxed(k1: &[u8], k2: &[u8]) -> Box<Keys<A>> {
         // The caller passes the two halves of a key whose length it checked.
-        let data = A::new_from_slice(k1).unwrap_or_else(|_| unreachable!("checked key length"));
-        let tweak = A::new_from_slice(k2).unwrap_or_else(|_| unreachable!("checked key length"));
-        Keys { data, tweak }
+        let key = |k| <&Key<A>>::try_from(k).unwrap_or_else(|_| unreachable!("checked key length"));
+        let (k1, k2) = (key(k1), key(k2));
+        Box::write(
+            Box::new_uninit(),
+            Keys {
+                data: A::new(k1),
+                tweak: A::new(k2),
+            },
+        )
+    }
+
+    /// A copy in a new heap allocation.
+    #[inline(never)]
+    pub(crate) fn boxed_clone(&self) -> Box<Keys<A>> {
+        Box::write(
+            Box::new_uninit(),
+            Keys {
+                data: self.data.clone(),
+                tweak: self.tweak.clone(),
+            },
+        )
     }
 }
 
@@ -71,7 +96,12 @@ fn crypt_blocks<A: BlockAes>(keys: &Keys<A>, enc: bool, mut t: u128, data: &mut 
             bytes.copy_from_slice(&v.to_le_bytes());
         }
     }
-    scratch.iter_mut().for_each(|b| *b = Block::default());
+    // The blocks and tweaks of the last chunk: cleared, and kept cleared
+    // through optimization (`optimization_barrier`), once per call.
+    scratch.fill(Block::default());
+    tweaks.fill(0);
+    zeroize::optimization_barrier(&scratch);
+    zeroize::optimization_barrier(&tweaks);
     t
 }
 

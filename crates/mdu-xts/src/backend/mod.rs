@@ -265,14 +265,16 @@ enum Keys<S: KeySize> {
 }
 
 impl<S: KeySize> Clone for Keys<S> {
+    /// A copy in a new heap allocation; the caller wipes the stack after it
+    /// (see [`Engine::clone`]).
     fn clone(&self) -> Self {
         match self {
-            Keys::Generic(k) => Keys::Generic(k.clone()),
+            Keys::Generic(k) => Keys::Generic(k.boxed_clone()),
             #[cfg(any(
                 all(target_arch = "x86_64", not(miri)),
                 all(target_arch = "aarch64", target_endian = "little", not(miri))
             ))]
-            Keys::Simd(k) => Keys::Simd(k.clone()),
+            Keys::Simd(k) => Keys::Simd(k.boxed_clone()),
         }
     }
 }
@@ -325,9 +327,13 @@ pub(crate) struct Engine<S: KeySize> {
 
 impl<S: KeySize> Clone for Engine<S> {
     fn clone(&self) -> Self {
+        let keys = self.keys.clone();
+        // The `aes` crate's `Clone` (generic backend) returns its key
+        // schedule by value: wipe the stack it used.
+        crate::wipe::after_key_setup();
         Engine {
             backend: self.backend,
-            keys: self.keys.clone(),
+            keys,
         }
     }
 }
@@ -355,20 +361,28 @@ impl<S: KeySize> Engine<S> {
                 backend: backend.name(),
             });
         }
+        // The key is read where the caller holds it and expanded straight
+        // into the heap allocation that keeps the round keys; the setup runs
+        // in functions that are not inlined here, and the stack they used
+        // (their locals and spilled registers) is wiped once they return.
         let (k1, k2) = key.split_at(S::KEY_LEN / 2);
         let keys = match backend {
-            Backend::Generic => Keys::Generic(Box::new(generic::Keys::new(k1, k2))),
+            Backend::Generic => Keys::Generic(generic::Keys::boxed(k1, k2)),
             #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi => {
+                let mut rk = simd::RoundKeys::zeroed();
                 // SAFETY: every x86 backend needs AES-NI, and `backend` was
                 // checked to be available on this CPU just above.
-                Keys::Simd(Box::new(unsafe { simd::RoundKeys::new(k1, k2) }))
+                unsafe { rk.expand_into(k1, k2) };
+                Keys::Simd(rk)
             }
             #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
             Backend::ArmCe => {
+                let mut rk = simd::RoundKeys::zeroed();
                 // SAFETY: the arm64 backend needs the AES instructions, and
                 // `backend` was checked to be available on this CPU above.
-                Keys::Simd(Box::new(unsafe { simd::RoundKeys::new(k1, k2) }))
+                unsafe { rk.expand_into(k1, k2) };
+                Keys::Simd(rk)
             }
             // Backends not compiled for this target are never available.
             _ => {
@@ -377,6 +391,7 @@ impl<S: KeySize> Engine<S> {
                 });
             }
         };
+        crate::wipe::after_key_setup();
         Ok(Engine { backend, keys })
     }
 

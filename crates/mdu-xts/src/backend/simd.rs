@@ -8,9 +8,13 @@ use zeroize::Zeroize;
 pub(crate) type Schedule = [[u8; 16]; 15];
 
 /// The expanded XTS key: K1's encryption and decryption schedules and K2's
-/// encryption schedule, filled by each architecture's `RoundKeys::new`.
-/// Zeroized on drop.
-#[derive(Clone)]
+/// encryption schedule. Zeroized on drop.
+///
+/// It is only ever made on the heap: [`RoundKeys::zeroed`] allocates it
+/// empty and each architecture's `RoundKeys::expand_into` writes the round
+/// keys straight into that allocation, so no copy of a schedule is built on
+/// the stack and moved. For the same reason it is not `Clone`;
+/// [`RoundKeys::boxed_clone`] copies heap to heap.
 pub(crate) struct RoundKeys {
     /// K1, encryption order.
     pub(crate) enc: Schedule,
@@ -20,6 +24,27 @@ pub(crate) struct RoundKeys {
     pub(crate) dec: Schedule,
     /// K2, encryption order (tweaks are always encrypted).
     pub(crate) tweak: Schedule,
+}
+
+impl RoundKeys {
+    /// All-zero schedules in a new heap allocation, for `expand_into` to
+    /// fill in place.
+    pub(crate) fn zeroed() -> Box<RoundKeys> {
+        Box::new(RoundKeys {
+            enc: [[0; 16]; 15],
+            dec: [[0; 16]; 15],
+            tweak: [[0; 16]; 15],
+        })
+    }
+
+    /// A copy in a new heap allocation, written there directly.
+    pub(crate) fn boxed_clone(&self) -> Box<RoundKeys> {
+        let mut copy = RoundKeys::zeroed();
+        copy.enc.copy_from_slice(&self.enc);
+        copy.dec.copy_from_slice(&self.dec);
+        copy.tweak.copy_from_slice(&self.tweak);
+        copy
+    }
 }
 
 impl Drop for RoundKeys {

@@ -17,8 +17,6 @@ use core::arch::aarch64::*;
 
 pub(crate) mod ce;
 
-use zeroize::Zeroize;
-
 pub(crate) use super::simd::{RoundKeys, Schedule, bulk_blocks, iv_batch};
 
 /// SubWord: the S-box on each byte of `w`, in constant time.
@@ -35,22 +33,33 @@ fn sub_word(w: u32) -> u32 {
     vgetq_lane_u32::<0>(vreinterpretq_u32_u8(out))
 }
 
-/// The FIPS-197 encryption schedule of a 16- or 32-byte AES key (rounds
-/// 0..=10 or 0..=14; unused slots stay zero).
+/// Word `i` of a stored schedule (four little-endian words per round key).
+#[inline]
+fn word(s: &Schedule, i: usize) -> u32 {
+    let (round, at) = (&s[i / 4], 4 * (i % 4));
+    u32::from_le_bytes([round[at], round[at + 1], round[at + 2], round[at + 3]])
+}
+
+/// Writes the FIPS-197 encryption schedule of a 16- or 32-byte AES key
+/// (rounds 0..=10 or 0..=14) into `out`, word by word in place: the
+/// schedule is computed in its final slots, with no working copy.
 #[inline]
 #[target_feature(enable = "aes")]
-fn expand(key: &[u8]) -> Schedule {
+fn expand(key: &[u8], out: &mut Schedule) {
     let nk = key.len() / 4;
     let words = 4 * (nk + 7);
-    let mut w = [0u32; 60];
-    for (dst, src) in w.iter_mut().zip(key.chunks_exact(4)) {
-        *dst = u32::from_le_bytes([src[0], src[1], src[2], src[3]]);
+    let set = |out: &mut Schedule, i: usize, w: u32| {
+        let at = 4 * (i % 4);
+        out[i / 4][at..at + 4].copy_from_slice(&w.to_le_bytes());
+    };
+    for (i, src) in key.chunks_exact(4).enumerate() {
+        set(out, i, u32::from_le_bytes([src[0], src[1], src[2], src[3]]));
     }
     // Words are little-endian (byte 0 of the word in bits 0..8), so RotWord
     // is a right rotation by one byte and Rcon goes into the low byte.
     let mut rcon = 1u32;
     for i in nk..words {
-        let mut t = w[i - 1];
+        let mut t = word(out, i - 1);
         if i % nk == 0 {
             t = sub_word(t).rotate_right(8) ^ rcon;
             // Rcon doubles in GF(2^8): 01, 02, .., 80, 1b, 36 (no key data).
@@ -58,16 +67,8 @@ fn expand(key: &[u8]) -> Schedule {
         } else if nk == 8 && i % nk == 4 {
             t = sub_word(t);
         }
-        w[i] = w[i - nk] ^ t;
+        set(out, i, word(out, i - nk) ^ t);
     }
-    let mut out = [[0u8; 16]; 15];
-    for (round, words) in out.iter_mut().zip(w[..words].chunks_exact(4)) {
-        for (dst, word) in round.chunks_exact_mut(4).zip(words) {
-            dst.copy_from_slice(&word.to_le_bytes());
-        }
-    }
-    w.zeroize();
-    out
 }
 
 /// Loads 16 bytes.
@@ -77,29 +78,39 @@ pub(crate) fn load(bytes: &[u8; 16]) -> uint8x16_t {
     unsafe { vld1q_u8(bytes.as_ptr()) }
 }
 
+/// Stores a vector register into 16 bytes.
+#[inline]
+fn store(dst: &mut [u8; 16], v: uint8x16_t) {
+    // SAFETY: `dst` is 16 writable bytes; `st1` has no alignment need.
+    unsafe { vst1q_u8(dst.as_mut_ptr(), v) };
+}
+
 /// The 16 bytes of a vector register.
 #[inline]
 fn bytes(v: uint8x16_t) -> [u8; 16] {
     let mut out = [0u8; 16];
-    // SAFETY: `out` is 16 writable bytes; `st1` has no alignment need.
-    unsafe { vst1q_u8(out.as_mut_ptr(), v) };
+    store(&mut out, v);
     out
 }
 
 impl RoundKeys {
-    /// Expands the halves `k1` (data) and `k2` (tweak), each 16 or 32 bytes.
+    /// Expands the halves `k1` (data) and `k2` (tweak), each 16 or 32
+    /// bytes, into these (heap-allocated, zeroed) schedules in place.
+    ///
+    /// No schedule or key copy is made in memory outside `self`. What the
+    /// compiler spills to the stack meanwhile lies in this function's frame,
+    /// which the caller wipes once it has returned (hence `inline(never)`).
+    #[inline(never)]
     #[target_feature(enable = "aes")]
-    pub(crate) fn new(k1: &[u8], k2: &[u8]) -> RoundKeys {
+    pub(crate) fn expand_into(&mut self, k1: &[u8], k2: &[u8]) {
         let nr = if k1.len() == 32 { 14 } else { 10 };
-        let enc = expand(k1);
-        let tweak = expand(k2);
-        let mut dec = [[0u8; 16]; 15];
-        dec[0] = enc[nr];
+        expand(k1, &mut self.enc);
+        expand(k2, &mut self.tweak);
+        self.dec[0] = self.enc[nr];
         for i in 1..nr {
-            dec[i] = bytes(vaesimcq_u8(load(&enc[nr - i])));
+            store(&mut self.dec[i], vaesimcq_u8(load(&self.enc[nr - i])));
         }
-        dec[nr] = enc[0];
-        RoundKeys { enc, dec, tweak }
+        self.dec[nr] = self.enc[0];
     }
 }
 
@@ -330,11 +341,23 @@ mod tests {
         (bytes(ct), bytes(xts_block::<NR, false>(&dec, ct, zero)))
     }
 
+    /// The schedules of `k1` and `k2`, expanded in place.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the AES instructions.
+    unsafe fn expanded(k1: &[u8], k2: &[u8]) -> Box<RoundKeys> {
+        let mut keys = RoundKeys::zeroed();
+        // SAFETY: forwarded from the caller.
+        unsafe { keys.expand_into(k1, k2) };
+        keys
+    }
+
     fn crypt_both(key: &[u8], pt: [u8; 16]) -> ([u8; 16], [u8; 16]) {
         assert!(detected());
         // SAFETY: the AES instructions were detected just above.
         unsafe {
-            let keys = RoundKeys::new(key, key);
+            let keys = expanded(key, key);
             if key.len() == 32 {
                 crypt_both_inner::<14>(&keys, pt)
             } else {
@@ -350,13 +373,13 @@ mod tests {
         }
         // A.1: the last round key of 2b7e1516 28aed2a6 abf71588 09cf4f3c.
         // SAFETY: the AES instructions were detected just above.
-        let keys = unsafe { RoundKeys::new(&hex("2b7e151628aed2a6abf7158809cf4f3c"), &[0; 16]) };
+        let keys = unsafe { expanded(&hex("2b7e151628aed2a6abf7158809cf4f3c"), &[0; 16]) };
         assert_eq!(keys.enc[10], block("d014f9a8c9ee2589e13f0cc8b6630ca6"));
         assert_eq!(keys.enc[1], block("a0fafe1788542cb123a339392a6c7605"));
         // A.3: AES-256 round keys 2 and 14.
         let k256 = hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
         // SAFETY: as above.
-        let keys = unsafe { RoundKeys::new(&k256, &k256) };
+        let keys = unsafe { expanded(&k256, &k256) };
         assert_eq!(keys.enc[2], block("9ba354118e6925afa51a8b5f2067fcde"));
         assert_eq!(keys.enc[14], block("fe4890d1e6188d0b046df344706c631e"));
         assert_eq!(keys.tweak, keys.enc);

@@ -11,8 +11,6 @@ pub(crate) mod aesni;
 pub(crate) mod vaes256;
 pub(crate) mod vaes512;
 
-use zeroize::Zeroize;
-
 pub(crate) use super::simd::{RoundKeys, Schedule, bulk_blocks, iv_batch};
 
 /// One step of the key schedule: `prev` with its words prefix-XORed, then
@@ -33,80 +31,70 @@ macro_rules! assist {
     };
 }
 
-/// The AES-128 encryption schedule of `key` (rounds 0..=10).
+/// Writes the AES-128 encryption schedule of `key` (rounds 0..=10) into
+/// `out`, each round key straight from its register to its slot.
 #[inline]
 #[target_feature(enable = "aes")]
-fn expand128(key: __m128i) -> [__m128i; 15] {
-    let mut rk = [_mm_setzero_si128(); 15];
-    rk[0] = key;
-    rk[1] = expand_step(rk[0], assist!(rk[0], 0x01, 0xff));
-    rk[2] = expand_step(rk[1], assist!(rk[1], 0x02, 0xff));
-    rk[3] = expand_step(rk[2], assist!(rk[2], 0x04, 0xff));
-    rk[4] = expand_step(rk[3], assist!(rk[3], 0x08, 0xff));
-    rk[5] = expand_step(rk[4], assist!(rk[4], 0x10, 0xff));
-    rk[6] = expand_step(rk[5], assist!(rk[5], 0x20, 0xff));
-    rk[7] = expand_step(rk[6], assist!(rk[6], 0x40, 0xff));
-    rk[8] = expand_step(rk[7], assist!(rk[7], 0x80, 0xff));
-    rk[9] = expand_step(rk[8], assist!(rk[8], 0x1b, 0xff));
-    rk[10] = expand_step(rk[9], assist!(rk[9], 0x36, 0xff));
-    rk
-}
-
-/// The AES-256 encryption schedule of `lo || hi` (rounds 0..=14).
-#[inline]
-#[target_feature(enable = "aes")]
-fn expand256(lo: __m128i, hi: __m128i) -> [__m128i; 15] {
-    let mut rk = [_mm_setzero_si128(); 15];
-    rk[0] = lo;
-    rk[1] = hi;
-    rk[2] = expand_step(rk[0], assist!(rk[1], 0x01, 0xff));
-    rk[3] = expand_step(rk[1], assist!(rk[2], 0x00, 0xaa));
-    rk[4] = expand_step(rk[2], assist!(rk[3], 0x02, 0xff));
-    rk[5] = expand_step(rk[3], assist!(rk[4], 0x00, 0xaa));
-    rk[6] = expand_step(rk[4], assist!(rk[5], 0x04, 0xff));
-    rk[7] = expand_step(rk[5], assist!(rk[6], 0x00, 0xaa));
-    rk[8] = expand_step(rk[6], assist!(rk[7], 0x08, 0xff));
-    rk[9] = expand_step(rk[7], assist!(rk[8], 0x00, 0xaa));
-    rk[10] = expand_step(rk[8], assist!(rk[9], 0x10, 0xff));
-    rk[11] = expand_step(rk[9], assist!(rk[10], 0x00, 0xaa));
-    rk[12] = expand_step(rk[10], assist!(rk[11], 0x20, 0xff));
-    rk[13] = expand_step(rk[11], assist!(rk[12], 0x00, 0xaa));
-    rk[14] = expand_step(rk[12], assist!(rk[13], 0x40, 0xff));
-    rk
-}
-
-/// The encryption schedule of a 16- or 32-byte AES key.
-#[inline]
-#[target_feature(enable = "aes")]
-fn expand(key: &[u8]) -> [__m128i; 15] {
-    let mut bytes = [[0u8; 16]; 2];
-    for (dst, src) in bytes.iter_mut().zip(key.chunks(16)) {
-        dst.copy_from_slice(src);
+fn expand128(key: __m128i, out: &mut Schedule) {
+    let mut k = key;
+    store(&mut out[0], k);
+    macro_rules! round {
+        ($($i:literal: $rcon:literal),+) => {$(
+            k = expand_step(k, assist!(k, $rcon, 0xff));
+            store(&mut out[$i], k);
+        )+};
     }
-    let lo = load(&bytes[0]);
-    let hi = load(&bytes[1]);
-    bytes.zeroize();
-    if key.len() == 32 {
-        expand256(lo, hi)
-    } else {
-        expand128(lo)
+    round!(1: 0x01, 2: 0x02, 3: 0x04, 4: 0x08, 5: 0x10, 6: 0x20, 7: 0x40, 8: 0x80, 9: 0x1b, 10: 0x36);
+}
+
+/// Writes the AES-256 encryption schedule of `lo || hi` (rounds 0..=14)
+/// into `out`. Even round keys come from the previous even one and an
+/// `aeskeygenassist` (with Rcon) of the odd one before; odd round keys from
+/// the previous odd one and a SubWord-only assist of the even one before.
+#[inline]
+#[target_feature(enable = "aes")]
+fn expand256(lo: __m128i, hi: __m128i, out: &mut Schedule) {
+    let (mut even, mut odd) = (lo, hi);
+    store(&mut out[0], even);
+    store(&mut out[1], odd);
+    macro_rules! rounds {
+        ($($i:literal: $rcon:literal),+) => {$(
+            even = expand_step(even, assist!(odd, $rcon, 0xff));
+            store(&mut out[$i], even);
+            odd = expand_step(odd, assist!(even, 0x00, 0xaa));
+            store(&mut out[$i + 1], odd);
+        )+};
+    }
+    rounds!(2: 0x01, 4: 0x02, 6: 0x04, 8: 0x08, 10: 0x10, 12: 0x20);
+    even = expand_step(even, assist!(odd, 0x40, 0xff));
+    store(&mut out[14], even);
+}
+
+/// Writes the encryption schedule of a 16- or 32-byte AES key into `out`.
+/// The key is loaded from where the caller holds it, never copied.
+#[inline]
+#[target_feature(enable = "aes")]
+fn expand(key: &[u8], out: &mut Schedule) {
+    match (key.len(), key.first_chunk::<16>(), key.last_chunk::<16>()) {
+        (32, Some(lo), Some(hi)) => expand256(load(lo), load(hi), out),
+        (16, Some(k), _) => expand128(load(k), out),
+        // The callers pass the checked halves of a 32- or 64-byte key.
+        _ => {}
     }
 }
 
-fn store(rk: &[__m128i; 15]) -> Schedule {
-    let mut out = [[0u8; 16]; 15];
-    for (dst, src) in out.iter_mut().zip(rk) {
-        *dst = u128::to_le_bytes(to_u128(*src));
-    }
-    out
+/// Stores an xmm register into a stored round key.
+#[inline]
+fn store(dst: &mut [u8; 16], v: __m128i) {
+    // SAFETY: `dst` is 16 writable bytes; `storeu` has no alignment need.
+    unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) };
 }
 
 /// The 16 bytes of an xmm register.
 #[inline]
 fn to_u128(v: __m128i) -> u128 {
     let mut out = [0u8; 16];
-    // SAFETY: `out` is 16 writable bytes; `storeu` has no alignment need.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) };
+    store(&mut out, v);
     u128::from_le_bytes(out)
 }
 
@@ -118,27 +106,26 @@ pub(crate) fn load(bytes: &[u8; 16]) -> __m128i {
 }
 
 impl RoundKeys {
-    /// Expands the halves `k1` (data) and `k2` (tweak), each 16 or 32 bytes.
+    /// Expands the halves `k1` (data) and `k2` (tweak), each 16 or 32
+    /// bytes, into these (heap-allocated, zeroed) schedules in place.
+    ///
+    /// No schedule or key copy is made in memory outside `self`: the round
+    /// keys go from registers to their slots. What the compiler spills to
+    /// the stack meanwhile lies in this function's frame, which the caller
+    /// wipes once it has returned (hence `inline(never)`).
+    #[inline(never)]
     #[target_feature(enable = "aes")]
-    pub(crate) fn new(k1: &[u8], k2: &[u8]) -> RoundKeys {
+    pub(crate) fn expand_into(&mut self, k1: &[u8], k2: &[u8]) {
         let nr = if k1.len() == 32 { 14 } else { 10 };
-        let mut enc = expand(k1);
-        let mut tweak = expand(k2);
-        let mut dec = [_mm_setzero_si128(); 15];
-        dec[0] = enc[nr];
+        expand(k1, &mut self.enc);
+        expand(k2, &mut self.tweak);
+        // The equivalent inverse cipher: reversed, InvMixColumns on the
+        // middle round keys.
+        self.dec[0] = self.enc[nr];
         for i in 1..nr {
-            dec[i] = _mm_aesimc_si128(enc[nr - i]);
+            store(&mut self.dec[i], _mm_aesimc_si128(load(&self.enc[nr - i])));
         }
-        dec[nr] = enc[0];
-        let keys = RoundKeys {
-            enc: store(&enc),
-            dec: store(&dec),
-            tweak: store(&tweak),
-        };
-        for rk in [&mut enc, &mut dec, &mut tweak] {
-            rk.iter_mut().for_each(|k| *k = _mm_setzero_si128());
-        }
-        keys
+        self.dec[nr] = self.enc[0];
     }
 }
 
