@@ -49,6 +49,7 @@ use core::str::FromStr;
 use aes::Aes256;
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
 
 use crate::{DataUnitCipher, DataUnits, Error, Iv};
 
@@ -427,6 +428,22 @@ impl Geometry {
     }
 }
 
+/// The `essiv` IV key: AES-256 keyed with `salt = SHA-256(volume_key)`, in
+/// a new heap allocation.
+///
+/// The salt is hashed into a `Zeroizing` buffer and the key read from
+/// there without a copy; the SHA-256 state zeroizes itself on drop (the
+/// `sha2` `zeroize` feature). What the `aes` crate's expansion leaves on the
+/// stack below this frame is the caller's to wipe, hence `inline(never)`.
+#[inline(never)]
+fn essiv_key(volume_key: &[u8]) -> Box<Aes256> {
+    let mut salt = Zeroizing::new([0u8; 32]);
+    let mut hash = Sha256::new();
+    Digest::update(&mut hash, volume_key);
+    hash.finalize_into((&mut *salt).into());
+    Box::write(Box::new_uninit(), Aes256::new((&*salt).into()))
+}
+
 /// An IV generator bound to a mapping's geometry and volume key.
 ///
 /// Sectors are named by their index (in `sector_size` units) from the start
@@ -482,9 +499,10 @@ impl IvGenerator {
         volume_key: &[u8],
     ) -> Result<IvGenerator, DmCryptError> {
         let essiv = (mode == IvMode::EssivSha256).then(|| {
-            let mut salt: [u8; 32] = Sha256::digest(volume_key).into();
-            let aes = Box::new(Aes256::new(&salt.into()));
-            zeroize::Zeroize::zeroize(&mut salt);
+            let aes = essiv_key(volume_key);
+            // The hash state and the AES-256 expansion ran in the stack
+            // below this frame: wipe it.
+            crate::wipe::after_key_setup();
             aes
         });
         Ok(IvGenerator {
@@ -849,5 +867,18 @@ mod tests {
             msg.ends_with("(2 whole sectors and 76 bytes left over)"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn essiv_key_is_aes256_of_the_sha256_of_the_volume_key() {
+        let volume_key: Vec<u8> = (0..64).collect();
+        let salt: [u8; 32] = Sha256::digest(&volume_key).into();
+        let want = Aes256::new(&salt.into());
+        let got = essiv_key(&volume_key);
+        let mut a = aes::Block::from([7u8; 16]);
+        let mut b = a;
+        want.encrypt_block(&mut a);
+        got.encrypt_block(&mut b);
+        assert_eq!(a, b);
     }
 }
