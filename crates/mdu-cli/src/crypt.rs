@@ -8,6 +8,7 @@ use std::sync::mpsc;
 use clap::{Args, Subcommand};
 use mdu_xts::dmcrypt::{Geometry, IvGenerator, IvMode};
 use mdu_xts::{DataUnitCipher, Error as XtsError, XtsAes128, XtsAes256};
+use zeroize::Zeroizing;
 
 use crate::util::{self, AtomicOutput, CliError};
 
@@ -74,18 +75,30 @@ pub(crate) fn run(cmd: CryptCmd) -> Result<(), CliError> {
     }
 }
 
-fn read_key(path: &Path) -> Result<Vec<u8>, CliError> {
-    let key = std::fs::read(path).map_err(|e| CliError::io(path, "read the key", e))?;
-    if key.len() != 32 && key.len() != 64 {
+/// The raw volume key, in a buffer that is zeroized when dropped. The
+/// buffer is allocated once at its final size (one byte more than the
+/// longest key, to tell a longer file) and never grows, so no copy of the
+/// key is left behind in memory given back to the allocator.
+fn read_key(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
+    let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key", e))?;
+    let mut key = Zeroizing::new(vec![0u8; 65]);
+    let n = util::read_full(&mut f, &mut key).map_err(|e| CliError::io(path, "read the key", e))?;
+    if n != 32 && n != 64 {
+        let len = match f.metadata() {
+            Ok(m) if n > 64 && m.is_file() => m.len().to_string(),
+            _ if n > 64 => "more than 64".to_owned(),
+            _ => n.to_string(),
+        };
         return Err(CliError::Input {
             path: path.to_owned(),
-            offset: key.len().min(64) as u64,
+            offset: n.min(64) as u64,
             rule: format!(
-                "key file holds {} bytes; aes-xts needs exactly 32 (AES-128) or 64 (AES-256) raw key bytes",
-                key.len()
+                "key file holds {len} bytes; aes-xts needs exactly 32 (AES-128) or 64 (AES-256) raw key bytes"
             ),
         });
     }
+    // Shortening a vector never reallocates; the dropped tail is zeros.
+    key.truncate(n);
     Ok(key)
 }
 

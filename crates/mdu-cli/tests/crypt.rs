@@ -358,3 +358,34 @@ fn bad_input_is_refused_and_leaves_nothing() {
     let _ = std::fs::remove_file(d.join("manifest.json"));
     assert_eq!(entries(d), before);
 }
+
+/// `mdu crypt OP` with `args` (before IN and OUT) from `input` to `output`.
+fn crypt_cmd(op: &str, key: &Path, args: &[&str], input: &Path, output: &Path) -> Command {
+    let mut cmd = base_cmd(op, key);
+    cmd.args(args).arg(input).arg(output);
+    cmd
+}
+
+/// The key is read into a fixed buffer one byte longer than the longest
+/// key: files of 31, 33, 63, 65 and 100 bytes are refused with their
+/// length, a key of 32 or 64 bytes works.
+#[test]
+fn key_files_of_any_other_length_are_refused_with_their_length() {
+    let dir = scratch();
+    let d = dir.path();
+    let data = d.join("data");
+    std::fs::write(&data, vec![3u8; 1024]).unwrap();
+    let out_path = d.join("out");
+    for len in [0usize, 31, 33, 63, 65, 100, 32, 64] {
+        let key = d.join(format!("key{len}"));
+        std::fs::write(&key, (0..len).map(|i| i as u8).collect::<Vec<_>>()).unwrap();
+        let res = run(&mut crypt_cmd("encrypt", &key, &[], &data, &out_path));
+        if len == 32 || len == 64 {
+            expect_code(&res, 0, &format!("{len}-byte key"));
+            continue;
+        }
+        expect_code(&res, 2, &format!("{len}-byte key"));
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert!(err.contains(&format!("holds {len} bytes")), "{err}");
+    }
+}
