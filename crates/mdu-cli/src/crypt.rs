@@ -1,7 +1,8 @@
 //! `mdu crypt encrypt|decrypt`: dm-crypt plain-mode images.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -60,10 +61,31 @@ pub(crate) struct CryptArgs {
     /// Encryption threads (default: every core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-    /// Input file.
+    /// Rewrite IN where it lies, given again as OUT (not atomic).
+    ///
+    /// IN must be a regular file or a block device; without this option an
+    /// OUT that is the same file or device as IN is refused. IN is
+    /// converted chunk by chunk, each chunk read whole before it is written
+    /// back, and synced (fsync) at the end. Not atomic: an interrupted run
+    /// leaves IN partly converted, so keep a copy until it is done.
+    ///
+    /// With --offset, encrypt moves the data up by the offset, working back
+    /// to front so that nothing is read after it was overwritten (a regular
+    /// file grows and its offset area is zero-filled; a block device cannot
+    /// grow and is refused), and decrypt moves it down, front to back (a
+    /// regular file is cut to the plaintext's length; the end of a block
+    /// device is left as it was).
+    #[arg(long)]
+    in_place: bool,
+    /// Input file or device.
     #[arg(value_name = "IN")]
     input: PathBuf,
-    /// Output file (replaced atomically; never half-written).
+    /// Output file or device; atomic only for a regular file.
+    ///
+    /// A regular file is written to a temporary file, synced, renamed over
+    /// OUT, and its directory synced: a failed run leaves OUT as it was. A
+    /// block device is written in place and synced at the end: not atomic.
+    /// OUT must not be IN (see --in-place).
     #[arg(value_name = "OUT")]
     output: PathBuf,
 }
@@ -130,7 +152,7 @@ fn crypt(encrypt: bool, a: CryptArgs) -> Result<(), CliError> {
 }
 
 /// Where the output goes: a temporary file renamed into place, or a
-/// device written in place.
+/// device (or FIFO) written in place.
 enum Sink {
     Atomic(AtomicOutput),
     Device(File),
@@ -143,6 +165,39 @@ impl Sink {
             Sink::Device(f) => f,
         }
     }
+
+    /// Makes the output durable: renames the temporary file into place
+    /// (syncing the file and its directory), or syncs a block device. A
+    /// character device or FIFO has nothing to sync.
+    fn finish(self, path: &Path) -> Result<(), CliError> {
+        match self {
+            Sink::Atomic(o) => o.commit(),
+            Sink::Device(f) => {
+                let block = f.metadata().is_ok_and(|m| m.file_type().is_block_device());
+                if block {
+                    f.sync_all()
+                        .map_err(|e| CliError::io(path, "sync the device", e))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Whether `output` names the same file or device as the open input
+/// `input`: the same inode on the same file system (a hard link, a symlink,
+/// another path), or two device nodes of the same device. An output that
+/// does not exist yet (or cannot be examined) is not the input.
+fn same_file(input: &Metadata, output: &Path) -> bool {
+    let Ok(out) = std::fs::metadata(output) else {
+        return false;
+    };
+    let device = |m: &Metadata| {
+        let t = m.file_type();
+        t.is_block_device() || t.is_char_device()
+    };
+    (input.dev() == out.dev() && input.ino() == out.ino())
+        || (device(input) && device(&out) && input.rdev() == out.rdev())
 }
 
 fn stream<C: DataUnitCipher + Sync>(
@@ -157,7 +212,34 @@ fn stream<C: DataUnitCipher + Sync>(
         .checked_mul(512)
         .ok_or_else(|| CliError::Usage(format!("--offset {} is too large", a.offset)))?;
     let (mut input, in_len) = util::open_input(&a.input)?;
-    let is_regular = input.metadata().is_ok_and(|m| m.is_file());
+    let in_meta = input
+        .metadata()
+        .map_err(|e| CliError::io(&a.input, "examine", e))?;
+    let same = same_file(&in_meta, &a.output);
+    match (same, a.in_place) {
+        (true, false) => {
+            return Err(CliError::Usage(format!(
+                "{} and {} are the same file or device: the output would overwrite input \
+                 not yet read; give a different OUT, or --in-place to rewrite it in place \
+                 (not atomic)",
+                a.input.display(),
+                a.output.display()
+            )));
+        }
+        (false, true) => {
+            return Err(CliError::Usage(format!(
+                "--in-place rewrites IN itself, but {} is not the same file or device as {}",
+                a.output.display(),
+                a.input.display()
+            )));
+        }
+        (true, true) => {
+            drop(input);
+            return in_place(encrypt, a, ivgen, cipher, &in_meta);
+        }
+        (false, false) => {}
+    }
+    let is_regular = in_meta.is_file();
     // Decrypt reads the backing device from --offset on.
     let skip = if encrypt { 0 } else { header };
     if is_regular {
@@ -249,12 +331,7 @@ fn stream<C: DataUnitCipher + Sync>(
             // means failure, and dropping `out` removes the temporary file.
             for msg in done_rx {
                 let Some((buf, n)) = msg else {
-                    return match out {
-                        Sink::Atomic(o) => o.commit(),
-                        Sink::Device(mut f) => {
-                            f.flush().map_err(|e| CliError::io(out_path, "flush", e))
-                        }
-                    };
+                    return out.finish(out_path);
                 };
                 out.file()
                     .write_all(&buf[..n])
@@ -310,6 +387,117 @@ fn stream<C: DataUnitCipher + Sync>(
     })?;
     pb.finish_and_clear();
     debug_assert!(total > 0);
+    Ok(())
+}
+
+/// `--in-place`: converts the regular file or block device IN where it
+/// lies, chunk by chunk, each chunk read whole before it is written back.
+///
+/// Data at position `p` (from the start of the data) is read at
+/// `in_base + p` and written at `out_base + p`: encrypt moves it up by the
+/// `--offset` area (`out_base = offset * 512`), decrypt moves it down
+/// (`in_base = offset * 512`). Moving down, front to back is safe: every
+/// later read lies above the chunk just written. Moving up, the chunk just
+/// written would cover input not yet read, so the chunks go back to front:
+/// every later read lies below the chunk just read, and so below where it
+/// was written. Without `--offset` the two orders are the same.
+fn in_place<C: DataUnitCipher + Sync>(
+    encrypt: bool,
+    a: &CryptArgs,
+    ivgen: &IvGenerator,
+    cipher: &C,
+    meta: &Metadata,
+) -> Result<(), CliError> {
+    let path = a.input.as_path();
+    let ss = a.sector_size as usize;
+    let regular = meta.is_file();
+    if !regular && !meta.file_type().is_block_device() {
+        return Err(CliError::Usage(format!(
+            "--in-place needs a regular file or a block device; {} is neither",
+            path.display()
+        )));
+    }
+    let header = a
+        .offset
+        .checked_mul(512)
+        .ok_or_else(|| CliError::Usage(format!("--offset {} is too large", a.offset)))?;
+    if encrypt && header > 0 && !regular {
+        return Err(CliError::Usage(format!(
+            "--in-place encrypt with --offset moves the data up by {header} bytes, but the \
+             block device {} cannot grow: encrypt it into another device or file",
+            path.display()
+        )));
+    }
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| CliError::io(path, "open for reading and writing", e))?;
+    let len = f
+        .seek(SeekFrom::End(0))
+        .map_err(|e| CliError::io(path, "read its size", e))?;
+    let (in_base, out_base) = if encrypt { (0, header) } else { (header, 0) };
+    if len < in_base {
+        return Err(CliError::Input {
+            path: path.to_owned(),
+            offset: len,
+            rule: format!(
+                "the file ends before --offset {} (byte {header}) where the encrypted data starts",
+                a.offset
+            ),
+        });
+    }
+    let data_len = len - in_base;
+    check_sectors(path, in_base, data_len, ss)?;
+
+    let pool = util::pool(a.threads)?;
+    let parallel = pool.current_num_threads() > 1;
+    let chunk = (CHUNK_PER_THREAD * pool.current_num_threads()) as u64;
+    let mut buf = vec![0u8; chunk.min(data_len) as usize];
+    let pb = util::progress(data_len, if encrypt { "encrypt" } else { "decrypt" });
+    let mut order: Vec<u64> = (0..data_len.div_ceil(chunk)).map(|i| i * chunk).collect();
+    if out_base > in_base {
+        order.reverse();
+    }
+    for p in order {
+        let n = chunk.min(data_len - p) as usize;
+        let piece = &mut buf[..n];
+        f.read_exact_at(piece, in_base + p)
+            .map_err(|e| CliError::io(path, "read", e))?;
+        let sector = p / ss as u64;
+        let r = match (encrypt, parallel) {
+            (true, true) => pool.install(|| ivgen.par_encrypt(cipher, sector, piece)),
+            (false, true) => pool.install(|| ivgen.par_decrypt(cipher, sector, piece)),
+            (true, false) => ivgen.encrypt(cipher, sector, piece),
+            (false, false) => ivgen.decrypt(cipher, sector, piece),
+        };
+        r.map_err(|e| CliError::lib(path, e))?;
+        f.write_all_at(piece, out_base + p)
+            .map_err(|e| CliError::io(path, "write", e))?;
+        pb.inc(n as u64);
+    }
+    if regular && header > 0 {
+        // Leave the file as an out-of-place run would have written it: the
+        // offset area of an encrypted image is zeros (here it still held
+        // the start of the plaintext), a decrypted image ends with the data.
+        let r = if encrypt {
+            buf.fill(0);
+            let mut at = 0;
+            let mut r = Ok(());
+            while at < header && r.is_ok() {
+                let n = (header - at).min(buf.len() as u64) as usize;
+                r = f.write_all_at(&buf[..n], at);
+                at += n as u64;
+            }
+            r
+        } else {
+            f.set_len(data_len)
+        };
+        r.map_err(|e| CliError::io(path, "finish the --offset area", e))?;
+    }
+    f.sync_all()
+        .map_err(|e| CliError::io(path, "sync to stable storage", e))?;
+    pb.finish_and_clear();
     Ok(())
 }
 

@@ -35,6 +35,19 @@ enum Cmd {
     Verity(verity::VerityCmd),
     /// dm-crypt plain-mode encryption with AES-XTS (as a `cryptsetup open
     /// --type plain` mapping would read and write).
+    ///
+    /// Which outputs are atomic: only a regular-file OUT. It is written to a
+    /// temporary file in its directory, synced (fsync), renamed over OUT,
+    /// and the directory is synced, so a failed or interrupted run leaves
+    /// OUT as it was. A block-device OUT is written in place and synced at
+    /// the end: a failed run leaves it partly written. A character device
+    /// or FIFO is written as a stream.
+    ///
+    /// OUT may not be the same file or device as IN (same inode, or the
+    /// same device under another name) unless --in-place is given, which
+    /// rewrites IN itself (a regular file or block device) chunk by chunk,
+    /// never reading what it has already overwritten, and syncs it at the
+    /// end. --in-place is not atomic either: keep a copy until it is done.
     #[command(subcommand)]
     Crypt(crypt::CryptCmd),
     /// base64 between stdin and stdout.

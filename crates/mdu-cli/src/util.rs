@@ -81,7 +81,9 @@ impl fmt::Display for CliError {
 
 /// An output file written to a temporary file in the target's directory and
 /// renamed over the target only when everything succeeded; dropped without
-/// [`commit`](Self::commit), it leaves nothing behind.
+/// [`commit`](Self::commit), it leaves nothing behind. The commit syncs the
+/// file before the rename and the directory after it, so once it returns
+/// the new contents survive a crash under the target's name.
 pub(crate) struct AtomicOutput {
     target: PathBuf,
     tmp: NamedTempFile,
@@ -90,10 +92,7 @@ pub(crate) struct AtomicOutput {
 impl AtomicOutput {
     /// A new, empty temporary file next to `target`.
     pub(crate) fn create(target: &Path) -> Result<AtomicOutput, CliError> {
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let dir = parent_dir(target);
         let tmp = tempfile::Builder::new()
             .prefix(".mdu-")
             .tempfile_in(dir)
@@ -128,31 +127,43 @@ impl AtomicOutput {
         &self.target
     }
 
-    /// Flush and rename over the target.
+    /// Sync the file (fsync), rename it over the target, then sync the
+    /// target's directory so that the rename itself is durable.
     pub(crate) fn commit(self) -> Result<(), CliError> {
         let target = self.target;
-        self.tmp
-            .as_file()
-            .sync_data()
-            .or_else(|e| {
-                // Some file systems (tmpfs on old kernels) refuse fsync; the
-                // rename is still atomic.
-                if e.kind() == io::ErrorKind::Unsupported {
-                    Ok(())
-                } else {
-                    Err(e)
-                }
-            })
-            .map_err(|e| CliError::io(&target, "flush the output", e))?;
+        sync(self.tmp.as_file()).map_err(|e| CliError::io(&target, "flush the output", e))?;
         self.tmp
             .persist(&target)
             .map_err(|e| CliError::io(&target, "rename the temporary file onto it", e.error))?;
+        let dir = parent_dir(&target);
+        File::open(dir)
+            .and_then(|d| sync(&d))
+            .map_err(|e| CliError::io(dir, "sync the directory after renaming the output", e))?;
         Ok(())
     }
 }
 
+/// The directory holding `path` (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// fsync, where the file system supports it: some (tmpfs on old kernels,
+/// some FUSE file systems) refuse it with ENOTSUP or EINVAL, and have no
+/// stable storage to flush to; the rename is still atomic there.
+fn sync(f: &File) -> io::Result<()> {
+    f.sync_all().or_else(|e| match e.kind() {
+        io::ErrorKind::Unsupported | io::ErrorKind::InvalidInput => Ok(()),
+        _ => Err(e),
+    })
+}
+
 /// Whether `path` names something that cannot be replaced by a rename
-/// (a block or character device, a FIFO): such outputs are written in place.
+/// (a block or character device, a FIFO): such outputs are written in place,
+/// without the atomicity of [`AtomicOutput`].
 pub(crate) fn is_special(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }

@@ -366,6 +366,177 @@ fn crypt_cmd(op: &str, key: &Path, args: &[&str], input: &Path, output: &Path) -
     cmd
 }
 
+#[test]
+fn the_input_as_output_is_refused_without_in_place() {
+    use std::os::unix::fs::MetadataExt;
+
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, (0..64u8).collect::<Vec<_>>()).unwrap();
+    let input = d.join("in");
+    let data: Vec<u8> = (0..8 * 512).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&input, &data).unwrap();
+    let hard = d.join("hard");
+    std::fs::hard_link(&input, &hard).unwrap();
+    let soft = d.join("soft");
+    std::os::unix::fs::symlink(&input, &soft).unwrap();
+    // The same file under another spelling of its path.
+    let dotted = d.join(".").join("in");
+    let before = entries(d);
+    let ino = std::fs::metadata(&input).unwrap().ino();
+
+    for op in ["encrypt", "decrypt"] {
+        for out in [&input, &hard, &soft, &dotted] {
+            let what = format!("{op} onto {}", out.display());
+            let res = run(&mut crypt_cmd(op, &key, &[], &input, out));
+            expect_code(&res, 2, &what);
+            let err = String::from_utf8_lossy(&res.stderr);
+            assert!(err.contains("same file or device"), "{what}: {err}");
+            assert!(err.contains("--in-place"), "{what}: {err}");
+            assert_eq!(std::fs::read(&input).unwrap(), data, "{what}");
+            assert_eq!(entries(d), before, "{what}");
+            assert_eq!(std::fs::metadata(&input).unwrap().ino(), ino, "{what}");
+        }
+        // Reading the input through a symlink changes nothing either.
+        let res = run(&mut crypt_cmd(op, &key, &[], &soft, &hard));
+        expect_code(
+            &res,
+            2,
+            &format!("{op} from the symlink onto the hard link"),
+        );
+        assert_eq!(std::fs::read(&input).unwrap(), data);
+    }
+
+    // --in-place with an OUT that is another file: refused, nothing made.
+    let other = d.join("other");
+    let res = run(&mut crypt_cmd(
+        "encrypt",
+        &key,
+        &["--in-place"],
+        &input,
+        &other,
+    ));
+    expect_code(&res, 2, "--in-place with a different OUT");
+    assert!(String::from_utf8_lossy(&res.stderr).contains("not the same file"));
+    assert_eq!(entries(d), before);
+
+    // The same character device: refused without --in-place, and --in-place
+    // takes only regular files and block devices.
+    let null = Path::new("/dev/null");
+    let res = run(&mut crypt_cmd("encrypt", &key, &[], null, null));
+    expect_code(&res, 2, "/dev/null onto itself");
+    let res = run(&mut crypt_cmd("encrypt", &key, &["--in-place"], null, null));
+    expect_code(&res, 2, "--in-place on /dev/null");
+    assert!(String::from_utf8_lossy(&res.stderr).contains("regular file or a block device"));
+    assert_eq!(std::fs::read(&input).unwrap(), data);
+}
+
+/// In-place runs, with and without `--offset`, across several chunks (one
+/// and two threads, so chunks of 1 and 2 MiB): encrypt gives the bytes of
+/// the out-of-place run, and decrypt in place gives back the original, in
+/// the same inode. With `--offset`, encrypt moves the data up (processed
+/// back to front) and decrypt moves it down; an offset larger than a chunk
+/// makes every chunk's destination overlap input that an unsafe order would
+/// already have overwritten.
+#[test]
+fn in_place_equals_out_of_place_and_decrypts_back() {
+    use std::os::unix::fs::MetadataExt;
+
+    let mut rng = Rng::new("in_place_equals_out_of_place_and_decrypts_back");
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, rng.bytes(64)).unwrap();
+    // 3 MiB and three 4 KiB sectors: the last chunk is a partial one.
+    let original = rng.bytes((3 << 20) + 3 * 4096);
+    let plain = d.join("plain");
+    std::fs::write(&plain, &original).unwrap();
+    let (want, work, back) = (d.join("want"), d.join("work"), d.join("back"));
+
+    for (cipher, ss, offset, threads) in [
+        ("aes-xts-plain64", "512", "0", "1"),
+        ("aes-xts-plain64", "4096", "8", "1"),
+        ("aes-xts-essiv:sha256", "512", "7", "2"),
+        // 2.5 MiB: more than one chunk of either size.
+        ("aes-xts-plain64", "512", "5120", "1"),
+        ("aes-xts-benbi", "4096", "5120", "2"),
+    ] {
+        let what = format!("{cipher} --sector-size {ss} --offset {offset} --threads {threads}");
+        let args = [
+            "--cipher",
+            cipher,
+            "--sector-size",
+            ss,
+            "--offset",
+            offset,
+            "--threads",
+            threads,
+        ];
+        let run_ok = |op: &str, extra: &[&str], from: &Path, to: &Path| {
+            let mut cmd = mdu();
+            cmd.args(["crypt", op, "--key-file"])
+                .arg(&key)
+                .args(args)
+                .args(extra)
+                .arg(from)
+                .arg(to);
+            expect_code(&run(&mut cmd), 0, &format!("{op} {extra:?} {what}"));
+        };
+        run_ok("encrypt", &[], &plain, &want);
+        std::fs::write(&work, &original).unwrap();
+        let ino = std::fs::metadata(&work).unwrap().ino();
+
+        run_ok("encrypt", &["--in-place"], &work, &work);
+        let got = std::fs::read(&work).unwrap();
+        assert!(
+            got == std::fs::read(&want).unwrap(),
+            "in-place encrypt differs from out-of-place: {what}"
+        );
+        assert_eq!(std::fs::metadata(&work).unwrap().ino(), ino, "{what}");
+
+        run_ok("decrypt", &["--in-place"], &work, &work);
+        assert!(
+            std::fs::read(&work).unwrap() == original,
+            "in-place decrypt does not give the original back: {what}"
+        );
+        assert_eq!(std::fs::metadata(&work).unwrap().ino(), ino, "{what}");
+
+        run_ok("decrypt", &[], &want, &back);
+        assert!(
+            std::fs::read(&back).unwrap() == original,
+            "out-of-place decrypt: {what}"
+        );
+    }
+}
+
+#[test]
+fn in_place_refusals_leave_the_file_unchanged() {
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, (0..64u8).collect::<Vec<_>>()).unwrap();
+    let file = d.join("img");
+    let data = vec![5u8; 4 * 512];
+    std::fs::write(&file, &data).unwrap();
+    let before = entries(d);
+    for (op, args, what) in [
+        ("decrypt", &["--offset", "5"][..], "shorter than --offset"),
+        (
+            "encrypt",
+            &["--sector-size", "4096"],
+            "not whole 4096-byte sectors",
+        ),
+        ("encrypt", &["--cipher", "aes-xts-lmk"], "unknown IV mode"),
+    ] {
+        let mut cmd = crypt_cmd(op, &key, args, &file, &file);
+        let res = run(cmd.arg("--in-place"));
+        expect_code(&res, 2, what);
+        assert_eq!(std::fs::read(&file).unwrap(), data, "{what}");
+        assert_eq!(entries(d), before, "{what}");
+    }
+}
+
 /// The key is read into a fixed buffer one byte longer than the longest
 /// key: files of 31, 33, 63, 65 and 100 bytes are refused with their
 /// length, a key of 32 or 64 bytes works.
