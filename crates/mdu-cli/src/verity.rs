@@ -260,7 +260,12 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
             .write(true)
             .open(&a.hash_dev)
             .map_err(|e| CliError::io(&a.hash_dev, "open for writing", e))?;
-        format_into(&mut dev).map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?
+        let out = format_into(&mut dev).map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
+        // A device is written in place, not atomically: make the hash area
+        // durable before reporting success.
+        dev.sync_all()
+            .map_err(|e| CliError::io(&a.hash_dev, "sync", e))?;
+        out
     } else {
         let mut tmp = AtomicOutput::create_from_existing(&a.hash_dev)?;
         let out =
