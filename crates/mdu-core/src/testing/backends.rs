@@ -79,7 +79,7 @@ pub const X86_BACKENDS: [X86Backend; 6] = [
     X86Backend {
         name: "aesni",
         crate_name: "mdu-xts",
-        cpu_features: &["aes"],
+        cpu_features: &["aes", "pclmulqdq"],
     },
     X86Backend {
         name: "shani",
@@ -265,6 +265,7 @@ fn x86_feature_detected(name: &str) -> bool {
         "bmi2" => has!("bmi2"),
         "vaes" => has!("vaes"),
         "vpclmulqdq" => has!("vpclmulqdq"),
+        "pclmulqdq" => has!("pclmulqdq"),
         "sha" => has!("sha"),
         "sse2" => has!("sse2"),
         "ssse3" => has!("ssse3"),

@@ -14,6 +14,11 @@ use mdu_core::{Error, Iv};
 
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 pub(crate) mod aarch64;
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
+pub(crate) mod driver;
 pub(crate) mod generic;
 #[cfg(any(
     all(target_arch = "x86_64", not(miri)),
@@ -33,7 +38,7 @@ pub(crate) mod x86;
 /// |---|---|---|---|
 /// | `Vaes512` | x86_64 | AVX-512 F/BW/VL, VAES, VPCLMULQDQ, AES-NI | 4 (zmm) |
 /// | `Vaes256` | x86_64 | AVX2, VAES, VPCLMULQDQ, AES-NI | 2 (ymm) |
-/// | `AesNi` | x86_64 | AES-NI | 1 (xmm) |
+/// | `AesNi` | x86_64 | AES-NI, PCLMULQDQ | 1 (xmm) |
 /// | `ArmCe` | aarch64 (little-endian) | NEON, AES, PMULL (Armv8 Crypto Extensions) | 1 (q register) |
 /// | `Generic` | any | nothing (RustCrypto `aes`) | - |
 ///
@@ -50,9 +55,10 @@ pub enum Backend {
     /// per main-loop iteration.
     Vaes512,
     /// VAES and VPCLMULQDQ on 256-bit ymm registers (AVX2), for CPUs without
-    /// AVX-512 such as Zen 3 and Alder Lake: eight blocks per iteration.
+    /// AVX-512 such as Zen 3 and Alder Lake: sixteen blocks per iteration.
     Vaes256,
-    /// AES-NI on 128-bit xmm registers: eight blocks per iteration.
+    /// AES-NI and PCLMULQDQ on 128-bit xmm registers: eight blocks per
+    /// iteration.
     AesNi,
     /// The Armv8 Crypto Extensions (`AESE`/`AESMC`, `AESD`/`AESIMC`,
     /// `PMULL`) on 128-bit NEON registers of arm64: eight blocks per
@@ -82,6 +88,8 @@ pub(crate) struct CpuFeatures {
     pub(crate) avx512vl: bool,
     pub(crate) vaes: bool,
     pub(crate) vpclmulqdq: bool,
+    /// x86_64: the 128-bit carry-less multiply (with AES-NI since Westmere).
+    pub(crate) pclmulqdq: bool,
     /// aarch64: the 64-bit carry-less multiply `PMULL` (FEAT_PMULL).
     pub(crate) pmull: bool,
     /// aarch64: Advanced SIMD (baseline on arm64 Linux, detected anyway).
@@ -102,6 +110,7 @@ impl CpuFeatures {
                 avx512vl: std::arch::is_x86_feature_detected!("avx512vl"),
                 vaes: std::arch::is_x86_feature_detected!("vaes"),
                 vpclmulqdq: std::arch::is_x86_feature_detected!("vpclmulqdq"),
+                pclmulqdq: std::arch::is_x86_feature_detected!("pclmulqdq"),
                 ..CpuFeatures::default()
             }
         }
@@ -144,7 +153,7 @@ impl Backend {
                     && f.vpclmulqdq
             }
             Backend::Vaes256 => compiled && f.aes && f.avx2 && f.vaes && f.vpclmulqdq,
-            Backend::AesNi => compiled && f.aes,
+            Backend::AesNi => compiled && f.aes && f.pclmulqdq,
             Backend::ArmCe => compiled_arm && f.neon && f.aes && f.pmull,
             Backend::Generic => true,
         }
@@ -482,6 +491,7 @@ mod tests {
                 "avx512vl" => f.avx512vl = true,
                 "vaes" => f.vaes = true,
                 "vpclmulqdq" => f.vpclmulqdq = true,
+                "pclmulqdq" => f.pclmulqdq = true,
                 "pmull" => f.pmull = true,
                 "neon" => f.neon = true,
                 other => panic!("unknown feature {other}"),
@@ -496,6 +506,7 @@ mod tests {
         use Backend::*;
         let zen4 = features(&[
             "aes",
+            "pclmulqdq",
             "avx2",
             "avx512f",
             "avx512bw",
@@ -508,25 +519,37 @@ mod tests {
             [Vaes512, Vaes256, AesNi, Generic]
         );
         // Zen 3 / Alder Lake: VAES on ymm, no AVX-512 at all.
-        let zen3 = features(&["aes", "avx2", "vaes", "vpclmulqdq"]);
+        let zen3 = features(&["aes", "pclmulqdq", "avx2", "vaes", "vpclmulqdq"]);
         assert_eq!(Backend::available_for(zen3), [Vaes256, AesNi, Generic]);
         // VAES without VPCLMULQDQ cannot advance tweaks in vectors.
-        let odd = features(&["aes", "avx2", "vaes"]);
+        let odd = features(&["aes", "pclmulqdq", "avx2", "vaes"]);
         assert_eq!(Backend::available_for(odd), [AesNi, Generic]);
         // AVX-512 without BW (no byte masks) falls back to ymm.
-        let no_bw = features(&["aes", "avx2", "avx512f", "avx512vl", "vaes", "vpclmulqdq"]);
+        let no_bw = features(&[
+            "aes",
+            "pclmulqdq",
+            "avx2",
+            "avx512f",
+            "avx512vl",
+            "vaes",
+            "vpclmulqdq",
+        ]);
         assert_eq!(Backend::available_for(no_bw), [Vaes256, AesNi, Generic]);
-        let westmere = features(&["aes"]);
+        let westmere = features(&["aes", "pclmulqdq"]);
         assert_eq!(Backend::available_for(westmere), [AesNi, Generic]);
+        // The x^8 tweak steps of AesNi need the carry-less multiply.
+        let no_clmul = features(&["aes"]);
+        assert_eq!(Backend::available_for(no_clmul), [Generic]);
         // VAES is useless without AES-NI's key schedule and single blocks.
         let no_aes = features(&["avx2", "vaes", "vpclmulqdq"]);
         assert_eq!(Backend::available_for(no_aes), [Generic]);
         assert_eq!(Backend::available_for(CpuFeatures::default()), [Generic]);
         // The arm64 backend is not compiled for x86_64, whatever the flags.
         let arm = features(&["aes", "pmull", "neon"]);
-        assert_eq!(Backend::available_for(arm), [AesNi, Generic]);
+        assert_eq!(Backend::available_for(arm), [Generic]);
         let all = features(&[
             "aes",
+            "pclmulqdq",
             "avx2",
             "avx512f",
             "avx512bw",
@@ -560,6 +583,7 @@ mod tests {
         // The x86 backends are not compiled for arm64, whatever the flags.
         let all = features(&[
             "aes",
+            "pclmulqdq",
             "avx2",
             "avx512f",
             "avx512bw",

@@ -1,5 +1,6 @@
 //! arm64 backends: the key schedule for the Armv8 Crypto Extensions and the
-//! single-block pieces (tweak doubling, ciphertext stealing) of the kernel.
+//! single-block pieces (tweak doubling, one XTS block, a unit's first tweak)
+//! of the kernel; the XTS algorithm itself is `backend::driver`.
 //!
 //! Conventions: a tweak is a 128-bit little-endian integer in a vector
 //! register (byte `i` of the tweak in lane `i`, so the 64-bit lane 0 holds
@@ -17,7 +18,7 @@ use core::arch::aarch64::*;
 
 pub(crate) mod ce;
 
-pub(crate) use super::simd::{RoundKeys, Schedule, bulk_blocks, iv_batch};
+pub(crate) use super::simd::{RoundKeys, Schedule};
 
 /// SubWord: the S-box on each byte of `w`, in constant time.
 ///
@@ -86,6 +87,7 @@ fn store(dst: &mut [u8; 16], v: uint8x16_t) {
 }
 
 /// The 16 bytes of a vector register.
+#[cfg(test)]
 #[inline]
 fn bytes(v: uint8x16_t) -> [u8; 16] {
     let mut out = [0u8; 16];
@@ -203,110 +205,6 @@ pub(crate) fn xts_block<const NR: usize, const ENC: bool>(
 #[target_feature(enable = "aes")]
 pub(crate) fn encrypt_iv<const NR: usize>(k2: &[uint8x16_t; 15], iv: u128) -> uint8x16_t {
     xts_block::<NR, true>(k2, iv_vector(iv), vdupq_n_u8(0))
-}
-
-/// Ciphertext stealing, encryption side.
-///
-/// The `m = off / 16` full blocks are done: `dst[off - 16..off]` holds CC,
-/// the last full block encrypted under its own tweak. `t_m` is the tweak of
-/// block `m`. Writes the `r` stolen bytes to `dst[off..off + r]` and the
-/// re-encrypted block to `dst[off - 16..off]`.
-///
-/// # Safety
-///
-/// `src` and `dst` are valid for `off + r` bytes, `off >= 16`, `r < 16`, and
-/// the two are the same buffer or do not overlap; the CPU has the AES
-/// instructions.
-#[inline]
-#[target_feature(enable = "aes")]
-pub(crate) unsafe fn cts_encrypt<const NR: usize>(
-    rk: &[uint8x16_t; 15],
-    t_m: uint8x16_t,
-    src: *const u8,
-    dst: *mut u8,
-    off: usize,
-    r: usize,
-) {
-    let mut pp = [0u8; 16];
-    // SAFETY: the caller guarantees `off + r` valid bytes behind both
-    // pointers; the partial source is read before the partial destination is
-    // written, so an in-place call reads plaintext.
-    unsafe {
-        core::ptr::copy_nonoverlapping(src.add(off), pp.as_mut_ptr(), r);
-        let cc = bytes(vld1q_u8(dst.add(off - 16)));
-        core::ptr::copy_nonoverlapping(cc.as_ptr(), dst.add(off), r);
-        pp[r..].copy_from_slice(&cc[r..]);
-        let out = xts_block::<NR, true>(rk, load(&pp), t_m);
-        vst1q_u8(dst.add(off - 16), out);
-    }
-}
-
-/// Ciphertext stealing, decryption side.
-///
-/// Blocks before `off / 16` are done; `src[off..off + 16]` is the last full
-/// ciphertext block and `src[off + 16..off + 16 + r]` the partial one.
-/// `t_prev` is the tweak of the last full block, `t_m` the next one.
-///
-/// # Safety
-///
-/// `src` and `dst` are valid for `off + 16 + r` bytes, `r < 16`, and the two
-/// are the same buffer or do not overlap; the CPU has the AES instructions.
-#[inline]
-#[target_feature(enable = "aes")]
-pub(crate) unsafe fn cts_decrypt<const NR: usize>(
-    rk: &[uint8x16_t; 15],
-    t_prev: uint8x16_t,
-    t_m: uint8x16_t,
-    src: *const u8,
-    dst: *mut u8,
-    off: usize,
-    r: usize,
-) {
-    let mut cc = [0u8; 16];
-    // SAFETY: the caller guarantees `off + 16 + r` valid bytes behind both
-    // pointers; every source byte is read before the destination byte at the
-    // same offset is written, so an in-place call reads ciphertext.
-    unsafe {
-        let c = vld1q_u8(src.add(off));
-        let pp = bytes(xts_block::<NR, false>(rk, c, t_m));
-        core::ptr::copy_nonoverlapping(src.add(off + 16), cc.as_mut_ptr(), r);
-        core::ptr::copy_nonoverlapping(pp.as_ptr(), dst.add(off + 16), r);
-        cc[r..].copy_from_slice(&pp[r..]);
-        let out = xts_block::<NR, false>(rk, load(&cc), t_prev);
-        vst1q_u8(dst.add(off), out);
-    }
-}
-
-/// Finishes a unit after its bulk: `bulk_end` bytes are done and `t` is the
-/// tweak of the next block. Handles the ragged end (`r = len % 16`) with
-/// ciphertext stealing; nothing to do when `r == 0`.
-///
-/// # Safety
-///
-/// As for [`cts_encrypt`] / [`cts_decrypt`], with `len` valid bytes.
-#[inline]
-#[target_feature(enable = "aes")]
-pub(crate) unsafe fn finish_unit<const NR: usize, const ENC: bool>(
-    rk: &[uint8x16_t; 15],
-    t: uint8x16_t,
-    src: *const u8,
-    dst: *mut u8,
-    bulk_end: usize,
-    r: usize,
-) {
-    if r == 0 {
-        return;
-    }
-    // SAFETY: forwarded from the caller: for encryption `bulk_end` is
-    // `16 * m` (m >= 1 full blocks done), for decryption `bulk_end + 16 + r`
-    // is the unit length.
-    unsafe {
-        if ENC {
-            cts_encrypt::<NR>(rk, t, src, dst, bulk_end, r);
-        } else {
-            cts_decrypt::<NR>(rk, t, mul_x(t), src, dst, bulk_end, r);
-        }
-    }
 }
 
 #[cfg(test)]

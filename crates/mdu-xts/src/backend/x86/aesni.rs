@@ -1,113 +1,176 @@
 //! AES-NI on xmm registers: eight blocks in flight per iteration.
 //!
-//! The first tweaks of eight upcoming data units are encrypted together
-//! (eight independent AES chains instead of one latency-bound chain), then
-//! each unit runs eight blocks per iteration with its tweaks doubled
-//! serially, one block at a time at the end, and ciphertext stealing.
+//! The primitives of the XTS driver for one block per register: eight AES
+//! chains interleaved round by round, the round keys as 16-byte-aligned
+//! memory operands, the tweak folded into the whitening and into the last
+//! round key. A unit's eight tweaks come from serial doublings (shifts and
+//! masks: no carry-less multiply, so AES-NI alone is enough), the first
+//! tweaks of eight units are encrypted together.
 
 use core::arch::x86_64::*;
 
-use super::{RoundKeys, bulk_blocks, finish_unit, iv_batch, load_schedule, mul_x, xts_block};
+use super::{RoundKeys, encrypt_iv, load, load_schedule, mul_x, xts_block};
+use crate::backend::driver::{self, Lanes};
 
-/// Data units whose first tweaks are computed together.
-const BATCH: usize = 8;
-
-/// Blocks per main-loop iteration.
-const LANES: usize = 8;
-
-/// `E_K2(iv)` for eight IVs at once.
+/// `t * x^8`: a one-byte shift of the whole tweak, and the byte shifted
+/// out reduced by a carry-less multiply with 0x87.
 #[inline]
-#[target_feature(enable = "aes")]
-fn first_tweaks<const NR: usize>(k2: &[__m128i; 15], ivs: &[u128; BATCH]) -> [__m128i; BATCH] {
-    let mut s = [_mm_setzero_si128(); BATCH];
-    for (s, iv) in s.iter_mut().zip(ivs) {
-        *s = _mm_xor_si128(super::load(&iv.to_le_bytes()), k2[0]);
-    }
-    for k in &k2[1..NR] {
-        for s in s.iter_mut() {
-            *s = _mm_aesenc_si128(*s, *k);
-        }
-    }
-    for s in s.iter_mut() {
-        *s = _mm_aesenclast_si128(*s, k2[NR]);
-    }
-    s
+#[target_feature(enable = "sse2,pclmulqdq")]
+fn mul_x8(t: __m128i) -> __m128i {
+    let top = _mm_srli_si128::<15>(t);
+    let reduced = _mm_clmulepi64_si128::<0x00>(top, _mm_cvtsi32_si128(0x87));
+    _mm_xor_si128(_mm_slli_si128::<1>(t), reduced)
 }
 
-/// One data unit of `len >= 16` bytes whose first tweak is `t`.
-///
-/// # Safety
-///
-/// `src` and `dst` are valid for `len` bytes and are equal or disjoint;
-/// AES-NI is available.
-#[inline]
-#[target_feature(enable = "aes")]
-unsafe fn unit<const NR: usize, const ENC: bool>(
-    rk: &[__m128i; 15],
-    mut t: __m128i,
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-) {
-    let mut left = bulk_blocks::<ENC>(len);
-    let mut off = 0;
-    while left >= LANES {
-        let mut tw = [t; LANES];
-        for i in 1..LANES {
-            tw[i] = mul_x(tw[i - 1]);
-        }
-        t = mul_x(tw[LANES - 1]);
-        let mut s = [_mm_setzero_si128(); LANES];
-        for i in 0..LANES {
-            // SAFETY: `off + 16 * LANES <= 16 * bulk <= len`.
-            let b = unsafe { _mm_loadu_si128(src.add(off + 16 * i).cast()) };
-            s[i] = _mm_xor_si128(_mm_xor_si128(b, tw[i]), rk[0]);
-        }
-        for k in &rk[1..NR] {
-            for s in s.iter_mut() {
+/// Units whose first tweaks are encrypted together.
+const UNITS: usize = 8;
+/// Vectors (here blocks) in flight in the main loop.
+const WIDTH: usize = 8;
+
+/// The expanded keys as xmm registers; made only by [`crypt`].
+struct Xmm {
+    /// K1, in the order of the direction being run.
+    rk: [__m128i; 15],
+    /// K2, encryption order.
+    k2: [__m128i; 15],
+}
+
+impl Lanes for Xmm {
+    type V = __m128i;
+    type B = __m128i;
+    const BLOCKS: usize = 1;
+
+    #[inline(always)]
+    unsafe fn load(src: *const u8) -> __m128i {
+        // SAFETY: the caller guarantees 16 readable bytes; no alignment need.
+        unsafe { _mm_loadu_si128(src.cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn store(dst: *mut u8, v: __m128i) {
+        // SAFETY: the caller guarantees 16 writable bytes; no alignment need.
+        unsafe { _mm_storeu_si128(dst.cast(), v) }
+    }
+
+    #[inline(always)]
+    fn xts<const NR: usize, const ENC: bool, const N: usize>(
+        &self,
+        mut s: [__m128i; N],
+        tw: &[__m128i; N],
+    ) -> [__m128i; N] {
+        let rk = &self.rk;
+        // SAFETY: an `Xmm` exists only inside `crypt`, which runs with
+        // AES-NI (and the SSE2 baseline) enabled.
+        unsafe {
+            for (s, t) in s.iter_mut().zip(tw) {
+                *s = _mm_xor_si128(_mm_xor_si128(*s, *t), rk[0]);
+            }
+            for k in &rk[1..NR] {
+                for s in s.iter_mut() {
+                    *s = if ENC {
+                        _mm_aesenc_si128(*s, *k)
+                    } else {
+                        _mm_aesdec_si128(*s, *k)
+                    };
+                }
+            }
+            for (s, t) in s.iter_mut().zip(tw) {
+                let last = _mm_xor_si128(rk[NR], *t);
                 *s = if ENC {
-                    _mm_aesenc_si128(*s, *k)
+                    _mm_aesenclast_si128(*s, last)
                 } else {
-                    _mm_aesdec_si128(*s, *k)
+                    _mm_aesdeclast_si128(*s, last)
                 };
             }
         }
-        for i in 0..LANES {
-            let last = _mm_xor_si128(rk[NR], tw[i]);
-            s[i] = if ENC {
-                _mm_aesenclast_si128(s[i], last)
-            } else {
-                _mm_aesdeclast_si128(s[i], last)
-            };
-            // SAFETY: as for the load; the whole group was loaded first.
-            unsafe { _mm_storeu_si128(dst.add(off + 16 * i).cast(), s[i]) };
-        }
-        off += 16 * LANES;
-        left -= LANES;
+        s
     }
-    while left > 0 {
-        // SAFETY: `off + 16 <= 16 * bulk <= len`.
+
+    #[inline(always)]
+    fn setup<const W: usize>(&self, t: __m128i) -> [__m128i; W] {
+        let mut tw = [t; W];
+        for i in 1..W {
+            // SAFETY: as in `xts`.
+            tw[i] = unsafe { mul_x(tw[i - 1]) };
+        }
+        tw
+    }
+
+    #[inline(always)]
+    fn advance<const W: usize>(&self, tw: &mut [__m128i; W]) {
+        const { assert!(W == 8, "a step of x^8 is eight blocks") };
+        for t in tw.iter_mut() {
+            // SAFETY: as in `xts`.
+            *t = unsafe { mul_x8(*t) };
+        }
+    }
+
+    #[inline(always)]
+    fn lane(&self, v: __m128i, _: usize) -> __m128i {
+        v
+    }
+
+    #[inline(always)]
+    unsafe fn load1(src: *const u8) -> __m128i {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::load(src) }
+    }
+
+    #[inline(always)]
+    unsafe fn store1(dst: *mut u8, b: __m128i) {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::store(dst, b) }
+    }
+
+    #[inline(always)]
+    fn xts1<const NR: usize, const ENC: bool>(&self, b: __m128i, t: __m128i) -> __m128i {
+        // SAFETY: an `Xmm` exists only inside `crypt` (AES-NI enabled).
+        unsafe { xts_block::<NR, ENC>(&self.rk, b, t) }
+    }
+
+    #[inline(always)]
+    fn mul_x(&self, t: __m128i) -> __m128i {
+        // SAFETY: as in `xts`.
+        unsafe { mul_x(t) }
+    }
+
+    #[inline(always)]
+    fn first_tweak<const NR: usize>(&self, iv: u128) -> __m128i {
+        // SAFETY: an `Xmm` exists only inside `crypt` (AES-NI enabled).
+        unsafe { encrypt_iv::<NR>(&self.k2, iv) }
+    }
+
+    #[inline(always)]
+    fn first_tweaks<const NR: usize, const U: usize>(&self, ivs: &[u128; U]) -> [__m128i; U] {
+        let k2 = &self.k2;
+        // SAFETY: as in `xts`.
         unsafe {
-            let b = _mm_loadu_si128(src.add(off).cast());
-            _mm_storeu_si128(dst.add(off).cast(), xts_block::<NR, ENC>(rk, b, t));
+            let mut s = [_mm_setzero_si128(); U];
+            for (s, iv) in s.iter_mut().zip(ivs) {
+                *s = _mm_xor_si128(load(&iv.to_le_bytes()), k2[0]);
+            }
+            for k in &k2[1..NR] {
+                for s in s.iter_mut() {
+                    *s = _mm_aesenc_si128(*s, *k);
+                }
+            }
+            for s in s.iter_mut() {
+                *s = _mm_aesenclast_si128(*s, k2[NR]);
+            }
+            s
         }
-        t = mul_x(t);
-        off += 16;
-        left -= 1;
     }
-    // SAFETY: `off` is the end of the bulk blocks of a `len`-byte unit.
-    unsafe { finish_unit::<NR, ENC>(rk, t, src, dst, off, len % 16) };
 }
 
-/// Encrypts (`ENC`) or decrypts `count` data units of `unit` bytes from
+/// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
 /// `src` to `dst`; unit `i` uses IV `first_iv + i * step`.
 ///
 /// # Safety
 ///
-/// The CPU has AES-NI; `src` and `dst` are valid for `count * unit` bytes
-/// and are equal or disjoint; `unit >= 16`; `NR` is 10 or 14 and matches the
-/// schedules in `keys`.
-#[target_feature(enable = "aes")]
+/// The CPU has AES-NI; `src` and `dst` are valid for `count * unit_len`
+/// bytes and are equal or disjoint; `unit_len >= 16`; `NR` is 10 or 14 and
+/// matches the schedules in `keys`.
+#[target_feature(enable = "aes,pclmulqdq")]
 pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     keys: &RoundKeys,
     first_iv: u128,
@@ -117,24 +180,12 @@ pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     src: *const u8,
     dst: *mut u8,
 ) {
-    let rk = load_schedule(if ENC { &keys.enc } else { &keys.dec });
-    let k2 = load_schedule(&keys.tweak);
-    if count == 1 {
-        // One message: one AES chain for its tweak, no batch.
-        let t = super::encrypt_iv::<NR>(&k2, first_iv);
-        // SAFETY: the request is exactly this one unit.
-        unsafe { unit::<NR, ENC>(&rk, t, src, dst, unit_len) };
-        return;
-    }
-    let mut done = 0;
-    while done < count {
-        let tweaks = first_tweaks::<NR>(&k2, &iv_batch::<BATCH>(first_iv, step, done));
-        let n = BATCH.min(count - done);
-        for (j, t) in tweaks.iter().take(n).enumerate() {
-            let at = (done + j) * unit_len;
-            // SAFETY: unit `done + j < count` lies inside the request.
-            unsafe { unit::<NR, ENC>(&rk, *t, src.add(at), dst.add(at), unit_len) };
-        }
-        done += n;
+    let l = Xmm {
+        rk: load_schedule(if ENC { &keys.enc } else { &keys.dec }),
+        k2: load_schedule(&keys.tweak),
+    };
+    // SAFETY: forwarded from the caller; `l` holds the matching schedules.
+    unsafe {
+        driver::crypt::<Xmm, NR, ENC, WIDTH, UNITS>(&l, first_iv, step, unit_len, count, src, dst)
     }
 }

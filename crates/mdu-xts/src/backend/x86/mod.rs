@@ -1,5 +1,6 @@
 //! x86_64 backends: the AES-NI key schedule and the single-block pieces
-//! (serial tweak doubling, ciphertext stealing) that all three share.
+//! (tweak doubling, one XTS block, a unit's first tweak) that all three
+//! widths share; the XTS algorithm itself is `backend::driver`.
 //!
 //! Conventions: a tweak is a 128-bit little-endian integer in an xmm
 //! register (or in each 128-bit lane of a ymm/zmm register); multiplying by
@@ -11,7 +12,7 @@ pub(crate) mod aesni;
 pub(crate) mod vaes256;
 pub(crate) mod vaes512;
 
-pub(crate) use super::simd::{RoundKeys, Schedule, bulk_blocks, iv_batch};
+pub(crate) use super::simd::{RoundKeys, Schedule};
 
 /// One step of the key schedule: `prev` with its words prefix-XORed, then
 /// XORed with the (already shuffled) `aeskeygenassist` output `t`.
@@ -88,14 +89,6 @@ fn expand(key: &[u8], out: &mut Schedule) {
 fn store(dst: &mut [u8; 16], v: __m128i) {
     // SAFETY: `dst` is 16 writable bytes; `storeu` has no alignment need.
     unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) };
-}
-
-/// The 16 bytes of an xmm register.
-#[inline]
-fn to_u128(v: __m128i) -> u128 {
-    let mut out = [0u8; 16];
-    store(&mut out, v);
-    u128::from_le_bytes(out)
 }
 
 /// Loads 16 bytes.
@@ -183,113 +176,4 @@ pub(crate) fn xts_block<const NR: usize, const ENC: bool>(
 #[target_feature(enable = "aes")]
 pub(crate) fn encrypt_iv<const NR: usize>(k2: &[__m128i; 15], iv: u128) -> __m128i {
     xts_block::<NR, true>(k2, load(&iv.to_le_bytes()), _mm_setzero_si128())
-}
-
-/// The bytes of an xmm register.
-#[inline(always)]
-fn bytes(v: __m128i) -> [u8; 16] {
-    to_u128(v).to_le_bytes()
-}
-
-/// Ciphertext stealing, encryption side.
-///
-/// The `m = off / 16` full blocks are done: `dst[off - 16..off]` holds CC,
-/// the last full block encrypted under its own tweak. `t_m` is the tweak of
-/// block `m`. Writes the `r` stolen bytes to `dst[off..off + r]` and the
-/// re-encrypted block to `dst[off - 16..off]`.
-///
-/// # Safety
-///
-/// `src` and `dst` are valid for `off + r` bytes, `off >= 16`, `r < 16`, and
-/// the two are the same buffer or do not overlap; AES-NI is available.
-#[inline]
-#[target_feature(enable = "aes")]
-pub(crate) unsafe fn cts_encrypt<const NR: usize>(
-    rk: &[__m128i; 15],
-    t_m: __m128i,
-    src: *const u8,
-    dst: *mut u8,
-    off: usize,
-    r: usize,
-) {
-    let mut pp = [0u8; 16];
-    // SAFETY: the caller guarantees `off + r` valid bytes behind both
-    // pointers; the partial source is read before the partial destination is
-    // written, so an in-place call reads plaintext.
-    unsafe {
-        core::ptr::copy_nonoverlapping(src.add(off), pp.as_mut_ptr(), r);
-        let cc = bytes(_mm_loadu_si128(dst.add(off - 16).cast()));
-        core::ptr::copy_nonoverlapping(cc.as_ptr(), dst.add(off), r);
-        pp[r..].copy_from_slice(&cc[r..]);
-        let out = xts_block::<NR, true>(rk, load(&pp), t_m);
-        _mm_storeu_si128(dst.add(off - 16).cast(), out);
-    }
-}
-
-/// Ciphertext stealing, decryption side.
-///
-/// Blocks before `off / 16` are done; `src[off..off + 16]` is the last full
-/// ciphertext block and `src[off + 16..off + 16 + r]` the partial one.
-/// `t_prev` is the tweak of the last full block, `t_m` the next one.
-///
-/// # Safety
-///
-/// `src` and `dst` are valid for `off + 16 + r` bytes, `r < 16`, and the two
-/// are the same buffer or do not overlap; AES-NI is available.
-#[inline]
-#[target_feature(enable = "aes")]
-pub(crate) unsafe fn cts_decrypt<const NR: usize>(
-    rk: &[__m128i; 15],
-    t_prev: __m128i,
-    t_m: __m128i,
-    src: *const u8,
-    dst: *mut u8,
-    off: usize,
-    r: usize,
-) {
-    let mut cc = [0u8; 16];
-    // SAFETY: the caller guarantees `off + 16 + r` valid bytes behind both
-    // pointers; every source byte is read before the destination byte at the
-    // same offset is written, so an in-place call reads ciphertext.
-    unsafe {
-        let c = _mm_loadu_si128(src.add(off).cast());
-        let pp = bytes(xts_block::<NR, false>(rk, c, t_m));
-        core::ptr::copy_nonoverlapping(src.add(off + 16), cc.as_mut_ptr(), r);
-        core::ptr::copy_nonoverlapping(pp.as_ptr(), dst.add(off + 16), r);
-        cc[r..].copy_from_slice(&pp[r..]);
-        let out = xts_block::<NR, false>(rk, load(&cc), t_prev);
-        _mm_storeu_si128(dst.add(off).cast(), out);
-    }
-}
-
-/// Finishes a unit after its bulk: `bulk_end` bytes are done and `t` is the
-/// tweak of the next block. Handles the ragged end (`r = len % 16`) with
-/// ciphertext stealing; nothing to do when `r == 0`.
-///
-/// # Safety
-///
-/// As for [`cts_encrypt`] / [`cts_decrypt`], with `len` valid bytes.
-#[inline]
-#[target_feature(enable = "aes")]
-pub(crate) unsafe fn finish_unit<const NR: usize, const ENC: bool>(
-    rk: &[__m128i; 15],
-    t: __m128i,
-    src: *const u8,
-    dst: *mut u8,
-    bulk_end: usize,
-    r: usize,
-) {
-    if r == 0 {
-        return;
-    }
-    // SAFETY: forwarded from the caller: for encryption `bulk_end` is
-    // `16 * m` (m >= 1 full blocks done), for decryption `bulk_end + 16 + r`
-    // is the unit length.
-    unsafe {
-        if ENC {
-            cts_encrypt::<NR>(rk, t, src, dst, bulk_end, r);
-        } else {
-            cts_decrypt::<NR>(rk, t, mul_x(t), src, dst, bulk_end, r);
-        }
-    }
 }
