@@ -7,11 +7,12 @@
 //!   instructions per cycle. With eight states and eight tweak vectors in
 //!   the sixteen ymm registers, the round keys (broadcast to both lanes
 //!   once per request) are memory operands, one fused load per round.
-//! * A unit's sixteen tweaks are `[T, Tx]` times `x^(2k)`, each straight
-//!   from the first vector (a per-qword shift whose carries reduce by one
-//!   carry-less multiply), so their set-up is one step deep; each vector
-//!   then advances by `x^16` per iteration: a two-byte lane shift and one
-//!   carry-less multiply of the two bytes shifted out by 0x87.
+//! * A unit's sixteen tweaks are `[T, Tx]` times `x^2`, `x^4`, `x^6` (a
+//!   per-qword shift whose carries reduce by one carry-less multiply), then
+//!   those four times `x^8`; each vector then advances by `x^16` per
+//!   iteration. Steps of whole bytes are lane byte shifts and one
+//!   carry-less multiply of the bytes shifted out by 0x87: on Intel cores
+//!   they run on the shuffle port, not on the ports the AES rounds use.
 //! * The first tweaks of sixteen units are encrypted together, eight ymm
 //!   chains.
 
@@ -50,6 +51,16 @@ fn mul_xk(t: __m256i, k: i32, poly: __m256i) -> __m256i {
     let carried = _mm256_bslli_epi128::<8>(top);
     let shifted = _mm256_sll_epi64(t, _mm_cvtsi32_si128(k));
     _mm256_xor_si256(_mm256_xor_si256(shifted, reduced), carried)
+}
+
+/// `t * x^8` in each 128-bit lane: a one-byte lane shift and the
+/// reduction of the byte shifted out.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+fn mul_x8(t: __m256i, poly: __m256i) -> __m256i {
+    let top = _mm256_bsrli_epi128::<15>(t);
+    let reduced = _mm256_clmulepi64_epi128::<0x00>(top, poly);
+    _mm256_xor_si256(_mm256_bslli_epi128::<1>(t), reduced)
 }
 
 /// `t * x^16` in each 128-bit lane: a two-byte lane shift and the
@@ -118,12 +129,24 @@ impl Lanes for Ymm {
     fn setup<const W: usize>(&self, t: __m128i) -> [__m256i; W] {
         // SAFETY: as in `xts`.
         unsafe {
+            const { assert!(W == 8, "sixteen tweaks in eight vectors") };
+            let poly = self.poly;
             let tw0 = _mm256_set_m128i(mul_x(t), t);
-            let mut tw = [tw0; W];
-            for (k, v) in tw.iter_mut().enumerate().skip(1) {
-                *v = mul_xk(tw0, 2 * k as i32, self.poly);
-            }
-            tw
+            let low = [
+                tw0,
+                mul_xk(tw0, 2, poly),
+                mul_xk(tw0, 4, poly),
+                mul_xk(tw0, 6, poly),
+            ];
+            // The upper eight are the lower eight times x^8: byte shifts,
+            // which leave the vector shift units to the AES rounds.
+            core::array::from_fn(|i| {
+                if i < 4 {
+                    low[i]
+                } else {
+                    mul_x8(low[i - 4], poly)
+                }
+            })
         }
     }
 
