@@ -30,7 +30,7 @@ pub(crate) fn after_key_setup() {
     zeroize::zeroize_stack::<KEY_SETUP_STACK>();
 }
 
-#[cfg(all(test, target_arch = "x86_64", not(miri)))]
+#[cfg(all(test, x86_simd))]
 mod tests {
     use super::KEY_SETUP_STACK;
     use crate::dmcrypt::{Geometry, IvGenerator, IvMode};

@@ -12,20 +12,14 @@ use std::vec::Vec;
 
 use mdu_core::{Error, Iv};
 
-#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+#[cfg(arm_simd)]
 pub(crate) mod aarch64;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 pub(crate) mod driver;
 pub(crate) mod generic;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 pub(crate) mod simd;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub(crate) mod x86;
 
 /// An implementation of XTS-AES.
@@ -50,6 +44,7 @@ pub(crate) mod x86;
 /// assert_eq!(all.last(), Some(&Backend::Generic));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Backend {
     /// VAES and VPCLMULQDQ on 512-bit zmm registers (AVX-512): sixteen blocks
     /// per main-loop iteration.
@@ -100,7 +95,7 @@ impl CpuFeatures {
     /// The features of the running CPU (all false off x86_64 and aarch64,
     /// and under Miri).
     fn detect() -> CpuFeatures {
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         {
             CpuFeatures {
                 aes: std::arch::is_x86_feature_detected!("aes"),
@@ -114,7 +109,7 @@ impl CpuFeatures {
                 ..CpuFeatures::default()
             }
         }
-        #[cfg(all(target_arch = "aarch64", not(miri)))]
+        #[cfg(arm_simd)]
         {
             CpuFeatures {
                 aes: std::arch::is_aarch64_feature_detected!("aes"),
@@ -123,7 +118,7 @@ impl CpuFeatures {
                 ..CpuFeatures::default()
             }
         }
-        #[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri))))]
+        #[cfg(not(simd))]
         {
             CpuFeatures::default()
         }
@@ -135,12 +130,8 @@ impl Backend {
     /// `f`, so that the selection logic can be tested for CPUs other than the
     /// one running the tests.
     pub(crate) fn runs_on(self, f: CpuFeatures) -> bool {
-        let compiled = cfg!(all(target_arch = "x86_64", not(miri)));
-        let compiled_arm = cfg!(all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(miri)
-        ));
+        let compiled = cfg!(x86_simd);
+        let compiled_arm = cfg!(arm_simd);
         match self {
             Backend::Vaes512 => {
                 compiled
@@ -228,16 +219,7 @@ impl fmt::Display for Backend {
 /// The AES key size of an XTS variant.
 pub(crate) trait KeySize: 'static {
     /// AES rounds: 10 or 14 (read by the SIMD backends only).
-    #[cfg_attr(
-        not(all(
-            any(
-                target_arch = "x86_64",
-                all(target_arch = "aarch64", target_endian = "little")
-            ),
-            not(miri)
-        )),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(simd), allow(dead_code))]
     const NR: usize;
     /// Length of the whole XTS key (both halves) in bytes.
     const KEY_LEN: usize;
@@ -266,10 +248,7 @@ impl KeySize for Aes256Keys {
 enum Keys<S: KeySize> {
     Generic(Box<generic::Keys<S::Aes>>),
     /// Round keys for the x86_64 or the arm64 kernels.
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
+    #[cfg(simd)]
     Simd(Box<simd::RoundKeys>),
 }
 
@@ -279,10 +258,7 @@ impl<S: KeySize> Clone for Keys<S> {
     fn clone(&self) -> Self {
         match self {
             Keys::Generic(k) => Keys::Generic(k.boxed_clone()),
-            #[cfg(any(
-                all(target_arch = "x86_64", not(miri)),
-                all(target_arch = "aarch64", target_endian = "little", not(miri))
-            ))]
+            #[cfg(simd)]
             Keys::Simd(k) => Keys::Simd(k.boxed_clone()),
         }
     }
@@ -307,13 +283,7 @@ impl Io<'_> {
     /// The source and destination pointers of a SIMD kernel: the same
     /// pointer in place, two non-overlapping borrows out of place; `None`
     /// for different lengths (the callers have checked them equal).
-    #[cfg(all(
-        any(
-            target_arch = "x86_64",
-            all(target_arch = "aarch64", target_endian = "little")
-        ),
-        not(miri)
-    ))]
+    #[cfg(simd)]
     fn pointers(self) -> Option<(*const u8, *mut u8)> {
         match self {
             Io::InPlace(buf) => {
@@ -377,7 +347,7 @@ impl<S: KeySize> Engine<S> {
         let (k1, k2) = key.split_at(S::KEY_LEN / 2);
         let keys = match backend {
             Backend::Generic => Keys::Generic(generic::Keys::boxed(k1, k2)),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi => {
                 let mut rk = simd::RoundKeys::zeroed();
                 // SAFETY: every x86 backend needs AES-NI, and `backend` was
@@ -385,7 +355,7 @@ impl<S: KeySize> Engine<S> {
                 unsafe { rk.expand_into(k1, k2) };
                 Keys::Simd(rk)
             }
-            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+            #[cfg(arm_simd)]
             Backend::ArmCe => {
                 let mut rk = simd::RoundKeys::zeroed();
                 // SAFETY: the arm64 backend needs the AES instructions, and
@@ -418,10 +388,7 @@ impl<S: KeySize> Engine<S> {
         debug_assert!(unit >= 16 && len >= unit && len.is_multiple_of(unit));
         match &self.keys {
             Keys::Generic(keys) => generic::crypt(keys, enc, first_iv, step, unit, io),
-            #[cfg(any(
-                all(target_arch = "x86_64", not(miri)),
-                all(target_arch = "aarch64", target_endian = "little", not(miri))
-            ))]
+            #[cfg(simd)]
             Keys::Simd(keys) => {
                 let count = len / unit;
                 let iv = first_iv.to_u128();
@@ -454,13 +421,13 @@ impl<S: KeySize> Engine<S> {
                 // or two distinct borrows that cannot overlap.
                 unsafe {
                     match self.backend {
-                        #[cfg(target_arch = "x86_64")]
+                        #[cfg(x86_simd)]
                         Backend::Vaes512 => run!(x86::vaes512),
-                        #[cfg(target_arch = "x86_64")]
+                        #[cfg(x86_simd)]
                         Backend::Vaes256 => run!(x86::vaes256),
-                        #[cfg(target_arch = "x86_64")]
+                        #[cfg(x86_simd)]
                         _ => run!(x86::aesni),
-                        #[cfg(target_arch = "aarch64")]
+                        #[cfg(arm_simd)]
                         _ => run!(aarch64::ce),
                     }
                 }
@@ -473,13 +440,7 @@ impl<S: KeySize> Engine<S> {
 mod tests {
     use super::*;
 
-    #[cfg(all(
-        any(
-            target_arch = "x86_64",
-            all(target_arch = "aarch64", target_endian = "little")
-        ),
-        not(miri)
-    ))]
+    #[cfg(simd)]
     fn features(names: &[&str]) -> CpuFeatures {
         let mut f = CpuFeatures::default();
         for name in names {
@@ -501,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     fn selection_is_a_function_of_the_features() {
         use Backend::*;
         let zen4 = features(&[
@@ -566,7 +527,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+    #[cfg(arm_simd)]
     fn selection_is_a_function_of_the_features_on_arm64() {
         use Backend::*;
         // Cortex-A53 and later with the Crypto Extensions, Apple M1, Neoverse.
