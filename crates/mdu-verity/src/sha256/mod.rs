@@ -23,10 +23,10 @@
 //! assert_eq!(b, salted.finup(&[2u8; 4096]));
 //! ```
 
-#[cfg(all(target_arch = "aarch64", not(miri)))]
+#[cfg(arm_simd)]
 mod aarch64;
 mod generic;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod x86;
 
 use core::fmt;
@@ -42,10 +42,7 @@ pub(crate) const H0: [u32; 8] = [
 
 /// The 64 round constants (FIPS 180-4, 4.2.2), shared by the SIMD kernels,
 /// which load them four at a time.
-#[cfg_attr(
-    not(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri))),
-    allow(dead_code)
-)]
+#[cfg_attr(not(simd), allow(dead_code))]
 pub(crate) static K: [u32; 64] = [
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -67,6 +64,7 @@ pub(crate) static K: [u32; 64] = [
 /// assert_eq!(Backend::available().last(), Some(&Backend::Generic));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Backend {
     /// x86_64 SHA extensions (with SSSE3 and SSE4.1): a one-way kernel and a
     /// two-way interleaved kernel.
@@ -119,13 +117,13 @@ impl Backend {
     pub fn is_available(self) -> bool {
         match self {
             Backend::Generic => true,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Backend::ShaNi => x86::shani::detected(),
-            #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+            #[cfg(not(x86_simd))]
             Backend::ShaNi => false,
-            #[cfg(all(target_arch = "aarch64", not(miri)))]
+            #[cfg(arm_simd)]
             Backend::ArmCe => aarch64::ce::detected(),
-            #[cfg(not(all(target_arch = "aarch64", not(miri))))]
+            #[cfg(not(arm_simd))]
             Backend::ArmCe => false,
         }
     }
@@ -381,12 +379,12 @@ struct Kernels {
 /// holds a backend that [`Backend::is_available`] confirmed.
 fn kernels(backend: Backend) -> Kernels {
     match backend {
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         Backend::ShaNi => Kernels {
             one: x86::shani::compress,
             two: Some(x86::shani::compress2x),
         },
-        #[cfg(all(target_arch = "aarch64", not(miri)))]
+        #[cfg(arm_simd)]
         Backend::ArmCe => Kernels {
             one: aarch64::ce::compress,
             two: Some(aarch64::ce::compress2x),
