@@ -75,19 +75,76 @@ fn write_files(report: &Report, out: &Path) -> Result<Vec<PathBuf>, Box<dyn std:
          </head><body>\n<h1>mdu benchmark report</h1>\n\
          <p><a href=\"report.md\">report.md</a> · <a href=\"report.json\">report.json</a> (every sample)</p>\n",
     );
+    // The machine and the summary first: what a reader needs to judge the
+    // figures, before the charts and the full tables.
+    let m = &report.meta;
+    html.push_str("<h2>Machine</h2>\n<ul>\n");
+    html.push_str(&format!(
+        "<li>CPU: {} ({} logical cores)</li>\n",
+        escape(&m.cpu),
+        m.cores
+    ));
+    if let Some(ghz) = m.clock_ghz {
+        html.push_str(&format!(
+            "<li>Clock: {ghz:.2} GHz, measured at the start of the run</li>\n"
+        ));
+    }
+    html.push_str(&format!(
+        "<li>Features: {}</li>\n<li>Mode: {}</li>\n",
+        escape(&m.features.join(", ")),
+        escape(&m.mode)
+    ));
+    for note in &m.notes {
+        html.push_str(&format!("<li>{}</li>\n", escape(note)));
+    }
+    html.push_str("</ul>\n<h2>Summary</h2>\n");
+    html.push_str(&md_table_to_html(&report.summary()));
     for c in &charts {
         let name = c.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         html.push_str(&format!("<p><img src=\"{name}\" alt=\"{name}\"></p>\n"));
     }
-    html.push_str("<pre>");
-    html.push_str(
-        &md.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;"),
-    );
+    html.push_str("<h2>Full report</h2>\n<pre>");
+    html.push_str(&escape(&md));
     html.push_str("</pre>\n</body></html>\n");
     std::fs::write(out.join("index.html"), html)?;
     Ok(charts)
+}
+
+/// Text for HTML.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A Markdown table (header, separator, rows) as an HTML table.
+fn md_table_to_html(md: &str) -> String {
+    let cells = |line: &str| -> Vec<String> {
+        line.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| escape(c.trim()))
+            .collect()
+    };
+    let mut lines = md.lines().filter(|l| l.trim_start().starts_with('|'));
+    let mut out =
+        String::from("<table border=\"1\" cellpadding=\"4\" style=\"border-collapse:collapse\">\n");
+    if let Some(head) = lines.next() {
+        out.push_str("<tr>");
+        for c in cells(head) {
+            out.push_str(&format!("<th>{c}</th>"));
+        }
+        out.push_str("</tr>\n");
+    }
+    for row in lines.skip(1) {
+        out.push_str("<tr>");
+        for c in cells(row) {
+            out.push_str(&format!("<td>{c}</td>"));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
 }
 
 fn main() -> ExitCode {
@@ -99,10 +156,12 @@ fn main() -> ExitCode {
     } else {
         (Plan::QUICK, "quick")
     };
+    let clock_ghz = sysinfo::clock_ghz();
     let ctx = suites::Ctx {
         plan,
         full: args.full,
         threads: sysinfo::cores(),
+        clock_ghz,
     };
     let suites = suites::all();
     for name in &args.only {
@@ -151,6 +210,7 @@ fn main() -> ExitCode {
             .map_or(0, |d| d.as_secs()),
         version: env!("CARGO_PKG_VERSION").to_string(),
         notes,
+        clock_ghz,
     };
     eprintln!(
         "mdu-bench ({mode} mode) on {} ({} cores)",

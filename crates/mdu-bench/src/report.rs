@@ -54,6 +54,10 @@ pub(crate) struct Meta {
     /// Caveats a reader must see before the figures.
     #[serde(default)]
     pub(crate) notes: Vec<String>,
+    /// The core clock measured at the start of the run (GHz), for bytes
+    /// per cycle.
+    #[serde(default)]
+    pub(crate) clock_ghz: Option<f64>,
 }
 
 /// A whole report.
@@ -219,6 +223,13 @@ impl Report {
         let m = &self.meta;
         let mut out = String::from("# mdu benchmark report\n\n");
         let _ = writeln!(out, "* CPU: {} ({} logical cores)", m.cpu, m.cores);
+        if let Some(ghz) = m.clock_ghz {
+            let _ = writeln!(
+                out,
+                "* Clock: {ghz:.2} GHz, measured at the start of this run (a \
+                 dependent chain of register adds, one per cycle)"
+            );
+        }
         let _ = writeln!(out, "* Features detected: {}", m.features.join(", "));
         for (prim, backend) in &m.backends {
             let _ = writeln!(out, "* {prim}: {backend}");

@@ -10,6 +10,8 @@ pub(crate) struct Ctx {
     pub(crate) plan: Plan,
     pub(crate) full: bool,
     pub(crate) threads: usize,
+    /// The core clock measured at the start of the run, in GHz.
+    pub(crate) clock_ghz: Option<f64>,
 }
 
 /// A suite: its name (for `--only`) and what it measures.

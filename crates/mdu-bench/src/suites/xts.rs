@@ -291,6 +291,117 @@ fn backends(ctx: &Ctx) -> Result<Table, String> {
     })
 }
 
+/// The AES-ECB bound of the width a backend works at, if this CPU runs it.
+fn own_bound(b: Backend) -> Option<(AesBound, &'static str)> {
+    let bound = match b {
+        Backend::Vaes512 => (AesBound::Vaes512, "zmm"),
+        Backend::Vaes256 => (AesBound::Vaes256, "ymm"),
+        Backend::AesNi => (AesBound::AesNi, "xmm"),
+        _ => return None,
+    };
+    bound::runs(bound.0).then_some(bound)
+}
+
+/// Every SIMD backend, forced, against the AES bound of its own vector
+/// width: what each width achieves of what its AES instructions allow, in
+/// bytes per cycle at the clock measured in the same run.
+fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
+    let mut tables = Vec::new();
+    for &b in Backend::available() {
+        if b == Backend::Generic {
+            continue;
+        }
+        let own = own_bound(b);
+        let mut cases = Vec::new();
+        let mut notes = Vec::new();
+        let mut per_cycle_cells = Vec::new();
+        for (key_len, dir, unit) in [
+            (64, Dir::Enc, 512),
+            (64, Dir::Dec, 512),
+            (64, Dir::Enc, 4096),
+            (64, Dir::Dec, 4096),
+            (32, Dir::Enc, 512),
+            (32, Dir::Enc, 4096),
+        ] {
+            let k = key(key_len);
+            let xts = Xts::new(&k, b);
+            let iv = Iv::plain64(FIRST);
+            let input = Buf::random(REQUEST, unit as u64 ^ 0x5a);
+            let mut want = input.bytes().to_vec();
+            xts_mode(&k, dir, unit, iv)(&mut want);
+            let mut a = Buf::random(REQUEST, 1);
+            a.bytes_mut().copy_from_slice(input.bytes());
+            xts.batched(dir, unit, iv, a.bytes_mut());
+            check(&format!("{b:?} batched {unit}"), a.bytes(), &want)?;
+            let mut o = Buf::random(REQUEST, 2);
+            o.bytes_mut().copy_from_slice(input.bytes());
+            xts.per_unit(dir, unit, iv, o.bytes_mut());
+            check(&format!("{b:?} one at a time {unit}"), o.bytes(), &want)?;
+            let rk = bound::expand_key(&k[..key_len / 2]);
+            let mut e = Buf::random(REQUEST, 5);
+            let (xa, xb) = (xts.clone(), xts.clone());
+            let mut imps = vec![
+                Imp::new(format!("{b:?} batched"), Kind::Mdu, || {
+                    xa.batched(dir, unit, iv, a.bytes_mut())
+                }),
+                Imp::new(format!("{b:?} one unit at a time"), Kind::Mdu, || {
+                    xb.per_unit(dir, unit, iv, o.bytes_mut())
+                }),
+            ];
+            if let Some((how, width)) = own {
+                imps.push(Imp::new(
+                    format!("AES-ECB on {width}"),
+                    Kind::Bound,
+                    move || {
+                        black_box(bound::ecb_encrypt(how, &rk, e.bytes_mut()));
+                    },
+                ));
+            }
+            let verb = if dir == Dir::Enc {
+                "encrypt"
+            } else {
+                "decrypt"
+            };
+            let name = format!("AES-{} {verb}, {unit}-byte units", key_len * 4);
+            let c = case(ctx, name.clone(), REQUEST, None, imps);
+            if let Some(ghz) = ctx.clock_ghz {
+                let per_cycle = |s: &crate::measure::Samples| REQUEST as f64 / s.median() / ghz;
+                let bound = c
+                    .results
+                    .get(2)
+                    .map_or(String::new(), |s| format!(" / {:.2}", per_cycle(s)));
+                per_cycle_cells.push(format!("{name}: {:.2}{bound}", per_cycle(&c.results[0])));
+            }
+            cases.push(c);
+        }
+        if let Some(ghz) = ctx.clock_ghz {
+            notes.push(format!(
+                "Bytes per cycle at {ghz:.2} GHz (batched / bound): {}.",
+                per_cycle_cells.join("; ")
+            ));
+        }
+        let width = own.map_or("its own width", |(_, w)| w);
+        notes.insert(
+            0,
+            format!(
+                "{b:?} forced. The bound is AES-ECB with the same key size on {width} \
+                 registers, eight vectors in flight, over the same bytes: the AES \
+                 instruction throughput of that width. Decryption is compared with the \
+                 encryption bound (the rounds cost the same)."
+            ),
+        );
+        tables.push(Table {
+            id: format!("xts-width-{}", format!("{b:?}").to_lowercase()),
+            title: format!("XTS-AES, backend {b:?} against the AES bound of its width"),
+            unit: Unit::Throughput,
+            x_label: None,
+            notes,
+            cases,
+        });
+    }
+    Ok(tables)
+}
+
 /// The batched API must not slow down the common single-unit request.
 fn single_unit(ctx: &Ctx) -> Result<Table, String> {
     let k = key(64);
@@ -377,7 +488,9 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
         table(ctx, 32, Dir::Enc, units)?,
         table(ctx, 32, Dir::Dec, units)?,
         backends(ctx)?,
-        single_unit(ctx)?,
-        parallel(ctx)?,
-    ])
+    ]
+    .into_iter()
+    .chain(widths(ctx)?)
+    .chain([single_unit(ctx)?, parallel(ctx)?])
+    .collect())
 }
