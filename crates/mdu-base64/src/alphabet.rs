@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::backend::nibble::NibbleTables;
+
 /// The padding byte of RFC 4648. No alphabet may contain it.
 pub const PAD: u8 = b'=';
 
@@ -45,9 +47,8 @@ pub struct Alphabet {
     pub(crate) encode: [u8; 64],
     /// Byte -> 6-bit value, or [`INVALID`].
     pub(crate) decode: [u8; 256],
-    /// Symbols 0..=61 are `A-Z a-z 0-9` in RFC 4648 order (the layout the
-    /// AVX2 range/offset tables express).
-    pub(crate) rfc_prefix: bool,
+    /// The 16-entry lookup tables of the AVX2 kernels, built here once.
+    pub(crate) nibble: NibbleTables,
 }
 
 /// Why a byte string is not a valid alphabet.
@@ -181,18 +182,10 @@ impl Alphabet {
             decode[byte as usize] = i as u8;
             i += 1;
         }
-        let mut rfc_prefix = true;
-        let mut j = 0;
-        while j < 62 {
-            if chars[j] != STANDARD_CHARS[j] {
-                rfc_prefix = false;
-            }
-            j += 1;
-        }
         Ok(Alphabet {
             encode: *chars,
             decode,
-            rfc_prefix,
+            nibble: NibbleTables::new(chars, &decode),
         })
     }
 

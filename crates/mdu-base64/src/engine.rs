@@ -90,8 +90,7 @@ impl Engine {
     }
 
     /// The backend that serves this engine's calls: the pinned one or the
-    /// detected best, replaced by [`Backend::Scalar`] when it is
-    /// [`Backend::Avx2`] and the alphabet is not of the layout AVX2 handles.
+    /// detected best. Every backend serves every alphabet.
     ///
     /// ```
     /// use mdu_base64::{Alphabet, Backend, Engine, Padding};
@@ -100,19 +99,19 @@ impl Engine {
     ///     b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
     /// )?;
     /// let engine = Engine::new(&crypt, Padding::None);
+    /// assert_eq!(engine.backend(), Backend::detect());
     /// if Backend::Avx2.is_available() {
     ///     let pinned = engine.with_backend(Backend::Avx2).unwrap();
-    ///     assert_eq!(pinned.backend(), Backend::Scalar);
+    ///     assert_eq!(pinned.backend(), Backend::Avx2);
     /// }
     /// # Ok::<(), mdu_base64::AlphabetError>(())
     /// ```
     #[inline]
     pub fn backend(&self) -> Backend {
-        let b = match self.pinned {
+        match self.pinned {
             Some(b) => b,
             None => Backend::detect(),
-        };
-        backend::effective(b, &self.alphabet)
+        }
     }
 
     /// The alphabet.

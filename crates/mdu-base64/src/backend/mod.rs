@@ -19,6 +19,7 @@ use crate::alphabet::Alphabet;
 
 #[cfg(all(target_arch = "aarch64", not(miri)))]
 pub(crate) mod aarch64;
+pub(crate) mod nibble;
 pub(crate) mod scalar;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod x86;
@@ -29,16 +30,16 @@ pub(crate) mod x86;
 /// [`Engine::with_backend`](crate::Engine::with_backend) pins one (for tests
 /// and benchmarks).
 ///
-/// The AVX-512 VBMI backend translates through 64- and 128-entry byte
-/// permutes, so it serves every alphabet. The AVX2 backend translates with
-/// range checks and offsets that assume symbols 0..=61 are `A-Z a-z 0-9` in
-/// RFC 4648 order (symbols 62 and 63 may be any other bytes), which covers
-/// [`Alphabet::STANDARD`], [`Alphabet::URL_SAFE`] and [`Alphabet::IMAP`]; for
-/// any other alphabet an engine pinned to AVX2 runs the scalar kernels.
-///
-/// The NEON backend (aarch64) translates with `tbl`/`tbx` lookups in the
-/// 64-symbol alphabet and in the first 128 entries of the reverse table, so
-/// it serves every alphabet too.
+/// Every backend serves every alphabet, with tables built once when the
+/// [`Alphabet`](crate::Alphabet) is made. The AVX-512 VBMI backend
+/// translates through 64- and 128-entry byte permutes of the alphabet and
+/// its reverse table. The AVX2 backend translates with 16-entry `vpshufb`
+/// lookups: one for encoding and three for decoding with RFC 4648, base64url,
+/// IMAP, crypt(3), bcrypt and other alphabets made of runs of consecutive
+/// bytes, and four for encoding and six for decoding with any other
+/// alphabet. The NEON backend (aarch64) translates with `tbl`/`tbx` lookups
+/// in the 64-symbol alphabet and in the first 128 entries of the reverse
+/// table.
 ///
 /// ```
 /// use mdu_base64::Backend;
@@ -53,7 +54,10 @@ pub enum Backend {
     /// AVX-512 F/BW/VBMI: 48 bytes <-> 64 symbols per step with `vpermb`,
     /// `vpermi2b` and `vpmultishiftqb`, masked loads and stores for the tail.
     Avx512Vbmi,
-    /// AVX2: 24 bytes <-> 32 symbols per step, scalar tail.
+    /// AVX2: 24 bytes <-> 32 symbols per step, four steps per round in
+    /// bulk; the last step overlaps the one before instead of leaving a
+    /// scalar tail (only a partial group of 1 or 2 bytes, or 2 or 3
+    /// symbols, and inputs under 16 bytes or symbols, run scalar code).
     Avx2,
     /// NEON (aarch64 Advanced SIMD): 48 bytes <-> 64 symbols per step with
     /// `ld3`/`st4` and `ld4`/`st3` (de)interleaving and 64-byte `tbl`/`tbx`
@@ -136,17 +140,8 @@ impl Backend {
     }
 }
 
-/// The backend that actually serves `alphabet` when `backend` is asked for.
-#[inline]
-pub(crate) fn effective(backend: Backend, alphabet: &Alphabet) -> Backend {
-    match backend {
-        Backend::Avx2 if !alphabet.rfc_prefix => Backend::Scalar,
-        b => b,
-    }
-}
-
 /// Encodes `src` without padding into all of `dst` (see the module contract).
-/// `backend` must be available and already passed through [`effective`].
+/// `backend` must be available.
 #[inline]
 pub(crate) fn encode(backend: Backend, alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) {
     debug_assert_eq!(dst.len(), crate::engine::unpadded_len(src.len()));

@@ -41,9 +41,14 @@ pub(crate) fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
         let v = u32::from(g[0]) << 16 | u32::from(g[1]) << 8 | u32::from(g[2]);
         o.copy_from_slice(&sym4(enc, v));
     }
-    let tail = groups.remainder();
-    let otail = outs.into_remainder();
-    match (tail, otail) {
+    encode_partial(enc, groups.remainder(), outs.into_remainder());
+}
+
+/// Encodes the 1 or 2 bytes of a partial last group into its 2 or 3
+/// symbols (`out`); nothing for an empty `tail`.
+#[inline]
+pub(crate) fn encode_partial(enc: &[u8; 64], tail: &[u8], out: &mut [u8]) {
+    match (tail, out) {
         ([a], [x, y]) => {
             let s = sym4(enc, u32::from(*a) << 16);
             *x = s[0];
@@ -94,46 +99,62 @@ pub(crate) fn decode_body(dec: &[u8; 256], src: &[u8], dst: &mut [u8]) -> Result
     let (groups, tail) = src.split_at(full);
     let (gout, tout) = dst.split_at_mut(full / 4 * 3);
     decode_groups(dec, groups, gout).map_err(BodyError::InvalidByte)?;
-    if let Some(i) = first_invalid(dec, tail) {
-        return Err(BodyError::InvalidByte(full + i));
-    }
-    let v = |i: usize| u32::from(dec[usize::from(tail[i])]);
-    match tout {
-        [a] => {
-            let bits = v(0) << 6 | v(1);
-            if bits & 0xf != 0 {
-                return Err(BodyError::NonCanonical(full + 1));
-            }
-            *a = (bits >> 4) as u8;
+    decode_partial(dec, tail, tout, full)
+}
+
+/// Decodes the 2 or 3 symbols of a partial last group (`tail`, at index
+/// `base` of the body) into its 1 or 2 bytes (`out`), with the canonical
+/// check; nothing for an empty `tail`. Error indices are absolute.
+#[inline]
+pub(crate) fn decode_partial(
+    dec: &[u8; 256],
+    tail: &[u8],
+    out: &mut [u8],
+    base: usize,
+) -> Result<(), BodyError> {
+    let v = |c: u8| dec[usize::from(c)];
+    let (bits, any) = match *tail {
+        [a, b] => (u32::from(v(a)) << 6 | u32::from(v(b)), v(a) | v(b)),
+        [a, b, c] => (
+            u32::from(v(a)) << 12 | u32::from(v(b)) << 6 | u32::from(v(c)),
+            v(a) | v(b) | v(c),
+        ),
+        _ => {
+            debug_assert!(tail.is_empty() && out.is_empty());
+            return Ok(());
         }
-        [a, b] => {
-            let bits = v(0) << 12 | v(1) << 6 | v(2);
-            if bits & 0x3 != 0 {
-                return Err(BodyError::NonCanonical(full + 2));
-            }
+    };
+    // Invalid symbols look up with the high bit set.
+    if any & 0x80 != 0 {
+        let i = first_invalid(dec, tail).unwrap_or_default();
+        return Err(BodyError::InvalidByte(base + i));
+    }
+    match out {
+        [a] if bits & 0xf == 0 => *a = (bits >> 4) as u8,
+        [a, b] if bits & 0x3 == 0 => {
             *a = (bits >> 10) as u8;
             *b = (bits >> 2) as u8;
         }
-        rest => debug_assert!(tail.is_empty() && rest.is_empty()),
+        _ => return Err(BodyError::NonCanonical(base + tail.len() - 1)),
     }
     Ok(())
 }
 
-/// [`decode_body`] of the rest of a body from symbol `si` (byte `di` of the
-/// output) on, with error indices made absolute: how a SIMD backend hands
-/// over the rest of a body, to find (and stop at) the first error or to
-/// finish a tail it does not handle.
+/// [`decode_body`] of the rest of a body from symbol `si` (a multiple of
+/// 4, so byte `si / 4 * 3` of the output) on, with error indices made
+/// absolute: how a SIMD backend hands over the rest of a body, to find (and
+/// stop at) the first error or to finish a tail it does not handle.
 #[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri)))]
 pub(crate) fn decode_body_from(
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
     si: usize,
-    di: usize,
 ) -> Result<(), BodyError> {
+    debug_assert!(si.is_multiple_of(4));
     let (s, d) = (
         src.get(si..).unwrap_or_default(),
-        dst.get_mut(di..).unwrap_or_default(),
+        dst.get_mut(si / 4 * 3..).unwrap_or_default(),
     );
     decode_body(dec, s, d).map_err(|e| e.shift(si))
 }

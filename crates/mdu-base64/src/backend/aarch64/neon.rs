@@ -172,7 +172,7 @@ pub(super) unsafe fn decode_body(
         let x = unsafe { vld4q_u8(src.as_ptr().add(si)) };
         let (v, ok) = t.values(x);
         if !ok {
-            return scalar::decode_body_from(dec, src, dst, si, di);
+            return scalar::decode_body_from(dec, src, dst, si);
         }
         // SAFETY: `di + 48 <= dst.len()` (the invariant above).
         unsafe { vst3q_u8(dst.as_mut_ptr().add(di), pack(v)) };
@@ -194,7 +194,7 @@ pub(super) unsafe fn decode_body(
     // SAFETY: `inb` has 64 readable bytes.
     let (v, ok) = t.values(unsafe { vld4q_u8(inb.as_ptr()) });
     if !ok || dec[usize::from(last)] & unused != 0 {
-        return scalar::decode_body_from(dec, src, dst, si, di);
+        return scalar::decode_body_from(dec, src, dst, si);
     }
     let mut outb = [0u8; 48];
     // SAFETY: `outb` has 48 writable bytes.

@@ -1,154 +1,600 @@
-//! AVX2 kernels: 24 bytes <-> 32 symbols per step, scalar tails.
+//! AVX2 kernels: 24 bytes <-> 32 symbols per vector, for every alphabet,
+//! through the alphabet's 16-entry lookup tables (`backend/nibble.rs`).
 //!
-//! Only for alphabets whose symbols 0..=61 are `A-Z a-z 0-9` in RFC 4648
-//! order (symbols 62 and 63 are free), which the callers check.
+//! Encode: each 128-bit lane takes 12 input bytes (4 groups); an in-lane
+//! `vpshufb` spreads every group over a 32-bit lane as `[b1, b0, b2, b1]`,
+//! and two 16-bit multiplies (`vpmulhuw`, `vpmullw`) move the four 6-bit
+//! fields into the four bytes. Where the lanes' bytes come from is the only
+//! thing that changes between steps: the bulk loop loads 32 bytes at
+//! `si - 4` (the low lane's groups start at its byte 4, the high lane's at
+//! byte 0), so a vector needs one load and no lane crossing; the first and
+//! the short steps load the two lanes from `si` and `si + 8`; the last step
+//! loads the low lane from the start of the last 8 groups and the high
+//! lane from the last 16 input bytes, and ends exactly at the last whole
+//! group, overlapping the step before instead of leaving a scalar tail.
+//! Only the one or two bytes of a partial group go through scalar code.
 //!
-//! Encode: the 24 input bytes go to the two 128-bit lanes (12 each), an
-//! in-lane shuffle spreads each 3-byte group over a 32-bit lane as
-//! `[b1, b0, b2, b1]`, two 16-bit multiplies move the four 6-bit fields into
-//! the four bytes, and the value -> symbol step adds a per-range offset looked
-//! up with `vpshufb` (ranges `A-Z`, `a-z`, `0-9`, and one entry each for
-//! symbols 62 and 63, taken from the alphabet).
+//! Decode: `vpshufb` nibble lookups validate and translate 32 symbols (two
+//! lookups for validity and one for the offset with most alphabets, six for
+//! the rest), two multiply-adds (`vpmaddubsw`, `vpmaddwd`) merge four 6-bit
+//! values into a 24-bit lane, and an in-lane `vpshufb` packs each lane's 12
+//! bytes, stored lane by lane (no lane permute). The bulk loop decodes four
+//! vectors, tests their accumulated error bits once, and only then stores.
+//! The last step decodes the last 32 symbols of the whole groups (or two
+//! overlapping 16-symbol lanes for 16..=31 of them) and overlaps the step
+//! before. A vector that holds an invalid byte stores nothing and hands the
+//! rest over to the scalar kernel, which reports the first error exactly
+//! (the contract of `backend/mod.rs`); so does a 2- or 3-symbol tail.
 //!
-//! Decode: three unsigned range tests (`A-Z`, `a-z`, `0-9`) and two equality
-//! tests (symbols 62, 63) give the validity mask and the offset to subtract;
-//! two multiply-adds merge four 6-bit values into a 24-bit lane, and a
-//! shuffle plus a lane permute pack 8 lanes into 24 bytes.
+//! Inputs shorter than 16 bytes (encode) or 16 symbols (decode) go to the
+//! scalar kernels.
 
 use core::arch::x86_64::*;
 
 use super::{BodyError, scalar};
+use crate::backend::nibble::NibbleTables;
 
-/// Per 128-bit lane: bytes `[3i+1, 3i, 3i+2, 3i+1]` for lanes i = 0..4.
-const ENC_SPREAD: [i8; 16] = [1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10];
+/// In-lane `vpshufb` indexes spreading 4 groups of 3 bytes, starting at byte
+/// `lo` of the low lane and byte `hi` of the high lane, over 32-bit lanes as
+/// `[b1, b0, b2, b1]`.
+const fn spread(lo: usize, hi: usize) -> [u8; 32] {
+    let mut t = [0u8; 32];
+    let mut i = 0;
+    while i < 8 {
+        let b = if i < 4 { lo } else { hi } + 3 * (i % 4);
+        t[4 * i] = (b + 1) as u8;
+        t[4 * i + 1] = b as u8;
+        t[4 * i + 2] = (b + 2) as u8;
+        t[4 * i + 3] = (b + 1) as u8;
+        i += 1;
+    }
+    t
+}
 
-/// Per 128-bit lane: the 3 output bytes of each 24-bit lane, big-endian.
+/// One 32-byte load at `si - 4`.
+const SPREAD_BULK: [u8; 32] = spread(4, 0);
+
+/// Low lane loaded at the start of its groups, high lane loaded 4, 3 or 2
+/// bytes before the start of its groups (index: the input length mod 3).
+const SPREAD_SPLIT: [[u8; 32]; 3] = [spread(0, 4), spread(0, 3), spread(0, 2)];
+
+/// Per 128-bit lane: the 3 output bytes of each 24-bit lane, big-endian, in
+/// bytes 0..12.
 const DEC_PACK: [i8; 16] = [2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1];
+
+/// A 16-byte table in both lanes.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn broadcast(t: &[u8; 16]) -> __m256i {
+    // SAFETY: `t` has 16 readable bytes; unaligned load.
+    unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(t.as_ptr().cast())) }
+}
+
+/// A 32-byte constant.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn load32(t: &[u8; 32]) -> __m256i {
+    // SAFETY: `t` has 32 readable bytes; unaligned load.
+    unsafe { _mm256_loadu_si256(t.as_ptr().cast()) }
+}
+
+/// `x`, hidden from the optimizer. Given the multiplier of the encoder's
+/// `vpmullw` as a constant, LLVM rewrites the one instruction into two
+/// shifts and a blend.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn opaque(mut x: __m256i) -> __m256i {
+    // SAFETY: an empty instruction template: nothing is read or written but
+    // the register that holds `x`, which it leaves as it is.
+    unsafe {
+        core::arch::asm!("/* {0} */", inout(ymm_reg) x, options(pure, nomem, nostack, preserves_flags));
+    }
+    x
+}
+
+/// `vpmulhuw`: the high halves of the 16-bit products. Written out because
+/// LLVM lowers `_mm256_mulhi_epu16` (a widening multiply in its IR) by
+/// constants as widening 32-bit shifts, a pack and a lane permute, and with
+/// unknown operands still widens each half to 32 bits first.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn mulhi_epu16(a: __m256i, b: __m256i) -> __m256i {
+    let r: __m256i;
+    // SAFETY: one AVX2 instruction on registers (this function is compiled
+    // with AVX2, which its callers have confirmed); no memory, no flags.
+    unsafe {
+        core::arch::asm!(
+            "vpmulhuw {r}, {a}, {b}",
+            r = lateout(ymm_reg) r,
+            a = in(ymm_reg) a,
+            b = in(ymm_reg) b,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    r
+}
+
+/// The encoder's registers. `ANY`: the four-lookup translation
+/// ([`EncodeLayout::Any`](crate::backend::nibble::EncodeLayout::Any)), else
+/// the one-lookup one.
+struct Encoder<const ANY: bool> {
+    mask_hi: __m256i,
+    mul_hi: __m256i,
+    mask_lo: __m256i,
+    mul_lo: __m256i,
+    c51: __m256i,
+    c25: __m256i,
+    c16: __m256i,
+    offsets: __m256i,
+    rows: [__m256i; 4],
+}
+
+impl<const ANY: bool> Encoder<ANY> {
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn new(t: &NibbleTables) -> Self {
+        // Only the tables of the layout in use are loaded.
+        let table = |on: bool, t: &[u8; 16]| {
+            if on {
+                broadcast(t)
+            } else {
+                _mm256_setzero_si256()
+            }
+        };
+        Encoder {
+            mask_hi: _mm256_set1_epi32(0x0fc0_fc00),
+            mul_hi: _mm256_set1_epi32(0x0400_0040),
+            mask_lo: _mm256_set1_epi32(0x003f_03f0),
+            mul_lo: opaque(_mm256_set1_epi32(0x0100_0010)),
+            c51: _mm256_set1_epi8(51),
+            c25: _mm256_set1_epi8(25),
+            c16: _mm256_set1_epi8(16),
+            offsets: table(!ANY, &t.encode_offsets),
+            rows: [
+                table(ANY, &t.encode_rows[0]),
+                table(ANY, &t.encode_rows[1]),
+                table(ANY, &t.encode_rows[2]),
+                table(ANY, &t.encode_rows[3]),
+            ],
+        }
+    }
+
+    /// 8 groups (placed in the lanes as `spread` says) -> 32 symbols.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn symbols(&self, x: __m256i, spread: __m256i) -> __m256i {
+        let lanes = _mm256_shuffle_epi8(x, spread);
+        // [b1, b0, b2, b1] as two 16-bit halves: the high half's fields
+        // (b0 >> 2, then b0 << 4 | b1 >> 4) by a high multiply, the low
+        // half's (b1 << 2 | b2 >> 6, then b2) by a low one.
+        let hi = mulhi_epu16(_mm256_and_si256(lanes, self.mask_hi), self.mul_hi);
+        let lo = _mm256_mullo_epi16(_mm256_and_si256(lanes, self.mask_lo), self.mul_lo);
+        let v = _mm256_or_si256(hi, lo);
+        if ANY {
+            let mut r = _mm256_shuffle_epi8(self.rows[0], v);
+            let mut i = v;
+            for row in &self.rows[1..] {
+                i = _mm256_sub_epi8(i, self.c16);
+                r = _mm256_xor_si256(r, _mm256_shuffle_epi8(*row, i));
+            }
+            r
+        } else {
+            let idx = _mm256_sub_epi8(
+                _mm256_subs_epu8(v, self.c51),
+                _mm256_cmpgt_epi8(v, self.c25),
+            );
+            _mm256_add_epi8(v, _mm256_shuffle_epi8(self.offsets, idx))
+        }
+    }
+}
 
 /// Encodes all of `src` without padding into `dst`.
 ///
 /// # Safety
-/// The CPU supports AVX2; `enc[..62]` is `A-Z a-z 0-9`; `dst.len()` is the
+/// The CPU supports AVX2; `t` and `enc` are the tables of one alphabet,
+/// `ANY` is true unless `t.encode_layout` is `Runs`; `dst.len()` is the
 /// unpadded encoded length of `src`.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
-    // SAFETY: `ENC_SPREAD` has 16 bytes.
-    let spread =
-        unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(ENC_SPREAD.as_ptr().cast())) };
-    let mask_hi6 = _mm256_set1_epi32(0x0fc0_fc00);
-    let mul_hi6 = _mm256_set1_epi32(0x0400_0040);
-    let mask_lo6 = _mm256_set1_epi32(0x003f_03f0);
-    let mul_lo6 = _mm256_set1_epi32(0x0100_0010);
-    // Offset table indexed by: 0 for 26..=51, 1..=10 for 52..=61, 11 for
-    // 62, 12 for 63, 13 for 0..=25.
-    let off62 = enc[62].wrapping_sub(62) as i8;
-    let off63 = enc[63].wrapping_sub(63) as i8;
-    let offsets = _mm256_setr_epi8(
-        71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, off62, off63, 65, 0, 0, //
-        71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, off62, off63, 65, 0, 0,
-    );
+pub(super) unsafe fn encode<const ANY: bool>(
+    t: &NibbleTables,
+    enc: &[u8; 64],
+    src: &[u8],
+    dst: &mut [u8],
+) {
     let n = src.len();
-    let mut si = 0;
-    let mut di = 0;
-    // Loads read `si..si + 28`; the remaining output is then >= 32 symbols.
-    while n - si >= 28 {
-        // SAFETY: bytes `si..si + 16` and `si + 12..si + 28` are in bounds.
-        let x = unsafe {
-            let p = src.as_ptr().add(si);
-            _mm256_loadu2_m128i(p.add(12).cast(), p.cast())
-        };
-        let lanes = _mm256_shuffle_epi8(x, spread);
-        let hi = _mm256_mulhi_epu16(_mm256_and_si256(lanes, mask_hi6), mul_hi6);
-        let lo = _mm256_mullo_epi16(_mm256_and_si256(lanes, mask_lo6), mul_lo6);
-        let values = _mm256_or_si256(hi, lo);
-        let mut idx = _mm256_subs_epu8(values, _mm256_set1_epi8(51));
-        let upper = _mm256_cmpgt_epi8(_mm256_set1_epi8(26), values);
-        idx = _mm256_or_si256(idx, _mm256_and_si256(upper, _mm256_set1_epi8(13)));
-        let out = _mm256_add_epi8(values, _mm256_shuffle_epi8(offsets, idx));
-        // SAFETY: `n - si >= 28` leaves at least 38 output symbols from `di`.
-        unsafe { _mm256_storeu_si256(dst.as_mut_ptr().add(di).cast(), out) };
-        si += 24;
-        di += 32;
+    if n < 16 {
+        scalar::encode(enc, src, dst);
+        return;
     }
-    let (s, d) = (
-        src.get(si..).unwrap_or_default(),
-        dst.get_mut(di..).unwrap_or_default(),
+    let e = Encoder::<ANY>::new(t);
+    let groups = n / 3;
+    let full = 3 * groups;
+    let sp = src.as_ptr();
+    let dp = dst.as_mut_ptr();
+    // Every step writes 32 symbols (8 groups) and leaves more than 8 groups
+    // for the last step.
+    if full > 24 {
+        let split = load32(&SPREAD_SPLIT[0]);
+        // SAFETY: `24 < full <= n`: bytes 0..24 are in bounds, and symbols
+        // 0..32 of the `4 * groups > 32`.
+        unsafe {
+            let x = _mm256_loadu2_m128i(sp.add(8).cast(), sp.cast());
+            _mm256_storeu_si256(dp.cast(), e.symbols(x, split));
+        }
+        // `si` input bytes and `di = si / 3 * 4` symbols done.
+        let (mut si, mut di) = (24, 32);
+        let bulk = load32(&SPREAD_BULK);
+        // Four vectors per round, each from one load at `si + 24k - 4`.
+        while n - si >= 100 {
+            for k in 0..4 {
+                // SAFETY: `4 <= si`, and the last load ends at
+                // `si + 72 + 28 <= n`; the stores end at `di + 128 <=
+                // 4 * groups`, since `groups >= (si + 100) / 3 >= si / 3 + 33`.
+                unsafe {
+                    let x = _mm256_loadu_si256(sp.add(si + 24 * k - 4).cast());
+                    _mm256_storeu_si256(dp.add(di + 32 * k).cast(), e.symbols(x, bulk));
+                }
+            }
+            si += 96;
+            di += 128;
+        }
+        while full - si > 24 {
+            // SAFETY: the loads read `si..si + 24`, before `full <= n`; the
+            // store ends at `di + 32 < 4 * groups`.
+            unsafe {
+                let x = _mm256_loadu2_m128i(sp.add(si + 8).cast(), sp.add(si).cast());
+                _mm256_storeu_si256(dp.add(di).cast(), e.symbols(x, split));
+            }
+            si += 24;
+            di += 32;
+        }
+    }
+    // The last 8 whole groups (or groups 0..4 and the last 4, for 5..=7 of
+    // them): the low lane from their start, the high lane from the last 16
+    // bytes of `src`, where its 4 groups start at byte `4 - n % 3`.
+    let r = n - full;
+    let p0 = full.saturating_sub(24);
+    // SAFETY: `n >= 16`, so `n - 16` is in bounds; `p0 + 16 <= n` (`p0` is
+    // 0, or `full - 24`); the stores write symbols `p0 / 3 * 4..+16` and
+    // `4 * groups - 16..4 * groups`, all within the `4 * groups` symbols
+    // of the whole groups (there are at least 5).
+    unsafe {
+        let x = _mm256_loadu2_m128i(sp.add(n - 16).cast(), sp.add(p0).cast());
+        let s = e.symbols(x, load32(&SPREAD_SPLIT[r]));
+        _mm_storeu_si128(dp.add(p0 / 3 * 4).cast(), _mm256_castsi256_si128(s));
+        _mm_storeu_si128(
+            dp.add(4 * groups - 16).cast(),
+            _mm256_extracti128_si256::<1>(s),
+        );
+    }
+    let (tail, out) = (
+        src.get(full..).unwrap_or_default(),
+        dst.get_mut(4 * groups..).unwrap_or_default(),
     );
-    scalar::encode(enc, s, d);
+    scalar::encode_partial(enc, tail, out);
 }
 
-/// In-range mask for bytes `lo..lo + len` (len < 128), by a signed compare
-/// after moving `lo` to -128.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn in_range(x: __m256i, lo: u8, len: u8) -> __m256i {
-    let shifted = _mm256_add_epi8(x, _mm256_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
-    _mm256_cmpgt_epi8(_mm256_set1_epi8((len as i8).wrapping_sub(-128i8)), shifted)
+/// Error bits accumulated over the vectors of one test.
+#[derive(Clone, Copy)]
+struct Errors {
+    a: __m256i,
 }
 
-/// Decodes a body (see the contract in `backend/mod.rs`); the tail and any
-/// step holding an invalid byte go to the scalar kernel.
+/// The decoder's registers. `ANY`: the six-lookup translation
+/// ([`DecodeLayout::Any`](crate::backend::nibble::DecodeLayout::Any)), else
+/// the nibble-class one.
+struct Decoder<const ANY: bool> {
+    lo: __m256i,
+    hi: __m256i,
+    offsets: __m256i,
+    rows: [__m256i; 6],
+    c0f: __m256i,
+    c20: __m256i,
+    c16: __m256i,
+    cf7: __m256i,
+    c80: __m256i,
+    merge6: __m256i,
+    merge12: __m256i,
+    pack: __m256i,
+}
+
+impl<const ANY: bool> Decoder<ANY> {
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn new(t: &NibbleTables) -> Self {
+        // SAFETY: `DEC_PACK` has 16 bytes.
+        let pack =
+            unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(DEC_PACK.as_ptr().cast())) };
+        // Only the tables of the layout in use are loaded.
+        let table = |on: bool, t: &[u8; 16]| {
+            if on {
+                broadcast(t)
+            } else {
+                _mm256_setzero_si256()
+            }
+        };
+        Decoder {
+            lo: table(!ANY, &t.decode_lo),
+            hi: table(!ANY, &t.decode_hi),
+            offsets: table(!ANY, &t.decode_offsets),
+            rows: [
+                table(ANY, &t.decode_rows[0]),
+                table(ANY, &t.decode_rows[1]),
+                table(ANY, &t.decode_rows[2]),
+                table(ANY, &t.decode_rows[3]),
+                table(ANY, &t.decode_rows[4]),
+                table(ANY, &t.decode_rows[5]),
+            ],
+            c0f: _mm256_set1_epi8(0x0f),
+            c20: _mm256_set1_epi8(0x20),
+            c16: _mm256_set1_epi8(16),
+            cf7: _mm256_set1_epi8(0xf7u8 as i8),
+            c80: _mm256_set1_epi8(-128),
+            merge6: _mm256_set1_epi32(0x0140_0140),
+            merge12: _mm256_set1_epi32(0x0001_1000),
+            pack,
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn no_errors(&self) -> Errors {
+        Errors {
+            a: _mm256_setzero_si256(),
+        }
+    }
+
+    /// 32 symbols -> 32 values; error bits go to `err`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn values(&self, x: __m256i, err: &mut Errors) -> __m256i {
+        if ANY {
+            // Rows 2..=7 by XOR-chained lookups; bytes below 0x20 or from
+            // 0x80 on (negative) are caught by the compare.
+            let mut i = _mm256_sub_epi8(x, self.c20);
+            let mut r = _mm256_shuffle_epi8(self.rows[0], i);
+            for row in &self.rows[1..] {
+                i = _mm256_sub_epi8(i, self.c16);
+                r = _mm256_xor_si256(r, _mm256_shuffle_epi8(*row, i));
+            }
+            let outside = _mm256_cmpgt_epi8(self.c20, x);
+            err.a = _mm256_or_si256(err.a, _mm256_or_si256(r, outside));
+            r
+        } else {
+            let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(x), self.c0f);
+            let m = _mm256_and_si256(
+                _mm256_shuffle_epi8(self.lo, _mm256_and_si256(x, self.c0f)),
+                _mm256_shuffle_epi8(self.hi, hi),
+            );
+            err.a = _mm256_or_si256(err.a, m);
+            _mm256_add_epi8(x, _mm256_shuffle_epi8(self.offsets, _mm256_or_si256(hi, m)))
+        }
+    }
+
+    /// Whether any vector behind `err` held a byte outside the alphabet.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn invalid(&self, err: Errors) -> bool {
+        // Rows: the class bits; any: the high bit of the values.
+        let mask = if ANY { self.c80 } else { self.cf7 };
+        _mm256_testz_si256(err.a, mask) == 0
+    }
+
+    /// 32 values -> 12 bytes in bytes 0..12 of each lane.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn pack(&self, v: __m256i) -> __m256i {
+        let pairs = _mm256_maddubs_epi16(v, self.merge6);
+        let lanes = _mm256_madd_epi16(pairs, self.merge12);
+        _mm256_shuffle_epi8(lanes, self.pack)
+    }
+}
+
+/// Stores the 12 bytes of a packed lane at `p`, exactly.
 ///
 /// # Safety
-/// The CPU supports AVX2; `enc[..62]` is `A-Z a-z 0-9`; `src.len() % 4 != 1`
+/// `p..p + 12` is writable.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn store12(p: *mut u8, lane: __m128i) {
+    // SAFETY: the caller's bounds; unaligned stores of 8 and 4 bytes.
+    unsafe {
+        _mm_storel_epi64(p.cast(), lane);
+        p.add(8)
+            .cast::<i32>()
+            .write_unaligned(_mm_extract_epi32::<2>(lane));
+    }
+}
+
+/// Stores the 24 bytes of a packed vector at `p`: the low lane as 16
+/// bytes, then the high lane as 16 bytes at `p + 12` (`wide`: writes 4
+/// bytes past `p + 24`) or as exactly 12.
+///
+/// # Safety
+/// `p..p + 24` is writable, and `p + 24..p + 28` too when `wide`.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn store24(p: *mut u8, packed: __m256i, wide: bool) {
+    let hi = _mm256_extracti128_si256::<1>(packed);
+    // SAFETY: the caller's bounds; the low lane's 4 surplus bytes fall in
+    // `p + 12..p + 16`, rewritten by the high lane.
+    unsafe {
+        _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(packed));
+        if wide {
+            _mm_storeu_si128(p.add(12).cast(), hi);
+        } else {
+            store12(p.add(12), hi);
+        }
+    }
+}
+
+/// Decodes `K` vectors, at `si`, `si + 32`, .. and the last at `last`
+/// (`si + 32 * (K - 1)` or less, overlapping the one before), with one error
+/// test; stores their bytes only if all are valid, the last vector's
+/// exactly and the others' with a surplus that the next one rewrites.
+/// Returns whether they were valid. Not a `#[target_feature]` function so
+/// that it can be inlined into each kernel (which has AVX2) unconditionally.
+///
+/// # Safety
+/// The CPU supports AVX2. Symbols `si..si + 32 * (K - 1)` and
+/// `last..last + 32` are readable at `sp`, and their decoded bytes
+/// (`x / 4 * 3` for a symbol position `x`) writable at `dp`; `si` and
+/// `last` are multiples of 4, and for `K >= 2`,
+/// `si + 32 * (K - 2) < last <= si + 32 * (K - 1)`.
+#[inline(always)]
+unsafe fn round<const ANY: bool, const K: usize>(
+    d: &Decoder<ANY>,
+    sp: *const u8,
+    dp: *mut u8,
+    si: usize,
+    last: usize,
+) -> bool {
+    let at = |k: usize| if k + 1 == K { last } else { si + 32 * k };
+    // SAFETY: the caller's CPU features and bounds. A wide store's 4
+    // surplus bytes must fall within the next vector's bytes, which its
+    // store rewrites after this one: true unless the next is the last and
+    // starts less than 8 symbols on, and then the store is exact.
+    unsafe {
+        let mut err = d.no_errors();
+        let mut v = [_mm256_setzero_si256(); K];
+        for (k, v) in v.iter_mut().enumerate() {
+            *v = d.values(_mm256_loadu_si256(sp.add(at(k)).cast()), &mut err);
+        }
+        if d.invalid(err) {
+            return false;
+        }
+        for (k, v) in v.iter().enumerate() {
+            let wide = k + 2 < K || (k + 2 == K && last >= at(k) + 8);
+            store24(dp.add(at(k) / 4 * 3), d.pack(*v), wide);
+        }
+    }
+    true
+}
+
+/// Decodes a body (see the contract in `backend/mod.rs`).
+///
+/// # Safety
+/// The CPU supports AVX2; `t` and `dec` are the tables of one alphabet,
+/// `ANY` is true unless `t.decode_layout` is `Rows`; `src.len() % 4 != 1`
 /// and `dst.len()` is the decoded length of `src`.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn decode_body(
-    enc: &[u8; 64],
+pub(super) unsafe fn decode_body<const ANY: bool>(
+    t: &NibbleTables,
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<(), BodyError> {
-    let s62 = _mm256_set1_epi8(enc[62] as i8);
-    let s63 = _mm256_set1_epi8(enc[63] as i8);
-    let o62 = _mm256_set1_epi8(62u8.wrapping_sub(enc[62]) as i8);
-    let o63 = _mm256_set1_epi8(63u8.wrapping_sub(enc[63]) as i8);
-    // SAFETY: `DEC_PACK` has 16 bytes.
-    let pack = unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(DEC_PACK.as_ptr().cast())) };
-    let merge6 = _mm256_set1_epi32(0x0140_0140);
-    let merge12 = _mm256_set1_epi32(0x0001_1000);
-    let gather = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
     let n = src.len();
-    let mut si = 0;
-    let mut di = 0;
-    while n - si >= 32 {
-        // SAFETY: `si + 32 <= n`.
-        let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(si).cast()) };
-        let upper = in_range(x, b'A', 26);
-        let lower = in_range(x, b'a', 26);
-        let digit = in_range(x, b'0', 10);
-        let is62 = _mm256_cmpeq_epi8(x, s62);
-        let is63 = _mm256_cmpeq_epi8(x, s63);
-        let valid = _mm256_or_si256(
-            _mm256_or_si256(upper, lower),
-            _mm256_or_si256(digit, _mm256_or_si256(is62, is63)),
-        );
-        if _mm256_movemask_epi8(valid) != -1 {
-            return scalar::decode_body_from(dec, src, dst, si, di);
-        }
-        let off = _mm256_or_si256(
-            _mm256_or_si256(
-                _mm256_and_si256(upper, _mm256_set1_epi8(-65)),
-                _mm256_and_si256(lower, _mm256_set1_epi8(-71)),
-            ),
-            _mm256_or_si256(
-                _mm256_and_si256(digit, _mm256_set1_epi8(4)),
-                _mm256_or_si256(_mm256_and_si256(is62, o62), _mm256_and_si256(is63, o63)),
-            ),
-        );
-        let values = _mm256_add_epi8(x, off);
-        let pairs = _mm256_maddubs_epi16(values, merge6);
-        let lanes = _mm256_madd_epi16(pairs, merge12);
-        let packed = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(lanes, pack), gather);
-        // SAFETY: `n - si >= 32` symbols left means `dst.len() - di >= 24`; the two
-        // stores write exactly bytes `di..di + 24`.
-        unsafe {
-            let p = dst.as_mut_ptr().add(di);
-            _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(packed));
-            _mm_storel_epi64(p.add(16).cast(), _mm256_extracti128_si256::<1>(packed));
-        }
-        si += 32;
-        di += 24;
+    let whole = n & !3;
+    if whole < 16 {
+        return scalar::decode_body(dec, src, dst);
     }
-    scalar::decode_body_from(dec, src, dst, si, di)
+    // `si` symbols (whole groups) done, and their `si / 4 * 3` bytes.
+    let mut si = 0;
+    if whole > 128 {
+        // SAFETY: the preconditions of this function are those of the bulk
+        // loop (same CPU features, same tables and slices).
+        si = unsafe { decode_bulk::<ANY>(t, dec, src, dst)? };
+    }
+    let d = Decoder::<ANY>::new(t);
+    let sp = src.as_ptr();
+    let dp = dst.as_mut_ptr();
+    // The rest of the whole groups, 1..=128 symbols (or all 16..=31), in
+    // one round whose last vector ends at `whole`, overlapping the one
+    // before.
+    let rest = whole - si;
+    let last = whole.wrapping_sub(32);
+    // SAFETY: for `whole >= 32`, `K = ceil(rest / 32)` vectors lie in
+    // `si..whole` (`si + 32 * (K - 1) < whole`, and `last + 32 == whole`),
+    // their bytes in `si / 4 * 3..whole / 4 * 3`, and `si + 32 * (K - 2) < last`
+    // as `rest > 32 * (K - 1)`; `short` takes 16..=31 symbols.
+    let valid = unsafe {
+        match rest {
+            _ if whole < 32 => short(&d, sp, dp, whole),
+            0 => true,
+            1..=32 => round::<ANY, 1>(&d, sp, dp, si, last),
+            33..=64 => round::<ANY, 2>(&d, sp, dp, si, last),
+            65..=96 => round::<ANY, 3>(&d, sp, dp, si, last),
+            _ => round::<ANY, 4>(&d, sp, dp, si, last),
+        }
+    };
+    if !valid {
+        return scalar::decode_body_from(dec, src, dst, si);
+    }
+    let (tail, out) = (
+        src.get(whole..).unwrap_or_default(),
+        dst.get_mut(whole / 4 * 3..).unwrap_or_default(),
+    );
+    scalar::decode_partial(dec, tail, out, whole)
+}
+
+/// 16..=31 symbols of whole groups: the first 16 and the last 16 in the two
+/// lanes of one vector. Returns whether all are valid (then their bytes are
+/// stored).
+///
+/// # Safety
+/// `16 <= whole < 32`, a multiple of 4; symbols `0..whole` are readable at
+/// `sp` and their `whole / 4 * 3` bytes writable at `dp`.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn short<const ANY: bool>(
+    d: &Decoder<ANY>,
+    sp: *const u8,
+    dp: *mut u8,
+    whole: usize,
+) -> bool {
+    let p1 = whole - 16;
+    // SAFETY: both 16-symbol halves are in `0..whole`.
+    let x = unsafe { _mm256_loadu2_m128i(sp.add(p1).cast(), sp.cast()) };
+    let mut err = d.no_errors();
+    let v = d.values(x, &mut err);
+    if d.invalid(err) {
+        return false;
+    }
+    let packed = d.pack(v);
+    // SAFETY: the lanes decode to `0..12` and `p1 / 4 * 3..whole / 4 * 3`;
+    // a 16-byte low-lane store ends at `16 <= whole / 4 * 3` when `whole >=
+    // 24`, and its surplus falls in the high lane's bytes, stored after it.
+    unsafe {
+        let lo = _mm256_castsi256_si128(packed);
+        if whole >= 24 {
+            _mm_storeu_si128(dp.cast(), lo);
+        } else {
+            store12(dp, lo);
+        }
+        store12(dp.add(p1 / 4 * 3), _mm256_extracti128_si256::<1>(packed));
+    }
+    true
+}
+
+/// Rounds of four vectors (128 symbols) while more than 128 symbols of
+/// whole groups remain. Returns the position reached. Kept out of line so
+/// that short inputs do not pay for its registers.
+///
+/// # Safety
+/// As [`decode_body`].
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn decode_bulk<const ANY: bool>(
+    t: &NibbleTables,
+    dec: &[u8; 256],
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<usize, BodyError> {
+    let d = Decoder::<ANY>::new(t);
+    let whole = src.len() & !3;
+    let sp = src.as_ptr();
+    let dp = dst.as_mut_ptr();
+    let mut si = 0;
+    while whole - si > 128 {
+        // SAFETY: the round reads symbols `si..si + 128`, before `whole`,
+        // and writes their 96 bytes.
+        if !unsafe { round::<ANY, 4>(&d, sp, dp, si, si + 96) } {
+            // The scalar kernel decodes the rest (to the first error), so
+            // if it succeeds everything is done.
+            return scalar::decode_body_from(dec, src, dst, si).map(|()| whole);
+        }
+        si += 128;
+    }
+    Ok(si)
 }

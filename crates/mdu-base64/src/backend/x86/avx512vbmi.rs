@@ -165,7 +165,7 @@ pub(super) unsafe fn decode_body(
         let bad = _mm512_movepi8_mask(_mm512_or_si512(x, v))
             | _mm512_mask_test_epi8_mask(1u64 << (len - 1), v, _mm512_set1_epi8(unused as i8));
         if bad != 0 {
-            return scalar::decode_body_from(dec, src, dst, si, di);
+            return scalar::decode_body_from(dec, src, dst, si);
         }
         let olen = len * 3 / 4;
         // SAFETY: `olen` is the decoded length of these `len` symbols, in
@@ -259,7 +259,7 @@ unsafe fn decode_bulk(
             _mm512_or_si512(_mm512_or_si512(x[2], v[2]), _mm512_or_si512(x[3], v[3])),
         );
         if _mm512_movepi8_mask(any) != 0 {
-            return scalar::decode_body_from(dec, src, dst, si, di).map(|()| (n, dst.len()));
+            return scalar::decode_body_from(dec, src, dst, si).map(|()| (n, dst.len()));
         }
         // SAFETY: `dst.len() - di == (n - si) * 3 / 4 >= 192`; the stores
         // end at `di + 64`, `+ 112`, `+ 160` and `+ 192`.

@@ -2,6 +2,7 @@
 
 use crate::alphabet::Alphabet;
 
+use super::nibble::{DecodeLayout, EncodeLayout};
 use super::{BodyError, scalar};
 
 mod avx2;
@@ -52,13 +53,19 @@ pub(crate) fn decode_avx512vbmi(
 
 #[inline]
 pub(crate) fn encode_avx2(alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) {
-    if has_avx2() && alphabet.rfc_prefix {
-        // SAFETY: `has_avx2` confirmed AVX2 at run time; the alphabet has the
-        // RFC 4648 layout for symbols 0..=61 the kernel's offsets assume; the
-        // kernel bounds every access by `src.len()` and `dst.len()`.
-        unsafe { avx2::encode(&alphabet.encode, src, dst) }
-    } else {
-        scalar::encode(&alphabet.encode, src, dst)
+    let (t, enc) = (&alphabet.nibble, &alphabet.encode);
+    if !has_avx2() {
+        return scalar::encode(enc, src, dst);
+    }
+    // SAFETY: `has_avx2` confirmed AVX2 at run time; `t` and `enc` are the
+    // tables of one alphabet and the kernel's layout flag is the one its
+    // tables were built for; the caller passes `dst.len()` equal to the
+    // unpadded encoded length of `src`.
+    unsafe {
+        match t.encode_layout {
+            EncodeLayout::Runs => avx2::encode::<false>(t, enc, src, dst),
+            EncodeLayout::Any => avx2::encode::<true>(t, enc, src, dst),
+        }
     }
 }
 
@@ -68,12 +75,18 @@ pub(crate) fn decode_avx2(
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<(), BodyError> {
-    if has_avx2() && alphabet.rfc_prefix {
-        // SAFETY: `has_avx2` confirmed AVX2 at run time; the alphabet has the
-        // RFC 4648 layout for symbols 0..=61; the caller passes a body whose
-        // length is not 1 mod 4 and a `dst` of its decoded length.
-        unsafe { avx2::decode_body(&alphabet.encode, &alphabet.decode, src, dst) }
-    } else {
-        scalar::decode_body(&alphabet.decode, src, dst)
+    let (t, dec) = (&alphabet.nibble, &alphabet.decode);
+    if !has_avx2() {
+        return scalar::decode_body(dec, src, dst);
+    }
+    // SAFETY: `has_avx2` confirmed AVX2 at run time; `t` and `dec` are the
+    // tables of one alphabet and the kernel's layout flag is the one its
+    // tables were built for; the caller passes a body whose length is not
+    // 1 mod 4 and a `dst` of its decoded length.
+    unsafe {
+        match t.decode_layout {
+            DecodeLayout::Rows => avx2::decode_body::<false>(t, dec, src, dst),
+            DecodeLayout::Any => avx2::decode_body::<true>(t, dec, src, dst),
+        }
     }
 }
