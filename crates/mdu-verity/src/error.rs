@@ -154,6 +154,17 @@ pub enum Error {
         /// Offset of the first non-zero spare byte within the block.
         offset: usize,
     },
+    /// A number of FEC parity bytes per codeword outside 2..=24.
+    FecRoots {
+        /// The number given.
+        roots: u8,
+    },
+    /// FEC input that does not fit its layout (partial blocks, too many or
+    /// too few blocks).
+    FecInput {
+        /// What was wrong.
+        reason: String,
+    },
     /// An I/O error from the reader or writer.
     Io(std::io::Error),
 }
@@ -257,6 +268,11 @@ impl fmt::Display for Error {
                 "hash block {hash_block} has a non-zero byte at offset {offset}, after its last digest: \
                  the tree covers more data blocks than are being verified"
             ),
+            Error::FecRoots { roots } => write!(
+                f,
+                "{roots} FEC parity bytes per codeword is invalid: expected 2 to 24"
+            ),
+            Error::FecInput { reason } => write!(f, "invalid FEC input: {reason}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
         }
     }

@@ -73,6 +73,9 @@
 //! the number of data blocks, the block sizes, the algorithm and the salt
 //! next to the root hash.
 
+pub mod fec;
+#[cfg(x86_simd)]
+mod fec_x86;
 mod format;
 mod superblock;
 mod verify;

@@ -1,0 +1,596 @@
+//! dm-verity forward error correction, as `veritysetup format --fec-device`
+//! writes it: Reed-Solomon parity over the data and hash areas, byte for
+//! byte the same.
+//!
+//! # The code and the layout
+//!
+//! * RS(255, 255 - `roots`) over GF(2^8) with the field polynomial `0x11d`,
+//!   primitive element `x`, first consecutive root `alpha^0`, for
+//!   `roots` = 2..=24 parity bytes per codeword ([`MIN_ROOTS`],
+//!   [`MAX_ROOTS`]). Systematic: the parity is `m(x) * x^roots mod g(x)`,
+//!   highest coefficient first.
+//! * The protected input is `I = D || H`: the `data_blocks` whole blocks of
+//!   the data device, then the hash device from the tree's first block
+//!   (never the superblock) to the end of the area; both areas use one
+//!   block size `bs` (data and hash block sizes must be equal).
+//! * With `N` blocks in `I` and `rsn = 255 - roots` message bytes per
+//!   codeword, there are `R = ceil(N / rsn)` rounds. Codeword `(n, b)`
+//!   (round `n`, byte `b` of a block) takes its message byte `i` from byte
+//!   `b` of block `i * R + n`, or zero past the end of `I`: the bytes of one
+//!   block all land in different codewords, and one codeword takes one byte
+//!   from each of `rsn` blocks `R` apart, so a burst of damage spreads over
+//!   many codewords.
+//! * The parity of codeword `(n, b)` is the `roots` bytes at
+//!   `(n * bs + b) * roots` of the parity area, `R * bs * roots` bytes in all.
+//!
+//! # How it is computed
+//!
+//! [`Encoder`] takes the blocks of `I` in order, each exactly once, and
+//! keeps the `roots`-byte LFSR state of every codeword, `R * bs * roots`
+//! bytes: as large as the parity it becomes, and nothing else grows with
+//! the input. Block `k` feeds round `k mod R` at position `k div R`, so
+//! every codeword still sees its message in order. One block updates the
+//! `bs` codewords of its round side by side: the feedback bytes of all of
+//! them form one vector, multiplied by each generator coefficient at once
+//! (nibble lookups with `vpshufb` on AVX2, or the GFNI affine instruction,
+//! where the CPU has them; 256-entry tables otherwise).
+//!
+//! ```
+//! use mdu_verity::dmverity::fec::{Encoder, Layout};
+//!
+//! // Three 512-byte blocks, two parity bytes per codeword: one round.
+//! let layout = Layout::new(3, 512, 2)?;
+//! assert_eq!((layout.rounds(), layout.parity_len()), (1, 1024));
+//! let mut enc = Encoder::new(layout)?;
+//! enc.push(&vec![0u8; 3 * 512])?;
+//! assert_eq!(enc.finish()?, vec![0u8; 1024]); // zero data, zero parity
+//! # Ok::<(), mdu_verity::Error>(())
+//! ```
+
+use crate::Error;
+
+/// Fewest parity bytes per codeword `veritysetup` accepts.
+pub const MIN_ROOTS: u8 = 2;
+/// Most parity bytes per codeword `veritysetup` accepts.
+pub const MAX_ROOTS: u8 = 24;
+
+/// GF(2^8) multiplication modulo `x^8 + x^4 + x^3 + x^2 + 1` (`0x11d`).
+const fn gf_mul(mut a: u8, mut b: u8) -> u8 {
+    let mut p = 0u8;
+    while b != 0 {
+        if b & 1 != 0 {
+            p ^= a;
+        }
+        let carry = a & 0x80;
+        a <<= 1;
+        if carry != 0 {
+            a ^= 0x1d;
+        }
+        b >>= 1;
+    }
+    p
+}
+
+/// The generator polynomial `prod (x - alpha^i)`, `i` in `0..roots`, as
+/// coefficients highest degree first (`g[0] == 1`); entries past `roots`
+/// are zero.
+fn generator(roots: usize) -> [u8; MAX_ROOTS as usize + 1] {
+    let mut g = [0u8; MAX_ROOTS as usize + 1];
+    g[0] = 1;
+    let mut root = 1u8; // alpha^0
+    for i in 0..roots {
+        // Multiply by (x + root): g'[j] = g[j] + root * g[j - 1], with g
+        // stored highest degree first and degree i + 1 after this step.
+        for j in (1..=i + 1).rev() {
+            g[j] ^= gf_mul(root, g[j - 1]);
+        }
+        root = gf_mul(root, 2);
+    }
+    g
+}
+
+/// Where the blocks of one FEC input go: block count, rounds and the size
+/// of the parity area.
+///
+/// ```
+/// use mdu_verity::dmverity::fec::Layout;
+///
+/// // 256 data blocks and 3 hash blocks of 4 KiB, two parity bytes.
+/// let l = Layout::new(259, 4096, 2)?;
+/// assert_eq!(l.rounds(), 2);
+/// assert_eq!(l.parity_len(), 16384);
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    blocks: u64,
+    block_size: u32,
+    roots: u8,
+    rounds: u64,
+}
+
+impl Layout {
+    /// The layout of `blocks` blocks of `block_size` bytes (a power of two,
+    /// 512..=65536) with `roots` parity bytes per codeword (2..=24).
+    ///
+    /// ```
+    /// use mdu_verity::{dmverity::fec::Layout, Error};
+    /// assert!(matches!(Layout::new(10, 4096, 25), Err(Error::FecRoots { roots: 25 })));
+    /// assert!(matches!(Layout::new(0, 4096, 2), Err(Error::ZeroDataBlocks { .. })));
+    /// ```
+    pub fn new(blocks: u64, block_size: u32, roots: u8) -> Result<Layout, Error> {
+        super::check_block_size("FEC block", block_size)?;
+        if !(MIN_ROOTS..=MAX_ROOTS).contains(&roots) {
+            return Err(Error::FecRoots { roots });
+        }
+        if blocks == 0 {
+            return Err(Error::ZeroDataBlocks {
+                source: "the FEC input",
+            });
+        }
+        let rsn = 255 - u64::from(roots);
+        let rounds = blocks.div_ceil(rsn);
+        // The parity (and the encoder's state) must be addressable.
+        rounds
+            .checked_mul(u64::from(block_size) * u64::from(roots))
+            .filter(|&len| usize::try_from(len).is_ok())
+            .ok_or(Error::TreeTooLarge {
+                data_blocks: blocks,
+            })?;
+        Ok(Layout {
+            blocks,
+            block_size,
+            roots,
+            rounds,
+        })
+    }
+
+    /// Blocks of the protected input `I` (`N`).
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// The block size in bytes.
+    pub fn block_size(&self) -> u32 {
+        self.block_size
+    }
+
+    /// Parity bytes per codeword.
+    pub fn roots(&self) -> u8 {
+        self.roots
+    }
+
+    /// Rounds `R = ceil(N / (255 - roots))`.
+    pub fn rounds(&self) -> u64 {
+        self.rounds
+    }
+
+    /// Bytes of parity: `R * block_size * roots`.
+    pub fn parity_len(&self) -> u64 {
+        self.rounds * u64::from(self.block_size) * u64::from(self.roots)
+    }
+
+    /// Parity blocks (`veritysetup dump`'s "FEC blocks"): `R * roots`.
+    pub fn parity_blocks(&self) -> u64 {
+        self.rounds * u64::from(self.roots)
+    }
+}
+
+/// Multiplication by one generator coefficient: a 256-entry table for the
+/// portable kernel, two 16-entry nibble tables for `vpshufb`, and the bit
+/// matrix for the GFNI affine instruction.
+#[derive(Clone, Copy)]
+pub(crate) struct MulBy {
+    pub(crate) table: [u8; 256],
+    pub(crate) lo: [u8; 16],
+    pub(crate) hi: [u8; 16],
+    pub(crate) matrix: u64,
+}
+
+impl MulBy {
+    fn new(c: u8) -> MulBy {
+        let mut table = [0u8; 256];
+        for (x, t) in table.iter_mut().enumerate() {
+            *t = gf_mul(x as u8, c);
+        }
+        let mut lo = [0u8; 16];
+        let mut hi = [0u8; 16];
+        for i in 0..16 {
+            lo[i] = table[i];
+            hi[i] = table[i << 4];
+        }
+        // GF2P8AFFINEQB: bit i of the result is the parity of
+        // (byte 7 - i of the matrix) & x. Multiplying by c is linear: bit
+        // k of x contributes c * x^k.
+        let mut matrix = 0u64;
+        for i in 0..8 {
+            let mut row = 0u8;
+            for k in 0..8 {
+                if gf_mul(c, 1 << k) >> i & 1 != 0 {
+                    row |= 1 << k;
+                }
+            }
+            matrix |= u64::from(row) << (8 * (7 - i));
+        }
+        MulBy {
+            table,
+            lo,
+            hi,
+            matrix,
+        }
+    }
+}
+
+/// The code for one number of roots: the multipliers of `g_1..g_roots`.
+pub(crate) struct Code {
+    pub(crate) roots: usize,
+    pub(crate) mul: Vec<MulBy>,
+}
+
+impl Code {
+    fn new(roots: u8) -> Code {
+        let roots = usize::from(roots);
+        let g = generator(roots);
+        Code {
+            roots,
+            mul: g[1..=roots].iter().map(|&c| MulBy::new(c)).collect(),
+        }
+    }
+}
+
+/// One LFSR step of the `bs` codewords of a round, for the portable
+/// kernel: `state` is `roots` rows of `bs` bytes (row `j` holds register
+/// `j` of every codeword), `block` the next message byte of each.
+pub(crate) fn step_generic(code: &Code, state: &mut [u8], block: &[u8]) {
+    let bs = block.len();
+    let roots = code.roots;
+    let mut fb = [0u8; 64];
+    for (at, chunk) in block.chunks(64).enumerate() {
+        let base = at * 64;
+        let n = chunk.len();
+        for (f, (&m, &r)) in fb.iter_mut().zip(chunk.iter().zip(&state[base..base + n])) {
+            *f = m ^ r;
+        }
+        for j in 0..roots {
+            let t = &code.mul[j].table;
+            let (row, next) = state[j * bs..].split_at_mut(bs);
+            let row = &mut row[base..base + n];
+            if j + 1 < roots {
+                let next = &next[base..base + n];
+                for ((r, &nx), &f) in row.iter_mut().zip(next).zip(&fb[..n]) {
+                    *r = nx ^ t[usize::from(f)];
+                }
+            } else {
+                for (r, &f) in row.iter_mut().zip(&fb[..n]) {
+                    *r = t[usize::from(f)];
+                }
+            }
+        }
+    }
+}
+
+/// Computes the parity of a FEC input fed block by block, in order (see
+/// the [module documentation](self)).
+///
+/// ```
+/// use mdu_verity::dmverity::fec::{Encoder, Layout};
+///
+/// let data: Vec<u8> = (0..259 * 4096).map(|i| (i * 7 + 3) as u8).collect();
+/// let mut enc = Encoder::new(Layout::new(259, 4096, 2)?)?;
+/// for piece in data.chunks(5 * 4096) {
+///     enc.push(piece)?;
+/// }
+/// assert_eq!(enc.finish()?.len(), 16384);
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub struct Encoder {
+    layout: Layout,
+    code: Code,
+    kernel: Kernel,
+    /// Round `n`'s registers: rows `j` of `bs` bytes at
+    /// `(n * roots + j) * bs`.
+    state: Vec<u8>,
+    /// Blocks taken so far.
+    next: u64,
+}
+
+/// The LFSR step implementations, chosen once per encoder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    Generic,
+    #[cfg(x86_simd)]
+    Avx2,
+    #[cfg(x86_simd)]
+    Gfni,
+}
+
+impl Kernel {
+    fn detect() -> Kernel {
+        #[cfg(x86_simd)]
+        {
+            if super::fec_x86::has_gfni() {
+                return Kernel::Gfni;
+            }
+            if super::fec_x86::has_avx2() {
+                return Kernel::Avx2;
+            }
+        }
+        Kernel::Generic
+    }
+
+    fn step(self, code: &Code, state: &mut [u8], block: &[u8]) {
+        match self {
+            Kernel::Generic => step_generic(code, state, block),
+            // SAFETY: `detect` chose these kernels only where the CPU has
+            // their features.
+            #[cfg(x86_simd)]
+            Kernel::Avx2 => unsafe { super::fec_x86::step_avx2(code, state, block) },
+            // SAFETY: as above.
+            #[cfg(x86_simd)]
+            Kernel::Gfni => unsafe { super::fec_x86::step_gfni(code, state, block) },
+        }
+    }
+}
+
+impl Encoder {
+    /// An encoder for `layout`, with the fastest kernel this CPU runs.
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::fec::{Encoder, Layout};
+    /// let enc = Encoder::new(Layout::new(1, 512, 24)?)?;
+    /// assert_eq!(enc.layout().parity_len(), 512 * 24);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn new(layout: Layout) -> Result<Encoder, Error> {
+        Encoder::with_kernel(layout, Kernel::detect())
+    }
+
+    fn with_kernel(layout: Layout, kernel: Kernel) -> Result<Encoder, Error> {
+        // Checked addressable by `Layout::new`.
+        let len = usize::try_from(layout.parity_len()).map_err(|_| Error::TreeTooLarge {
+            data_blocks: layout.blocks,
+        })?;
+        Ok(Encoder {
+            layout,
+            code: Code::new(layout.roots),
+            kernel,
+            state: vec![0u8; len],
+            next: 0,
+        })
+    }
+
+    /// The layout this encoder computes.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Takes the next whole blocks of the input. A length that is not a
+    /// multiple of the block size, or blocks past the layout's count, are
+    /// refused before any is taken.
+    ///
+    /// ```
+    /// use mdu_verity::{dmverity::fec::{Encoder, Layout}, Error};
+    /// let mut enc = Encoder::new(Layout::new(2, 512, 2)?)?;
+    /// assert!(matches!(enc.push(&[0u8; 100]), Err(Error::FecInput { .. })));
+    /// enc.push(&[0u8; 1024])?;
+    /// assert!(matches!(enc.push(&[0u8; 512]), Err(Error::FecInput { .. })));
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn push(&mut self, blocks: &[u8]) -> Result<(), Error> {
+        let bs = self.layout.block_size as usize;
+        if !blocks.len().is_multiple_of(bs) {
+            return Err(Error::FecInput {
+                reason: format!(
+                    "{} bytes is not a whole number of {bs}-byte blocks",
+                    blocks.len()
+                ),
+            });
+        }
+        let count = (blocks.len() / bs) as u64;
+        if self.next + count > self.layout.blocks {
+            return Err(Error::FecInput {
+                reason: format!(
+                    "{} blocks given after {}, but the layout has {}",
+                    count, self.next, self.layout.blocks
+                ),
+            });
+        }
+        let rounds = self.layout.rounds;
+        let row = self.code.roots * bs;
+        for block in blocks.chunks_exact(bs) {
+            let n = (self.next % rounds) as usize;
+            let state = &mut self.state[n * row..(n + 1) * row];
+            self.kernel.step(&self.code, state, block);
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    /// The parity, once every block of the layout was pushed: the zero
+    /// message bytes past the end of the input are fed, and the registers
+    /// are written out in `veritysetup`'s order.
+    ///
+    /// ```
+    /// use mdu_verity::{dmverity::fec::{Encoder, Layout}, Error};
+    /// let enc = Encoder::new(Layout::new(2, 512, 2)?)?;
+    /// assert!(matches!(enc.finish(), Err(Error::FecInput { .. })));
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn finish(mut self) -> Result<Vec<u8>, Error> {
+        let l = self.layout;
+        if self.next != l.blocks {
+            return Err(Error::FecInput {
+                reason: format!("{} of {} blocks were given", self.next, l.blocks),
+            });
+        }
+        let bs = l.block_size as usize;
+        let roots = self.code.roots;
+        let rsn = 255 - u64::from(l.roots);
+        let zero = vec![0u8; bs];
+        // Position i of round n is block i * R + n: past N it is zero.
+        for n in 0..l.rounds {
+            let fed = l.blocks.saturating_sub(n).div_ceil(l.rounds);
+            let state = &mut self.state[n as usize * roots * bs..(n as usize + 1) * roots * bs];
+            for _ in fed..rsn {
+                self.kernel.step(&self.code, state, &zero);
+            }
+        }
+        // Rows (n, j, b) to the on-disk order (n, b, j).
+        let mut out = vec![0u8; self.state.len()];
+        for (round_out, round_state) in out
+            .chunks_exact_mut(roots * bs)
+            .zip(self.state.chunks_exact(roots * bs))
+        {
+            for (j, row) in round_state.chunks_exact(bs).enumerate() {
+                for (b, &v) in row.iter().enumerate() {
+                    round_out[b * roots + j] = v;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The parity of `input` (whole blocks) with `roots` parity bytes per
+/// codeword, in one call.
+///
+/// ```
+/// use mdu_verity::dmverity::fec;
+///
+/// // One block of zeros but for its first byte, 1: the first codeword
+/// // holds 0x01 then zeros (x^252), the others are all zero.
+/// let mut block = vec![0u8; 512];
+/// block[0] = 1;
+/// let parity = fec::encode_bytes(&block, 512, 2)?;
+/// assert_eq!(&parity[..2], &[0x8e, 0x8f]);
+/// assert!(parity[2..].iter().all(|&b| b == 0));
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub fn encode_bytes(input: &[u8], block_size: u32, roots: u8) -> Result<Vec<u8>, Error> {
+    let bs = block_size as usize;
+    if bs == 0 || !input.len().is_multiple_of(bs) {
+        return Err(Error::FecInput {
+            reason: format!(
+                "{} bytes is not a whole number of {block_size}-byte blocks",
+                input.len()
+            ),
+        });
+    }
+    let mut enc = Encoder::new(Layout::new((input.len() / bs) as u64, block_size, roots)?)?;
+    enc.push(input)?;
+    enc.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generator_coefficients_match_the_published_ones() {
+        assert_eq!(&generator(2)[..3], &[1, 3, 2]);
+        assert_eq!(&generator(3)[..4], &[1, 7, 0x0e, 8]);
+        assert_eq!(&generator(4)[..5], &[1, 0x0f, 0x36, 0x78, 0x40]);
+        let g24 = [
+            0x01, 0x7a, 0x76, 0xa9, 0x46, 0xb2, 0xed, 0xd8, 0x66, 0x73, 0x96, 0xe5, 0x49, 0x82,
+            0x48, 0x3d, 0x2b, 0xce, 0x01, 0xed, 0xf7, 0x7f, 0xd9, 0x90, 0x75,
+        ];
+        assert_eq!(generator(24), g24);
+    }
+
+    /// One codeword of 255 - roots message bytes through the encoder: the
+    /// message as byte 0 of consecutive 512-byte blocks (one round).
+    fn codeword(message: &[u8], roots: u8, kernel: Kernel) -> Vec<u8> {
+        let mut input = vec![0u8; message.len() * 512];
+        for (i, &m) in message.iter().enumerate() {
+            input[i * 512] = m;
+        }
+        let layout = Layout::new(message.len() as u64, 512, roots).unwrap();
+        let mut enc = Encoder::with_kernel(layout, kernel).unwrap();
+        enc.push(&input).unwrap();
+        enc.finish().unwrap()[..usize::from(roots)].to_vec()
+    }
+
+    fn kernels() -> Vec<Kernel> {
+        let mut k = vec![Kernel::Generic];
+        #[cfg(x86_simd)]
+        {
+            if super::super::fec_x86::has_avx2() {
+                k.push(Kernel::Avx2);
+            }
+            if super::super::fec_x86::has_gfni() {
+                k.push(Kernel::Gfni);
+            }
+        }
+        println!("FEC kernels run here: {k:?}");
+        k
+    }
+
+    #[test]
+    fn published_codewords() {
+        for kernel in kernels() {
+            let mut m = vec![0u8; 253];
+            m[252] = 1;
+            assert_eq!(codeword(&m, 2, kernel), [3, 2], "{kernel:?}");
+            let mut m = vec![0u8; 253];
+            m[0] = 1;
+            assert_eq!(codeword(&m, 2, kernel), [0x8e, 0x8f], "{kernel:?}");
+            let m: Vec<u8> = (0..253).map(|i| i as u8).collect();
+            assert_eq!(codeword(&m, 2, kernel), [0x3e, 0xc2], "{kernel:?}");
+            let m: Vec<u8> = (0..231).map(|i| i as u8).collect();
+            let want = [
+                0x1f, 0x92, 0xa0, 0x6d, 0x1b, 0x59, 0x47, 0xe3, 0x81, 0x99, 0x6f, 0xb8, 0x0b, 0xef,
+                0xb8, 0xff, 0x90, 0x10, 0x49, 0xc4, 0xf8, 0xbc, 0x0c, 0x68,
+            ];
+            assert_eq!(codeword(&m, 24, kernel), want, "{kernel:?}");
+            let mut m = vec![0u8; 231];
+            m[230] = 1;
+            assert_eq!(codeword(&m, 24, kernel), generator(24)[1..], "{kernel:?}");
+        }
+    }
+
+    /// Every kernel equals the portable one on random blocks, every root
+    /// count and block sizes whose rows are not a multiple of the vector.
+    #[test]
+    fn every_kernel_equals_the_generic_one() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        };
+        for roots in MIN_ROOTS..=MAX_ROOTS {
+            for (blocks, bs) in [(3u64, 512u32), (300, 512), (40, 4096)] {
+                let input: Vec<u8> = (0..blocks * u64::from(bs)).map(|_| rnd()).collect();
+                let layout = Layout::new(blocks, bs, roots).unwrap();
+                let run = |k: Kernel| {
+                    let mut e = Encoder::with_kernel(layout, k).unwrap();
+                    for piece in input.chunks(7 * bs as usize) {
+                        e.push(piece).unwrap();
+                    }
+                    e.finish().unwrap()
+                };
+                let want = run(Kernel::Generic);
+                for k in kernels() {
+                    assert!(run(k) == want, "{k:?} roots {roots} blocks {blocks}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gfni_matrix_multiplies_like_the_table() {
+        for c in 0..=255u8 {
+            let m = MulBy::new(c);
+            for x in 0..=255u8 {
+                // The affine product, bit by bit, as GF2P8AFFINEQB defines it.
+                let mut y = 0u8;
+                for i in 0..8 {
+                    let row = (m.matrix >> (8 * (7 - i))) as u8;
+                    y |= (((row & x).count_ones() & 1) as u8) << i;
+                }
+                assert_eq!(y, m.table[usize::from(x)], "c {c} x {x}");
+            }
+        }
+    }
+}
