@@ -1,8 +1,9 @@
 //! Criterion benchmarks: base64url without padding (fscrypt's encoding).
 //!
 //! Sizes 32, 64, 189, 252 (the largest fscrypt no-key name, and the length
-//! of its encoding), 1 KiB and 1 MiB of raw bytes; encode and decode. Peers in
-//! one run: every available `mdu-base64` backend, the `base64` crate's
+//! of its encoding), 1 KiB, 64 KiB (in L2) and 1 MiB of raw bytes; encode
+//! and decode. Peers in one run: every available `mdu-base64` backend
+//! (each forced, so AVX2 is timed on AVX-512 machines too), the `base64` crate's
 //! scalar `GeneralPurpose` engine and its runtime-detected `Simd` engine,
 //! `base64-simd`, and a memcpy of the same input bytes as the ceiling.
 //! Throughput counts the raw (decoded) bytes in both directions. Every
@@ -18,11 +19,12 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use mdu_base64::{Backend, URL_SAFE_NO_PAD};
 use mdu_bench::buffer::Buf;
 
-const SIZES: [usize; 6] = [32, 64, 189, 252, 1024, 1 << 20];
+const SIZES: [usize; 7] = [32, 64, 189, 252, 1024, 64 << 10, 1 << 20];
 
 fn label(n: usize) -> String {
     match n {
         1024 => "1KiB".into(),
+        65536 => "64KiB".into(),
         1048576 => "1MiB".into(),
         n => format!("{n}B"),
     }

@@ -33,7 +33,8 @@ pub(crate) fn suite() -> Suite {
 }
 
 const SMALL: [usize; 4] = [32, 64, 189, 252];
-const BULK: [usize; 2] = [1024, 1 << 20];
+/// 1 KiB, 64 KiB (in L2) and 1 MiB.
+const BULK: [usize; 3] = [1024, 64 << 10, 1 << 20];
 
 fn strict() -> GeneralPurposeConfig {
     NO_PAD
@@ -198,10 +199,52 @@ fn decode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
     Ok(case(ctx, format!("{n} bytes"), n, Some(n as f64), imps))
 }
 
+/// Which mdu backends are forced, and what that means for the AVX2 one.
+fn forced_note() -> String {
+    let detected = Backend::detect();
+    let mut note = format!(
+        "Every mdu backend this CPU runs is timed, pinned with \
+         `Engine::with_backend`; the one it detects is {}.",
+        detected.name()
+    );
+    if detected != Backend::Avx2 && Backend::Avx2.is_available() {
+        note.push_str(
+            " So the `mdu avx2` column is the AVX2 backend forced on a CPU with \
+             wider vectors; an AVX2-only CPU (Zen 3, Haswell to Alder Lake) selects \
+             it by itself.",
+        );
+    }
+    note
+}
+
+/// Bytes of raw data per cycle of every mdu backend and of the SIMD peers,
+/// per bulk case, at the clock measured in this run.
+fn per_cycle_note(cases: &[CaseResult], ghz: f64) -> String {
+    let cells: Vec<String> = cases
+        .iter()
+        .map(|c| {
+            let each: Vec<String> = c
+                .results
+                .iter()
+                .filter(|s| {
+                    s.kind == Kind::Mdu
+                        || matches!(s.name.as_str(), "base64-simd" | "base64 (Simd)")
+                })
+                .map(|s| format!("{} {:.2}", s.name, c.bytes as f64 / s.median() / ghz))
+                .collect();
+            format!("{}: {}", c.name, each.join(", "))
+        })
+        .collect();
+    format!(
+        "Bytes of raw data per cycle at {ghz:.2} GHz (the clock measured in this run): {}.",
+        cells.join("; ")
+    )
+}
+
 fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
     let note = "Sizes count raw bytes (decoded side) in both directions; 189 bytes is the \
-                largest fscrypt no-key name and encodes to 252 characters. memcpy copies the \
-                raw bytes."
+                largest fscrypt no-key name and encodes to 252 characters; 64 KiB fits in L2. \
+                memcpy copies the raw bytes."
         .to_string();
     let kernel_note = "kernel C: the fscrypt base64url encoders in C (-O2): the 2021-2025 \
                        bit-accumulator loop and the 3-byte block loop of the generic \
@@ -224,6 +267,12 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
             let mut notes = vec![note.clone()];
             if is_enc {
                 notes.push(kernel_note.clone());
+            }
+            notes.push(forced_note());
+            if unit == Unit::Throughput
+                && let Some(ghz) = ctx.clock_ghz
+            {
+                notes.push(per_cycle_note(&cases, ghz));
             }
             tables.push(Table {
                 id: format!(
