@@ -332,6 +332,30 @@ impl Kernel {
     }
 }
 
+/// One step for each of a run of blocks, block `i` on the registers of the
+/// `i`-th round of `states`; in parallel with the `rayon` feature.
+fn step_many(code: &Code, kernel: Kernel, states: &mut [u8], run: &[u8], bs: usize) {
+    let row = code.roots * bs;
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        // Enough blocks per task to pay for the task.
+        let per_task = (256 * 1024 / bs).max(1);
+        states
+            .par_chunks_mut(row * per_task)
+            .zip(run.par_chunks(bs * per_task))
+            .for_each(|(s, r)| {
+                for (state, block) in s.chunks_exact_mut(row).zip(r.chunks_exact(bs)) {
+                    kernel.step(code, state, block);
+                }
+            });
+    }
+    #[cfg(not(feature = "rayon"))]
+    for (state, block) in states.chunks_exact_mut(row).zip(run.chunks_exact(bs)) {
+        kernel.step(code, state, block);
+    }
+}
+
 impl Encoder {
     /// An encoder for `layout`, with the fastest kernel this CPU runs.
     ///
@@ -395,13 +419,21 @@ impl Encoder {
                 ),
             });
         }
-        let rounds = self.layout.rounds;
+        let rounds = self.layout.rounds as usize;
         let row = self.code.roots * bs;
-        for block in blocks.chunks_exact(bs) {
-            let n = (self.next % rounds) as usize;
-            let state = &mut self.state[n * row..(n + 1) * row];
-            self.kernel.step(&self.code, state, block);
-            self.next += 1;
+        let (code, kernel) = (&self.code, self.kernel);
+        let mut rest = blocks;
+        while !rest.is_empty() {
+            // Consecutive blocks belong to consecutive rounds: a run up to
+            // the last round touches each round's registers at most once,
+            // so its blocks are independent (and run on all threads).
+            let n = (self.next % rounds as u64) as usize;
+            let take = (rounds - n).min(rest.len() / bs);
+            let (run, tail) = rest.split_at(take * bs);
+            let states = &mut self.state[n * row..(n + take) * row];
+            step_many(code, kernel, states, run, bs);
+            self.next += take as u64;
+            rest = tail;
         }
         Ok(())
     }
@@ -428,13 +460,23 @@ impl Encoder {
         let rsn = 255 - u64::from(l.roots);
         let zero = vec![0u8; bs];
         // Position i of round n is block i * R + n: past N it is zero.
-        for n in 0..l.rounds {
-            let fed = l.blocks.saturating_sub(n).div_ceil(l.rounds);
-            let state = &mut self.state[n as usize * roots * bs..(n as usize + 1) * roots * bs];
+        let (code, kernel) = (&self.code, self.kernel);
+        let pad = |(n, state): (usize, &mut [u8])| {
+            let fed = l.blocks.saturating_sub(n as u64).div_ceil(l.rounds);
             for _ in fed..rsn {
-                self.kernel.step(&self.code, state, &zero);
+                kernel.step(code, state, &zero);
             }
+        };
+        #[cfg(feature = "rayon")]
+        {
+            use rayon::prelude::*;
+            self.state
+                .par_chunks_mut(roots * bs)
+                .enumerate()
+                .for_each(pad);
         }
+        #[cfg(not(feature = "rayon"))]
+        self.state.chunks_mut(roots * bs).enumerate().for_each(pad);
         // Rows (n, j, b) to the on-disk order (n, b, j).
         let mut out = vec![0u8; self.state.len()];
         for (round_out, round_state) in out
