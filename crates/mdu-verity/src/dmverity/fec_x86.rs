@@ -35,10 +35,10 @@ fn step(code: &Code, state: &mut [u8], block: &[u8], mul: impl Fn(usize, __m256i
     let mut base = 0;
     while base < bs {
         let n = SEGMENT.min(bs - base);
-        // SAFETY (every block below): offsets `base + k < base + n <= bs`,
-        // in steps of 32 with `n` a multiple of 32, inside `block`, `fb`
-        // (n <= SEGMENT) and each `bs`-byte row of `state`; the caller runs
-        // with AVX2 enabled.
+        // SAFETY: every offset is `base + k` with `k < n`, in steps of 32
+        // and `n` a multiple of 32, so each 32-byte access lies inside
+        // `block`, `fb` (n <= SEGMENT) and each `bs`-byte row of `state`;
+        // the caller runs with AVX2 enabled.
         unsafe {
             let s = state.as_mut_ptr();
             for k in (0..n).step_by(32) {
