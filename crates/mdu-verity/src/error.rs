@@ -165,6 +165,13 @@ pub enum Error {
         /// What was wrong.
         reason: String,
     },
+    /// A FEC round whose damage is beyond what its parity corrects.
+    FecUncorrectable {
+        /// The round (blocks `i * R + round` of the FEC input).
+        round: u64,
+        /// The first byte offset within the blocks whose codeword failed.
+        byte: usize,
+    },
     /// An I/O error from the reader or writer.
     Io(std::io::Error),
 }
@@ -273,6 +280,10 @@ impl fmt::Display for Error {
                 "{roots} FEC parity bytes per codeword is invalid: expected 2 to 24"
             ),
             Error::FecInput { reason } => write!(f, "invalid FEC input: {reason}"),
+            Error::FecUncorrectable { round, byte } => write!(
+                f,
+                "FEC round {round} cannot be repaired: the codeword of byte {byte} has more damage than its parity corrects"
+            ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
         }
     }
