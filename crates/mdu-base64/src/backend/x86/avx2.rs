@@ -31,7 +31,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{BodyError, scalar};
+use super::scalar;
 use crate::backend::nibble::NibbleTables;
 
 /// In-lane `vpshufb` indexes spreading 4 groups of 3 bytes, starting at byte
@@ -61,6 +61,46 @@ const SPREAD_SPLIT: [[u8; 32]; 3] = [spread(0, 4), spread(0, 3), spread(0, 2)];
 /// Per 128-bit lane: the 3 output bytes of each 24-bit lane, big-endian, in
 /// bytes 0..12.
 const DEC_PACK: [i8; 16] = [2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1];
+
+/// The last vector of a body with a 2- or 3-symbol tail: a 32-symbol window
+/// `whole - 28..whole + 4` (`whole`: the symbols of whole groups), its low
+/// lane loaded as is, its high lane from the last 16 symbols of the body
+/// and moved down by `4 - t` (`t`: the tail's length). The missing `4 - t`
+/// symbols repeat the last one: they only feed the bits of the last
+/// group's bytes that are not stored, but must be valid symbols if the last
+/// one is. `canon` picks the unused low bits of the last symbol; the high
+/// lane packs its `8 + t` bytes into its top, to be stored as the last 16
+/// bytes of the output.
+struct TailShape {
+    realign: [u8; 32],
+    canon: [u8; 32],
+    pack: [u8; 32],
+}
+
+const fn tail_shape(t: usize) -> TailShape {
+    let mut s = TailShape {
+        realign: [0; 32],
+        canon: [0; 32],
+        pack: [0x80; 32],
+    };
+    let mut j = 0;
+    while j < 16 {
+        s.realign[j] = j as u8;
+        s.realign[16 + j] = if j < 12 + t { (j + 4 - t) as u8 } else { 15 };
+        if j < 12 {
+            s.pack[j] = DEC_PACK[j] as u8;
+        }
+        if j + t >= 8 {
+            s.pack[16 + j] = DEC_PACK[j + t - 8] as u8;
+        }
+        j += 1;
+    }
+    s.canon[16 + 11 + t] = if t == 2 { 0x0f } else { 0x03 };
+    s
+}
+
+/// By tail length, 2 and 3 (0 and 1 unused).
+const TAIL_SHAPES: [TailShape; 4] = [tail_shape(2), tail_shape(2), tail_shape(2), tail_shape(3)];
 
 /// A 16-byte table in both lanes.
 #[target_feature(enable = "avx2")]
@@ -384,9 +424,16 @@ impl<const ANY: bool> Decoder<ANY> {
     #[target_feature(enable = "avx2")]
     #[inline]
     fn pack(&self, v: __m256i) -> __m256i {
+        self.pack_with(v, self.pack)
+    }
+
+    /// 32 values -> the 12 bytes of each lane, placed by `shuffle`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn pack_with(&self, v: __m256i, shuffle: __m256i) -> __m256i {
         let pairs = _mm256_maddubs_epi16(v, self.merge6);
         let lanes = _mm256_madd_epi16(pairs, self.merge12);
-        _mm256_shuffle_epi8(lanes, self.pack)
+        _mm256_shuffle_epi8(lanes, shuffle)
     }
 }
 
@@ -428,104 +475,207 @@ unsafe fn store24(p: *mut u8, packed: __m256i, wide: bool) {
     }
 }
 
+/// The last vector of a round that ends with a tail (see [`TailShape`]).
+struct TailVector {
+    realign: __m256i,
+    canon: __m256i,
+    pack: __m256i,
+    /// Where the high lane comes from: the last 16 symbols.
+    from: usize,
+    /// Where the high lane's 16 bytes go: the last 16 of the output.
+    to: usize,
+}
+
+impl TailVector {
+    /// For a round without a tail (never read).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn none() -> TailVector {
+        let z = _mm256_setzero_si256();
+        TailVector {
+            realign: z,
+            canon: z,
+            pack: z,
+            from: 0,
+            to: 0,
+        }
+    }
+
+    /// For a body of `n` symbols whose tail has `t` (2 or 3) symbols, and
+    /// its output of `out` bytes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn new(n: usize, t: usize, out: usize) -> TailVector {
+        let shape = &TAIL_SHAPES[t & 3];
+        TailVector {
+            realign: load32(&shape.realign),
+            canon: load32(&shape.canon),
+            pack: load32(&shape.pack),
+            from: n - 16,
+            to: out - 16,
+        }
+    }
+}
+
 /// Decodes `K` vectors, at `si`, `si + 32`, .. and the last at `last`
 /// (`si + 32 * (K - 1)` or less, overlapping the one before), with one error
 /// test; stores their bytes only if all are valid, the last vector's
 /// exactly and the others' with a surplus that the next one rewrites.
-/// Returns whether they were valid. Not a `#[target_feature]` function so
+/// With `TAIL`, the last vector is the window `last..last + 32` that ends
+/// with the tail, as `tv` says, and its last symbol must be canonical too
+/// (without, `tv` is not read).
+/// Returns whether all were valid. Not a `#[target_feature]` function so
 /// that it can be inlined into each kernel (which has AVX2) unconditionally.
 ///
 /// # Safety
 /// The CPU supports AVX2. Symbols `si..si + 32 * (K - 1)` and
-/// `last..last + 32` are readable at `sp`, and their decoded bytes
-/// (`x / 4 * 3` for a symbol position `x`) writable at `dp`; `si` and
-/// `last` are multiples of 4, and for `K >= 2`,
+/// `last..last + 32` (with a tail: `last..last + 16` and `tv.from..+16`)
+/// are readable at `sp`, and their decoded bytes (`x / 4 * 3` for a symbol
+/// position `x`; with a tail, up to `tv.to + 16`) writable at `dp`; `si`
+/// and `last` are multiples of 4, and for `K >= 2`,
 /// `si + 32 * (K - 2) < last <= si + 32 * (K - 1)`.
 #[inline(always)]
-unsafe fn round<const ANY: bool, const K: usize>(
+unsafe fn round<const ANY: bool, const K: usize, const TAIL: bool>(
     d: &Decoder<ANY>,
     sp: *const u8,
     dp: *mut u8,
     si: usize,
     last: usize,
+    tv: &TailVector,
 ) -> bool {
     let at = |k: usize| if k + 1 == K { last } else { si + 32 * k };
     // SAFETY: the caller's CPU features and bounds. A wide store's 4
     // surplus bytes must fall within the next vector's bytes, which its
     // store rewrites after this one: true unless the next is the last and
-    // starts less than 8 symbols on, and then the store is exact.
+    // starts less than 8 symbols on, and then the store is exact. The tail
+    // vector's high lane (16 bytes, the first `8 - t` of them not its own)
+    // is stored before its low lane (exactly 12), which rewrites them.
     unsafe {
         let mut err = d.no_errors();
         let mut v = [_mm256_setzero_si256(); K];
         for (k, v) in v.iter_mut().enumerate() {
-            *v = d.values(_mm256_loadu_si256(sp.add(at(k)).cast()), &mut err);
+            let x = if TAIL && k + 1 == K {
+                let x = _mm256_loadu2_m128i(sp.add(tv.from).cast(), sp.add(last).cast());
+                _mm256_shuffle_epi8(x, tv.realign)
+            } else {
+                _mm256_loadu_si256(sp.add(at(k)).cast())
+            };
+            *v = d.values(x, &mut err);
         }
-        if d.invalid(err) {
+        let canonical = !TAIL || _mm256_testz_si256(v[K - 1], tv.canon) != 0;
+        if d.invalid(err) || !canonical {
             return false;
         }
         for (k, v) in v.iter().enumerate() {
-            let wide = k + 2 < K || (k + 2 == K && last >= at(k) + 8);
-            store24(dp.add(at(k) / 4 * 3), d.pack(*v), wide);
+            if TAIL && k + 1 == K {
+                let packed = d.pack_with(*v, tv.pack);
+                _mm_storeu_si128(dp.add(tv.to).cast(), _mm256_extracti128_si256::<1>(packed));
+                store12(dp.add(last / 4 * 3), _mm256_castsi256_si128(packed));
+            } else {
+                let wide = k + 2 < K || (k + 2 == K && last >= at(k) + 8);
+                store24(dp.add(at(k) / 4 * 3), d.pack(*v), wide);
+            }
         }
     }
     true
 }
 
-/// Decodes a body (see the contract in `backend/mod.rs`).
+/// Decodes a body (see the contract in `backend/mod.rs`), or the part of it
+/// before the first vector that holds an invalid byte, and then returns
+/// `Err(si)`: the caller hands the rest from symbol `si` (a multiple of 4,
+/// all whole groups before it decoded) over to the scalar kernel, which
+/// reports the first error exactly. So does a body of fewer than 16 symbols
+/// (`Err(0)`) and a tail with an error. The bulk loop and the last round
+/// are two functions, so that the last round, all a short input needs,
+/// calls nothing and saves no registers.
 ///
 /// # Safety
 /// The CPU supports AVX2; `t` and `dec` are the tables of one alphabet,
 /// `ANY` is true unless `t.decode_layout` is `Rows`; `src.len() % 4 != 1`
 /// and `dst.len()` is the decoded length of `src`.
-#[target_feature(enable = "avx2")]
+#[inline(always)]
 pub(super) unsafe fn decode_body<const ANY: bool>(
     t: &NibbleTables,
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
-) -> Result<(), BodyError> {
+) -> Result<(), usize> {
+    let si = if src.len() > 128 {
+        // SAFETY: the caller's.
+        unsafe { decode_bulk::<ANY>(t, src, dst)? }
+    } else {
+        0
+    };
+    // SAFETY: the caller's; `si` is where the bulk loop stopped.
+    unsafe { decode_last::<ANY>(t, dec, src, dst, si) }
+}
+
+/// The last round of [`decode_body`]: symbols `si..` of the whole groups
+/// (at most 128 of them) and the tail.
+///
+/// # Safety
+/// As [`decode_body`]; `si` is 0 or the position [`decode_bulk`] reached.
+#[target_feature(enable = "avx2")]
+unsafe fn decode_last<const ANY: bool>(
+    t: &NibbleTables,
+    dec: &[u8; 256],
+    src: &[u8],
+    dst: &mut [u8],
+    si: usize,
+) -> Result<(), usize> {
     let n = src.len();
     let whole = n & !3;
+    // With a tail, the last round covers it as a 4-symbol group.
+    let end = n.next_multiple_of(4);
     if whole < 16 {
-        return scalar::decode_body(dec, src, dst);
-    }
-    // `si` symbols (whole groups) done, and their `si / 4 * 3` bytes.
-    let mut si = 0;
-    if whole > 128 {
-        // SAFETY: the preconditions of this function are those of the bulk
-        // loop (same CPU features, same tables and slices).
-        si = unsafe { decode_bulk::<ANY>(t, dec, src, dst)? };
+        return Err(0);
     }
     let d = Decoder::<ANY>::new(t);
     let sp = src.as_ptr();
     let dp = dst.as_mut_ptr();
-    // The rest of the whole groups, 1..=128 symbols (or all 16..=31), in
-    // one round whose last vector ends at `whole`, overlapping the one
-    // before.
-    let rest = whole - si;
-    let last = whole.wrapping_sub(32);
-    // SAFETY: for `whole >= 32`, `K = ceil(rest / 32)` vectors lie in
-    // `si..whole` (`si + 32 * (K - 1) < whole`, and `last + 32 == whole`),
-    // their bytes in `si / 4 * 3..whole / 4 * 3`, and `si + 32 * (K - 2) < last`
-    // as `rest > 32 * (K - 1)`; `short` takes 16..=31 symbols.
+    if end < 32 {
+        // SAFETY: 16..=31 symbols of whole groups, or 16..=27 and a tail.
+        if !unsafe { short(&d, sp, dp, whole) } {
+            return Err(0);
+        }
+        let (tail, out) = (
+            src.get(whole..).unwrap_or_default(),
+            dst.get_mut(whole / 4 * 3..).unwrap_or_default(),
+        );
+        return scalar::decode_partial(dec, tail, out, whole).map_err(|_| whole);
+    }
+    // The rest, 1..=128 symbols (the bulk loop stops there), in one round
+    // whose last vector ends at `end`, overlapping the one before.
+    let rest = end - si;
+    let last = end - 32;
+    // SAFETY: `K = ceil(rest / 32)` vectors lie in `si..end`
+    // (`si + 32 * (K - 1) < end`, and `last + 32 == end`), their bytes in
+    // `si / 4 * 3..dst.len()`, and `si + 32 * (K - 2) < last` as
+    // `rest > 32 * (K - 1)`. With a tail, the window `last..end` reads
+    // `last..last + 16` and the last 16 symbols (`n >= 32`), and writes
+    // `last / 4 * 3..+12` and the last 16 bytes of `dst` (which has
+    // `(end - 4) / 4 * 3 + 1 >= 22`).
     let valid = unsafe {
-        match rest {
-            _ if whole < 32 => short(&d, sp, dp, whole),
-            0 => true,
-            1..=32 => round::<ANY, 1>(&d, sp, dp, si, last),
-            33..=64 => round::<ANY, 2>(&d, sp, dp, si, last),
-            65..=96 => round::<ANY, 3>(&d, sp, dp, si, last),
-            _ => round::<ANY, 4>(&d, sp, dp, si, last),
+        if end > whole {
+            let tv = TailVector::new(n, n - whole, dst.len());
+            match rest {
+                1..=32 => round::<ANY, 1, true>(&d, sp, dp, si, last, &tv),
+                33..=64 => round::<ANY, 2, true>(&d, sp, dp, si, last, &tv),
+                65..=96 => round::<ANY, 3, true>(&d, sp, dp, si, last, &tv),
+                _ => round::<ANY, 4, true>(&d, sp, dp, si, last, &tv),
+            }
+        } else {
+            let tv = TailVector::none();
+            match rest {
+                0 => true,
+                1..=32 => round::<ANY, 1, false>(&d, sp, dp, si, last, &tv),
+                33..=64 => round::<ANY, 2, false>(&d, sp, dp, si, last, &tv),
+                65..=96 => round::<ANY, 3, false>(&d, sp, dp, si, last, &tv),
+                _ => round::<ANY, 4, false>(&d, sp, dp, si, last, &tv),
+            }
         }
     };
-    if !valid {
-        return scalar::decode_body_from(dec, src, dst, si);
-    }
-    let (tail, out) = (
-        src.get(whole..).unwrap_or_default(),
-        dst.get_mut(whole / 4 * 3..).unwrap_or_default(),
-    );
-    scalar::decode_partial(dec, tail, out, whole)
+    if valid { Ok(()) } else { Err(si) }
 }
 
 /// 16..=31 symbols of whole groups: the first 16 and the last 16 in the two
@@ -567,9 +717,10 @@ unsafe fn short<const ANY: bool>(
     true
 }
 
-/// Rounds of four vectors (128 symbols) while more than 128 symbols of
-/// whole groups remain. Returns the position reached. Kept out of line so
-/// that short inputs do not pay for its registers.
+/// Rounds of four vectors (128 symbols) while more than 128 symbols remain
+/// (a tail counted as 4). Returns the position reached, or `Err(si)` as
+/// [`decode_body`]. Kept out of line so that short inputs do not pay for
+/// its registers.
 ///
 /// # Safety
 /// As [`decode_body`].
@@ -577,22 +728,20 @@ unsafe fn short<const ANY: bool>(
 #[inline(never)]
 unsafe fn decode_bulk<const ANY: bool>(
     t: &NibbleTables,
-    dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
-) -> Result<usize, BodyError> {
+) -> Result<usize, usize> {
     let d = Decoder::<ANY>::new(t);
-    let whole = src.len() & !3;
+    // The last round takes the tail as a group of 4.
+    let end = src.len().next_multiple_of(4);
     let sp = src.as_ptr();
     let dp = dst.as_mut_ptr();
     let mut si = 0;
-    while whole - si > 128 {
-        // SAFETY: the round reads symbols `si..si + 128`, before `whole`,
-        // and writes their 96 bytes.
-        if !unsafe { round::<ANY, 4>(&d, sp, dp, si, si + 96) } {
-            // The scalar kernel decodes the rest (to the first error), so
-            // if it succeeds everything is done.
-            return scalar::decode_body_from(dec, src, dst, si).map(|()| whole);
+    while end - si > 128 {
+        // SAFETY: the round reads symbols `si..si + 128`, of whole groups
+        // (`end` is a multiple of 4), and writes their 96 bytes.
+        if !unsafe { round::<ANY, 4, false>(&d, sp, dp, si, si + 96, &TailVector::none()) } {
+            return Err(si);
         }
         si += 128;
     }

@@ -83,10 +83,12 @@ pub(crate) fn decode_avx2(
     // tables of one alphabet and the kernel's layout flag is the one its
     // tables were built for; the caller passes a body whose length is not
     // 1 mod 4 and a `dst` of its decoded length.
-    unsafe {
+    let done = unsafe {
         match t.decode_layout {
             DecodeLayout::Rows => avx2::decode_body::<false>(t, dec, src, dst),
             DecodeLayout::Any => avx2::decode_body::<true>(t, dec, src, dst),
         }
-    }
+    };
+    // The one scalar hand-over: from the first vector with an error on.
+    done.or_else(|si| scalar::decode_body_from(dec, src, dst, si))
 }
