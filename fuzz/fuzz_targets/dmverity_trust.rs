@@ -16,7 +16,7 @@ use std::io::Cursor;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mdu_verity::HashAlg;
+use mdu_verity::{HashAlg, Source};
 use mdu_verity::dmverity::{self, Params, Pins};
 use sha2::{Digest, Sha256, Sha512};
 
@@ -85,6 +85,21 @@ struct Input {
     /// Verify with the pins as trusted parameters, not reading the
     /// superblock (`dmverity::verify`), instead of `verify_with_superblock`.
     trusted_params: bool,
+    /// How the data device is handed over: in memory, a seekable reader, a
+    /// plain reader told its length, or pieces of input-chosen sizes told
+    /// their length (every kind must give the same answer).
+    source: u8,
+}
+
+/// The data device as the source kind `kind` picks.
+fn source(data: &[u8], kind: u8) -> Source<'_> {
+    let len = data.len() as u64;
+    match kind % 4 {
+        0 => Source::bytes(data),
+        1 => Source::seekable(Cursor::new(data)),
+        2 => Source::reader(data).with_len(len),
+        _ => Source::chunks(data.chunks(usize::from(kind / 4) * 61 + 1).map(Ok)).with_len(len),
+    }
 }
 
 fn pin<T: Clone>(p: &Pin<T>, truth: T) -> Option<T> {
@@ -152,6 +167,7 @@ fuzz_target!(|input: Input| {
         uuid: [s.seed; 16],
         hash_offset: 0,
         data_blocks: None,
+        backend: None,
     };
     let blocks = usize::from(s.blocks % 48) + 1;
     let honest: Vec<u8> = (0..blocks * truth.data_block_size as usize)
@@ -250,7 +266,7 @@ fuzz_target!(|input: Input| {
             data_blocks: pins.data_blocks,
             ..d
         };
-        dmverity::verify(Cursor::new(&data), Cursor::new(&hdev), &p, &root).map(|()| {
+        dmverity::verify(source(&data, input.source), Cursor::new(&hdev), &p, &root).map(|()| {
             let n = p
                 .data_blocks
                 .unwrap_or(data.len() as u64 / u64::from(p.data_block_size));
@@ -260,7 +276,8 @@ fuzz_target!(|input: Input| {
             }
         })
     } else {
-        dmverity::verify_with_superblock(Cursor::new(&data), Cursor::new(&hdev), 0, &pins, &root)
+        let data = source(&data, input.source);
+        dmverity::verify_with_superblock(data, Cursor::new(&hdev), 0, &pins, &root)
     };
 
     let Ok(used) = result else {

@@ -28,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
         uuid: [data[2]; 16],
         hash_offset: 0,
         data_blocks: None,
+        backend: None,
     };
     let dev: Vec<u8> = (0..blocks * 512).map(|i| (i as u8) ^ data[3]).collect();
     let mut hash = Cursor::new(Vec::new());

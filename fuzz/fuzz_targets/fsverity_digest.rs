@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mdu_verity::HashAlg;
+use mdu_verity::{HashAlg, Source};
 use mdu_verity::fsverity::{self, Params};
 use sha2::{Digest, Sha256, Sha512};
 
@@ -97,15 +97,18 @@ fuzz_target!(|data: &[u8]| {
         },
         block_size: block as u32,
         salt: salt.clone(),
+        ..Default::default()
     };
-    let got = fsverity::digest(&file[..], &params).expect("valid parameters");
+    // The reader path, checked against the reference.
+    let got = fsverity::digest(Source::reader(&file[..]), &params).expect("valid parameters");
     assert_eq!(
         got.digest().as_bytes(),
         &reference(alg, block, &salt, &file)[..]
     );
     // The in-memory paths: the whole file as one slice, and in pieces cut
-    // at input-chosen lengths (blocks straddle the cuts).
-    let bytes = fsverity::measure_bytes(&file, &params).expect("valid parameters");
+    // at input-chosen lengths (blocks straddle the cuts), also streamed
+    // through `Hasher::update` and among other files in `digest_many`.
+    let bytes = fsverity::measure(&file, &params).expect("valid parameters");
     assert_eq!(bytes.digest(), got);
     let mut pieces = Vec::new();
     let mut rest = &file[..];
@@ -119,6 +122,23 @@ fuzz_target!(|data: &[u8]| {
         rest = tail;
     }
     pieces.push(Ok(rest));
-    let chunks = fsverity::measure_chunks(pieces, &params).expect("valid parameters");
+    let mut streamed = fsverity::Hasher::new(&params).expect("valid parameters");
+    for piece in &pieces {
+        if let Ok(p) = piece {
+            streamed.update(p);
+        }
+    }
+    assert_eq!(streamed.finalize().expect("valid").digest(), got);
+    let chunks = fsverity::measure(Source::chunks(pieces), &params).expect("valid parameters");
     assert_eq!(chunks.digest(), got);
+    let head = &file[..file.len() / 2];
+    let many: Vec<_> = fsverity::digest_many(
+        [Source::bytes(head), Source::bytes(&file), Source::reader(head)],
+        &params,
+    )
+    .map(|r| r.expect("in memory"))
+    .collect();
+    assert_eq!(many[1], got);
+    assert_eq!(many[0], many[2]);
+    assert_eq!(many[0], fsverity::digest(head, &params).expect("valid"));
 });

@@ -10,7 +10,7 @@ use std::io::Cursor;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mdu_bench::buffer::Buf;
-use mdu_verity::sha256::{Backend, State};
+use mdu_verity::sha256::Backend;
 use mdu_verity::{dmverity, fsverity};
 
 const LEN: usize = 64 << 20;
@@ -27,17 +27,16 @@ fn bench(c: &mut Criterion) {
     let store = Buf::random(LEN, 64);
     let data = store.bytes();
     let all = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let generic = || State::with_backend(Backend::Generic).expect("generic runs everywhere");
     let one = pool(1);
     let many = pool(all);
 
     // fs-verity
     let fp = fsverity::Params::default();
-    let want = one.install(|| {
-        fsverity::measure_with(data, &fp, generic())
-            .unwrap()
-            .digest()
-    });
+    let fp_generic = fsverity::Params {
+        backend: Some(Backend::Generic),
+        ..fsverity::Params::default()
+    };
+    let want = one.install(|| fsverity::digest(data, &fp_generic).unwrap());
     assert_eq!(many.install(|| fsverity::digest(data, &fp).unwrap()), want);
     assert_eq!(one.install(|| fsverity::digest(data, &fp).unwrap()), want);
 
@@ -45,7 +44,7 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Bytes(LEN as u64));
     g.bench_function("sha2 one block at a time, 1 thread", |b| {
-        b.iter(|| one.install(|| fsverity::measure_with(data, &fp, generic()).unwrap()))
+        b.iter(|| one.install(|| fsverity::digest(data, &fp_generic).unwrap()))
     });
     g.bench_function(format!("mdu {}, 1 thread", Backend::detect()), |b| {
         b.iter(|| one.install(|| fsverity::digest(data, &fp).unwrap()))
@@ -61,26 +60,30 @@ fn bench(c: &mut Criterion) {
         superblock: false,
         ..Default::default()
     };
-    let format = |fresh: State| {
+    let format = |backend: Option<Backend>| {
         let mut out = Cursor::new(Vec::with_capacity(LEN / 100));
-        let f = dmverity::format_with(data, &mut out, &dp, fresh).unwrap();
+        let p = dmverity::Params {
+            backend,
+            ..dp.clone()
+        };
+        let f = dmverity::format(data, &mut out, &p).unwrap();
         (f.root_hash(), out.into_inner())
     };
-    let reference = one.install(|| format(generic()));
-    assert!(many.install(|| format(State::new())) == reference);
-    assert!(one.install(|| format(State::new())) == reference);
+    let reference = one.install(|| format(Some(Backend::Generic)));
+    assert!(many.install(|| format(None)) == reference);
+    assert!(one.install(|| format(None)) == reference);
 
     let mut g = c.benchmark_group("dmverity-format/64MiB");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(LEN as u64));
     g.bench_function("sha2 one block at a time, 1 thread", |b| {
-        b.iter(|| one.install(|| format(generic())))
+        b.iter(|| one.install(|| format(Some(Backend::Generic))))
     });
     g.bench_function(format!("mdu {}, 1 thread", Backend::detect()), |b| {
-        b.iter(|| one.install(|| format(State::new())))
+        b.iter(|| one.install(|| format(None)))
     });
     g.bench_function(format!("mdu {}, {all} threads", Backend::detect()), |b| {
-        b.iter(|| many.install(|| format(State::new())))
+        b.iter(|| many.install(|| format(None)))
     });
     g.finish();
 }

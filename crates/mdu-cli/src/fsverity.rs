@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use mdu_verity::{HashAlg, fsverity};
 
-use crate::util::{self, AtomicOutput, CliError, Input};
+use crate::util::{self, AtomicOutput, CliError};
 
 /// fs-verity subcommands.
 #[derive(Subcommand, Debug)]
@@ -71,6 +71,7 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
         hash,
         block_size: a.block_size,
         salt,
+        backend: None,
     };
     params
         .validate()
@@ -83,17 +84,10 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
     let pool = util::pool(a.threads)?;
     let stdout = std::io::stdout();
     for path in &a.files {
-        let (input, len) = util::open_data(path, !a.no_mmap)?;
-        let m = match input {
-            Input::Mapped(windows) => pool.install(|| fsverity::measure_chunks(windows, &params)),
-            Input::File(file) => {
-                let pb = util::progress(len, "fs-verity digest");
-                let m = pool.install(|| fsverity::measure(pb.wrap_read(file), &params));
-                pb.finish_and_clear();
-                m
-            }
-        }
-        .map_err(|e| CliError::lib(path, e))?;
+        let (source, _, pb) = util::open_source(path, !a.no_mmap, "fs-verity digest")?;
+        let m = pool.install(|| fsverity::measure(source, &params));
+        pb.finish_and_clear();
+        let m = m.map_err(|e| CliError::lib(path, e))?;
         if let Some(out) = &a.out_merkle_tree {
             let mut o = AtomicOutput::create(out)?;
             m.tree()

@@ -6,6 +6,7 @@ use std::io::{self, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use mdu_verity::Source;
 use tempfile::NamedTempFile;
 
 /// Exit status of a verification that ran and found a mismatch.
@@ -327,6 +328,29 @@ pub(crate) fn open_data(path: &Path, mmap: bool) -> Result<(Input, u64), CliErro
         }
     }
     Ok((Input::File(f), len))
+}
+
+/// `path` as a [`Source`] for the library, with its length and a progress
+/// bar for `what` when it is read (hidden when it is mapped; finish it when
+/// done): the windows of a mapped regular file, with their total length,
+/// or the file or device read through the library's read ring.
+pub(crate) fn open_source(
+    path: &Path,
+    mmap: bool,
+    what: &str,
+) -> Result<(Source<'static>, u64, ProgressBar), CliError> {
+    let (input, len) = open_data(path, mmap)?;
+    Ok(match input {
+        Input::Mapped(windows) => (
+            Source::chunks(windows).with_len(len),
+            len,
+            ProgressBar::hidden(),
+        ),
+        Input::File(file) => {
+            let pb = progress(len, what);
+            (Source::seekable(pb.wrap_read(file)), len, pb)
+        }
+    })
 }
 
 /// Read until `buf` is full or the input ends; the number of bytes read.

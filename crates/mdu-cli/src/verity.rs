@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use mdu_verity::dmverity::{self, Superblock};
 use mdu_verity::{Digest, Error as VerityError, HashAlg};
 
-use crate::util::{self, AtomicOutput, CliError, Input};
+use crate::util::{self, AtomicOutput, CliError};
 
 /// dm-verity subcommands.
 #[derive(Subcommand, Debug)]
@@ -97,6 +97,13 @@ pub(crate) struct FormatArgs {
 pub(crate) struct VerifyArgs {
     #[command(flatten)]
     opts: VerityOpts,
+    /// Read a DATA image file with read(2) instead of mapping it into
+    /// memory. A mapped image is hashed where the page cache holds it,
+    /// without a copy, but an image truncated by another process meanwhile
+    /// ends mdu with SIGBUS; reading shows a progress bar on a terminal.
+    /// Block devices are always read.
+    #[arg(long)]
+    no_mmap: bool,
     /// Data device or image.
     #[arg(value_name = "DATA")]
     data: PathBuf,
@@ -205,6 +212,7 @@ fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, Cli
         uuid,
         hash_offset: o.hash_offset,
         data_blocks: pins.data_blocks,
+        backend: None,
     };
     p.validate()
         .map_err(|e| CliError::Usage(format!("invalid dm-verity parameters: {e}")))?;
@@ -242,18 +250,11 @@ fn check_overlap(
 
 fn format(a: FormatArgs) -> Result<(), CliError> {
     let p = params(&a.opts, true)?;
-    let (data, data_len) = util::open_data(&a.data, !a.no_mmap)?;
+    // DATA is hashed from where it lies if it is mapped.
+    let (data, data_len, pb) = util::open_source(&a.data, !a.no_mmap, "dm-verity format")?;
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
     let pool = util::pool(a.opts.threads)?;
-    let pb = match data {
-        Input::Mapped(_) => indicatif::ProgressBar::hidden(),
-        Input::File(_) => util::progress(data_len, "dm-verity format"),
-    };
-    // Hash DATA into `hash_out`, from where it lies if it is mapped.
-    let format_into = |hash_out: &mut File| match data {
-        Input::Mapped(windows) => pool.install(|| dmverity::format_chunks(windows, hash_out, &p)),
-        Input::File(file) => pool.install(|| dmverity::format(pb.wrap_read(file), hash_out, &p)),
-    };
+    let format_into = |hash_out: &mut File| pool.install(|| dmverity::format(data, hash_out, &p));
     let out = if util::is_special(&a.hash_dev) {
         let mut dev = OpenOptions::new()
             .read(true)
@@ -398,14 +399,15 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let root_bytes = util::parse_hex("root hash", &a.root)?;
     let root = Digest::from_slice(&root_bytes);
     let pool = util::pool(a.opts.threads)?;
-    let data = open(&a.data)?;
+    // DATA is hashed from where it lies if it is mapped.
+    let (data, _, pb) = util::open_source(&a.data, !a.no_mmap, "dm-verity verify")?;
     let mut hash = open(&a.hash_dev)?;
     if a.opts.no_superblock {
         let p = params(&a.opts, false)?;
         check_root_len(&a.root, &root_bytes, &p)?;
-        return pool
-            .install(|| dmverity::verify(data, hash, &p, &root))
-            .map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e));
+        let r = pool.install(|| dmverity::verify(data, hash, &p, &root));
+        pb.finish_and_clear();
+        return r.map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e));
     }
     // The superblock chooses what was not pinned on the command line.
     let pins = pins(&a.opts)?;
@@ -442,8 +444,10 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     }
     hash.seek(SeekFrom::Start(0))
         .map_err(|e| CliError::io(&a.hash_dev, "seek", e))?;
-    pool.install(|| dmverity::verify_with_superblock(data, hash, a.opts.hash_offset, &pins, &root))
-        .map(|_| ())
+    let r = pool
+        .install(|| dmverity::verify_with_superblock(data, hash, a.opts.hash_offset, &pins, &root));
+    pb.finish_and_clear();
+    r.map(|_| ())
         .map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e))
 }
 

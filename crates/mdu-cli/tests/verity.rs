@@ -176,6 +176,13 @@ fn matches_veritysetup() {
             "{what}"
         );
         expect_code(&mdu_verify(&data, &mdu_hash, &vopts, &root), 0, &what);
+        let mut vopts_read = vopts.clone();
+        vopts_read.extend(["--no-mmap".to_string(), format!("--threads={threads}")]);
+        expect_code(
+            &mdu_verify(&data, &mdu_hash, &vopts_read, &root),
+            0,
+            &format!("{what}, verify --no-mmap"),
+        );
 
         // A wrong root hash.
         let mut bad_root = root.clone().into_bytes();
@@ -512,10 +519,16 @@ fn tampered_images_never_verify() {
         ),
     ];
     for (what, data, hash, opts, code, words) in cases {
-        let out = mdu_verify(data, hash, &opts, &root);
-        expect_code(&out, code, what);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(words), "{what}: {stderr}");
+        // The mapped data (the default) and the data read with read(2)
+        // give the same verdict and the same message.
+        let mut read = opts.clone();
+        read.push("--no-mmap".into());
+        for opts in [&opts, &read] {
+            let out = mdu_verify(data, hash, opts, &root);
+            expect_code(&out, code, &format!("{what} {opts:?}"));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains(words), "{what} {opts:?}: {stderr}");
+        }
         if tool {
             let theirs = veritysetup_verify(data, hash, &opts, &root);
             if code == 0 {

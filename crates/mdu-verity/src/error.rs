@@ -9,7 +9,7 @@ use core::fmt;
 /// ```
 /// use mdu_verity::{fsverity, Error, HashAlg};
 ///
-/// let params = fsverity::Params { hash: HashAlg::Sha256, block_size: 3000, salt: vec![] };
+/// let params = fsverity::Params { hash: HashAlg::Sha256, block_size: 3000, ..Default::default() };
 /// let err = fsverity::digest(&b""[..], &params).unwrap_err();
 /// assert!(matches!(err, Error::BlockSize { size: 3000, .. }));
 /// assert!(err.to_string().contains("power of two"));
@@ -154,6 +154,17 @@ pub enum Error {
         /// Offset of the first non-zero spare byte within the block.
         offset: usize,
     },
+    /// A SHA-256 backend pinned in the parameters that this CPU does not
+    /// run.
+    BackendUnavailable {
+        /// The pinned backend.
+        backend: crate::sha256::Backend,
+    },
+    /// dm-verity verification without a pinned number of data blocks needs
+    /// the length of the data before reading it, and the source cannot
+    /// tell it (chunks or a plain reader without
+    /// [`Source::with_len`](crate::Source::with_len)).
+    DataLengthUnknown,
     /// A number of FEC parity bytes per codeword outside 2..=24.
     FecRoots {
         /// The number given.
@@ -274,6 +285,13 @@ impl fmt::Display for Error {
                 f,
                 "hash block {hash_block} has a non-zero byte at offset {offset}, after its last digest: \
                  the tree covers more data blocks than are being verified"
+            ),
+            Error::BackendUnavailable { backend } => write!(
+                f,
+                "the SHA-256 backend {backend} was pinned, but this CPU does not run it"
+            ),
+            Error::DataLengthUnknown => f.write_str(
+                "the length of the data is unknown: pin the number of data blocks or give the source's length",
             ),
             Error::FecRoots { roots } => write!(
                 f,

@@ -207,6 +207,16 @@ pub(crate) fn parse_hex(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// A fresh SHA-256 state on the pinned backend, or on the best one.
+pub(crate) fn fresh_state(backend: Option<sha256::Backend>) -> Result<sha256::State, Error> {
+    match backend {
+        None => Ok(sha256::State::new()),
+        Some(b) => {
+            sha256::State::with_backend(b).map_err(|_| Error::BackendUnavailable { backend: b })
+        }
+    }
+}
+
 /// Where the salt goes in every block hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SaltAt {
@@ -333,6 +343,83 @@ impl BlockHasher {
             Prefixed::Sha512(_) => {
                 for (block, o) in data.chunks_exact(block_size).zip(out.chunks_exact_mut(dl)) {
                     self.hash1(block, o);
+                }
+            }
+        }
+    }
+
+    /// Hash the `block_size` blocks of `data` in pairs and return the index
+    /// of the first one whose digest differs from `expected(index)`, or
+    /// `None` if all match. Spread over the rayon pool like
+    /// [`hash_blocks_par`](Self::hash_blocks_par); the index returned is
+    /// the lowest bad one whatever the number of threads.
+    pub(crate) fn first_mismatch<'e>(
+        &self,
+        data: &[u8],
+        block_size: usize,
+        expected: &(dyn Fn(usize) -> &'e [u8] + Sync),
+    ) -> Option<usize> {
+        #[cfg(feature = "rayon")]
+        {
+            use rayon::prelude::*;
+            let per_piece = (65536 / block_size).max(2);
+            let piece = per_piece * block_size;
+            if data.len() >= 2 * piece && rayon::current_num_threads() > 1 {
+                return data.par_chunks(piece).enumerate().find_map_first(|(k, d)| {
+                    self.first_mismatch_from(d, block_size, k * per_piece, expected)
+                });
+            }
+        }
+        self.first_mismatch_from(data, block_size, 0, expected)
+    }
+
+    /// [`first_mismatch`](Self::first_mismatch) on this thread, for blocks
+    /// whose indexes start at `base`.
+    fn first_mismatch_from<'e>(
+        &self,
+        data: &[u8],
+        block_size: usize,
+        base: usize,
+        expected: &(dyn Fn(usize) -> &'e [u8] + Sync),
+    ) -> Option<usize> {
+        const BATCH: usize = 16;
+        let dl = self.digest_len();
+        let mut out = [0u8; BATCH * 64];
+        for (k, batch) in data.chunks(BATCH * block_size).enumerate() {
+            let nb = batch.len() / block_size;
+            let out = &mut out[..nb * dl];
+            self.hash_blocks(&batch[..nb * block_size], block_size, out);
+            for (j, got) in out.chunks_exact(dl).enumerate() {
+                let i = base + k * BATCH + j;
+                if got != expected(i) {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+
+    /// Hash equal-length blocks that lie anywhere (in different files'
+    /// buffers) into `out`, one digest each, pairing consecutive blocks.
+    pub(crate) fn hash_list(&self, blocks: &[&[u8]], out: &mut [u8]) {
+        let dl = self.digest_len();
+        debug_assert_eq!(blocks.len() * dl, out.len());
+        match &self.state {
+            Prefixed::Sha256(st) if self.suffix.is_empty() => {
+                let mut pairs = blocks.chunks_exact(2);
+                let mut outs = out.chunks_exact_mut(2 * dl);
+                for (pair, o) in (&mut pairs).zip(&mut outs) {
+                    let (x, y) = st.finup2x(pair[0], pair[1]);
+                    o[..dl].copy_from_slice(&x);
+                    o[dl..].copy_from_slice(&y);
+                }
+                if let [last] = pairs.remainder() {
+                    self.hash1(last, outs.into_remainder());
+                }
+            }
+            _ => {
+                for (b, o) in blocks.iter().zip(out.chunks_exact_mut(dl)) {
+                    self.hash1(b, o);
                 }
             }
         }

@@ -7,13 +7,19 @@
 //!   message) and `finup2x` (two equal-length messages, interleaved on
 //!   x86_64 SHA-NI and on the arm64 SHA-256 instructions), backend chosen
 //!   once per state.
-//! * [`merkle`]: the tree builder shared by both formats; it streams the data
-//!   from any [`std::io::Read`] (memory bounded by the tree, not the data) and
-//!   hashes data blocks and tree blocks in pairs.
+//! * [`Source`]: the one input type of every entry point: bytes in memory,
+//!   pieces in memory (windows of a mapped file), a reader or a path. Data
+//!   in memory is hashed where it lies; readers are read through a ring of
+//!   reused buffers while the last one is hashed.
+//! * [`merkle`]: the tree shared by both formats; data blocks and tree
+//!   blocks are hashed in pairs (memory bounded by the tree, not the data).
 //! * [`fsverity`]: the fs-verity file digest, descriptor and Merkle tree,
-//!   byte-identical to `fsverity digest` (fsverity-utils).
+//!   byte-identical to `fsverity digest` (fsverity-utils), of one input, of
+//!   many ([`fsverity::digest_many`], small files paired across files) or of
+//!   data produced on the fly ([`fsverity::Hasher`]).
 //! * [`dmverity`]: `veritysetup format`-compatible hash areas and
-//!   superblocks, and verification that names the first bad block.
+//!   superblocks (also streamed, [`dmverity::Hasher`]), and verification
+//!   that names the first bad block.
 //!
 //! Every bad parameter or input is an [`Error`] naming the value and the rule.
 //!
@@ -30,8 +36,9 @@
 //!
 //! # Features
 //!
-//! * `rayon`: hash large inputs on all threads of the current rayon pool.
-//!   The bytes out are the same with and without it.
+//! * `rayon`: hash large inputs, verify trees and digest many inputs on all
+//!   threads of the current rayon pool. The bytes out (and the block an
+//!   error names) are the same with and without it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod dmverity;
@@ -40,6 +47,8 @@ pub mod fsverity;
 mod hash;
 pub mod merkle;
 pub mod sha256;
+mod source;
 
 pub use error::Error;
 pub use hash::{Digest, HashAlg};
+pub use source::{READ_BUF_LEN, Source};

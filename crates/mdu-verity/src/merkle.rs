@@ -1,11 +1,13 @@
 //! The Merkle tree builder shared by fs-verity and dm-verity.
 //!
-//! Data blocks are read from any [`std::io::Read`] in large chunks (or taken
-//! where they lie, from byte slices already in memory) and hashed two at a
-//! time; their digests form level 0, which is cut into hash blocks
-//! (the last one zero-filled) and hashed, again in pairs, into level 1, and
-//! so on until a level fits in one block. The hash of that block is the root
-//! hash. Only the tree is kept in memory, never more than one chunk of data.
+//! Data blocks come from a [`Source`](crate::Source) (hashed where they lie
+//! when they are in memory, read through a ring of buffers otherwise) and
+//! are hashed two at a time; their digests form level 0, which is cut into
+//! hash blocks (the last one zero-filled) and hashed, again in pairs, into
+//! level 1, and so on until a level fits in one block. The hash of that
+//! block is the root hash. Only the tree is kept in memory, and of the data
+//! never more than what the source holds at once (one read buffer, or the
+//! piece the caller handed over).
 //!
 //! Both formats store the levels root level first ([`Tree::to_root_first`]).
 //!
@@ -21,10 +23,10 @@
 //! # Ok::<(), mdu_verity::Error>(())
 //! ```
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 
+use crate::Digest;
 use crate::hash::BlockHasher;
-use crate::{Digest, Error};
 
 /// A complete Merkle tree: its levels and its root hash.
 ///
@@ -173,202 +175,75 @@ impl Tree {
     }
 }
 
-/// How to build one tree.
-pub(crate) struct Spec<'a> {
-    pub(crate) hasher: &'a BlockHasher,
-    pub(crate) data_block_size: usize,
-    pub(crate) hash_block_size: usize,
-    /// Zero-pad and hash a trailing partial data block (fs-verity); otherwise
-    /// it is ignored (dm-verity).
-    pub(crate) pad_partial: bool,
-    /// Hash exactly this many data blocks (error if fewer are available).
-    pub(crate) data_blocks: Option<u64>,
+/// Level 0 of a tree (the digests of the data blocks), built from runs of
+/// whole data blocks as a [`Source`](crate::Source) or a streaming hasher
+/// hands them over, then the levels above it.
+#[derive(Clone)]
+pub(crate) struct Level0 {
+    hasher: BlockHasher,
+    block_size: usize,
+    digests: Vec<u8>,
+    blocks: u64,
 }
 
-/// Read until `buf` is full or the input ends; returns the bytes read.
-pub(crate) fn fill<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+impl Level0 {
+    pub(crate) fn new(hasher: BlockHasher, block_size: usize) -> Level0 {
+        Level0 {
+            hasher,
+            block_size,
+            digests: Vec::new(),
+            blocks: 0,
         }
     }
-    Ok(got)
-}
 
-/// Bytes of data read (and hashed) per chunk: small enough to stay in the
-/// L2 cache on one thread, large enough to feed the pool on several.
-fn chunk_len(block_size: usize) -> usize {
-    let target = 256 << 10;
-    #[cfg(feature = "rayon")]
-    let target = if rayon::current_num_threads() > 1 {
-        1 << 20
-    } else {
-        target
-    };
-    (target / block_size).max(2) * block_size
-}
-
-/// Hash the blocks of `src` into `dst` and read the next chunk into `next`,
-/// both at once when a rayon pool with more than one thread is available.
-fn hash_while_reading<R: Read>(
-    hasher: &BlockHasher,
-    src: &[u8],
-    bs: usize,
-    dst: &mut [u8],
-    reader: &mut R,
-    next: &mut [u8],
-) -> io::Result<usize> {
-    #[cfg(feature = "rayon")]
-    if rayon::current_num_threads() > 1 {
-        return rayon::in_place_scope(|s| {
-            s.spawn(|_| hasher.hash_blocks_par(src, bs, dst));
-            fill(reader, next)
-        });
+    /// Data blocks taken so far.
+    pub(crate) fn blocks(&self) -> u64 {
+        self.blocks
     }
-    hasher.hash_blocks(src, bs, dst);
-    fill(reader, next)
-}
 
-/// Build the tree of the data read from `reader`.
-pub(crate) fn build<R: Read>(reader: R, spec: &Spec<'_>) -> Result<Tree, Error> {
-    let bs = spec.data_block_size;
-    let dl = spec.hasher.digest_len();
-    let hasher = spec.hasher;
+    /// Hash a run of whole data blocks (in pairs, on the rayon pool when
+    /// it is large).
+    pub(crate) fn add(&mut self, run: &[u8]) {
+        let n = run.len() / self.block_size;
+        let old = self.digests.len();
+        self.digests.resize(old + n * self.hasher.digest_len(), 0);
+        self.hasher
+            .hash_blocks_par(run, self.block_size, &mut self.digests[old..]);
+        self.blocks += n as u64;
+    }
 
-    let limit = match spec.data_blocks {
-        Some(n) => n
-            .checked_mul(bs as u64)
-            .ok_or(Error::TreeTooLarge { data_blocks: n })?,
-        None => u64::MAX,
-    };
-    let mut reader = reader.take(limit);
-
-    // Two buffers: while the blocks of one are hashed (on the rayon pool),
-    // the next chunk is read into the other on this thread.
-    let mut cur = vec![0u8; chunk_len(bs)];
-    let mut next = vec![0u8; cur.len()];
-    let mut level0 = Vec::new();
-    let mut data_blocks = 0u64;
-    let mut data_bytes = 0u64;
-    let mut got = fill(&mut reader, &mut cur)?;
-    loop {
-        data_bytes += got as u64;
-        let whole = got / bs;
-        let old = level0.len();
-        level0.resize(old + whole * dl, 0);
-        data_blocks += whole as u64;
-        if got < cur.len() {
-            hasher.hash_blocks_par(&cur[..whole * bs], bs, &mut level0[old..]);
-            let partial = got % bs;
-            if partial > 0 && spec.pad_partial {
-                let block = &mut cur[whole * bs..(whole + 1) * bs];
-                block[partial..].fill(0);
-                let mut d = [0u8; 64];
-                hasher.hash1(block, &mut d[..dl]);
-                level0.extend_from_slice(&d[..dl]);
-                data_blocks += 1;
-            }
-            break;
+    /// Zero-pad a partial last block (fs-verity) and hash it.
+    pub(crate) fn add_padded(&mut self, tail: &[u8]) {
+        if tail.is_empty() {
+            return;
         }
-        got = hash_while_reading(hasher, &cur, bs, &mut level0[old..], &mut reader, &mut next)?;
-        core::mem::swap(&mut cur, &mut next);
+        let mut block = vec![0u8; self.block_size];
+        block[..tail.len()].copy_from_slice(tail);
+        self.add(&block);
     }
-    if let Some(n) = spec.data_blocks
-        && data_blocks < n
-    {
-        return Err(Error::TruncatedInput {
-            expected_blocks: n,
-            available_blocks: data_blocks,
-        });
-    }
-    drop((cur, next));
-    Ok(upper_levels(level0, data_blocks, data_bytes, spec))
-}
 
-/// Build the tree of data that arrives as a sequence of byte slices already
-/// in memory (for example windows of a mapped file, each unmapped once
-/// hashed), hashing the blocks where they lie: no copy except for a block
-/// that straddles two chunks, and with the `rayon` feature each chunk is
-/// shared among the pool's threads. The same tree as [`build`] of the
-/// concatenated bytes.
-pub(crate) fn build_chunks<C: AsRef<[u8]>>(
-    chunks: impl IntoIterator<Item = io::Result<C>>,
-    spec: &Spec<'_>,
-) -> Result<Tree, Error> {
-    let bs = spec.data_block_size;
-    let dl = spec.hasher.digest_len();
-    // Bytes still to take: the whole input, or exactly `n` blocks.
-    let mut want = match spec.data_blocks {
-        Some(n) => n
-            .checked_mul(bs as u64)
-            .ok_or(Error::TreeTooLarge { data_blocks: n })?,
-        None => u64::MAX,
-    };
-    let mut level0 = Vec::new();
-    let mut data_blocks = 0u64;
-    let mut data_bytes = 0u64;
-    // A block begun at the end of one chunk and finished by the next.
-    let mut carry = vec![0u8; bs];
-    let mut carried = 0;
-    let mut d = [0u8; 64];
-    for chunk in chunks {
-        let chunk = chunk?;
-        let mut data = chunk.as_ref();
-        if (data.len() as u64) > want {
-            data = &data[..want as usize];
-        }
-        want -= data.len() as u64;
-        data_bytes += data.len() as u64;
-        if carried > 0 {
-            let take = (bs - carried).min(data.len());
-            carry[carried..carried + take].copy_from_slice(&data[..take]);
-            carried += take;
-            data = &data[take..];
-            if carried < bs {
-                continue;
-            }
-            spec.hasher.hash1(&carry, &mut d[..dl]);
-            level0.extend_from_slice(&d[..dl]);
-            data_blocks += 1;
-        }
-        let (blocks, rest) = data.split_at(data.len() / bs * bs);
-        let old = level0.len();
-        level0.resize(old + blocks.len() / bs * dl, 0);
-        spec.hasher.hash_blocks_par(blocks, bs, &mut level0[old..]);
-        data_blocks += (blocks.len() / bs) as u64;
-        carry[..rest.len()].copy_from_slice(rest);
-        carried = rest.len();
-        if want == 0 {
-            break;
-        }
+    /// The levels above level 0 and the root hash.
+    pub(crate) fn finish(self, data_bytes: u64, hash_block_size: usize) -> Tree {
+        upper_levels(
+            &self.hasher,
+            self.digests,
+            self.blocks,
+            data_bytes,
+            hash_block_size,
+        )
     }
-    if let Some(n) = spec.data_blocks
-        && data_blocks < n
-    {
-        return Err(Error::TruncatedInput {
-            expected_blocks: n,
-            available_blocks: data_blocks,
-        });
-    }
-    if carried > 0 && spec.pad_partial {
-        carry[carried..].fill(0);
-        spec.hasher.hash1(&carry, &mut d[..dl]);
-        level0.extend_from_slice(&d[..dl]);
-        data_blocks += 1;
-    }
-    Ok(upper_levels(level0, data_blocks, data_bytes, spec))
 }
 
 /// The levels above level 0 and the root hash, from level 0 (the digests of
 /// the `data_blocks` data blocks).
-fn upper_levels(level0: Vec<u8>, data_blocks: u64, data_bytes: u64, spec: &Spec<'_>) -> Tree {
-    let hasher = spec.hasher;
+fn upper_levels(
+    hasher: &BlockHasher,
+    level0: Vec<u8>,
+    data_blocks: u64,
+    data_bytes: u64,
+    hbs: usize,
+) -> Tree {
     let dl = hasher.digest_len();
-    let hbs = spec.hash_block_size;
     let mut levels = Vec::new();
     let root = match data_blocks {
         0 => Digest::from_slice(&[0u8; 64][..dl]),
@@ -398,6 +273,91 @@ fn upper_levels(level0: Vec<u8>, data_blocks: u64, data_bytes: u64, spec: &Spec<
         data_bytes,
         hash_block_size: hbs,
     }
+}
+
+/// The root hashes of many small inputs (fs-verity: partial last blocks
+/// zero-padded, `block_size` data and hash blocks), built together so that
+/// the blocks of different inputs are hashed in pairs: every level of every
+/// input is one list of equal-length blocks, whatever input they belong to.
+pub(crate) fn roots_of_many(
+    hasher: &BlockHasher,
+    block_size: usize,
+    inputs: &[&[u8]],
+) -> Vec<Digest> {
+    let bs = block_size;
+    let dl = hasher.digest_len();
+    // Each input's partial last block, zero-padded.
+    let pads: Vec<Vec<u8>> = inputs
+        .iter()
+        .map(|d| {
+            let rest = d.len() % bs;
+            let mut p = Vec::new();
+            if rest > 0 {
+                p.resize(bs, 0);
+                p[..rest].copy_from_slice(&d[d.len() - rest..]);
+            }
+            p
+        })
+        .collect();
+    // The current level of every input: its blocks, then their digests.
+    let mut cur: Vec<Vec<u8>> = Vec::with_capacity(inputs.len());
+    {
+        let mut blocks: Vec<&[u8]> = Vec::new();
+        let mut counts = Vec::with_capacity(inputs.len());
+        for (d, pad) in inputs.iter().zip(&pads) {
+            let before = blocks.len();
+            blocks.extend(d.chunks_exact(bs));
+            if !pad.is_empty() {
+                blocks.push(pad);
+            }
+            counts.push(blocks.len() - before);
+        }
+        let mut out = vec![0u8; blocks.len() * dl];
+        hasher.hash_list(&blocks, &mut out);
+        let mut at = 0;
+        for n in counts {
+            cur.push(out[at..at + n * dl].to_vec());
+            at += n * dl;
+        }
+    }
+    // Every level with more than one digest becomes blocks to hash.
+    loop {
+        let mut blocks: Vec<&[u8]> = Vec::new();
+        let mut counts = Vec::with_capacity(cur.len());
+        for level in &mut cur {
+            if level.len() > dl {
+                level.resize(level.len().div_ceil(bs) * bs, 0);
+            }
+        }
+        for level in &cur {
+            let before = blocks.len();
+            if level.len() > dl {
+                blocks.extend(level.chunks_exact(bs));
+            }
+            counts.push(blocks.len() - before);
+        }
+        if blocks.is_empty() {
+            break;
+        }
+        let mut out = vec![0u8; blocks.len() * dl];
+        hasher.hash_list(&blocks, &mut out);
+        let mut at = 0;
+        for (level, n) in cur.iter_mut().zip(counts) {
+            if n > 0 {
+                *level = out[at..at + n * dl].to_vec();
+                at += n * dl;
+            }
+        }
+    }
+    cur.iter()
+        .map(|l| {
+            if l.is_empty() {
+                Digest::from_slice(&[0u8; 64][..dl])
+            } else {
+                Digest::from_slice(l)
+            }
+        })
+        .collect()
 }
 
 /// Block count of each level (level 0 first) of a tree over `data_blocks`

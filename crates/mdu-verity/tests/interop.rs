@@ -151,6 +151,7 @@ fn fsverity_digest_matches_fsverity_utils() {
                     .unwrap()
                     .as_bytes()
                     .to_vec(),
+                ..Default::default()
             };
             let m = fsverity::measure(&data[..], &params).unwrap();
             assert_eq!(m.digest().to_string(), want, "{params:?} size {size}");

@@ -155,14 +155,14 @@ fn fsverity_upstream_vectors() {
     ];
     let file = upstream_file(1000000);
     for &(hash, block_size, salt, size, want) in cases {
-        let params = fsverity::Params {
-            hash,
-            block_size,
-            salt: salt.to_vec(),
-        };
         for &backend in Backend::available() {
-            let st = State::with_backend(backend).unwrap();
-            let m = fsverity::measure_with(&file[..size], &params, st).unwrap();
+            let params = fsverity::Params {
+                hash,
+                block_size,
+                salt: salt.to_vec(),
+                backend: Some(backend),
+            };
+            let m = fsverity::measure(&file[..size], &params).unwrap();
             assert_eq!(
                 m.digest().digest().to_hex(),
                 want,
@@ -322,23 +322,21 @@ fn dmverity_compat_test_vectors() {
                     format,
                     superblock,
                     hash_offset,
+                    backend: Some(backend),
                     ..Default::default()
                 };
                 let mut dev = Cursor::new(Vec::new());
-                let st = State::with_backend(backend).unwrap();
-                let out = dmverity::format_with(&data[..], &mut dev, &params, st).unwrap();
+                let out = dmverity::format(&data[..], &mut dev, &params).unwrap();
                 assert_eq!(out.root_hash().to_hex(), want, "{params:?} on {backend}");
                 assert_eq!(out.hash_blocks(), levels.iter().sum::<u64>());
                 assert_eq!(dev.get_ref().len() as u64, out.hash_device_size());
-                let st = State::with_backend(backend).unwrap();
-                dmverity::verify_range_with(
+                dmverity::verify_range(
                     Cursor::new(&data),
                     &mut dev,
                     &params,
                     &out.root_hash(),
                     0,
                     data.len() as u64 / bs as u64,
-                    st,
                 )
                 .unwrap();
             }

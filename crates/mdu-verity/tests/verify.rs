@@ -4,8 +4,8 @@
 
 use std::io::{Cursor, Read};
 
-use mdu_verity::sha256::{Backend, State};
-use mdu_verity::{Digest, Error, HashAlg, dmverity, fsverity};
+use mdu_verity::sha256::Backend;
+use mdu_verity::{Digest, Error, HashAlg, Source, dmverity, fsverity};
 
 fn bytes(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
@@ -13,26 +13,46 @@ fn bytes(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
+/// The data as every kind of source: in memory, a seekable reader, a plain
+/// reader told its length, and pieces in memory (cut at odd places, so
+/// that blocks straddle them) told their length.
+fn sources(data: &[u8]) -> [Source<'_>; 4] {
+    let len = data.len() as u64;
+    [
+        Source::bytes(data),
+        Source::seekable(Cursor::new(data)),
+        Source::reader(data).with_len(len),
+        Source::chunks(data.chunks(700).map(Ok)).with_len(len),
+    ]
+}
+
 /// Flip every bit of the data and of the tree, one at a time, and check that
-/// verification fails naming exactly the block holding that bit.
+/// verification fails naming exactly the block holding that bit, from every
+/// kind of source.
 fn exhaustive(params: &dmverity::Params, data_len: usize, backend: Backend) {
     let mut data = bytes(data_len, 0x5b);
     let mut dev = Cursor::new(Vec::new());
     let out = dmverity::format(&data[..], &mut dev, params).unwrap();
     let root = out.root_hash();
     let mut hash = dev.into_inner();
-    let fresh = || State::with_backend(backend).unwrap();
+    let params = &dmverity::Params {
+        backend: Some(backend),
+        ..params.clone()
+    };
     let n = out.data_blocks();
     let verify = |data: &[u8], hash: &[u8]| {
-        dmverity::verify_range_with(
-            Cursor::new(data),
-            Cursor::new(hash),
-            params,
-            &root,
-            0,
-            n,
-            fresh(),
-        )
+        let results = sources(data)
+            .map(|src| dmverity::verify_range(src, Cursor::new(hash), params, &root, 0, n));
+        let [first, rest @ ..] = results;
+        for (k, r) in rest.iter().enumerate() {
+            assert_eq!(
+                format!("{r:?}"),
+                format!("{first:?}"),
+                "source kind {}",
+                k + 1
+            );
+        }
+        first
     };
     verify(&data, &hash).unwrap();
 
@@ -389,13 +409,17 @@ fn short_reads_and_backends_give_the_same_trees() {
     };
     let want = fsverity::measure(&data[..], &p).unwrap();
     for step in [1usize, 4095, 100_000] {
-        let m = fsverity::measure(Trickle { data: &data, step }, &p).unwrap();
+        let m = fsverity::measure(Source::reader(Trickle { data: &data, step }), &p).unwrap();
         assert_eq!(m.digest(), want.digest());
         assert_eq!(m.tree().to_root_first(), want.tree().to_root_first());
     }
     for &b in Backend::available() {
         println!("short_reads_and_backends_give_the_same_trees: sha256 backend {b}");
-        let m = fsverity::measure_with(&data[..], &p, State::with_backend(b).unwrap()).unwrap();
+        let pb = fsverity::Params {
+            backend: Some(b),
+            ..p.clone()
+        };
+        let m = fsverity::measure(&data[..], &pb).unwrap();
         assert_eq!(m.tree().to_root_first(), want.tree().to_root_first(), "{b}");
     }
 }
@@ -798,4 +822,68 @@ fn every_flipped_superblock_bit_is_caught_or_harmless() {
     assert_eq!(harmless, 2 * (128 + 48 + 224 * 8 + 168 * 8 + 25 * 8 + 3));
     dmverity::verify_with_superblock(Cursor::new(&data), Cursor::new(&hash), 0, &all, &root)
         .unwrap();
+}
+
+/// With blocks hashed on several threads, pieces far apart finish in any
+/// order; the block named is still the lowest bad one, for data and for
+/// hash blocks, from every kind of source.
+#[cfg(feature = "rayon")]
+#[test]
+fn parallel_verification_names_the_lowest_bad_block() {
+    let p = dmverity::Params {
+        data_block_size: 512,
+        hash_block_size: 512,
+        salt: bytes(32, 7),
+        superblock: false,
+        ..Default::default()
+    };
+    // 24576 data blocks; level 0 has 1536 hash blocks (768 KiB), hashed on
+    // several threads too.
+    let mut data = bytes(12 << 20, 8);
+    let mut dev = Cursor::new(Vec::new());
+    let out = dmverity::format(&data[..], &mut dev, &p).unwrap();
+    let root = out.root_hash();
+    let mut hash = dev.into_inner();
+    for b in [24_000usize, 9_000, 3_000, 701, 700] {
+        data[b * 512 + 100] ^= 4;
+    }
+    // Level 0 starts after levels 3, 2 and 1 (1, 6 and 96 blocks).
+    let level0 = (1 + 6 + 96) * 512;
+    for b in [1_400usize, 640, 95] {
+        hash[level0 + b * 512 + 3] ^= 1;
+    }
+    for threads in [1, 2, 4, 7] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for (k, src) in sources(&data).into_iter().enumerate() {
+            let e = pool.install(|| dmverity::verify(src, Cursor::new(&hash), &p, &root));
+            assert!(
+                matches!(
+                    e,
+                    Err(Error::CorruptHashBlock {
+                        level: 0,
+                        index: 95,
+                        ..
+                    })
+                ),
+                "{threads} threads, source kind {k}: {e:?}"
+            );
+        }
+        let honest_hash = {
+            let mut h = hash.clone();
+            for b in [1_400usize, 640, 95] {
+                h[level0 + b * 512 + 3] ^= 1;
+            }
+            h
+        };
+        for (k, src) in sources(&data).into_iter().enumerate() {
+            let e = pool.install(|| dmverity::verify(src, Cursor::new(&honest_hash), &p, &root));
+            assert!(
+                matches!(e, Err(Error::CorruptDataBlock { block: 700 })),
+                "{threads} threads, source kind {k}: {e:?}"
+            );
+        }
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::io::Cursor;
 
-use mdu_verity::sha256::{Backend, State};
+use mdu_verity::sha256::Backend;
 use mdu_verity::{dmverity, fsverity};
 
 use super::{Buf, Ctx, Suite, case, check};
@@ -32,15 +32,18 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
     let data = input.bytes();
     let one = pool(1)?;
     let all = pool(ctx.threads)?;
-    let generic = || State::with_backend(Backend::Generic).map_err(|e| e.to_string());
     let best = Backend::detect();
     let mb = len >> 20;
 
     // fs-verity.
     let fp = fsverity::Params::default();
+    let fp_generic = fsverity::Params {
+        backend: Some(Backend::Generic),
+        ..fsverity::Params::default()
+    };
     let want = one
-        .install(|| fsverity::measure_with(data, &fp, generic()?).map_err(|e| e.to_string()))?
-        .digest();
+        .install(|| fsverity::digest(data, &fp_generic))
+        .map_err(|e| e.to_string())?;
     for (p, n) in [(&one, 1), (&all, ctx.threads)] {
         let got = p
             .install(|| fsverity::digest(data, &fp))
@@ -68,14 +71,7 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
                 one.install(|| fsverity::digest(data, &fp).expect("valid"));
             }),
             Imp::new("sha2, one block at a time, 1 thread", Kind::Peer, || {
-                one.install(|| {
-                    fsverity::measure_with(
-                        data,
-                        &fp,
-                        State::with_backend(Backend::Generic).expect("generic"),
-                    )
-                    .expect("valid")
-                });
+                one.install(|| fsverity::digest(data, &fp_generic).expect("valid"));
             }),
         ],
     );
@@ -86,14 +82,18 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
         superblock: false,
         ..Default::default()
     };
-    let format = |fresh: State| {
+    let format = |backend: Option<Backend>| {
         let mut out = Cursor::new(Vec::with_capacity(len / 100));
-        let f = dmverity::format_with(data, &mut out, &dp, fresh).expect("valid");
+        let p = dmverity::Params {
+            backend,
+            ..dp.clone()
+        };
+        let f = dmverity::format(data, &mut out, &p).expect("valid");
         (f.root_hash(), out.into_inner())
     };
-    let reference = one.install(|| generic().map(format))?;
+    let reference = one.install(|| format(Some(Backend::Generic)));
     for (p, n) in [(&one, 1), (&all, ctx.threads)] {
-        let got = p.install(|| format(State::new()));
+        let got = p.install(|| format(None));
         check(
             &format!("dm-verity root, {n} threads"),
             got.0.as_bytes(),
@@ -115,14 +115,14 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
                 format!("mdu {}, {} threads", best.name(), ctx.threads),
                 Kind::Mdu,
                 || {
-                    all.install(|| format(State::new()));
+                    all.install(|| format(None));
                 },
             ),
             Imp::new(format!("mdu {}, 1 thread", best.name()), Kind::Mdu, || {
-                one.install(|| format(State::new()));
+                one.install(|| format(None));
             }),
             Imp::new("sha2, one block at a time, 1 thread", Kind::Peer, || {
-                one.install(|| format(State::with_backend(Backend::Generic).expect("generic")));
+                one.install(|| format(Some(Backend::Generic)));
             }),
         ],
     );

@@ -3,8 +3,9 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use super::{Params, SUPERBLOCK_LEN, Superblock};
-use crate::merkle::{self, Spec};
-use crate::{Digest, Error, sha256};
+use crate::merkle::Level0;
+use crate::source::Stager;
+use crate::{Digest, Error, Source};
 
 /// What [`format()`] wrote.
 ///
@@ -108,12 +109,14 @@ impl Formatted {
     }
 }
 
-/// Hash the data blocks read from `data` and write the hash area (and the
-/// superblock, if enabled) to `hash_out`, like `veritysetup format`.
+/// Hash the data blocks of `data` (a byte slice, a file or block device,
+/// a reader, pieces in memory: any [`Source`]) and write the hash area (and
+/// the superblock, if enabled) to `hash_out`, like `veritysetup format`.
 ///
 /// All reading and hashing happens before the first write, so a parameter
 /// error or a short data device leaves `hash_out` untouched; an I/O error
-/// while writing may leave it partly written.
+/// while writing may leave it partly written. With `params.data_blocks`
+/// set, the source is read no further than those blocks.
 ///
 /// ```
 /// use std::io::Cursor;
@@ -122,118 +125,192 @@ impl Formatted {
 /// let salt = (0..32u8).collect::<Vec<u8>>();
 /// let p = dmverity::Params { salt, data_block_size: 1024, hash_block_size: 1024, ..Default::default() };
 /// let mut dev = Cursor::new(Vec::new());
-/// let out = dmverity::format(&vec![7u8; 300 * 1024][..], &mut dev, &p)?;
+/// let out = dmverity::format(&vec![7u8; 300 * 1024], &mut dev, &p)?;
 /// assert_eq!(out.hash_blocks(), 10 + 1);
 /// assert_eq!(dev.get_ref().len() as u64, out.hash_device_size());
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
-pub fn format<R: Read, W: Write + Seek>(
-    data: R,
+pub fn format<'a, W: Write + Seek>(
+    data: impl Into<Source<'a>>,
     hash_out: W,
     params: &Params,
-) -> Result<Formatted, Error> {
-    format_with(data, hash_out, params, sha256::State::new())
-}
-
-/// As [`format()`], with SHA-256 on the given fresh state's backend.
-///
-/// ```
-/// use std::io::Cursor;
-/// use mdu_verity::{dmverity, sha256::{Backend, State}};
-/// let p = dmverity::Params::default();
-/// let g = State::with_backend(Backend::Generic).unwrap();
-/// let a = dmverity::format_with(&[1u8; 8192][..], &mut Cursor::new(Vec::new()), &p, g)?;
-/// let b = dmverity::format(&[1u8; 8192][..], &mut Cursor::new(Vec::new()), &p)?;
-/// assert_eq!(a.root_hash(), b.root_hash());
-/// # Ok::<(), mdu_verity::Error>(())
-/// ```
-pub fn format_with<R: Read, W: Write + Seek>(
-    data: R,
-    hash_out: W,
-    params: &Params,
-    fresh: sha256::State,
-) -> Result<Formatted, Error> {
-    format_tree(hash_out, params, fresh, |spec| merkle::build(data, spec))
-}
-
-/// As [`format()`], for a data device already in memory (or mapped into
-/// it): the blocks are hashed where they lie, without the copy a reader
-/// needs, and with the `rayon` feature the whole device is shared among the
-/// pool's threads. The result is the same as `format(data, hash_out,
-/// params)`.
-///
-/// ```
-/// use std::io::Cursor;
-/// use mdu_verity::dmverity;
-///
-/// let data = vec![4u8; 64 * 4096];
-/// let p = dmverity::Params::default();
-/// let a = dmverity::format_bytes(&data, &mut Cursor::new(Vec::new()), &p)?;
-/// let b = dmverity::format(&data[..], &mut Cursor::new(Vec::new()), &p)?;
-/// assert_eq!(a.root_hash(), b.root_hash());
-/// # Ok::<(), mdu_verity::Error>(())
-/// ```
-pub fn format_bytes<W: Write + Seek>(
-    data: &[u8],
-    hash_out: W,
-    params: &Params,
-) -> Result<Formatted, Error> {
-    format_chunks(core::iter::once(Ok(data)), hash_out, params)
-}
-
-/// As [`format_bytes`], for a data device that arrives in pieces already in
-/// memory, in order: for example successive windows of a mapped image, each
-/// of which can be unmapped as soon as it has been hashed, so that memory
-/// stays bounded by the window and the tree. Chunks may have any lengths; a
-/// block split between two chunks is joined. With `params.data_blocks`
-/// set, chunks past those blocks are not taken from the iterator. An `Err`
-/// item stops the work and is returned as [`Error::Io`]; like every error
-/// before the first write, it leaves `hash_out` untouched.
-///
-/// ```
-/// use std::io::Cursor;
-/// use mdu_verity::dmverity;
-///
-/// let data = vec![4u8; 64 * 4096];
-/// let p = dmverity::Params::default();
-/// let pieces = data.chunks(5000).map(Ok::<_, std::io::Error>);
-/// let a = dmverity::format_chunks(pieces, &mut Cursor::new(Vec::new()), &p)?;
-/// let b = dmverity::format_bytes(&data, &mut Cursor::new(Vec::new()), &p)?;
-/// assert_eq!(a.root_hash(), b.root_hash());
-/// # Ok::<(), mdu_verity::Error>(())
-/// ```
-pub fn format_chunks<C: AsRef<[u8]>, W: Write + Seek>(
-    chunks: impl IntoIterator<Item = std::io::Result<C>>,
-    hash_out: W,
-    params: &Params,
-) -> Result<Formatted, Error> {
-    format_tree(hash_out, params, sha256::State::new(), |spec| {
-        merkle::build_chunks(chunks, spec)
-    })
-}
-
-/// Checks `params`, builds the tree with `build` and writes the hash area.
-fn format_tree<W: Write + Seek>(
-    mut hash_out: W,
-    params: &Params,
-    fresh: sha256::State,
-    build: impl FnOnce(&Spec<'_>) -> Result<crate::merkle::Tree, Error>,
 ) -> Result<Formatted, Error> {
     params.validate()?;
-    let hasher = params.hasher(fresh);
-    let tree = build(&Spec {
-        hasher: &hasher,
-        data_block_size: params.data_block_size as usize,
-        hash_block_size: params.hash_block_size as usize,
-        pad_partial: false,
-        data_blocks: params.data_blocks,
+    let dbs = params.data_block_size as usize;
+    let limit = data_limit(params)?;
+    let mut level0 = Level0::new(params.hasher()?, dbs);
+    let fed = data.into().feed(0, limit, dbs, &mut |run| {
+        level0.add(run);
+        Ok(())
     })?;
-    if tree.data_blocks() == 0 {
+    write_area(hash_out, params, level0, fed.bytes)
+}
+
+/// Bytes of data to take: exactly the pinned blocks, or all of it.
+fn data_limit(params: &Params) -> Result<u64, Error> {
+    match params.data_blocks {
+        Some(n) => n
+            .checked_mul(u64::from(params.data_block_size))
+            .ok_or(Error::TreeTooLarge { data_blocks: n }),
+        None => Ok(u64::MAX),
+    }
+}
+
+/// The dm-verity hash area of data that arrives piece by piece:
+/// [`update`](Hasher::update) takes pieces of any size, and
+/// [`finalize`](Hasher::finalize) writes the same hash area as [`format()`]
+/// of the whole data and returns the same [`Formatted`]. Memory: the tree
+/// and a staging buffer of 64 KiB; pieces of 64 KiB and more are hashed
+/// where they lie.
+///
+/// ```
+/// use std::io::Cursor;
+/// use mdu_verity::dmverity;
+///
+/// let p = dmverity::Params::default();
+/// let mut h = dmverity::Hasher::new(&p)?;
+/// for _ in 0..100 {
+///     h.update(&[6u8; 1000]);
+/// }
+/// let mut a = Cursor::new(Vec::new());
+/// let mut b = Cursor::new(Vec::new());
+/// let streamed = h.finalize(&mut a)?;
+/// let whole = dmverity::format(&[6u8; 100_000], &mut b, &p)?;
+/// assert_eq!(streamed.root_hash(), whole.root_hash());
+/// assert_eq!(a.into_inner(), b.into_inner());
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Hasher {
+    params: Params,
+    level0: Level0,
+    stager: Stager,
+    /// Bytes taken (at most `limit`).
+    bytes: u64,
+    limit: u64,
+}
+
+impl Hasher {
+    /// A hasher for `params` (checked here, so [`update`](Hasher::update)
+    /// cannot fail).
+    ///
+    /// ```
+    /// use mdu_verity::{dmverity, Error};
+    /// let bad = dmverity::Params { format: 7, ..Default::default() };
+    /// assert!(matches!(dmverity::Hasher::new(&bad), Err(Error::UnknownHashType { .. })));
+    /// ```
+    pub fn new(params: &Params) -> Result<Hasher, Error> {
+        params.validate()?;
+        let dbs = params.data_block_size as usize;
+        Ok(Hasher {
+            params: params.clone(),
+            level0: Level0::new(params.hasher()?, dbs),
+            stager: Stager::new(dbs),
+            bytes: 0,
+            limit: data_limit(params)?,
+        })
+    }
+
+    /// Take the next piece of the data (with `data_blocks` pinned, bytes
+    /// past those blocks are ignored).
+    ///
+    /// ```
+    /// use mdu_verity::dmverity;
+    /// let p = dmverity::Params { data_blocks: Some(1), ..Default::default() };
+    /// let mut h = dmverity::Hasher::new(&p)?;
+    /// h.update(&[0u8; 3 * 4096]);
+    /// assert_eq!(h.len(), 4096);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn update(&mut self, data: &[u8]) {
+        let room = self.limit - self.bytes;
+        let data = &data[..usize::try_from(room).map_or(data.len(), |r| r.min(data.len()))];
+        self.bytes += data.len() as u64;
+        let level0 = &mut self.level0;
+        // The sink cannot fail.
+        let _ = self.stager.push(data, &mut |run| {
+            level0.add(run);
+            Ok(())
+        });
+    }
+
+    /// Bytes taken so far.
+    ///
+    /// ```
+    /// let mut h = mdu_verity::dmverity::Hasher::new(&Default::default())?;
+    /// h.update(b"abc");
+    /// assert_eq!(h.len(), 3);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn len(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether no byte was taken yet.
+    ///
+    /// ```
+    /// assert!(mdu_verity::dmverity::Hasher::new(&Default::default())?.is_empty());
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// Write the hash area of everything taken to `hash_out`, as
+    /// [`format()`] does (a trailing partial block is ignored; fewer blocks
+    /// than pinned is [`Error::TruncatedInput`], none is
+    /// [`Error::NoDataBlocks`], and neither writes anything).
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use mdu_verity::{dmverity, Error};
+    /// let h = dmverity::Hasher::new(&Default::default())?;
+    /// let e = h.finalize(Cursor::new(Vec::new()));
+    /// assert!(matches!(e, Err(Error::NoDataBlocks { .. })));
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn finalize<W: Write + Seek>(mut self, hash_out: W) -> Result<Formatted, Error> {
+        let level0 = &mut self.level0;
+        self.stager.finish(&mut |run| {
+            level0.add(run);
+            Ok(())
+        })?;
+        write_area(hash_out, &self.params, self.level0, self.bytes)
+    }
+}
+
+impl core::fmt::Debug for Hasher {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Hasher")
+            .field("params", &self.params)
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+/// Checks the block count, builds the levels above level 0 and writes the
+/// hash area.
+fn write_area<W: Write + Seek>(
+    mut hash_out: W,
+    params: &Params,
+    level0: Level0,
+    data_bytes: u64,
+) -> Result<Formatted, Error> {
+    if let Some(n) = params.data_blocks
+        && level0.blocks() < n
+    {
+        return Err(Error::TruncatedInput {
+            expected_blocks: n,
+            available_blocks: level0.blocks(),
+        });
+    }
+    if level0.blocks() == 0 {
         return Err(Error::NoDataBlocks {
-            data_bytes: tree.data_bytes(),
+            data_bytes,
             data_block_size: params.data_block_size,
         });
     }
+    let tree = level0.finish(data_bytes, params.hash_block_size as usize);
     let hbs = u64::from(params.hash_block_size);
     let start = params.hash_start_block();
     let superblock = params

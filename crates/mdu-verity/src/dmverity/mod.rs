@@ -80,9 +80,9 @@ mod format;
 mod superblock;
 mod verify;
 
-pub use format::{Formatted, format, format_bytes, format_chunks, format_with};
+pub use format::{Formatted, Hasher, format};
 pub use superblock::{Pins, Superblock};
-pub use verify::{verify, verify_range, verify_range_with, verify_with_superblock};
+pub use verify::{verify, verify_range, verify_with_superblock};
 
 use crate::hash::{BlockHasher, SaltAt};
 use crate::{Error, HashAlg, sha256};
@@ -132,6 +132,10 @@ pub struct Params {
     pub hash_offset: u64,
     /// Number of data blocks to hash; `None` = every whole block of the data.
     pub data_blocks: Option<u64>,
+    /// The SHA-256 backend to hash with; `None` (the default) takes the
+    /// best this CPU runs. Not part of the format: the bytes out are the
+    /// same with every backend.
+    pub backend: Option<sha256::Backend>,
 }
 
 impl Default for Params {
@@ -146,6 +150,7 @@ impl Default for Params {
             uuid: [0; 16],
             hash_offset: 0,
             data_blocks: None,
+            backend: None,
         }
     }
 }
@@ -204,6 +209,7 @@ impl Params {
                 source: "Params::data_blocks",
             });
         }
+        crate::hash::fresh_state(self.backend)?;
         Ok(())
     }
 
@@ -232,13 +238,15 @@ impl Params {
         u64::from(self.hash_block_size) / self.hash.digest_len() as u64
     }
 
-    fn hasher(&self, fresh: sha256::State) -> BlockHasher {
+    /// The salted block hasher on the pinned or the best backend.
+    fn hasher(&self) -> Result<BlockHasher, Error> {
         let at = if self.format == 0 {
             SaltAt::Suffix
         } else {
             SaltAt::Prefix
         };
-        BlockHasher::with_sha256(self.hash, &self.salt, at, fresh)
+        let fresh = crate::hash::fresh_state(self.backend)?;
+        Ok(BlockHasher::with_sha256(self.hash, &self.salt, at, fresh))
     }
 
     /// The superblock these parameters describe for `data_blocks` blocks.

@@ -3,7 +3,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use super::{MAX_SALT_LEN, Params, SUPERBLOCK_LEN, check_block_size};
-use crate::merkle::fill;
+use crate::source::fill;
 use crate::{Error, HashAlg};
 
 const SIGNATURE: &[u8; 8] = b"verity\0\0";
@@ -198,6 +198,7 @@ impl Superblock {
             uuid: self.uuid,
             hash_offset,
             data_blocks: Some(self.data_blocks),
+            backend: None,
         }
     }
 }

@@ -4,20 +4,33 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use super::{MAX_HASH_OFFSET, Params, Pins, Superblock};
-use crate::merkle::{self, fill};
-use crate::{Digest, Error, sha256};
+use crate::hash::BlockHasher;
+use crate::merkle;
+use crate::source::fill;
+use crate::{Digest, Error, Source};
 
 /// Verify every data block of `data` against the hash area on `hash` and
 /// `root_hash`; the first bad block is named in the error
 /// ([`Error::CorruptHashBlock`], [`Error::CorruptDataBlock`] or
 /// [`Error::MissingDataBlock`]).
 ///
+/// `data` is any [`Source`]: a byte slice or a [`Cursor`](std::io::Cursor)
+/// over one, a file or block device, windows of a mapped image, a reader.
 /// `params` are the caller's and are trusted: the superblock on `hash`, if
 /// any, is not read (see [`verify_with_superblock`] and the
 /// [trust model](super#trust-model)). The number of data blocks is
 /// `params.data_blocks`, or every whole block of `data`; zero blocks is an
-/// error, never success. Hash blocks are checked from the root down, then
-/// the data blocks in order, hashing two blocks at a time.
+/// error, never success.
+///
+/// Hash blocks are checked level by level from the root down, then the data
+/// blocks in order; every level and every piece of the data is hashed two
+/// blocks at a time on all threads of the rayon pool (with the `rayon`
+/// feature), and the first bad block (the lowest index) is the one named,
+/// whatever the number of threads. Memory: the hash blocks of two adjacent
+/// levels (at most the tree, 1/128 of the data with SHA-256 and 4 KiB
+/// blocks), the read ring of a reader source (three buffers of
+/// [`READ_BUF_LEN`](crate::READ_BUF_LEN) bytes) and 64 KiB of staging for
+/// chunks; nothing else grows with the data.
 ///
 /// ```
 /// use std::io::Cursor;
@@ -35,12 +48,13 @@ use crate::{Digest, Error, sha256};
 /// assert!(matches!(err, Error::NoDataBlocks { .. }));
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
-pub fn verify<D: Read + Seek, H: Read + Seek>(
-    mut data: D,
+pub fn verify<'a, H: Read + Seek>(
+    data: impl Into<Source<'a>>,
     hash: H,
     params: &Params,
     root_hash: &Digest,
 ) -> Result<(), Error> {
+    let mut data = data.into();
     params.validate()?;
     let n = data_blocks(&mut data, params)?;
     verify_range(data, hash, params, root_hash, 0, n)
@@ -74,8 +88,8 @@ pub fn verify<D: Read + Seek, H: Read + Seek>(
 /// assert!(matches!(err, Err(Error::PinMismatch { field: "data_blocks", .. })));
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
-pub fn verify_with_superblock<D: Read + Seek, H: Read + Seek>(
-    data: D,
+pub fn verify_with_superblock<'a, H: Read + Seek>(
+    data: impl Into<Source<'a>>,
     mut hash: H,
     hash_offset: u64,
     pins: &Pins,
@@ -99,11 +113,11 @@ pub fn verify_with_superblock<D: Read + Seek, H: Read + Seek>(
 }
 
 /// The number of data blocks: pinned, or every whole block of `data`.
-fn data_blocks<D: Seek>(data: &mut D, params: &Params) -> Result<u64, Error> {
+fn data_blocks(data: &mut Source<'_>, params: &Params) -> Result<u64, Error> {
     let n = match params.data_blocks {
         Some(n) => n,
         None => {
-            let data_bytes = data.seek(SeekFrom::End(0))?;
+            let data_bytes = data.len()?.ok_or(Error::DataLengthUnknown)?;
             let n = data_bytes / u64::from(params.data_block_size);
             if n == 0 {
                 return Err(Error::NoDataBlocks {
@@ -144,29 +158,62 @@ fn data_blocks<D: Seek>(data: &mut D, params: &Params) -> Result<u64, Error> {
 /// assert!(matches!(err, Error::CorruptDataBlock { block: 0 }));
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
-pub fn verify_range<D: Read + Seek, H: Read + Seek>(
-    data: D,
-    hash: H,
+pub fn verify_range<'a, H: Read + Seek>(
+    data: impl Into<Source<'a>>,
+    mut hash: H,
     params: &Params,
     root_hash: &Digest,
     start: u64,
     count: u64,
 ) -> Result<(), Error> {
-    verify_range_with(
-        data,
-        hash,
-        params,
-        root_hash,
-        start,
-        count,
-        sha256::State::new(),
-    )
+    let mut data = data.into();
+    params.validate()?;
+    let dl = params.hash.digest_len();
+    if root_hash.as_bytes().len() != dl {
+        return Err(Error::RootHash {
+            reason: format!(
+                "{} bytes given, {} needs {dl}",
+                root_hash.as_bytes().len(),
+                params.hash
+            ),
+        });
+    }
+    if count == 0 {
+        return Err(Error::ZeroDataBlocks {
+            source: "the verify range",
+        });
+    }
+    let n = data_blocks(&mut data, params)?;
+    let end = start.checked_add(count).filter(|&e| e <= n);
+    let Some(end) = end else {
+        return Err(Error::BlockRange {
+            start,
+            count,
+            data_blocks: n,
+        });
+    };
+    let hasher = params.hasher()?;
+    let layout = Layout::new(params, n)?;
+
+    // The whole tree must be on the hash device; checking this first also
+    // bounds every buffer below by the device size.
+    let available = hash.seek(SeekFrom::End(0))?;
+    if layout.tree_end > available {
+        return Err(Error::HashAreaTooSmall {
+            needed: layout.tree_end,
+            available,
+        });
+    }
+    let level0 = verify_levels(&mut hash, params, &hasher, &layout, root_hash, start, end)?;
+    verify_data(data, params, &hasher, &level0, n, start, end)
 }
 
 /// Where the levels of a tree over `data_blocks` blocks lie on the hash
 /// device. Every count comes from untrusted input (a superblock, a device
 /// size), so every position is computed with checked arithmetic.
 struct Layout {
+    /// Data blocks under the tree.
+    data_blocks: u64,
     /// Blocks in each level, level 0 (just above the data) first.
     levels: Vec<u64>,
     /// Absolute hash-device block where each level starts.
@@ -196,6 +243,7 @@ impl Layout {
                 .ok_or_else(too_large)?
         };
         Ok(Layout {
+            data_blocks,
             levels,
             level_start,
             tree_end,
@@ -203,171 +251,147 @@ impl Layout {
     }
 }
 
-/// As [`verify_range`], with SHA-256 on the given fresh state's backend.
-///
-/// ```
-/// use std::io::Cursor;
-/// use mdu_verity::{dmverity, sha256::{Backend, State}};
-/// let p = dmverity::Params::default();
-/// let data = vec![0u8; 4 * 4096];
-/// let mut hash = Cursor::new(Vec::new());
-/// let root = dmverity::format(&data[..], &mut hash, &p)?.root_hash();
-/// let g = State::with_backend(Backend::Generic).unwrap();
-/// dmverity::verify_range_with(Cursor::new(&data), &mut hash, &p, &root, 0, 4, g)?;
-/// # Ok::<(), mdu_verity::Error>(())
-/// ```
-pub fn verify_range_with<D: Read + Seek, H: Read + Seek>(
-    mut data: D,
-    mut hash: H,
+/// Hash blocks of one level held in memory: blocks `first..` of the level,
+/// whose entries are the expected digests of the level below (or of the
+/// data). The root hash is a pseudo-level of one entry.
+struct Parents {
+    bytes: Vec<u8>,
+    /// Index (within its level) of the first block in `bytes`.
+    first: u64,
+    /// Bytes per block (the hash block size; the digest length for the root).
+    block_len: usize,
+    per_block: u64,
+    dl: usize,
+}
+
+impl Parents {
+    /// The expected digest of child `c` (which must lie under these blocks).
+    fn entry(&self, c: u64) -> &[u8] {
+        let at = (c / self.per_block - self.first) as usize * self.block_len
+            + (c % self.per_block) as usize * self.dl;
+        &self.bytes[at..at + self.dl]
+    }
+}
+
+/// Read and check the hash blocks covering data blocks `start..end`, root
+/// level first; returns the level-0 blocks (the data blocks' digests).
+fn verify_levels<H: Read + Seek>(
+    hash: &mut H,
     params: &Params,
+    hasher: &BlockHasher,
+    layout: &Layout,
     root_hash: &Digest,
     start: u64,
-    count: u64,
-    fresh: sha256::State,
-) -> Result<(), Error> {
-    params.validate()?;
+    end: u64,
+) -> Result<Parents, Error> {
     let dl = params.hash.digest_len();
-    if root_hash.as_bytes().len() != dl {
-        return Err(Error::RootHash {
-            reason: format!(
-                "{} bytes given, {} needs {dl}",
-                root_hash.as_bytes().len(),
-                params.hash
-            ),
-        });
-    }
-    if count == 0 {
-        return Err(Error::ZeroDataBlocks {
-            source: "the verify range",
-        });
-    }
-    let dbs = params.data_block_size as usize;
     let hbs = params.hash_block_size as usize;
-    let n = data_blocks(&mut data, params)?;
-    let end = start.checked_add(count).filter(|&e| e <= n);
-    let Some(end) = end else {
-        return Err(Error::BlockRange {
-            start,
-            count,
-            data_blocks: n,
-        });
-    };
-    let hasher = params.hasher(fresh);
     let per_block = params.per_block();
-    let Layout {
-        levels,
-        level_start,
-        tree_end,
-    } = Layout::new(params, n)?;
-
-    // The whole tree must be on the hash device; checking this first also
-    // bounds every buffer below by the device size.
-    let available = hash.seek(SeekFrom::End(0))?;
-    if tree_end > available {
-        return Err(Error::HashAreaTooSmall {
-            needed: tree_end,
-            available,
-        });
-    }
-
-    // `expected` holds the digests of the blocks `lo..=hi` of the level being
-    // checked (starting with the root hash for the top block), `base` the
-    // index whose digest sits at offset 0 of `expected`.
-    let mut expected = root_hash.as_bytes().to_vec();
-    let mut base = 0u64;
-    // Data blocks covered by one entry of `expected`; saturating is exact
-    // here: the top level's span only needs to exceed `n`.
+    let levels = &layout.levels;
+    let mut parents = Parents {
+        bytes: root_hash.as_bytes().to_vec(),
+        first: 0,
+        block_len: dl,
+        per_block: 1,
+        dl,
+    };
+    // Data blocks covered by one block of the level being checked;
+    // saturating is exact here: the top level's span only needs to exceed
+    // the number of data blocks.
     let mut span = 1u64;
     for _ in 0..levels.len() {
         span = span.saturating_mul(per_block);
     }
     for i in (0..levels.len()).rev() {
-        // Blocks of level i covering the range; each covers `span` data blocks.
-        let lo = start / span;
-        let hi = (end - 1) / span;
+        span /= per_block;
+        // Blocks of level i covering the range; each covers `span * per_block`
+        // data blocks.
+        let lo = start / span / per_block;
+        let hi = (end - 1) / span / per_block;
         let nblocks = (hi - lo + 1) as usize;
         let mut blocks = vec![0u8; nblocks * hbs];
         // In bounds: lo..=hi lies inside level i, which ends before tree_end.
-        let at = (level_start[i] + lo) * hbs as u64;
+        let at = (layout.level_start[i] + lo) * hbs as u64;
         hash.seek(SeekFrom::Start(at))?;
-        let got = fill(&mut hash, &mut blocks)?;
+        let got = fill(hash, &mut blocks)?;
         if got < blocks.len() {
             return Err(Error::HashAreaTooSmall {
                 needed: at + blocks.len() as u64,
                 available: at + got as u64,
             });
         }
-        let mut digests = vec![0u8; nblocks * dl];
-        hasher.hash_blocks_par(&blocks, hbs, &mut digests);
-        for j in 0..nblocks {
-            let idx = lo + j as u64;
-            let off = ((idx - base) as usize) * dl;
-            if digests[j * dl..(j + 1) * dl] != expected[off..off + dl] {
-                return Err(Error::CorruptHashBlock {
-                    level: i,
-                    index: idx,
-                    hash_block: level_start[i] + idx,
-                });
-            }
+        let expected = |j: usize| parents.entry(lo + j as u64);
+        if let Some(j) = hasher.first_mismatch(&blocks, hbs, &expected) {
+            let index = lo + j as u64;
+            return Err(Error::CorruptHashBlock {
+                level: i,
+                index,
+                hash_block: layout.level_start[i] + index,
+            });
         }
         // The last block of a level holds the digests of the last blocks
         // below it and zeros after them (as `format` writes it and as
         // `veritysetup verify` checks): otherwise the tree is one over more
-        // blocks than `n`, and a prefix of its data would verify.
+        // blocks than the device has, and a prefix of its data would verify.
         if hi + 1 == levels[i] {
-            let below = if i == 0 { n } else { levels[i - 1] };
+            let below = if i == 0 {
+                layout.data_blocks
+            } else {
+                levels[i - 1]
+            };
             let used = ((below - hi * per_block) as usize) * dl;
             let last = &blocks[(nblocks - 1) * hbs..];
             if let Some(at) = last[used..].iter().position(|&b| b != 0) {
                 return Err(Error::HashBlockSpare {
-                    hash_block: level_start[i] + hi,
+                    hash_block: layout.level_start[i] + hi,
                     offset: used + at,
                 });
             }
         }
-        // The entries of these blocks are the digests one level down.
-        expected = blocks;
-        if dl * per_block as usize != hbs {
-            // Digest slots fill each block exactly for SHA-256 and SHA-512
-            // with power-of-two blocks; keep only the used part otherwise.
-            expected = expected
-                .chunks_exact(hbs)
-                .flat_map(|b| b[..dl * per_block as usize].iter().copied())
-                .collect();
-        }
-        base = lo * per_block;
-        span /= per_block;
+        parents = Parents {
+            bytes: blocks,
+            first: lo,
+            block_len: hbs,
+            per_block,
+            dl,
+        };
     }
+    Ok(parents)
+}
 
-    // Data blocks, in chunks, two at a time. Offsets fit: n * dbs was
-    // checked by the layout.
-    let chunk_blocks = ((1usize << 20) / dbs).max(2);
-    let mut buf = vec![0u8; chunk_blocks * dbs];
-    let mut digests = vec![0u8; chunk_blocks * dl];
-    data.seek(SeekFrom::Start(start * dbs as u64))?;
-    let mut b = start;
-    while b < end {
-        let want = ((end - b) as usize).min(chunk_blocks);
-        let got = fill(&mut data, &mut buf[..want * dbs])?;
-        // Compare the whole blocks that arrived before naming a missing
-        // one, so the first bad block is the one reported.
-        let k = got / dbs;
-        hasher.hash_blocks_par(&buf[..k * dbs], dbs, &mut digests[..k * dl]);
-        for j in 0..k {
-            let off = ((b + j as u64 - base) as usize) * dl;
-            if digests[j * dl..(j + 1) * dl] != expected[off..off + dl] {
-                return Err(Error::CorruptDataBlock {
-                    block: b + j as u64,
-                });
-            }
-        }
-        if k < want {
-            return Err(Error::MissingDataBlock {
-                block: b + k as u64,
-                data_blocks: n,
+/// Hash data blocks `start..end` of `data` in order and compare them with
+/// their entries in `level0`; the first bad block is the error, and a
+/// source that ends early is [`Error::MissingDataBlock`] for the first block
+/// it lacks, after every whole block before it was compared.
+fn verify_data(
+    data: Source<'_>,
+    params: &Params,
+    hasher: &BlockHasher,
+    level0: &Parents,
+    n: u64,
+    start: u64,
+    end: u64,
+) -> Result<(), Error> {
+    let dbs = params.data_block_size as usize;
+    let dbs64 = u64::from(params.data_block_size);
+    // Offsets fit: n * dbs was checked by the layout.
+    let mut next = start;
+    let fed = data.feed(start * dbs64, (end - start) * dbs64, dbs, &mut |run| {
+        let expected = |j: usize| level0.entry(next + j as u64);
+        if let Some(j) = hasher.first_mismatch(run, dbs, &expected) {
+            return Err(Error::CorruptDataBlock {
+                block: next + j as u64,
             });
         }
-        b += k as u64;
+        next += (run.len() / dbs) as u64;
+        Ok(())
+    })?;
+    debug_assert_eq!(next - start, fed.bytes / dbs64);
+    if next < end {
+        return Err(Error::MissingDataBlock {
+            block: next,
+            data_blocks: n,
+        });
     }
     Ok(())
 }

@@ -10,7 +10,7 @@
 //! ```
 //! use mdu_verity::{fsverity, HashAlg};
 //!
-//! let params = fsverity::Params { hash: HashAlg::Sha256, block_size: 4096, salt: vec![0x00, 0x11] };
+//! let params = fsverity::Params { hash: HashAlg::Sha256, block_size: 4096, salt: vec![0x00, 0x11], ..Default::default() };
 //! let d = fsverity::digest(&b"abc"[..], &params)?;
 //! assert_eq!(
 //!     d.to_string(),
@@ -20,11 +20,15 @@
 //! ```
 
 use core::fmt;
-use std::io::Read;
 
 use crate::hash::{BlockHasher, SaltAt};
-use crate::merkle::{self, Spec, Tree};
-use crate::{Digest, Error, HashAlg, sha256};
+use crate::merkle::{Level0, Tree};
+use crate::source::Stager;
+use crate::{Digest, Error, HashAlg, Source, sha256};
+
+mod many;
+
+pub use many::{DigestMany, digest_many};
 
 /// Largest fs-verity salt in bytes.
 pub const MAX_SALT_LEN: usize = 32;
@@ -55,6 +59,10 @@ pub struct Params {
     pub block_size: u32,
     /// Salt, 0..=32 bytes.
     pub salt: Vec<u8>,
+    /// The SHA-256 backend to hash with; `None` (the default) takes the
+    /// best this CPU runs. Pinned for tests and benchmarks; the bytes out
+    /// are the same with every backend.
+    pub backend: Option<sha256::Backend>,
 }
 
 impl Default for Params {
@@ -63,12 +71,14 @@ impl Default for Params {
             hash: HashAlg::Sha256,
             block_size: 4096,
             salt: Vec::new(),
+            backend: None,
         }
     }
 }
 
 impl Params {
-    /// Check the block size and salt length.
+    /// Check the block size, the salt length and that a pinned backend
+    /// runs on this CPU.
     ///
     /// ```
     /// use mdu_verity::{fsverity::Params, Error};
@@ -76,6 +86,7 @@ impl Params {
     /// assert!(matches!(p.validate(), Err(Error::SaltTooLong { len: 33, max: 32 })));
     /// ```
     pub fn validate(&self) -> Result<(), Error> {
+        crate::hash::fresh_state(self.backend)?;
         let bs = self.block_size;
         if !bs.is_power_of_two() || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&bs) {
             return Err(Error::BlockSize {
@@ -120,8 +131,29 @@ impl Params {
         s
     }
 
-    fn hasher(&self, fresh: sha256::State) -> BlockHasher {
-        BlockHasher::with_sha256(self.hash, &self.padded_salt(), SaltAt::Prefix, fresh)
+    /// The salted block hasher (after [`Params::validate`]).
+    fn hasher(&self) -> Result<BlockHasher, Error> {
+        let fresh = crate::hash::fresh_state(self.backend)?;
+        Ok(BlockHasher::with_sha256(
+            self.hash,
+            &self.padded_salt(),
+            SaltAt::Prefix,
+            fresh,
+        ))
+    }
+
+    /// The file digest: the hash of the descriptor, unsalted.
+    fn file_digest(&self, descriptor: &[u8; DESCRIPTOR_LEN]) -> Result<FileDigest, Error> {
+        let digest = match self.hash {
+            HashAlg::Sha256 => {
+                Digest::from_slice(&crate::hash::fresh_state(self.backend)?.finup(descriptor))
+            }
+            HashAlg::Sha512 => self.hash.hash(descriptor),
+        };
+        Ok(FileDigest {
+            alg: self.hash,
+            digest,
+        })
     }
 }
 
@@ -155,6 +187,13 @@ pub fn descriptor(
             ),
         });
     }
+    Ok(descriptor_of(params, data_size, root_hash))
+}
+
+/// The descriptor, for valid parameters and a root hash of their digest
+/// length.
+fn descriptor_of(params: &Params, data_size: u64, root_hash: &Digest) -> [u8; DESCRIPTOR_LEN] {
+    let root = root_hash.as_bytes();
     let mut d = [0u8; DESCRIPTOR_LEN];
     d[0] = 1;
     d[1] = params.algorithm_number();
@@ -163,7 +202,7 @@ pub fn descriptor(
     d[8..16].copy_from_slice(&data_size.to_le_bytes());
     d[16..16 + root.len()].copy_from_slice(root);
     d[80..80 + params.salt.len()].copy_from_slice(&params.salt);
-    Ok(d)
+    d
 }
 
 /// An fs-verity file digest; `Display` prints it as fsverity-utils does,
@@ -305,107 +344,37 @@ impl Measurement {
     }
 }
 
-/// Compute the file digest, descriptor and Merkle tree of the data in
-/// `reader` (read to its end).
+/// Compute the file digest, descriptor and Merkle tree of `data` (a byte
+/// slice, a file, a reader, pieces in memory: any [`Source`], read to its
+/// end).
 ///
 /// ```
 /// use mdu_verity::fsverity;
 /// let data = vec![0u8; 100_000];
 /// let p = fsverity::Params { block_size: 1024, ..Default::default() };
-/// let m = fsverity::measure(&data[..], &p)?;
+/// let m = fsverity::measure(&data, &p)?;
 /// assert_eq!(
 ///     m.digest().digest().to_hex(),
 ///     "09cbbaeed2a04c2da242c10e1568d96f358a16aa1ebe8cf0286120c13c9366d1"
 /// );
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
-pub fn measure<R: Read>(reader: R, params: &Params) -> Result<Measurement, Error> {
-    measure_with(reader, params, sha256::State::new())
-}
-
-/// As [`measure`], with SHA-256 on the given fresh state's backend (for
-/// comparing backends); the state's absorbed bytes become part of every
-/// hash, so pass a fresh one.
-///
-/// ```
-/// use mdu_verity::{fsverity, sha256::{Backend, State}};
-/// let p = fsverity::Params::default();
-/// let a = fsverity::measure_with(&[5u8; 9000][..], &p, State::with_backend(Backend::Generic).unwrap())?;
-/// assert_eq!(a.digest(), fsverity::digest(&[5u8; 9000][..], &p)?);
-/// # Ok::<(), mdu_verity::Error>(())
-/// ```
-pub fn measure_with<R: Read>(
-    reader: R,
-    params: &Params,
-    fresh: sha256::State,
-) -> Result<Measurement, Error> {
-    measure_tree(params, fresh, |spec| merkle::build(reader, spec))
-}
-
-/// As [`measure`], for data already in memory (or mapped into it): the
-/// blocks are hashed where they lie, without the copy a reader needs, and
-/// with the `rayon` feature the whole input is shared among the pool's
-/// threads. The result is the same as `measure(data, params)`.
-///
-/// ```
-/// use mdu_verity::fsverity;
-/// let data = vec![9u8; 300_000];
-/// let p = fsverity::Params::default();
-/// let m = fsverity::measure_bytes(&data, &p)?;
-/// assert_eq!(m.digest(), fsverity::measure(&data[..], &p)?.digest());
-/// # Ok::<(), mdu_verity::Error>(())
-/// ```
-pub fn measure_bytes(data: &[u8], params: &Params) -> Result<Measurement, Error> {
-    measure_chunks(core::iter::once(Ok(data)), params)
-}
-
-/// As [`measure_bytes`], for data that arrives in pieces already in memory,
-/// in order: for example successive windows of a mapped file, each of which
-/// can be unmapped as soon as it has been hashed, so that memory stays
-/// bounded by the window and the tree. Chunks may have any lengths; a block
-/// split between two chunks is joined. An `Err` item stops the work and is
-/// returned as [`Error::Io`].
-///
-/// ```
-/// use mdu_verity::fsverity;
-/// let data = vec![3u8; 100_000];
-/// let p = fsverity::Params::default();
-/// let pieces = data.chunks(10_000).map(Ok::<_, std::io::Error>);
-/// let m = fsverity::measure_chunks(pieces, &p)?;
-/// assert_eq!(m.digest(), fsverity::measure_bytes(&data, &p)?.digest());
-/// # Ok::<(), mdu_verity::Error>(())
-/// ```
-pub fn measure_chunks<C: AsRef<[u8]>>(
-    chunks: impl IntoIterator<Item = std::io::Result<C>>,
-    params: &Params,
-) -> Result<Measurement, Error> {
-    measure_tree(params, sha256::State::new(), |spec| {
-        merkle::build_chunks(chunks, spec)
-    })
-}
-
-/// Checks `params`, builds the tree with `build` and derives the descriptor
-/// and the file digest from it.
-fn measure_tree(
-    params: &Params,
-    fresh: sha256::State,
-    build: impl FnOnce(&Spec<'_>) -> Result<crate::merkle::Tree, Error>,
-) -> Result<Measurement, Error> {
+pub fn measure<'a>(data: impl Into<Source<'a>>, params: &Params) -> Result<Measurement, Error> {
     params.validate()?;
-    let hasher = params.hasher(fresh);
     let bs = params.block_size as usize;
-    let tree = build(&Spec {
-        hasher: &hasher,
-        data_block_size: bs,
-        hash_block_size: bs,
-        pad_partial: true,
-        data_blocks: None,
+    let mut level0 = Level0::new(params.hasher()?, bs);
+    let fed = data.into().feed(0, u64::MAX, bs, &mut |run| {
+        level0.add(run);
+        Ok(())
     })?;
+    level0.add_padded(&fed.tail);
+    measurement(params, level0.finish(fed.bytes, bs))
+}
+
+/// The descriptor and the file digest of a finished tree.
+fn measurement(params: &Params, tree: Tree) -> Result<Measurement, Error> {
     let descriptor = descriptor(params, tree.data_bytes(), &tree.root_hash())?;
-    let digest = FileDigest {
-        alg: params.hash,
-        digest: params.hash.hash(&descriptor),
-    };
+    let digest = params.file_digest(&descriptor)?;
     Ok(Measurement {
         digest,
         descriptor,
@@ -413,14 +382,131 @@ fn measure_tree(
     })
 }
 
-/// The fs-verity file digest of the data in `reader` (read to its end).
+/// The fs-verity file digest of `data` (any [`Source`], read to its end).
 ///
 /// ```
 /// use mdu_verity::fsverity;
-/// let d = fsverity::digest(&[0u8; 4096][..], &fsverity::Params::default())?;
+/// let d = fsverity::digest(&[0u8; 4096], &fsverity::Params::default())?;
 /// assert_eq!(d.digest().to_hex(), "babc284ee4ffe7f449377fbf6692715b43aec7bc39c094a95878904d34bac97e");
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
-pub fn digest<R: Read>(reader: R, params: &Params) -> Result<FileDigest, Error> {
-    Ok(measure(reader, params)?.digest)
+pub fn digest<'a>(data: impl Into<Source<'a>>, params: &Params) -> Result<FileDigest, Error> {
+    Ok(measure(data, params)?.digest)
+}
+
+/// The fs-verity digest of data that arrives piece by piece, for callers
+/// that produce it on the fly (an archive being unpacked, a file being
+/// written): [`update`](Hasher::update) takes pieces of any size, and
+/// [`finalize`](Hasher::finalize) returns the same [`Measurement`] as
+/// [`measure`] of the whole data. Memory: the tree (the digests of the
+/// data, 1/128 of its size with SHA-256 and 4 KiB blocks) and a staging
+/// buffer of 64 KiB; pieces of 64 KiB and more are hashed where they lie.
+///
+/// ```
+/// use mdu_verity::fsverity;
+/// let p = fsverity::Params::default();
+/// let mut h = fsverity::Hasher::new(&p)?;
+/// h.update(b"hello ");
+/// h.update(b"world");
+/// assert_eq!(h.finalize()?.digest(), fsverity::digest(&b"hello world"[..], &p)?);
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Hasher {
+    params: Params,
+    level0: Level0,
+    stager: Stager,
+    bytes: u64,
+}
+
+impl Hasher {
+    /// A hasher for `params` (checked here, so [`update`](Hasher::update)
+    /// cannot fail).
+    ///
+    /// ```
+    /// use mdu_verity::{fsverity, Error};
+    /// let bad = fsverity::Params { block_size: 100, ..Default::default() };
+    /// assert!(matches!(fsverity::Hasher::new(&bad), Err(Error::BlockSize { .. })));
+    /// ```
+    pub fn new(params: &Params) -> Result<Hasher, Error> {
+        params.validate()?;
+        let bs = params.block_size as usize;
+        Ok(Hasher {
+            params: params.clone(),
+            level0: Level0::new(params.hasher()?, bs),
+            stager: Stager::new(bs),
+            bytes: 0,
+        })
+    }
+
+    /// Take the next piece of the data.
+    ///
+    /// ```
+    /// use mdu_verity::fsverity;
+    /// let p = fsverity::Params::default();
+    /// let mut h = fsverity::Hasher::new(&p)?;
+    /// for b in [1u8; 9000] {
+    ///     h.update(&[b]);
+    /// }
+    /// assert_eq!(h.finalize()?.digest(), fsverity::digest(&[1u8; 9000], &p)?);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn update(&mut self, data: &[u8]) {
+        self.bytes += data.len() as u64;
+        let level0 = &mut self.level0;
+        // The sink cannot fail.
+        let _ = self.stager.push(data, &mut |run| {
+            level0.add(run);
+            Ok(())
+        });
+    }
+
+    /// Bytes taken so far.
+    ///
+    /// ```
+    /// let mut h = mdu_verity::fsverity::Hasher::new(&Default::default())?;
+    /// h.update(b"abc");
+    /// assert_eq!(h.len(), 3);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn len(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether no byte was taken yet.
+    ///
+    /// ```
+    /// assert!(mdu_verity::fsverity::Hasher::new(&Default::default())?.is_empty());
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// The digest, descriptor and tree of everything taken.
+    ///
+    /// ```
+    /// let h = mdu_verity::fsverity::Hasher::new(&Default::default())?;
+    /// assert!(h.finalize()?.digest().to_string().starts_with("sha256:3d248ca5"));
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn finalize(mut self) -> Result<Measurement, Error> {
+        let level0 = &mut self.level0;
+        let tail = self.stager.finish(&mut |run| {
+            level0.add(run);
+            Ok(())
+        })?;
+        self.level0.add_padded(&tail);
+        let bs = self.params.block_size as usize;
+        measurement(&self.params, self.level0.finish(self.bytes, bs))
+    }
+}
+
+impl core::fmt::Debug for Hasher {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Hasher")
+            .field("params", &self.params)
+            .field("bytes", &self.bytes)
+            .finish()
+    }
 }

@@ -1,0 +1,696 @@
+//! [`Source`]: the one input type of every tree this crate builds or checks,
+//! and how each kind of source hands its blocks to the hashing code.
+
+use std::fs::File;
+use std::io::{self, Cursor, Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::sync::mpsc;
+
+use crate::Error;
+
+/// Bytes of one read of a reader source (a multiple of every block size).
+pub const READ_BUF_LEN: usize = 1 << 20;
+/// Buffers in the read ring: one being hashed, one being read, one spare.
+const RING: usize = 3;
+/// Alignment of the read buffers (a page; what `O_DIRECT` needs).
+const PAGE: usize = 4096;
+
+type Chunk<'a> = Box<dyn AsRef<[u8]> + Send + 'a>;
+type Chunks<'a> = Box<dyn Iterator<Item = io::Result<Chunk<'a>>> + Send + 'a>;
+
+/// The data a tree is built over or checked against: bytes in memory,
+/// pieces in memory (windows of a mapped file), a reader, or a path opened
+/// when the work starts.
+///
+/// Build one with [`Source::bytes`], [`Source::chunks`], [`Source::reader`],
+/// [`Source::seekable`] or [`Source::path`], or convert a `&[u8]`,
+/// `&[u8; N]`, `&Vec<u8>`, `Vec<u8>`, [`Cursor`] or [`File`] with `into()`
+/// (every entry point takes `impl Into<Source>`). All kinds go through the
+/// same code and give the same bytes and the same errors:
+///
+/// * **In memory** (bytes, a cursor, chunks): blocks are hashed where they
+///   lie, without a copy, shared among the rayon pool's threads; a block
+///   split between two chunks is joined in a staging buffer of 64 KiB.
+/// * **Readers** (files, block devices, pipes): large reads into a ring of
+///   three reused, page-aligned buffers of [`READ_BUF_LEN`] bytes (a small
+///   one when the source is known to be small). When the data is larger
+///   than one buffer, a reader thread fills the next buffers while the
+///   caller's thread hashes the last one, so reading overlaps hashing even
+///   with one hashing thread; nothing is allocated or faulted in per read.
+///
+/// A source is read from its current position: the bytes of a reader or
+/// cursor before it are not part of the data. A source that is not read to
+/// its end (dm-verity with a pinned number of data blocks) is left where
+/// the work stopped. Everything a source holds must be [`Send`]: a reader
+/// is read on a thread of its own.
+///
+/// ```
+/// use std::io::Cursor;
+/// use mdu_verity::{dmverity, fsverity, Source};
+///
+/// let data = vec![7u8; 100_000];
+/// let p = fsverity::Params::default();
+/// let a = fsverity::digest(&data, &p)?;                              // bytes
+/// let b = fsverity::digest(Source::reader(&data[..]), &p)?;          // a reader
+/// let c = fsverity::digest(Source::chunks(data.chunks(999).map(Ok)), &p)?; // pieces
+/// let d = fsverity::digest(Cursor::new(&data), &p)?;                 // a cursor
+/// assert!(a == b && b == c && c == d);
+///
+/// // Verification without a pinned block count needs the length up front.
+/// let p = dmverity::Params::default();
+/// let mut hash = Cursor::new(Vec::new());
+/// let root = dmverity::format(&data, &mut hash, &p)?.root_hash();
+/// let windows = Source::chunks(data.chunks(5 * 4096).map(Ok)).with_len(data.len() as u64);
+/// dmverity::verify(windows, &mut hash, &p, &root)?;
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub struct Source<'a> {
+    kind: Kind<'a>,
+    /// The length the caller gave ([`Source::with_len`]).
+    len: Option<u64>,
+}
+
+enum Kind<'a> {
+    /// Bytes in memory, from `at`.
+    Mem { data: Chunk<'a>, at: usize },
+    /// Pieces in memory, in order.
+    Chunks(Chunks<'a>),
+    /// A reader (seekable or not).
+    Reader(Box<dyn ReadSeek + Send + 'a>),
+    /// A file to open when the work starts.
+    Path(PathBuf),
+}
+
+/// A reader that may be able to seek.
+trait ReadSeek: Read {
+    /// `Some` when the reader can seek.
+    fn try_seek(&mut self, pos: SeekFrom) -> Option<io::Result<u64>>;
+}
+
+struct Plain<R>(R);
+struct Seekable<R>(R);
+
+impl<R: Read> Read for Plain<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read> ReadSeek for Plain<R> {
+    fn try_seek(&mut self, _: SeekFrom) -> Option<io::Result<u64>> {
+        None
+    }
+}
+
+impl<R: Read> Read for Seekable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read + Seek> ReadSeek for Seekable<R> {
+    fn try_seek(&mut self, pos: SeekFrom) -> Option<io::Result<u64>> {
+        Some(self.0.seek(pos))
+    }
+}
+
+impl<'a> Source<'a> {
+    /// Bytes in memory (or mapped into it), hashed where they lie.
+    ///
+    /// ```
+    /// use mdu_verity::{fsverity, Source};
+    /// let d = fsverity::digest(Source::bytes(b"abc"), &fsverity::Params::default())?;
+    /// assert!(d.to_string().starts_with("sha256:700b6bd8"));
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn bytes(data: &'a [u8]) -> Source<'a> {
+        Source {
+            kind: Kind::Mem {
+                data: Box::new(data),
+                at: 0,
+            },
+            len: None,
+        }
+    }
+
+    /// Data that arrives in pieces already in memory, in order: for
+    /// example successive windows of a mapped file, each dropped (unmapped)
+    /// as soon as it has been hashed, so that memory stays bounded by one
+    /// window. Pieces may have any lengths, empty ones included; an `Err`
+    /// item stops the work and is returned as [`Error::Io`]. The total
+    /// length is unknown until the last piece unless given with
+    /// [`Source::with_len`] (dm-verity verification without a pinned
+    /// number of blocks needs it).
+    ///
+    /// ```
+    /// use mdu_verity::{fsverity, Source};
+    /// let data = vec![3u8; 100_000];
+    /// let p = fsverity::Params::default();
+    /// let pieces = Source::chunks(data.chunks(10_000).map(Ok));
+    /// assert_eq!(fsverity::digest(pieces, &p)?, fsverity::digest(&data, &p)?);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn chunks<I, C>(chunks: I) -> Source<'a>
+    where
+        I: IntoIterator<Item = io::Result<C>>,
+        I::IntoIter: Send + 'a,
+        C: AsRef<[u8]> + Send + 'a,
+    {
+        let it = chunks
+            .into_iter()
+            .map(|c| c.map(|c| Box::new(c) as Chunk<'a>));
+        Source {
+            kind: Kind::Chunks(Box::new(it)),
+            len: None,
+        }
+    }
+
+    /// A reader that cannot seek (a pipe, a decompressor), read to its end
+    /// through the read ring. Its length is unknown unless given with
+    /// [`Source::with_len`].
+    ///
+    /// ```
+    /// use mdu_verity::{fsverity, Source};
+    /// let p = fsverity::Params::default();
+    /// let d = fsverity::digest(Source::reader(&b"abc"[..]), &p)?;
+    /// assert_eq!(d, fsverity::digest(&b"abc"[..], &p)?);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn reader<R: Read + Send + 'a>(reader: R) -> Source<'a> {
+        Source {
+            kind: Kind::Reader(Box::new(Plain(reader))),
+            len: None,
+        }
+    }
+
+    /// A reader that can seek (a file, a block device): its length is the
+    /// bytes from its current position to its end, and dm-verity
+    /// verification of a range seeks to the range instead of reading up to
+    /// it.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use mdu_verity::{dmverity, Source};
+    /// let data = vec![9u8; 4 * 4096];
+    /// let p = dmverity::Params::default();
+    /// let mut hash = Cursor::new(Vec::new());
+    /// let root = dmverity::format(&data, &mut hash, &p)?.root_hash();
+    /// dmverity::verify(Source::seekable(Cursor::new(&data)), &mut hash, &p, &root)?;
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn seekable<R: Read + Seek + Send + 'a>(reader: R) -> Source<'a> {
+        Source {
+            kind: Kind::Reader(Box::new(Seekable(reader))),
+            len: None,
+        }
+    }
+
+    /// The file at `path`, opened (for reading) only when the work starts,
+    /// on the thread that does it; an error opening it is the work's
+    /// [`Error::Io`]. [`fsverity::digest_many`](crate::fsverity::digest_many)
+    /// reads small files whole and pairs their blocks with other files'.
+    ///
+    /// ```
+    /// use mdu_verity::{fsverity, Error, Source};
+    /// let e = fsverity::digest(Source::path("/no/such/file"), &fsverity::Params::default());
+    /// assert!(matches!(e, Err(Error::Io(_))));
+    /// ```
+    pub fn path(path: impl Into<PathBuf>) -> Source<'static> {
+        Source {
+            kind: Kind::Path(path.into()),
+            len: None,
+        }
+    }
+
+    /// Say that the source holds `len` bytes: it is then read no further,
+    /// and a source that ends earlier is short (for dm-verity, a missing
+    /// block). Sources in memory and seekable readers know their length;
+    /// chunks and plain readers need this where the length matters before
+    /// the data is read.
+    ///
+    /// ```
+    /// use mdu_verity::{fsverity, Source};
+    /// let p = fsverity::Params::default();
+    /// let first = fsverity::digest(Source::bytes(b"abcdef").with_len(3), &p)?;
+    /// assert_eq!(first, fsverity::digest(&b"abc"[..], &p)?);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn with_len(mut self, len: u64) -> Source<'a> {
+        self.len = Some(len);
+        self
+    }
+
+    /// Open a path source (a no-op for the other kinds).
+    fn open(&mut self) -> io::Result<()> {
+        if let Kind::Path(p) = &self.kind {
+            let f = File::open(p)?;
+            self.kind = Kind::Reader(Box::new(Seekable(f)));
+        }
+        Ok(())
+    }
+
+    /// The number of bytes in the source, if it can tell without reading
+    /// them: the length given to [`Source::with_len`], the bytes in memory,
+    /// or the bytes from a seekable reader's position to its end (the
+    /// position is kept).
+    pub(crate) fn len(&mut self) -> io::Result<Option<u64>> {
+        self.open()?;
+        let own = match &mut self.kind {
+            Kind::Mem { data, at } => Some((mem(data).len() - *at) as u64),
+            Kind::Chunks(_) | Kind::Path(_) => None,
+            Kind::Reader(r) => match r.try_seek(SeekFrom::Current(0)) {
+                None => None,
+                Some(pos) => {
+                    let pos = pos?;
+                    let end = r.try_seek(SeekFrom::End(0)).unwrap_or(Ok(pos))?;
+                    r.try_seek(SeekFrom::Start(pos)).unwrap_or(Ok(pos))?;
+                    Some(end.saturating_sub(pos))
+                }
+            },
+        };
+        Ok(match (self.len, own) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    /// A small source's bytes, whole, in `buf` (cleared first) when the
+    /// source holds at most `max` bytes by its own account (bytes, a path to
+    /// a regular file, a seekable reader); `Ok(false)` leaves the source
+    /// untouched for [`Source::feed`]. Memory sources are copied, so only
+    /// sources that must be read anyway should come here.
+    pub(crate) fn read_small(&mut self, max: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
+        buf.clear();
+        let (len, limit, start) = if let Kind::Path(p) = &self.kind {
+            let f = File::open(p)?;
+            let meta = f.metadata()?;
+            self.kind = Kind::Reader(Box::new(Seekable(f)));
+            if !meta.is_file() || meta.len() > max || self.len.is_some() {
+                return Ok(false);
+            }
+            (meta.len(), max + 1, Some(0))
+        } else {
+            match self.len()? {
+                Some(len) if len <= max => {
+                    let limit = if self.len.is_some() { len } else { max + 1 };
+                    (len, limit, None)
+                }
+                _ => return Ok(false),
+            }
+        };
+        match &mut self.kind {
+            Kind::Mem { data, at } => {
+                buf.extend_from_slice(&mem(data)[*at..][..len as usize]);
+                Ok(true)
+            }
+            Kind::Reader(r) => {
+                // Reading one byte more than expected tells a file that grew.
+                let start = match start {
+                    Some(s) => Some(s),
+                    None if limit > len => r.try_seek(SeekFrom::Current(0)).transpose()?,
+                    None => None,
+                };
+                buf.reserve(len as usize + 1);
+                (&mut **r).take(limit).read_to_end(buf)?;
+                if buf.len() as u64 <= max {
+                    return Ok(true);
+                }
+                // Larger than it said: read it the ordinary way, from where
+                // it started.
+                buf.clear();
+                if let Some(s) = start {
+                    r.try_seek(SeekFrom::Start(s)).transpose()?;
+                }
+                Ok(false)
+            }
+            Kind::Chunks(_) | Kind::Path(_) => Ok(false),
+        }
+    }
+
+    /// Hand the bytes from offset `skip` on, at most `limit` of them (and at
+    /// most the length given to [`Source::with_len`]), to `sink` in order,
+    /// as runs of whole `bs`-byte blocks, and return how many bytes there
+    /// were and the trailing partial block. `sink` sees every whole block
+    /// exactly once; an error from it stops the work and is returned, as is
+    /// a read error after the blocks read before it were handed over.
+    pub(crate) fn feed(
+        mut self,
+        skip: u64,
+        limit: u64,
+        bs: usize,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<Fed, Error> {
+        debug_assert!(bs > 0 && READ_BUF_LEN.is_multiple_of(bs));
+        self.open()?;
+        let limit = match self.len {
+            Some(len) => limit.min(len.saturating_sub(skip)),
+            None => limit,
+        };
+        match self.kind {
+            Kind::Mem { data, at } => {
+                let all = &mem(&data)[at..];
+                let from = usize::try_from(skip).map_or(all.len(), |s| s.min(all.len()));
+                let d = &all[from..];
+                let d = &d[..usize::try_from(limit).map_or(d.len(), |l| l.min(d.len()))];
+                let whole = d.len() / bs * bs;
+                if whole > 0 {
+                    sink(&d[..whole])?;
+                }
+                Ok(Fed {
+                    bytes: d.len() as u64,
+                    tail: d[whole..].to_vec(),
+                })
+            }
+            Kind::Chunks(chunks) => feed_chunks(chunks, skip, limit, bs, sink),
+            Kind::Reader(mut r) => {
+                skip_reader(&mut *r, skip)?;
+                feed_reader(&mut *r, limit, bs, sink)
+            }
+            Kind::Path(_) => unreachable!("opened above"),
+        }
+    }
+}
+
+impl<'a> From<&'a [u8]> for Source<'a> {
+    fn from(data: &'a [u8]) -> Source<'a> {
+        Source::bytes(data)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for Source<'a> {
+    fn from(data: &'a [u8; N]) -> Source<'a> {
+        Source::bytes(data)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Source<'a> {
+    fn from(data: &'a Vec<u8>) -> Source<'a> {
+        Source::bytes(data)
+    }
+}
+
+impl From<Vec<u8>> for Source<'_> {
+    fn from(data: Vec<u8>) -> Self {
+        Source {
+            kind: Kind::Mem {
+                data: Box::new(data),
+                at: 0,
+            },
+            len: None,
+        }
+    }
+}
+
+/// The cursor's bytes from its position on, hashed where they lie.
+impl<'a, T: AsRef<[u8]> + Send + 'a> From<Cursor<T>> for Source<'a> {
+    fn from(c: Cursor<T>) -> Source<'a> {
+        let at = usize::try_from(c.position())
+            .unwrap_or(usize::MAX)
+            .min(c.get_ref().as_ref().len());
+        Source {
+            kind: Kind::Mem {
+                data: Box::new(c.into_inner()),
+                at,
+            },
+            len: None,
+        }
+    }
+}
+
+/// A file (or block device), read from its current position.
+impl From<File> for Source<'_> {
+    fn from(f: File) -> Self {
+        Source::seekable(f)
+    }
+}
+
+/// A file (or block device), read from its current position.
+impl<'a> From<&'a File> for Source<'a> {
+    fn from(f: &'a File) -> Source<'a> {
+        Source::seekable(f)
+    }
+}
+
+impl std::fmt::Debug for Source<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match &self.kind {
+            Kind::Mem { .. } => "bytes",
+            Kind::Chunks(_) => "chunks",
+            Kind::Reader(_) => "reader",
+            Kind::Path(p) => return write!(f, "Source::path({p:?})"),
+        };
+        write!(f, "Source::{kind}(len: {:?})", self.len)
+    }
+}
+
+/// What [`Source::feed`] found.
+pub(crate) struct Fed {
+    /// Bytes handed over or left in `tail` (up to the limit).
+    pub(crate) bytes: u64,
+    /// The trailing partial block (shorter than the block size).
+    pub(crate) tail: Vec<u8>,
+}
+
+/// The bytes of a boxed chunk.
+fn mem<'c>(c: &'c Chunk<'_>) -> &'c [u8] {
+    AsRef::<[u8]>::as_ref(&**c)
+}
+
+/// Read until `buf` is full or the input ends; returns the bytes read.
+pub(crate) fn fill<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Move a reader `skip` bytes on: by seeking where it can, by reading
+/// otherwise.
+fn skip_reader(r: &mut (dyn ReadSeek + Send + '_), skip: u64) -> io::Result<()> {
+    if skip == 0 {
+        return Ok(());
+    }
+    if let Ok(off) = i64::try_from(skip)
+        && let Some(res) = r.try_seek(SeekFrom::Current(off))
+    {
+        return res.map(|_| ());
+    }
+    io::copy(&mut (&mut *r).take(skip), &mut io::sink()).map(|_| ())
+}
+
+/// Joins the pieces of a chunked source (or of `update` calls) into runs of
+/// whole blocks: large pieces are handed over where they lie; small pieces
+/// and the blocks that straddle two pieces are gathered in a staging buffer
+/// of a few blocks, so that they are still hashed in pairs.
+#[derive(Clone)]
+pub(crate) struct Stager {
+    bs: usize,
+    stage: Vec<u8>,
+    staged: usize,
+}
+
+impl Stager {
+    /// Staging capacity: at least two blocks and 64 KiB.
+    pub(crate) fn new(bs: usize) -> Stager {
+        Stager {
+            bs,
+            stage: Vec::new(),
+            staged: 0,
+        }
+    }
+
+    fn cap(&self) -> usize {
+        (65536 / self.bs).max(2) * self.bs
+    }
+
+    /// Take `data`, handing every run of whole blocks it completes to `sink`.
+    pub(crate) fn push(
+        &mut self,
+        mut data: &[u8],
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let cap = self.cap();
+        while !data.is_empty() {
+            if self.staged == 0 && data.len() >= cap {
+                // At a block boundary with much data: hash it where it lies.
+                let whole = data.len() / self.bs * self.bs;
+                sink(&data[..whole])?;
+                data = &data[whole..];
+                continue;
+            }
+            if self.stage.len() < cap {
+                self.stage.resize(cap, 0);
+            }
+            let take = (cap - self.staged).min(data.len());
+            self.stage[self.staged..self.staged + take].copy_from_slice(&data[..take]);
+            self.staged += take;
+            data = &data[take..];
+            if self.staged == cap {
+                self.staged = 0;
+                sink(&self.stage[..cap])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hand over the whole blocks still staged; returns the partial block
+    /// left after them.
+    pub(crate) fn finish(
+        &mut self,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<Vec<u8>, Error> {
+        let whole = self.staged / self.bs * self.bs;
+        if whole > 0 {
+            sink(&self.stage[..whole])?;
+        }
+        let tail = self.stage[whole..self.staged].to_vec();
+        self.staged = 0;
+        Ok(tail)
+    }
+}
+
+fn feed_chunks(
+    chunks: Chunks<'_>,
+    mut skip: u64,
+    mut limit: u64,
+    bs: usize,
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<Fed, Error> {
+    let mut stager = Stager::new(bs);
+    let mut bytes = 0u64;
+    for chunk in chunks {
+        if limit == 0 {
+            break;
+        }
+        let chunk = chunk?;
+        let mut d: &[u8] = mem(&chunk);
+        let s = usize::try_from(skip).map_or(d.len(), |s| s.min(d.len()));
+        skip -= s as u64;
+        d = &d[s..];
+        d = &d[..usize::try_from(limit).map_or(d.len(), |l| l.min(d.len()))];
+        limit -= d.len() as u64;
+        bytes += d.len() as u64;
+        stager.push(d, sink)?;
+    }
+    let tail = stager.finish(sink)?;
+    Ok(Fed { bytes, tail })
+}
+
+/// A read buffer aligned to a page, allocated once per call and reused.
+struct ReadBuf {
+    raw: Vec<u8>,
+    off: usize,
+}
+
+impl ReadBuf {
+    fn new(len: usize) -> ReadBuf {
+        let raw = vec![0u8; len + PAGE - 1];
+        let off = raw.as_ptr().align_offset(PAGE);
+        // `align_offset` may decline; an unaligned buffer works as well.
+        let off = if off < PAGE { off } else { 0 };
+        ReadBuf { raw, off }
+    }
+
+    fn len(&self) -> usize {
+        self.raw.len() + 1 - PAGE
+    }
+
+    fn buf(&self) -> &[u8] {
+        &self.raw[self.off..self.off + self.len()]
+    }
+
+    fn buf_mut(&mut self) -> &mut [u8] {
+        let len = self.len();
+        &mut self.raw[self.off..self.off + len]
+    }
+}
+
+/// A filled read buffer and how it ended.
+type Filled = (ReadBuf, io::Result<usize>);
+
+fn feed_reader(
+    r: &mut (dyn ReadSeek + Send + '_),
+    limit: u64,
+    bs: usize,
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<Fed, Error> {
+    let mut r = r.take(limit);
+    // A source known to be small gets a small first buffer (one block more
+    // than it holds, so that a short read tells its end).
+    let first_len = usize::try_from(limit)
+        .ok()
+        .and_then(|l| l.checked_add(1))
+        .map_or(READ_BUF_LEN, |l| l.next_multiple_of(bs).min(READ_BUF_LEN));
+    let mut first = ReadBuf::new(first_len);
+    let got = fill(&mut r, first.buf_mut())?;
+    if got < first_len {
+        // All of it in one buffer: no thread.
+        let whole = got / bs * bs;
+        if whole > 0 {
+            sink(&first.buf()[..whole])?;
+        }
+        return Ok(Fed {
+            bytes: got as u64,
+            tail: first.buf()[whole..got].to_vec(),
+        });
+    }
+    std::thread::scope(|s| {
+        let (full_tx, full_rx) = mpsc::sync_channel::<Filled>(RING);
+        let (empty_tx, empty_rx) = mpsc::sync_channel::<ReadBuf>(RING);
+        let reader = &mut r;
+        let reused = usize::from(first_len == READ_BUF_LEN);
+        s.spawn(move || {
+            let mut made = reused;
+            loop {
+                let mut buf = if made < RING {
+                    made += 1;
+                    ReadBuf::new(READ_BUF_LEN)
+                } else {
+                    match empty_rx.recv() {
+                        Ok(b) => b,
+                        // The consumer stopped.
+                        Err(_) => return,
+                    }
+                };
+                let res = fill(reader, buf.buf_mut());
+                let more = matches!(res, Ok(n) if n == READ_BUF_LEN);
+                if full_tx.send((buf, res)).is_err() || !more {
+                    return;
+                }
+            }
+        });
+        sink(first.buf())?;
+        let mut bytes = first_len as u64;
+        // The consumer never waits on a full `empty_tx`: at most RING
+        // buffers exist. A short first buffer is not reused.
+        if first_len == READ_BUF_LEN {
+            let _ = empty_tx.try_send(first);
+        }
+        for (buf, res) in full_rx {
+            let got = res?;
+            let whole = got / bs * bs;
+            if whole > 0 {
+                sink(&buf.buf()[..whole])?;
+            }
+            bytes += got as u64;
+            if got < READ_BUF_LEN {
+                return Ok(Fed {
+                    bytes,
+                    tail: buf.buf()[whole..got].to_vec(),
+                });
+            }
+            let _ = empty_tx.try_send(buf);
+        }
+        // The reader thread ends only after sending a short or failed read.
+        Ok(Fed {
+            bytes,
+            tail: Vec::new(),
+        })
+    })
+}
