@@ -1,10 +1,10 @@
 //! `mdu fsverity digest`: what `fsverity digest` (fsverity-utils) prints.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use mdu_verity::{HashAlg, fsverity};
+use mdu_verity::{HashAlg, Source, fsverity};
 
 use crate::util::{self, AtomicOutput, CliError};
 
@@ -44,10 +44,15 @@ pub(crate) struct DigestArgs {
     /// Hashing threads (default: every core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-    /// Read each FILE with read(2) instead of mapping it into memory. A
-    /// mapped file is hashed where the page cache holds it, without a copy,
-    /// but a file truncated by another process meanwhile ends mdu with
-    /// SIGBUS; reading shows a progress bar on a terminal.
+    /// Read FILE with read(2) instead of mapping it into memory. A mapped
+    /// file is hashed where the page cache holds it, without a copy, but a
+    /// file truncated by another process meanwhile ends mdu with SIGBUS;
+    /// reading shows a progress bar on a terminal. With several FILEs, every
+    /// FILE is read: the small ones whole, hashed together so that their
+    /// blocks pair up across files, and the FILEs spread over the threads;
+    /// the lines come out in the order of the FILEs, and the first FILE that
+    /// cannot be digested ends the run after the lines before it, as with
+    /// `fsverity digest`.
     #[arg(long)]
     no_mmap: bool,
     /// Files to digest.
@@ -82,36 +87,72 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
         ));
     }
     let pool = util::pool(a.threads)?;
-    let stdout = std::io::stdout();
-    for path in &a.files {
-        let (source, _, pb) = util::open_source(path, !a.no_mmap, "fs-verity digest")?;
-        let m = pool.install(|| fsverity::measure(source, &params));
-        pb.finish_and_clear();
-        let m = m.map_err(|e| CliError::lib(path, e))?;
-        if let Some(out) = &a.out_merkle_tree {
-            let mut o = AtomicOutput::create(out)?;
-            m.tree()
-                .write_root_first(o.file())
-                .map_err(|e| CliError::io(out, "write the Merkle tree", e))?;
-            o.commit()?;
-        }
-        if let Some(out) = &a.out_descriptor {
-            let mut o = AtomicOutput::create(out)?;
-            o.file()
-                .write_all(m.descriptor())
-                .map_err(|e| CliError::io(out, "write the descriptor", e))?;
-            o.commit()?;
-        }
-        let d = m.digest();
-        let line = if a.for_builtin_sig {
-            format!("{} {}", util::to_hex(&d.formatted()), path.display())
-        } else if a.compact {
-            d.digest().to_hex()
-        } else {
-            format!("{d} {}", path.display())
-        };
-        writeln!(stdout.lock(), "{line}")
-            .map_err(|e| CliError::io(std::path::Path::new("<stdout>"), "write", e))?;
+    // Unlocked: the many-file loop runs on the pool's thread.
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let one = a.files.len() == 1;
+    if !one {
+        // Many files: digested together, printed in order, stopping at the
+        // first that fails (after printing the lines before it).
+        return pool.install(|| {
+            let sources = a.files.iter().map(fsverity_source);
+            for (path, r) in a.files.iter().zip(fsverity::digest_many(sources, &params)) {
+                match r {
+                    Ok(d) => print_line(&mut out, &a, path, &d)?,
+                    Err(e) => {
+                        flush(&mut out)?;
+                        return Err(CliError::lib(path, e));
+                    }
+                }
+            }
+            flush(&mut out)
+        });
     }
-    Ok(())
+    let path = &a.files[0];
+    let (source, _, pb) = util::open_source(path, !a.no_mmap, "fs-verity digest")?;
+    let m = pool.install(|| fsverity::measure(source, &params));
+    pb.finish_and_clear();
+    let m = m.map_err(|e| CliError::lib(path, e))?;
+    if let Some(out) = &a.out_merkle_tree {
+        let mut o = AtomicOutput::create(out)?;
+        m.tree()
+            .write_root_first(o.file())
+            .map_err(|e| CliError::io(out, "write the Merkle tree", e))?;
+        o.commit()?;
+    }
+    if let Some(out) = &a.out_descriptor {
+        let mut o = AtomicOutput::create(out)?;
+        o.file()
+            .write_all(m.descriptor())
+            .map_err(|e| CliError::io(out, "write the descriptor", e))?;
+        o.commit()?;
+    }
+    print_line(&mut out, &a, path, &m.digest())?;
+    flush(&mut out)
+}
+
+/// One FILE of many, opened by the library on the thread that hashes it.
+fn fsverity_source(path: &PathBuf) -> Source<'static> {
+    Source::path(path)
+}
+
+/// The line `fsverity digest` prints for `path`.
+fn print_line(
+    out: &mut impl Write,
+    a: &DigestArgs,
+    path: &Path,
+    d: &fsverity::FileDigest,
+) -> Result<(), CliError> {
+    let r = if a.for_builtin_sig {
+        writeln!(out, "{} {}", util::to_hex(&d.formatted()), path.display())
+    } else if a.compact {
+        writeln!(out, "{}", d.digest())
+    } else {
+        writeln!(out, "{d} {}", path.display())
+    };
+    r.map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))
+}
+
+fn flush(out: &mut impl Write) -> Result<(), CliError> {
+    out.flush()
+        .map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))
 }

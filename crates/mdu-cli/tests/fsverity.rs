@@ -230,3 +230,92 @@ fn a_file_larger_than_one_mapping_window() {
         assert!(same, "hash devices differ, threads={threads}");
     }
 }
+
+/// Many small files at once (the image-builder case): the same stdout as
+/// `fsverity digest` byte for byte, with empty files, sizes at and around
+/// block boundaries, every option that changes the lines, one and two
+/// threads, whatever the mapping option.
+#[test]
+fn many_files_print_what_fsverity_digest_prints() {
+    if !have_tool("fsverity", "many_files_print_what_fsverity_digest_prints") {
+        return;
+    }
+    let mut rng = Rng::new("many_files_print_what_fsverity_digest_prints");
+    let dir = scratch();
+    let d = dir.path();
+    let mut files: Vec<PathBuf> = Vec::new();
+    for i in 0..300 {
+        let len = match rng.below(6) {
+            0 => rng.pick(&[0usize, 1, 4095, 4096, 4097, 8192, 131_072]),
+            1 => 1 + rng.below(3 << 20) as usize,
+            _ => rng.below(128 << 10) as usize,
+        };
+        let p = d.join(format!("f{i:03}"));
+        std::fs::write(&p, rng.bytes(len)).unwrap();
+        files.push(p);
+    }
+    for case in 0..8 {
+        let alg = rng.pick(&["sha256", "sha512"]);
+        let bs = rng.pick(&[1024u32, 4096, 4096, 65536]);
+        let mut opts = vec![format!("--hash-alg={alg}"), format!("--block-size={bs}")];
+        if rng.below(2) == 0 {
+            let salt_len = rng.below(33) as usize;
+            opts.push(format!("--salt={}", to_hex(&rng.bytes(salt_len))));
+        }
+        match case % 4 {
+            1 => opts.push("--compact".into()),
+            2 => opts.push("--for-builtin-sig".into()),
+            _ => {}
+        }
+        let want = run(Command::new("fsverity")
+            .arg("digest")
+            .args(&files)
+            .args(&opts));
+        expect_code(&want, 0, "fsverity digest");
+        let threads = rng.pick(&["1", "2"]);
+        let got = run(mdu()
+            .args(["fsverity", "digest", "--threads", threads])
+            .args((case % 2 == 1).then_some("--no-mmap"))
+            .args(&files)
+            .args(&opts));
+        let what = format!("case {case}: {opts:?} threads={threads}");
+        expect_code(&got, 0, &what);
+        assert!(got.stdout == want.stdout, "{what}: stdout differs");
+    }
+}
+
+/// A FILE that cannot be read in the middle of the list: `fsverity digest`
+/// prints the lines before it and stops; so does mdu (exit status 2, the
+/// path in the message), wherever it lies in mdu's batches.
+#[test]
+fn many_files_stop_at_the_first_that_fails_like_fsverity_digest() {
+    if !have_tool(
+        "fsverity",
+        "many_files_stop_at_the_first_that_fails_like_fsverity_digest",
+    ) {
+        return;
+    }
+    let mut rng = Rng::new("many_files_stop_at_the_first_that_fails_like_fsverity_digest");
+    let dir = scratch();
+    let d = dir.path();
+    let mut files: Vec<PathBuf> = Vec::new();
+    for i in 0..200 {
+        let p = d.join(format!("f{i:03}"));
+        let len = rng.below(20_000) as usize;
+        std::fs::write(&p, rng.bytes(len)).unwrap();
+        files.push(p);
+    }
+    std::fs::create_dir(d.join("a-directory")).unwrap();
+    for (bad, at) in [("missing", 0), ("missing", 37), ("a-directory", 150), ("missing", 200)] {
+        let mut list = files.clone();
+        list.insert(at, d.join(bad));
+        let want = run(Command::new("fsverity").arg("digest").args(&list));
+        let got = run(mdu().args(["fsverity", "digest"]).args(&list));
+        let what = format!("{bad} at {at}");
+        expect_code(&want, 1, &format!("fsverity digest, {what}"));
+        expect_code(&got, 2, &what);
+        assert!(got.stdout == want.stdout, "{what}: stdout differs");
+        assert_eq!(String::from_utf8_lossy(&got.stdout).lines().count(), at, "{what}");
+        assert!(String::from_utf8_lossy(&got.stderr).contains(bad), "{what}");
+    }
+}

@@ -18,6 +18,8 @@ const USES: [(Tool, &[&str]); 4] = [
         &[
             "fsverity::matches_fsverity_digest",
             "fsverity::a_file_larger_than_one_mapping_window",
+            "fsverity::many_files_print_what_fsverity_digest_prints",
+            "fsverity::many_files_stop_at_the_first_that_fails_like_fsverity_digest",
         ],
     ),
     (
