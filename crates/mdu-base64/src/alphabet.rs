@@ -18,7 +18,9 @@ const URL_SAFE_CHARS: &[u8; 64] =
 const IMAP_CHARS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+,";
 
 /// The 64 symbols of a base64 variant, value 0 first, with the reverse table
-/// built once at construction.
+/// and the lookup tables of the SIMD backends built once at construction (at
+/// compile time for a `const` alphabet), so no encode or decode call builds
+/// a table.
 ///
 /// Any 64 distinct printable ASCII bytes (`0x20..=0x7e`) other than the pad
 /// byte `=` make an alphabet; [`Alphabet::new`] checks this and says which

@@ -328,7 +328,7 @@ fn random_texts() {
 #[test]
 fn crypt_alphabet_is_served_by_every_backend() {
     // The custom alphabet differs from the RFC layout, so this exercises the
-    // VBMI table path and the AVX2 fallback.
+    // VBMI table path and the AVX2 four-lookup encoder.
     let engine = Engine::new(&CRYPT, Padding::None);
     let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
     let text = engine.encode_to_string(&data);

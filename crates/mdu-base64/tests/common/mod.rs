@@ -7,7 +7,8 @@ use std::sync::Mutex;
 use mdu_base64::{Alphabet, Backend, DecodeError, Engine, Padding};
 
 /// The crypt(3) alphabet: a custom ordering (symbols 0..=61 are not the RFC
-/// layout, so AVX2 falls back to scalar and VBMI serves it from its tables).
+/// layout, so AVX2 encodes it with its four-lookup translation and decodes
+/// it with the nibble-class one; VBMI serves it from its tables).
 pub const CRYPT: Alphabet =
     match Alphabet::new(b"./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") {
         Ok(a) => a,
