@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod base64;
 mod crypt;
+mod fec;
 mod fsverity;
 mod util;
 mod verity;

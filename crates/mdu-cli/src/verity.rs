@@ -77,6 +77,8 @@ pub(crate) struct FormatArgs {
     /// Also write the root hash as hex (no newline) to this file.
     #[arg(long, value_name = "F")]
     root_hash_file: Option<PathBuf>,
+    #[command(flatten)]
+    fec: crate::fec::FecArgs,
     /// Read a DATA image file with read(2) instead of mapping it into
     /// memory. A mapped image is hashed where the page cache holds it,
     /// without a copy, but an image truncated by another process meanwhile
@@ -250,6 +252,7 @@ fn check_overlap(
 
 fn format(a: FormatArgs) -> Result<(), CliError> {
     let p = params(&a.opts, true)?;
+    a.fec.check(&p)?;
     // DATA is hashed from where it lies if it is mapped.
     let (data, data_len, pb) = util::open_source(&a.data, !a.no_mmap, "dm-verity format")?;
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
@@ -262,18 +265,23 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
             .open(&a.hash_dev)
             .map_err(|e| CliError::io(&a.hash_dev, "open for writing", e))?;
         let out = format_into(&mut dev).map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
+        let fec = a.fec.write(&a.data, &a.hash_dev, &mut dev, &p, &out)?;
         // A device is written in place, not atomically: make the hash area
         // durable before reporting success.
         dev.sync_all()
             .map_err(|e| CliError::io(&a.hash_dev, "sync", e))?;
-        out
+        (out, fec)
     } else {
         let mut tmp = AtomicOutput::create_from_existing(&a.hash_dev)?;
         let out =
             format_into(tmp.file()).map_err(|e| verity_error(&a.data, tmp.target(), &p, e))?;
+        // The parity goes in before the hash image is renamed into place,
+        // so a failure leaves neither.
+        let fec = a.fec.write(&a.data, &a.hash_dev, tmp.file(), &p, &out)?;
         tmp.commit()?;
-        out
+        (out, fec)
     };
+    let (out, fec) = out;
     pb.finish_and_clear();
     let root = out.root_hash().to_hex();
     if let Some(f) = &a.root_hash_file {
@@ -300,10 +308,26 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     println!("Hash blocks:     \t{}", out.hash_blocks());
     println!("Hash block size: \t{}", p.hash_block_size);
     println!("Hash algorithm:  \t{}", p.hash.name());
+    if let Some(f) = &fec {
+        println!("FEC RS roots:   \t{}", f.roots);
+        println!("FEC blocks:     \t{}", f.parity_blocks);
+    }
     println!("Salt:            \t{salt}");
     println!("Root hash:      \t{root}");
     if p.hash_offset == 0 {
-        println!("Hash device size: \t{} [bytes]", out.hash_device_size());
+        // With the parity in the hash image, veritysetup counts it as
+        // following the tree.
+        let parity = fec
+            .as_ref()
+            .filter(|f| f.in_hash)
+            .map_or(0, |f| f.parity_len);
+        println!(
+            "Hash device size: \t{} [bytes]",
+            out.hash_device_size() + parity
+        );
+    }
+    if let Some(f) = fec.as_ref().filter(|f| !f.in_hash && f.offset == 0) {
+        println!("FEC device size: \t{} [bytes]", f.parity_len);
     }
     Ok(())
 }

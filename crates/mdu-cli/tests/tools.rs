@@ -28,6 +28,7 @@ const USES: [(Tool, &[&str]); 4] = [
             "verity::matches_veritysetup",
             "verity::random_defaults_and_cross_verification",
             "verity::tampered_images_never_verify (its comparison with veritysetup)",
+            "verity::fec_matches_veritysetup_format",
             "fsverity::a_file_larger_than_one_mapping_window",
         ],
     ),

@@ -543,3 +543,111 @@ fn tampered_images_never_verify() {
     let out = mdu_verify(&forged, &one_sb, &none, &root);
     expect_code(&out, 0, "forged one-block tree, nothing pinned");
 }
+
+/// `--fec-device` against `veritysetup format --fec-device`: the same
+/// parity bytes, hash image and summary, for every documented placement
+/// (a file of its own, inside the hash image after the tree, all three
+/// areas in one file with `--hash-offset`) and roots 2 to 24.
+#[test]
+fn fec_matches_veritysetup_format() {
+    if !have_tool("veritysetup", "fec_matches_veritysetup_format") {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let mut rng = Rng::new("fec_matches_veritysetup_format");
+    let salt = to_hex(&rng.bytes(32));
+    let uuid = "a60c98d2-ae9b-4865-bfcb-b4e3ace11033";
+    for (case, roots) in [2u8, 3, 7, 13, 24].into_iter().enumerate() {
+        let bs = if case % 2 == 0 { 4096u64 } else { 512 };
+        let blocks = [1u64, 253, 254, 700, 1 + rng.below(2000)][case];
+        let data = rng.bytes((blocks * bs) as usize);
+        let common = |sb: bool| {
+            let mut v = vec![
+                format!("--salt={salt}"),
+                format!("--uuid={uuid}"),
+                format!("--data-block-size={bs}"),
+                format!("--hash-block-size={bs}"),
+                format!("--fec-roots={roots}"),
+            ];
+            if !sb {
+                v.push("--no-superblock".into());
+            }
+            v
+        };
+        // (name, extra options, FEC in the hash image at this offset, data
+        // and hash in one file)
+        let tree_end = {
+            let probe = d.join("probe");
+            std::fs::write(&probe, &data).unwrap();
+            let out = run(mdu()
+                .args(["verity", "format"])
+                .args(common(true))
+                .arg(&probe)
+                .arg(d.join("probe-hash")));
+            expect_code(&out, 0, "probe");
+            std::fs::metadata(d.join("probe-hash")).unwrap().len()
+        };
+        for (name, sb, placement) in [
+            ("separate", case % 3 != 1, 0u8),
+            ("in the hash image", true, 1),
+            ("one file with --hash-offset", true, 2),
+        ] {
+            let mut outputs = Vec::new();
+            for tool in ["mdu", "veritysetup"] {
+                let dd = d.join(format!("{tool}-data"));
+                let hh = d.join(format!("{tool}-hash"));
+                let ff = d.join(format!("{tool}-fec"));
+                for f in [&hh, &ff] {
+                    let _ = std::fs::remove_file(f);
+                }
+                std::fs::write(&dd, &data).unwrap();
+                let mut opts = common(sb);
+                let (hash, fec) = match placement {
+                    0 => (hh.clone(), ff.clone()),
+                    1 => {
+                        // veritysetup needs the file to reach the offset.
+                        let at = tree_end.next_multiple_of(bs) + bs;
+                        std::fs::write(&hh, vec![0u8; at as usize]).unwrap();
+                        opts.push(format!("--fec-offset={at}"));
+                        (hh.clone(), hh.clone())
+                    }
+                    _ => {
+                        let hash_at = blocks * bs;
+                        let fec_at = hash_at + tree_end.next_multiple_of(bs);
+                        let mut v = data.clone();
+                        v.resize(fec_at as usize, 0);
+                        std::fs::write(&dd, v).unwrap();
+                        opts.push(format!("--data-blocks={blocks}"));
+                        opts.push(format!("--hash-offset={hash_at}"));
+                        opts.push(format!("--fec-offset={fec_at}"));
+                        (dd.clone(), dd.clone())
+                    }
+                };
+                opts.push(format!("--fec-device={}", fec.display()));
+                let mut cmd = if tool == "mdu" {
+                    let mut c = mdu();
+                    c.args(["verity", "format"]);
+                    c
+                } else {
+                    let mut c = Command::new("veritysetup");
+                    c.arg("format");
+                    c
+                };
+                let out = run(cmd.args(&opts).arg(&dd).arg(&hash));
+                expect_code(&out, 0, &format!("{tool} {name} roots {roots}"));
+                let summary = String::from_utf8_lossy(&out.stdout)
+                    .replace(&hash.display().to_string(), "HASH");
+                outputs.push((
+                    std::fs::read(&hash).unwrap(),
+                    std::fs::read(&fec).unwrap(),
+                    summary,
+                ));
+            }
+            let what = format!("{name}, roots {roots}, {blocks} blocks of {bs}");
+            assert!(outputs[0].0 == outputs[1].0, "{what}: hash image differs");
+            assert!(outputs[0].1 == outputs[1].1, "{what}: FEC bytes differ");
+            assert_eq!(outputs[0].2, outputs[1].2, "{what}: summary differs");
+        }
+    }
+}

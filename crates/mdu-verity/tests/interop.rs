@@ -20,7 +20,13 @@ use mdu_verity::{HashAlg, dmverity, fsverity};
 /// Each tool with the tests of this file that need it.
 const USES: [(Tool, &[&str]); 2] = [
     (Tool::Fsverity, &["fsverity_digest_matches_fsverity_utils"]),
-    (Tool::Veritysetup, &["dmverity_format_matches_veritysetup"]),
+    (
+        Tool::Veritysetup,
+        &[
+            "dmverity_format_matches_veritysetup",
+            "fec::fec_matches_veritysetup (tests/fec.rs)",
+        ],
+    ),
 ];
 
 /// The tool's path (found on PATH or in the sbin directories: veritysetup

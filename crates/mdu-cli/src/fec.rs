@@ -1,0 +1,189 @@
+//! `--fec-device` for `mdu verity format`: Reed-Solomon parity over the
+//! data and hash areas, as `veritysetup format --fec-device` writes it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use mdu_verity::dmverity::{self, Formatted, fec};
+
+use crate::util::{self, AtomicOutput, CliError};
+
+/// Bytes read per step from the data and hash devices.
+const CHUNK: usize = 4 << 20;
+
+/// The FEC options (those of `veritysetup`).
+#[derive(Args, Debug)]
+pub(crate) struct FecArgs {
+    /// Also write Reed-Solomon parity over the data and the hash area to
+    /// this file or device (it may be HASH itself, with --fec-offset past
+    /// the tree). Needs equal data and hash block sizes.
+    #[arg(long, value_name = "F")]
+    fec_device: Option<PathBuf>,
+    /// Parity bytes per 255-byte codeword, 2..=24 (more corrects more,
+    /// and takes more space: roots/(255 - roots) of the protected bytes).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    fec_roots: u8,
+    /// Byte offset of the parity on the FEC device; a multiple of 512.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    fec_offset: u64,
+}
+
+/// What was written, for the summary.
+pub(crate) struct Written {
+    pub(crate) roots: u8,
+    pub(crate) parity_blocks: u64,
+    pub(crate) parity_len: u64,
+    /// The parity went into the hash device.
+    pub(crate) in_hash: bool,
+    pub(crate) offset: u64,
+}
+
+impl FecArgs {
+    /// Checks the options before anything is hashed.
+    pub(crate) fn check(&self, p: &dmverity::Params) -> Result<(), CliError> {
+        if self.fec_device.is_none() {
+            return Ok(());
+        }
+        if !(fec::MIN_ROOTS..=fec::MAX_ROOTS).contains(&self.fec_roots) {
+            return Err(CliError::Usage(format!(
+                "--fec-roots {} is invalid: expected {} to {}",
+                self.fec_roots,
+                fec::MIN_ROOTS,
+                fec::MAX_ROOTS
+            )));
+        }
+        if !self.fec_offset.is_multiple_of(512) {
+            return Err(CliError::Usage(format!(
+                "--fec-offset {} is invalid: it must be a multiple of 512",
+                self.fec_offset
+            )));
+        }
+        if p.data_block_size != p.hash_block_size {
+            return Err(CliError::Usage(format!(
+                "--fec-device needs equal block sizes, but the data blocks are {} bytes \
+                 and the hash blocks {}",
+                p.data_block_size, p.hash_block_size
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether the parity goes into the hash device itself.
+    fn into_hash(&self, hash: &Path) -> bool {
+        match (&self.fec_device, std::fs::canonicalize(hash)) {
+            (Some(f), Ok(h)) => std::fs::canonicalize(f).is_ok_and(|f| f == h) || f == hash,
+            (Some(f), Err(_)) => f == hash,
+            _ => false,
+        }
+    }
+
+    /// Computes the parity over DATA's `out.data_blocks()` blocks and the
+    /// hash device `hash` (already holding the tree) and writes it: into
+    /// `hash` at the offset if that is the FEC device, otherwise into the
+    /// FEC device (a regular file replaced atomically, a device written
+    /// in place and synced). `None` without `--fec-device`.
+    pub(crate) fn write(
+        &self,
+        data: &Path,
+        hash_path: &Path,
+        hash: &mut File,
+        p: &dmverity::Params,
+        out: &Formatted,
+    ) -> Result<Option<Written>, CliError> {
+        let Some(fec_path) = &self.fec_device else {
+            return Ok(None);
+        };
+        if std::fs::canonicalize(fec_path).ok() == std::fs::canonicalize(data).ok()
+            && fec_path.exists()
+            && !self.into_hash(hash_path)
+        {
+            return Err(CliError::Usage(format!(
+                "--fec-device {} is the data device: put the parity in the hash \
+                 device or a file of its own",
+                fec_path.display()
+            )));
+        }
+        let bs = u64::from(p.data_block_size);
+        let in_hash = self.into_hash(hash_path);
+        let hash_len = hash
+            .seek(SeekFrom::End(0))
+            .map_err(|e| CliError::io(hash_path, "seek", e))?;
+        let tree_end = out.hash_device_size().max(p.hash_offset);
+        // The protected hash area runs from the tree's first block to the
+        // end of the hash device, or to the parity when it shares the file.
+        let end_block = if in_hash {
+            if self.fec_offset < tree_end {
+                return Err(CliError::Usage(format!(
+                    "--fec-offset {} lies inside the hash tree, which ends at byte {tree_end}",
+                    self.fec_offset
+                )));
+            }
+            if self.fec_offset > hash_len {
+                return Err(CliError::Usage(format!(
+                    "--fec-offset {} is past the end of {} ({hash_len} bytes): make the file \
+                     that long first, as veritysetup requires",
+                    self.fec_offset,
+                    hash_path.display()
+                )));
+            }
+            self.fec_offset / bs
+        } else {
+            hash_len / bs
+        };
+        let start = p.hash_start_block();
+        let hash_blocks = end_block.saturating_sub(start);
+        let layout = fec::Layout::new(
+            out.data_blocks() + hash_blocks,
+            p.data_block_size,
+            self.fec_roots,
+        )
+        .map_err(|e| CliError::lib(fec_path, e))?;
+        let mut enc = fec::Encoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?;
+        let mut buf = vec![0u8; CHUNK - CHUNK % bs as usize];
+        let mut feed = |src: &mut dyn Read, path: &Path, mut blocks: u64| -> Result<(), CliError> {
+            while blocks > 0 {
+                let n = (buf.len() as u64 / bs).min(blocks) as usize * bs as usize;
+                src.read_exact(&mut buf[..n])
+                    .map_err(|e| CliError::io(path, "read for the FEC parity", e))?;
+                enc.push(&buf[..n]).map_err(|e| CliError::lib(path, e))?;
+                blocks -= (n as u64) / bs;
+            }
+            Ok(())
+        };
+        let mut d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
+        feed(&mut d, data, out.data_blocks())?;
+        hash.seek(SeekFrom::Start(start * bs))
+            .map_err(|e| CliError::io(hash_path, "seek", e))?;
+        feed(hash, hash_path, hash_blocks)?;
+        let parity = enc.finish().map_err(|e| CliError::lib(fec_path, e))?;
+        let put = |f: &mut File, path: &Path| -> Result<(), CliError> {
+            f.seek(SeekFrom::Start(self.fec_offset))
+                .and_then(|_| f.write_all(&parity))
+                .map_err(|e| CliError::io(path, "write the FEC parity", e))
+        };
+        if in_hash {
+            put(hash, hash_path)?;
+        } else if util::is_special(fec_path) {
+            let mut dev = OpenOptions::new()
+                .write(true)
+                .open(fec_path)
+                .map_err(|e| CliError::io(fec_path, "open for writing", e))?;
+            put(&mut dev, fec_path)?;
+            dev.sync_all()
+                .map_err(|e| CliError::io(fec_path, "sync", e))?;
+        } else {
+            let mut tmp = AtomicOutput::create_from_existing(fec_path)?;
+            put(tmp.file(), fec_path)?;
+            tmp.commit()?;
+        }
+        Ok(Some(Written {
+            roots: self.fec_roots,
+            parity_blocks: layout.parity_blocks(),
+            parity_len: layout.parity_len(),
+            in_hash,
+            offset: self.fec_offset,
+        }))
+    }
+}
