@@ -71,7 +71,7 @@ impl FecArgs {
     }
 
     /// Whether the parity goes into the hash device itself.
-    fn into_hash(&self, hash: &Path) -> bool {
+    fn shares_hash_file(&self, hash: &Path) -> bool {
         match (&self.fec_device, std::fs::canonicalize(hash)) {
             (Some(f), Ok(h)) => std::fs::canonicalize(f).is_ok_and(|f| f == h) || f == hash,
             (Some(f), Err(_)) => f == hash,
@@ -97,7 +97,7 @@ impl FecArgs {
         };
         if std::fs::canonicalize(fec_path).ok() == std::fs::canonicalize(data).ok()
             && fec_path.exists()
-            && !self.into_hash(hash_path)
+            && !self.shares_hash_file(hash_path)
         {
             return Err(CliError::Usage(format!(
                 "--fec-device {} is the data device: put the parity in the hash \
@@ -106,7 +106,7 @@ impl FecArgs {
             )));
         }
         let bs = u64::from(p.data_block_size);
-        let in_hash = self.into_hash(hash_path);
+        let in_hash = self.shares_hash_file(hash_path);
         let hash_len = hash
             .seek(SeekFrom::End(0))
             .map_err(|e| CliError::io(hash_path, "seek", e))?;
