@@ -16,9 +16,10 @@ const CHUNK: usize = 4 << 20;
 /// The FEC options (those of `veritysetup`).
 #[derive(Args, Debug)]
 pub(crate) struct FecArgs {
-    /// Also write Reed-Solomon parity over the data and the hash area to
-    /// this file or device (it may be HASH itself, with --fec-offset past
-    /// the tree). Needs equal data and hash block sizes.
+    /// Reed-Solomon parity over the data and the hash area, as
+    /// veritysetup's --fec-device: `format` writes it (to a file of its
+    /// own, or to HASH itself with --fec-offset past the tree); `verify`
+    /// and `repair` read it. Needs equal data and hash block sizes.
     #[arg(long, value_name = "F")]
     fec_device: Option<PathBuf>,
     /// Parity bytes per 255-byte codeword, 2..=24 (more corrects more,
@@ -185,5 +186,208 @@ impl FecArgs {
             in_hash,
             offset: self.fec_offset,
         }))
+    }
+}
+
+/// Whole blocks that FEC decoding changed, by byte offset on one device.
+#[derive(Default)]
+pub(crate) struct Fixes {
+    pub(crate) blocks: std::collections::BTreeMap<u64, Vec<u8>>,
+}
+
+/// What decoding found on the data and the hash device.
+pub(crate) struct Decoded {
+    pub(crate) data: Fixes,
+    pub(crate) hash: Fixes,
+    /// Bytes corrected in all.
+    pub(crate) bytes: u64,
+}
+
+/// A device as it reads with `fixes` applied, for verification before
+/// anything is written.
+pub(crate) struct Overlay {
+    file: File,
+    pos: u64,
+    bs: u64,
+    fixes: std::sync::Arc<Fixes>,
+}
+
+impl Overlay {
+    pub(crate) fn new(file: File, bs: u64, fixes: std::sync::Arc<Fixes>) -> Overlay {
+        Overlay {
+            file,
+            pos: 0,
+            bs,
+            fixes,
+        }
+    }
+}
+
+impl Read for Overlay {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let n = self.file.read_at(buf, self.pos)?;
+        let end = self.pos + n as u64;
+        let first = self.pos - self.pos % self.bs;
+        for (&at, block) in self.fixes.blocks.range(first..end) {
+            let from = at.max(self.pos);
+            let to = (at + self.bs).min(end);
+            if from < to {
+                buf[(from - self.pos) as usize..(to - self.pos) as usize]
+                    .copy_from_slice(&block[(from - at) as usize..(to - at) as usize]);
+            }
+        }
+        self.pos = end;
+        Ok(n)
+    }
+}
+
+impl Seek for Overlay {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        self.pos = match to {
+            SeekFrom::Start(p) => p,
+            other => {
+                let p = self.file.seek(other)?;
+                self.file.seek(SeekFrom::Start(0))?;
+                p
+            }
+        };
+        Ok(self.pos)
+    }
+}
+
+impl FecArgs {
+    /// Whether `--fec-device` was given.
+    pub(crate) fn given(&self) -> bool {
+        self.fec_device.is_some()
+    }
+
+    /// Decodes every round of the FEC input of DATA's `data_blocks` blocks
+    /// and the hash device, reading one round at a time: the blocks to
+    /// change, or exit status 1 naming the first round beyond repair. A
+    /// data device that ends early counts its missing blocks as erasures.
+    pub(crate) fn decode(
+        &self,
+        data: &Path,
+        hash_path: &Path,
+        p: &dmverity::Params,
+        data_blocks: u64,
+    ) -> Result<Decoded, CliError> {
+        use std::os::unix::fs::FileExt;
+        let Some(fec_path) = &self.fec_device else {
+            return Ok(Decoded {
+                data: Fixes::default(),
+                hash: Fixes::default(),
+                bytes: 0,
+            });
+        };
+        self.check(p)?;
+        let bs = u64::from(p.data_block_size);
+        let open =
+            |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
+        let (d, h, f) = (open(data)?, open(hash_path)?, open(fec_path)?);
+        let hash_len = h
+            .metadata()
+            .map_err(|e| CliError::io(hash_path, "stat", e))?
+            .len();
+        let hash_len = if util::is_special(hash_path) {
+            (&h).seek(SeekFrom::End(0))
+                .map_err(|e| CliError::io(hash_path, "seek", e))?
+        } else {
+            hash_len
+        };
+        let end = if self.shares_hash_file(hash_path) {
+            self.fec_offset / bs
+        } else {
+            hash_len / bs
+        };
+        let start = p.hash_start_block();
+        let layout = fec::Layout::new(
+            data_blocks + end.saturating_sub(start),
+            p.data_block_size,
+            self.fec_roots,
+        )
+        .map_err(|e| CliError::lib(fec_path, e))?;
+        let roots = u64::from(self.fec_roots);
+        let round_parity = (bs * roots) as usize;
+        let mut parity = vec![0u8; round_parity];
+        let mut out = Decoded {
+            data: Fixes::default(),
+            hash: Fixes::default(),
+            bytes: 0,
+        };
+        for round in 0..layout.rounds() {
+            let ks: Vec<u64> = layout.round_blocks(round).collect();
+            let mut buf = vec![0u8; ks.len() * bs as usize];
+            let mut erased = Vec::new();
+            for (i, &k) in ks.iter().enumerate() {
+                let slot = &mut buf[i * bs as usize..(i + 1) * bs as usize];
+                let (file, path, at) = if k < data_blocks {
+                    (&d, data, k * bs)
+                } else {
+                    (&h, hash_path, (start + k - data_blocks) * bs)
+                };
+                match file.read_exact_at(slot, at) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                        slot.fill(0);
+                        erased.push(i);
+                    }
+                    Err(e) => return Err(CliError::io(path, "read for FEC decoding", e)),
+                }
+            }
+            f.read_exact_at(&mut parity, self.fec_offset + round * round_parity as u64)
+                .map_err(|e| CliError::io(fec_path, "read the FEC parity", e))?;
+            let fix = fec::correct_round(&layout, round, &mut buf, &parity, &erased).map_err(|e| match e {
+                mdu_verity::Error::FecUncorrectable { round, .. } => CliError::VerifyFailed(format!(
+                    "{}: FEC cannot repair round {round} (input blocks {round}, {}, ...): more \
+                     damage than {} parity bytes per codeword correct",
+                    fec_path.display(),
+                    round + layout.rounds(),
+                    self.fec_roots
+                )),
+                e => CliError::lib(fec_path, e),
+            })?;
+            for &i in &fix.blocks {
+                let k = ks[i];
+                let block = buf[i * bs as usize..(i + 1) * bs as usize].to_vec();
+                let (fixes, at) = if k < data_blocks {
+                    (&mut out.data, k * bs)
+                } else {
+                    (&mut out.hash, (start + k - data_blocks) * bs)
+                };
+                fixes.blocks.insert(at, block);
+            }
+            out.bytes += fix.bytes;
+        }
+        Ok(out)
+    }
+}
+
+/// Writes `fixes` to `path`: a regular file through a temporary copy
+/// renamed into place, a device in place and synced.
+pub(crate) fn apply(path: &Path, fixes: &Fixes) -> Result<(), CliError> {
+    if fixes.blocks.is_empty() {
+        return Ok(());
+    }
+    let put = |f: &mut File| -> Result<(), CliError> {
+        for (&at, block) in &fixes.blocks {
+            f.seek(SeekFrom::Start(at))
+                .and_then(|_| f.write_all(block))
+                .map_err(|e| CliError::io(path, "write a repaired block", e))?;
+        }
+        Ok(())
+    };
+    if util::is_special(path) {
+        let mut dev = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| CliError::io(path, "open for writing", e))?;
+        put(&mut dev)?;
+        dev.sync_all().map_err(|e| CliError::io(path, "sync", e))
+    } else {
+        let mut tmp = AtomicOutput::create_from_existing(path)?;
+        put(tmp.file())?;
+        tmp.commit()
     }
 }

@@ -30,6 +30,13 @@ pub(crate) enum VerityCmd {
     /// that disagrees fails verification. Pin at least `--data-blocks` to
     /// know that DATA is the data the root hash was made for.
     Verify(VerifyArgs),
+    /// Correct DATA and HASH with the FEC parity (`--fec-device`, required)
+    /// where they no longer verify against ROOT_HEX, and write the
+    /// corrected blocks back: regular files through a temporary copy
+    /// renamed into place, devices in place. The corrections are verified
+    /// against the root hash before anything is written; damage beyond
+    /// what the parity corrects is exit status 1 with nothing written.
+    Repair(VerifyArgs),
 }
 
 /// Options shared by `format` and `verify` (those of `veritysetup`).
@@ -99,6 +106,8 @@ pub(crate) struct FormatArgs {
 pub(crate) struct VerifyArgs {
     #[command(flatten)]
     opts: VerityOpts,
+    #[command(flatten)]
+    fec: crate::fec::FecArgs,
     /// Read a DATA image file with read(2) instead of mapping it into
     /// memory. A mapped image is hashed where the page cache holds it,
     /// without a copy, but an image truncated by another process meanwhile
@@ -120,7 +129,8 @@ pub(crate) struct VerifyArgs {
 pub(crate) fn run(cmd: VerityCmd) -> Result<(), CliError> {
     match cmd {
         VerityCmd::Format(a) => format(a),
-        VerityCmd::Verify(a) => verify(a),
+        VerityCmd::Verify(a) => verify(a, false),
+        VerityCmd::Repair(a) => verify(a, true),
     }
 }
 
@@ -417,7 +427,12 @@ fn verity_error(data: &Path, hash: &Path, p: &dmverity::Params, e: VerityError) 
     }
 }
 
-fn verify(a: VerifyArgs) -> Result<(), CliError> {
+fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
+    if repair && !a.fec.given() {
+        return Err(CliError::Usage(
+            "mdu verity repair needs --fec-device: the parity to correct with".into(),
+        ));
+    }
     let open =
         |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
     let root_bytes = util::parse_hex("root hash", &a.root)?;
@@ -431,7 +446,13 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
         check_root_len(&a.root, &root_bytes, &p)?;
         let r = pool.install(|| dmverity::verify(data, hash, &p, &root));
         pb.finish_and_clear();
-        return r.map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e));
+        let err = match r {
+            Ok(()) => return done(&a, repair, None),
+            Err(e) => verify_error(&a.data, &a.hash_dev, &p, e),
+        };
+        return with_fec(&a, repair, err, &p, &|d, h| {
+            pool.install(|| dmverity::verify(d, h, &p, &root))
+        });
     }
     // The superblock chooses what was not pinned on the command line.
     let pins = pins(&a.opts)?;
@@ -471,8 +492,92 @@ fn verify(a: VerifyArgs) -> Result<(), CliError> {
     let r = pool
         .install(|| dmverity::verify_with_superblock(data, hash, a.opts.hash_offset, &pins, &root));
     pb.finish_and_clear();
-    r.map(|_| ())
-        .map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e))
+    let err = match r {
+        Ok(_) => return done(&a, repair, None),
+        Err(e) => verify_error(&a.data, &a.hash_dev, &p, e),
+    };
+    with_fec(&a, repair, err, &p, &|d, h| {
+        pool.install(|| dmverity::verify_with_superblock(d, h, a.opts.hash_offset, &pins, &root))
+            .map(|_| ())
+    })
+}
+
+/// A verification that failed with `err` (exit status 1): with
+/// `--fec-device`, decode the parity and verify again with the corrections
+/// applied to views of the devices; then, for `repair`, write them back.
+fn with_fec(
+    a: &VerifyArgs,
+    repair: bool,
+    err: CliError,
+    p: &dmverity::Params,
+    check: &dyn Fn(mdu_verity::Source<'static>, crate::fec::Overlay) -> Result<(), VerityError>,
+) -> Result<(), CliError> {
+    if !a.fec.given() || !matches!(err, CliError::VerifyFailed(_)) {
+        return Err(err);
+    }
+    let bs = u64::from(p.data_block_size);
+    let data_blocks = match p.data_blocks {
+        Some(n) => n,
+        None => {
+            std::fs::metadata(&a.data)
+                .map_err(|e| CliError::io(&a.data, "stat", e))?
+                .len()
+                / bs
+        }
+    };
+    let decoded = a.fec.decode(&a.data, &a.hash_dev, p, data_blocks)?;
+    if decoded.bytes == 0 {
+        return Err(err);
+    }
+    let open =
+        |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
+    let data = std::sync::Arc::new(decoded.data);
+    let hash = std::sync::Arc::new(decoded.hash);
+    let view = |path: &Path, fixes: &std::sync::Arc<crate::fec::Fixes>| {
+        Ok::<_, CliError>(crate::fec::Overlay::new(open(path)?, bs, fixes.clone()))
+    };
+    let blocks = data.blocks.len() + hash.blocks.len();
+    check(
+        mdu_verity::Source::seekable(view(&a.data, &data)?),
+        view(&a.hash_dev, &hash)?,
+    )
+    .map_err(|e| {
+        CliError::VerifyFailed(format!(
+            "{}: the FEC corrections ({} bytes in {blocks} blocks) do not make the data \
+             verify: {e}",
+            a.data.display(),
+            decoded.bytes
+        ))
+    })?;
+    let what = format!(
+        "FEC corrected {} bytes in {blocks} blocks ({} of the data, {} of the hash device)",
+        decoded.bytes,
+        data.blocks.len(),
+        hash.blocks.len()
+    );
+    if repair {
+        crate::fec::apply(&a.data, &data)?;
+        crate::fec::apply(&a.hash_dev, &hash)?;
+    }
+    done(a, repair, Some(what))
+}
+
+/// Reports success: what FEC corrected, if anything, and whether it was
+/// written.
+fn done(a: &VerifyArgs, repair: bool, fec: Option<String>) -> Result<(), CliError> {
+    match (fec, repair) {
+        (None, true) => eprintln!(
+            "{} and {} verify: nothing to repair",
+            a.data.display(),
+            a.hash_dev.display()
+        ),
+        (None, false) => {}
+        (Some(what), true) => eprintln!("{what}; written back, and they verify"),
+        (Some(what), false) => eprintln!(
+            "{what}; the devices were not changed (`mdu verity repair` writes the corrections)"
+        ),
+    }
+    Ok(())
 }
 
 /// The root hash must have the length of the algorithm's digests.

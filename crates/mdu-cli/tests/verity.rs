@@ -651,3 +651,113 @@ fn fec_matches_veritysetup_format() {
         }
     }
 }
+
+/// `verify --fec-device` corrects in view only, `repair` writes the
+/// corrections back exactly, damage beyond the parity is exit status 1
+/// with nothing written; `veritysetup verify --fec-device` accepts the
+/// images mdu wrote and finds the same number of repairable bytes.
+#[test]
+fn fec_verify_and_repair() {
+    let dir = scratch();
+    let d = dir.path();
+    let mut rng = Rng::new("fec_verify_and_repair");
+    let (data, hash, fec) = (d.join("data"), d.join("hash"), d.join("fec"));
+    let clean = rng.bytes(300 * 4096);
+    std::fs::write(&data, &clean).unwrap();
+    let fec_opts = [
+        format!("--fec-device={}", fec.display()),
+        "--fec-roots=4".to_owned(),
+    ];
+    let out = run(mdu()
+        .args(["verity", "format", "--salt=-"])
+        .args(&fec_opts)
+        .arg(&data)
+        .arg(&hash));
+    expect_code(&out, 0, "format");
+    let root = root_of(&out.stdout);
+    let clean_hash = std::fs::read(&hash).unwrap();
+    let tool = have_tool("veritysetup", "fec_verify_and_repair");
+    if tool {
+        assert!(veritysetup_verify(&data, &hash, &fec_opts, &root));
+    }
+    // 40 random bytes of the data and 3 of the tree (2 corrections per
+    // codeword: a few codewords get two of them).
+    let mut bad = clean.clone();
+    for _ in 0..40 {
+        let at = rng.below(bad.len() as u64) as usize;
+        bad[at] ^= 1 + rng.below(255) as u8;
+    }
+    let mut bad_hash = clean_hash.clone();
+    for _ in 0..3 {
+        let at = 4096 + rng.below(bad_hash.len() as u64 - 4096) as usize;
+        bad_hash[at] ^= 0x5a;
+    }
+    std::fs::write(&data, &bad).unwrap();
+    std::fs::write(&hash, &bad_hash).unwrap();
+    expect_code(&mdu_verify(&data, &hash, &[], &root), 1, "no FEC");
+    let out = mdu_verify(&data, &hash, &fec_opts, &root);
+    expect_code(&out, 0, "verify --fec-device");
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(said.contains("FEC corrected"), "{said}");
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        bad,
+        "verify wrote to the data"
+    );
+    if tool {
+        let out = run(Command::new("veritysetup")
+            .args(["verify", "-v"])
+            .args(&fec_opts)
+            .arg(&data)
+            .arg(&hash)
+            .arg(&root));
+        let theirs = String::from_utf8_lossy(&out.stderr).to_string();
+        let count = |s: &str, pre: &str, post: &str| {
+            s.split(pre)
+                .nth(1)
+                .and_then(|r| r.split(post).next())
+                .map(str::to_owned)
+        };
+        assert_eq!(
+            count(&said, "FEC corrected ", " bytes"),
+            count(&theirs, "Found ", " repairable"),
+            "mdu: {said} veritysetup: {theirs}"
+        );
+    }
+    let repair = |data: &Path| {
+        run(mdu()
+            .args(["verity", "repair"])
+            .args(&fec_opts)
+            .arg(data)
+            .arg(&hash)
+            .arg(&root))
+    };
+    expect_code(&repair(&data), 0, "repair");
+    assert!(std::fs::read(&data).unwrap() == clean, "data not restored");
+    assert!(
+        std::fs::read(&hash).unwrap() == clean_hash,
+        "hash not restored"
+    );
+    // Beyond the parity: three bytes in a codeword of every other block.
+    let mut hopeless = clean.clone();
+    for k in (0..300).step_by(2) {
+        for at in [5, 9, 77] {
+            hopeless[k * 4096 + at] ^= 0xff;
+        }
+    }
+    std::fs::write(&data, &hopeless).unwrap();
+    let out = repair(&data);
+    expect_code(&out, 1, "beyond the parity");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot repair round"));
+    assert!(
+        std::fs::read(&data).unwrap() == hopeless,
+        "a failed repair wrote"
+    );
+    // Without --fec-device, repair is a usage error.
+    let out = run(mdu()
+        .args(["verity", "repair"])
+        .arg(&data)
+        .arg(&hash)
+        .arg(&root));
+    expect_code(&out, 2, "repair without parity");
+}
