@@ -17,7 +17,8 @@ use crate::sha256;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum HashAlg {
-    /// SHA-256 (fs-verity algorithm 1), hashed in pairs.
+    /// SHA-256 (fs-verity algorithm 1), hashed sixteen or two blocks at a
+    /// time.
     #[default]
     Sha256,
     /// SHA-512 (fs-verity algorithm 2), through the `sha2` crate.
@@ -233,7 +234,12 @@ enum Prefixed {
     Sha512(sha2::Sha512),
 }
 
-/// Hashes equal-length blocks with a salt, two at a time where it pays.
+/// Blocks handed to [`sha256::State::finup_many`] at once: the lanes of
+/// the widest kernel.
+const GROUP: usize = 16;
+
+/// Hashes equal-length blocks with a salt, sixteen or two at a time where
+/// it pays.
 #[derive(Clone)]
 pub(crate) struct BlockHasher {
     state: Prefixed,
@@ -298,23 +304,30 @@ impl BlockHasher {
     }
 
     /// Hash the `block_size` blocks of `data` into consecutive digests of
-    /// `out`, two blocks per call where the backend interleaves.
+    /// `out`, sixteen or two blocks per call where the backend hashes
+    /// several messages at once ([`sha256::State::finup_many`]).
     pub(crate) fn hash_blocks(&self, data: &[u8], block_size: usize, out: &mut [u8]) {
         let dl = self.digest_len();
         debug_assert_eq!(data.len() / block_size * dl, out.len());
         match &self.state {
             Prefixed::Sha256(st) if self.suffix.is_empty() => {
-                let mut pairs = data.chunks_exact(2 * block_size);
-                let mut outs = out.chunks_exact_mut(2 * dl);
-                for (pair, o) in (&mut pairs).zip(&mut outs) {
-                    let (a, b) = pair.split_at(block_size);
-                    let (x, y) = st.finup2x(a, b);
-                    o[..dl].copy_from_slice(&x);
-                    o[dl..].copy_from_slice(&y);
-                }
-                let rest = pairs.remainder();
-                if !rest.is_empty() {
-                    self.hash1(rest, outs.into_remainder());
+                // Sixteen blocks at a time: in the lanes of the many-lane
+                // kernel, or in pairs.
+                let mut digests = [[0u8; sha256::DIGEST_LEN]; GROUP];
+                for (blocks, o) in data
+                    .chunks(GROUP * block_size)
+                    .zip(out.chunks_mut(GROUP * dl))
+                {
+                    let k = blocks.len() / block_size;
+                    let refs: [&[u8]; GROUP] = core::array::from_fn(|i| {
+                        blocks
+                            .get(i * block_size..(i + 1) * block_size)
+                            .unwrap_or(&[])
+                    });
+                    st.finup_many(&refs[..k], &mut digests[..k]);
+                    for (o, d) in o.chunks_exact_mut(dl).zip(&digests) {
+                        o.copy_from_slice(d);
+                    }
                 }
             }
             Prefixed::Sha256(st) => {
@@ -348,7 +361,8 @@ impl BlockHasher {
         }
     }
 
-    /// Hash the `block_size` blocks of `data` in pairs and return the index
+    /// Hash the `block_size` blocks of `data` (sixteen or two at a time)
+    /// and return the index
     /// of the first one whose digest differs from `expected(index)`, or
     /// `None` if all match. Spread over the rayon pool like
     /// [`hash_blocks_par`](Self::hash_blocks_par); the index returned is
@@ -406,15 +420,12 @@ impl BlockHasher {
         debug_assert_eq!(blocks.len() * dl, out.len());
         match &self.state {
             Prefixed::Sha256(st) if self.suffix.is_empty() => {
-                let mut pairs = blocks.chunks_exact(2);
-                let mut outs = out.chunks_exact_mut(2 * dl);
-                for (pair, o) in (&mut pairs).zip(&mut outs) {
-                    let (x, y) = st.finup2x(pair[0], pair[1]);
-                    o[..dl].copy_from_slice(&x);
-                    o[dl..].copy_from_slice(&y);
-                }
-                if let [last] = pairs.remainder() {
-                    self.hash1(last, outs.into_remainder());
+                let mut digests = [[0u8; sha256::DIGEST_LEN]; GROUP];
+                for (group, o) in blocks.chunks(GROUP).zip(out.chunks_mut(GROUP * dl)) {
+                    st.finup_many(group, &mut digests[..group.len()]);
+                    for (o, d) in o.chunks_exact_mut(dl).zip(&digests) {
+                        o.copy_from_slice(d);
+                    }
                 }
             }
             _ => {

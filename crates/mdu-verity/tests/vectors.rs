@@ -43,7 +43,12 @@ fn print_backends(test: &str) {
 /// does not run it, or names no backend at all.
 #[test]
 fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
-    let every = [Backend::ShaNi, Backend::ArmCe, Backend::Generic];
+    let every = [
+        Backend::ShaNi,
+        Backend::ArmCe,
+        Backend::Avx512,
+        Backend::Generic,
+    ];
     backends::require_x86_backends("mdu-verity", &every.map(Backend::name), &available_names());
 }
 

@@ -57,7 +57,7 @@ pub struct X86Backend {
 /// Every x86-64 SIMD backend of the workspace, by crate, best first within
 /// a crate. The portable backends (`generic`, `scalar`) always run and are
 /// not listed.
-pub const X86_BACKENDS: [X86Backend; 6] = [
+pub const X86_BACKENDS: [X86Backend; 7] = [
     X86Backend {
         name: "vaes512",
         crate_name: "mdu-xts",
@@ -85,6 +85,11 @@ pub const X86_BACKENDS: [X86Backend; 6] = [
         name: "shani",
         crate_name: "mdu-verity",
         cpu_features: &["sha", "sse2", "ssse3", "sse4.1"],
+    },
+    X86Backend {
+        name: "avx512",
+        crate_name: "mdu-verity",
+        cpu_features: &["avx512f", "avx512bw"],
     },
     X86Backend {
         name: "avx512vbmi",
@@ -144,7 +149,7 @@ impl fmt::Display for RequireError {
 impl std::error::Error for RequireError {}
 
 /// The known names with their crates, for messages:
-/// "vaes512, vaes256, aesni (mdu-xts), shani (mdu-verity), ...".
+/// "vaes512, vaes256, aesni (mdu-xts), shani, avx512 (mdu-verity), ...".
 fn known_names() -> String {
     let mut out = String::new();
     for (i, b) in X86_BACKENDS.iter().enumerate() {
@@ -400,7 +405,7 @@ mod tests {
             );
             let msg = e.to_string();
             assert!(msg.contains("`vaes-512`"), "{msg}");
-            assert!(msg.contains("vaes512, vaes256, aesni (mdu-xts), shani (mdu-verity)"));
+            assert!(msg.contains("vaes512, vaes256, aesni (mdu-xts), shani, avx512 (mdu-verity)"));
         }
         // The portable backends always run; naming them is a mistake too.
         assert!(parse_required("generic").is_err());
@@ -441,7 +446,10 @@ mod tests {
 
     #[test]
     fn not_run_names_each_missing_backend_with_a_reason() {
-        assert_eq!(not_run("mdu-verity", &["shani", "generic"]), "none");
+        assert_eq!(
+            not_run("mdu-verity", &["avx512", "shani", "generic"]),
+            "none"
+        );
         let s = not_run("mdu-xts", &["generic"]);
         for name in ["vaes512", "vaes256", "aesni"] {
             assert!(s.contains(name), "{s}");

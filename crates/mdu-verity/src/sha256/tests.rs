@@ -38,7 +38,12 @@ fn to_hex(d: &[u8]) -> String {
 
 #[test]
 fn unavailable_backend_is_an_error_not_a_panic() {
-    for b in [Backend::ShaNi, Backend::ArmCe, Backend::Generic] {
+    for b in [
+        Backend::ShaNi,
+        Backend::ArmCe,
+        Backend::Avx512,
+        Backend::Generic,
+    ] {
         match State::with_backend(b) {
             Ok(st) => assert_eq!(st.backend(), b),
             Err(e) => {
@@ -149,6 +154,125 @@ fn two_way_kernels_equal_generic_on_any_block_counts() {
     }
 }
 
+#[test]
+fn many_lane_kernels_equal_one_finup_per_message() {
+    // Groups of sixteen equal lengths (the many-lane kernel), groups with
+    // one odd length (pairs and single hashes), and leftovers of every size
+    // below sixteen, after prefixes that leave the buffer at every edge.
+    let data: Vec<u8> = (0..40 * 4200u32)
+        .map(|i| (i * 31 + (i >> 9)) as u8)
+        .collect();
+    for &b in Backend::available() {
+        println!("sha256 finup_many: backend {b} ({} lanes)", b.lanes());
+        for plen in [0usize, 1, 32, 55, 56, 63, 64, 65, 200] {
+            let mut st = State::with_backend(b).unwrap();
+            st.update(&data[..plen]);
+            for len in [0usize, 1, 55, 56, 64, 119, 120, 1000, 4096] {
+                for count in [0usize, 1, 2, 15, 16, 17, 31, 32, 33, 40] {
+                    for odd in [None, Some(count / 2)] {
+                        let msgs: Vec<&[u8]> = (0..count)
+                            .map(|i| {
+                                let l = if odd == Some(i) { len + 1 } else { len };
+                                &data[plen + i * 4100..plen + i * 4100 + l]
+                            })
+                            .collect();
+                        let mut out = vec![[0u8; 32]; count];
+                        st.finup_many(&msgs, &mut out);
+                        for (i, (m, d)) in msgs.iter().zip(&out).enumerate() {
+                            assert_eq!(
+                                *d,
+                                reference(&data[..plen], m),
+                                "backend {b} prefix {plen} len {len} count {count} odd {odd:?} message {i}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // A shorter output slice: only as far as both go.
+        let st = State::with_backend(b).unwrap();
+        let msgs: Vec<&[u8]> = (0..20).map(|i| &data[i * 64..i * 64 + 64]).collect();
+        let mut out = vec![[0u8; 32]; 17];
+        st.finup_many(&msgs, &mut out);
+        assert_eq!(out[16], st.finup(msgs[16]));
+    }
+}
+
+#[test]
+fn many_lane_kernel_equals_generic_from_different_states() {
+    let Some(many) = Backend::available()
+        .iter()
+        .find_map(|&b| kernels(b).many.map(|k| (b, k)))
+    else {
+        println!("sha256 many-lane kernel: no backend of this CPU has one, skipped");
+        return;
+    };
+    println!(
+        "sha256 many-lane kernel from different states: backend {}",
+        many.0
+    );
+    let blocks: Vec<[u8; BLOCK_LEN]> = (0..16 * 5u32)
+        .map(|i| core::array::from_fn(|j| ((j as u32 * 37) ^ (i * 101)) as u8))
+        .collect();
+    for n in 0..=5 {
+        let starts: [[u32; 8]; MANY] = core::array::from_fn(|lane| {
+            core::array::from_fn(|i| H0[i].rotate_left(lane as u32) ^ (lane as u32 * 0x0101_0101))
+        });
+        let lanes: [&[[u8; BLOCK_LEN]]; MANY] =
+            core::array::from_fn(|lane| &blocks[lane * 5..lane * 5 + n]);
+        let mut h: [[u32; MANY]; 8] =
+            core::array::from_fn(|i| core::array::from_fn(|l| starts[l][i]));
+        (many.1)(&mut h, &lanes);
+        for lane in 0..MANY {
+            let mut want = starts[lane];
+            generic::compress(&mut want, lanes[lane]);
+            let got: [u32; 8] = core::array::from_fn(|i| h[i][lane]);
+            assert_eq!(got, want, "{n} blocks, lane {lane}");
+        }
+    }
+}
+
+#[test]
+fn x86_order_on_cpu_profiles() {
+    use Backend::{Avx512, Generic, ShaNi};
+    // (name, SHA-NI, AVX-512 F+BW, Intel) -> order
+    let profiles: [(&str, bool, bool, bool, &[Backend]); 6] = [
+        (
+            "Intel Sapphire/Emerald Rapids, Ice Lake",
+            true,
+            true,
+            true,
+            &[Avx512, ShaNi, Generic],
+        ),
+        (
+            "AMD Zen 4, Zen 5",
+            true,
+            true,
+            false,
+            &[ShaNi, Avx512, Generic],
+        ),
+        (
+            "AMD Zen 2, Zen 3; Intel Alder Lake",
+            true,
+            false,
+            false,
+            &[ShaNi, Generic],
+        ),
+        (
+            "Intel Skylake-SP, Cascade Lake",
+            false,
+            true,
+            true,
+            &[Avx512, Generic],
+        ),
+        ("Intel Haswell", false, false, true, &[Generic]),
+        ("Intel Goldmont", true, false, true, &[ShaNi, Generic]),
+    ];
+    for (name, sha, avx512, intel, want) in profiles {
+        assert_eq!(x86_order(sha, avx512, intel), want, "{name}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
 
@@ -169,7 +293,7 @@ proptest! {
         static PRINTED: std::sync::Once = std::sync::Once::new();
         PRINTED.call_once(|| {
             for &backend in Backend::available() {
-                println!("sha256 finup/finup2x vs sha2 proptest: backend {backend}");
+                println!("sha256 finup/finup2x/finup_many vs sha2 proptest: backend {backend}");
             }
         });
         for &backend in Backend::available() {
@@ -183,6 +307,14 @@ proptest! {
             prop_assert_eq!(st.finup(&a), want_a);
             prop_assert_eq!(st.finup(&b), want_b);
             prop_assert_eq!(st.finup2x(&a, &b), (want_a, want_b));
+            // Sixteen copies of `a` (the many-lane kernel where there is
+            // one), then `b`.
+            let mut msgs = vec![&a[..]; 16];
+            msgs.push(&b);
+            let mut out = vec![[0u8; 32]; 17];
+            st.finup_many(&msgs, &mut out);
+            prop_assert!(out[..16].iter().all(|d| *d == want_a));
+            prop_assert_eq!(out[16], want_b);
             // The state is not modified by finishing.
             prop_assert_eq!(st.h, before.h);
             prop_assert_eq!(st.total, before.total);
