@@ -306,7 +306,12 @@ fn many_files_stop_at_the_first_that_fails_like_fsverity_digest() {
         files.push(p);
     }
     std::fs::create_dir(d.join("a-directory")).unwrap();
-    for (bad, at) in [("missing", 0), ("missing", 37), ("a-directory", 150), ("missing", 200)] {
+    for (bad, at) in [
+        ("missing", 0),
+        ("missing", 37),
+        ("a-directory", 150),
+        ("missing", 200),
+    ] {
         let mut list = files.clone();
         list.insert(at, d.join(bad));
         let want = run(Command::new("fsverity").arg("digest").args(&list));
@@ -315,7 +320,11 @@ fn many_files_stop_at_the_first_that_fails_like_fsverity_digest() {
         expect_code(&want, 1, &format!("fsverity digest, {what}"));
         expect_code(&got, 2, &what);
         assert!(got.stdout == want.stdout, "{what}: stdout differs");
-        assert_eq!(String::from_utf8_lossy(&got.stdout).lines().count(), at, "{what}");
+        assert_eq!(
+            String::from_utf8_lossy(&got.stdout).lines().count(),
+            at,
+            "{what}"
+        );
         assert!(String::from_utf8_lossy(&got.stderr).contains(bad), "{what}");
     }
 }
