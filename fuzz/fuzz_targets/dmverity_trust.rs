@@ -16,8 +16,8 @@ use std::io::Cursor;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mdu_verity::{HashAlg, Source};
 use mdu_verity::dmverity::{self, Params, Pins};
+use mdu_verity::{HashAlg, Source};
 use sha2::{Digest, Sha256, Sha512};
 
 #[derive(Arbitrary, Debug)]

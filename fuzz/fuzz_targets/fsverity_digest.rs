@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mdu_verity::{HashAlg, Source};
 use mdu_verity::fsverity::{self, Params};
+use mdu_verity::{HashAlg, Source};
 use sha2::{Digest, Sha256, Sha512};
 
 fn hash(alg: u8, data: &[u8]) -> Vec<u8> {
@@ -133,7 +133,11 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(chunks.digest(), got);
     let head = &file[..file.len() / 2];
     let many: Vec<_> = fsverity::digest_many(
-        [Source::bytes(head), Source::bytes(&file), Source::reader(head)],
+        [
+            Source::bytes(head),
+            Source::bytes(&file),
+            Source::reader(head),
+        ],
         &params,
     )
     .map(|r| r.expect("in memory"))
