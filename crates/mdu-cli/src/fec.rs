@@ -80,6 +80,44 @@ impl FecArgs {
         }
     }
 
+    /// The FEC layout of an existing image, for `dump`: what `write` would
+    /// write, without reading the data. `None` without `--fec-device`.
+    pub(crate) fn describe(
+        &self,
+        hash_path: &Path,
+        p: &dmverity::Params,
+        data_blocks: u64,
+    ) -> Result<Option<Written>, CliError> {
+        let Some(fec_path) = &self.fec_device else {
+            return Ok(None);
+        };
+        self.check(p)?;
+        let bs = u64::from(p.data_block_size);
+        let in_hash = self.shares_hash_file(hash_path);
+        let end = if in_hash {
+            self.fec_offset / bs
+        } else {
+            let mut h = File::open(hash_path)
+                .map_err(|e| CliError::io(hash_path, "open for reading", e))?;
+            h.seek(SeekFrom::End(0))
+                .map_err(|e| CliError::io(hash_path, "seek", e))?
+                / bs
+        };
+        let layout = fec::Layout::new(
+            data_blocks + end.saturating_sub(p.hash_start_block()),
+            p.data_block_size,
+            self.fec_roots,
+        )
+        .map_err(|e| CliError::lib(fec_path, e))?;
+        Ok(Some(Written {
+            roots: self.fec_roots,
+            parity_blocks: layout.parity_blocks(),
+            parity_len: layout.parity_len(),
+            in_hash,
+            offset: self.fec_offset,
+        }))
+    }
+
     /// Computes the parity over DATA's `out.data_blocks()` blocks and the
     /// hash device `hash` (already holding the tree) and writes it: into
     /// `hash` at the offset if that is the FEC device, otherwise into the

@@ -37,6 +37,25 @@ pub(crate) enum VerityCmd {
     /// against the root hash before anything is written; damage beyond
     /// what the parity corrects is exit status 1 with nothing written.
     Repair(VerifyArgs),
+    /// Print the superblock of HASH as `veritysetup dump` does (with
+    /// `--fec-device`, the FEC lines too); `--json` for scripts.
+    Dump(DumpArgs),
+}
+
+/// Arguments of `mdu verity dump`.
+#[derive(Args, Debug)]
+pub(crate) struct DumpArgs {
+    /// Byte offset of the superblock on HASH; a multiple of 512.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    hash_offset: u64,
+    #[command(flatten)]
+    fec: crate::fec::FecArgs,
+    /// Print one JSON object instead of the text.
+    #[arg(long)]
+    json: bool,
+    /// Hash device or image.
+    #[arg(value_name = "HASH")]
+    hash_dev: PathBuf,
 }
 
 /// Options shared by `format` and `verify` (those of `veritysetup`).
@@ -86,6 +105,9 @@ pub(crate) struct FormatArgs {
     root_hash_file: Option<PathBuf>,
     #[command(flatten)]
     fec: crate::fec::FecArgs,
+    /// Print the summary as one JSON object instead of the text.
+    #[arg(long)]
+    json: bool,
     /// Read a DATA image file with read(2) instead of mapping it into
     /// memory. A mapped image is hashed where the page cache holds it,
     /// without a copy, but an image truncated by another process meanwhile
@@ -108,6 +130,10 @@ pub(crate) struct VerifyArgs {
     opts: VerityOpts,
     #[command(flatten)]
     fec: crate::fec::FecArgs,
+    /// On success, print one JSON object (the parameters used, and what
+    /// FEC corrected) on standard output.
+    #[arg(long)]
+    json: bool,
     /// Read a DATA image file with read(2) instead of mapping it into
     /// memory. A mapped image is hashed where the page cache holds it,
     /// without a copy, but an image truncated by another process meanwhile
@@ -131,6 +157,7 @@ pub(crate) fn run(cmd: VerityCmd) -> Result<(), CliError> {
         VerityCmd::Format(a) => format(a),
         VerityCmd::Verify(a) => verify(a, false),
         VerityCmd::Repair(a) => verify(a, true),
+        VerityCmd::Dump(a) => dump(a),
     }
 }
 
@@ -300,6 +327,41 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::io(f, "write the root hash", e))?;
         o.commit()?;
     }
+    let hash_device_size = (p.hash_offset == 0).then(|| {
+        // With the parity in the hash image, veritysetup counts it as
+        // following the tree.
+        let parity = fec
+            .as_ref()
+            .filter(|f| f.in_hash)
+            .map_or(0, |f| f.parity_len);
+        out.hash_device_size() + parity
+    });
+    print_summary(
+        &a.hash_dev,
+        &p,
+        out.data_blocks(),
+        out.hash_blocks(),
+        Some(&root),
+        hash_device_size,
+        fec.as_ref(),
+        a.json,
+    );
+    Ok(())
+}
+
+/// The block `veritysetup format` and `dump` print, field for field, or
+/// the same fields as one JSON object.
+#[allow(clippy::too_many_arguments)]
+fn print_summary(
+    hash_dev: &Path,
+    p: &dmverity::Params,
+    data_blocks: u64,
+    hash_blocks: u64,
+    root: Option<&str>,
+    hash_device_size: Option<u64>,
+    fec: Option<&crate::fec::Written>,
+    json: bool,
+) {
     let salt = if p.salt.is_empty() {
         "-".to_owned()
     } else {
@@ -310,35 +372,102 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     } else {
         String::new()
     };
-    println!("VERITY header information for {}", a.hash_dev.display());
+    let fec_device_size = fec
+        .filter(|f| !f.in_hash && f.offset == 0)
+        .map(|f| f.parity_len);
+    if json {
+        let v = serde_json::json!({
+            "hash_device": hash_dev.display().to_string(),
+            "superblock": p.superblock,
+            "uuid": p.superblock.then_some(uuid),
+            "hash_type": p.format,
+            "data_blocks": data_blocks,
+            "data_block_size": p.data_block_size,
+            "hash_blocks": hash_blocks,
+            "hash_block_size": p.hash_block_size,
+            "hash_algorithm": p.hash.name(),
+            "salt": util::to_hex(&p.salt),
+            "root_hash": root,
+            "hash_offset": p.hash_offset,
+            "hash_start_block": p.hash_start_block(),
+            "hash_device_size": hash_device_size,
+            "fec": fec.map(|f| serde_json::json!({
+                "roots": f.roots,
+                "blocks": f.parity_blocks,
+                "bytes": f.parity_len,
+                "offset": f.offset,
+                "in_hash_device": f.in_hash,
+                "device_size": fec_device_size,
+            })),
+        });
+        println!("{v}");
+        return;
+    }
+    println!("VERITY header information for {}", hash_dev.display());
     println!("UUID:            \t{uuid}");
     println!("Hash type:       \t{}", p.format);
-    println!("Data blocks:     \t{}", out.data_blocks());
+    println!("Data blocks:     \t{data_blocks}");
     println!("Data block size: \t{}", p.data_block_size);
-    println!("Hash blocks:     \t{}", out.hash_blocks());
+    println!("Hash blocks:     \t{hash_blocks}");
     println!("Hash block size: \t{}", p.hash_block_size);
     println!("Hash algorithm:  \t{}", p.hash.name());
-    if let Some(f) = &fec {
+    if let Some(f) = fec {
         println!("FEC RS roots:   \t{}", f.roots);
         println!("FEC blocks:     \t{}", f.parity_blocks);
     }
     println!("Salt:            \t{salt}");
-    println!("Root hash:      \t{root}");
-    if p.hash_offset == 0 {
-        // With the parity in the hash image, veritysetup counts it as
-        // following the tree.
+    if let Some(root) = root {
+        println!("Root hash:      \t{root}");
+    }
+    if let Some(size) = hash_device_size {
+        println!("Hash device size: \t{size} [bytes]");
+    }
+    if let Some(size) = fec_device_size {
+        println!("FEC device size: \t{size} [bytes]");
+    }
+}
+
+/// `mdu verity dump`.
+fn dump(a: DumpArgs) -> Result<(), CliError> {
+    if !a.hash_offset.is_multiple_of(512) {
+        return Err(CliError::Usage(format!(
+            "--hash-offset {} is invalid: it must be a multiple of 512",
+            a.hash_offset
+        )));
+    }
+    let mut hash =
+        File::open(&a.hash_dev).map_err(|e| CliError::io(&a.hash_dev, "open for reading", e))?;
+    let sb = Superblock::read_from(&mut hash, a.hash_offset).map_err(|e| match e {
+        VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
+        e => CliError::Input {
+            path: a.hash_dev.clone(),
+            offset: a.hash_offset,
+            rule: format!("no valid dm-verity superblock: {e}"),
+        },
+    })?;
+    let p = sb.params(a.hash_offset);
+    let hash_blocks = p
+        .tree_blocks(sb.data_blocks)
+        .map_err(|e| CliError::lib(&a.hash_dev, e))?;
+    let fec = a.fec.describe(&a.hash_dev, &p, sb.data_blocks)?;
+    let hbs = u64::from(p.hash_block_size);
+    let hash_device_size = (a.hash_offset == 0).then(|| {
         let parity = fec
             .as_ref()
             .filter(|f| f.in_hash)
             .map_or(0, |f| f.parity_len);
-        println!(
-            "Hash device size: \t{} [bytes]",
-            out.hash_device_size() + parity
-        );
-    }
-    if let Some(f) = fec.as_ref().filter(|f| !f.in_hash && f.offset == 0) {
-        println!("FEC device size: \t{} [bytes]", f.parity_len);
-    }
+        (p.hash_start_block() + hash_blocks) * hbs + parity
+    });
+    print_summary(
+        &a.hash_dev,
+        &p,
+        sb.data_blocks,
+        hash_blocks,
+        None,
+        hash_device_size,
+        fec.as_ref(),
+        a.json,
+    );
     Ok(())
 }
 
@@ -559,12 +688,26 @@ fn with_fec(
         crate::fec::apply(&a.data, &data)?;
         crate::fec::apply(&a.hash_dev, &hash)?;
     }
-    done(a, repair, Some(what))
+    done(a, repair, Some((what, decoded.bytes, blocks)))
 }
 
-/// Reports success: what FEC corrected, if anything, and whether it was
-/// written.
-fn done(a: &VerifyArgs, repair: bool, fec: Option<String>) -> Result<(), CliError> {
+/// Reports success: what FEC corrected (a sentence, bytes, blocks), if
+/// anything, and whether it was written; with `--json`, one object on
+/// standard output.
+fn done(a: &VerifyArgs, repair: bool, fec: Option<(String, u64, usize)>) -> Result<(), CliError> {
+    if a.json {
+        let v = serde_json::json!({
+            "verified": true,
+            "data_device": a.data.display().to_string(),
+            "hash_device": a.hash_dev.display().to_string(),
+            "root_hash": a.root.to_ascii_lowercase(),
+            "fec_corrected_bytes": fec.as_ref().map_or(0, |f| f.1),
+            "fec_corrected_blocks": fec.as_ref().map_or(0, |f| f.2),
+            "repaired": repair && fec.is_some(),
+        });
+        println!("{v}");
+        return Ok(());
+    }
     match (fec, repair) {
         (None, true) => eprintln!(
             "{} and {} verify: nothing to repair",
@@ -572,8 +715,8 @@ fn done(a: &VerifyArgs, repair: bool, fec: Option<String>) -> Result<(), CliErro
             a.hash_dev.display()
         ),
         (None, false) => {}
-        (Some(what), true) => eprintln!("{what}; written back, and they verify"),
-        (Some(what), false) => eprintln!(
+        (Some((what, ..)), true) => eprintln!("{what}; written back, and they verify"),
+        (Some((what, ..)), false) => eprintln!(
             "{what}; the devices were not changed (`mdu verity repair` writes the corrections)"
         ),
     }

@@ -761,3 +761,95 @@ fn fec_verify_and_repair() {
         .arg(&root));
     expect_code(&out, 2, "repair without parity");
 }
+
+/// `mdu verity dump` prints what `veritysetup dump` prints, with and
+/// without FEC lines; `--json` of format, verify and dump is one object
+/// with the same values.
+#[test]
+fn dump_matches_veritysetup_and_json_says_the_same() {
+    let dir = scratch();
+    let d = dir.path();
+    let mut rng = Rng::new("dump_matches_veritysetup_and_json_says_the_same");
+    let data = d.join("data");
+    std::fs::write(&data, rng.bytes(700 * 1024)).unwrap();
+    let tool = have_tool(
+        "veritysetup",
+        "dump_matches_veritysetup_and_json_says_the_same",
+    );
+    for (case, extra) in [
+        vec![],
+        vec![
+            "--data-block-size=1024",
+            "--hash-block-size=1024",
+            "--format=0",
+        ],
+        vec!["--fec-roots=5"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let hash = d.join(format!("hash{case}"));
+        let fec = d.join(format!("fec{case}"));
+        let mut fec_opts: Vec<String> = Vec::new();
+        if case == 2 {
+            fec_opts.push(format!("--fec-device={}", fec.display()));
+            fec_opts.push("--fec-roots=5".into());
+        }
+        let format_opts: Vec<&str> = extra
+            .iter()
+            .copied()
+            .filter(|o| !o.starts_with("--fec"))
+            .collect();
+        let out = run(mdu()
+            .args(["verity", "format", "--json"])
+            .args(&format_opts)
+            .args(&fec_opts)
+            .arg(&data)
+            .arg(&hash));
+        expect_code(&out, 0, "format --json");
+        let f: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        let root = f["root_hash"].as_str().unwrap().to_owned();
+        let dump = run(mdu().args(["verity", "dump"]).args(&fec_opts).arg(&hash));
+        expect_code(&dump, 0, "dump");
+        let text = String::from_utf8_lossy(&dump.stdout).to_string();
+        assert!(
+            text.contains(&format!("Data blocks:     \t{}", f["data_blocks"])),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("Hash blocks:     \t{}", f["hash_blocks"])),
+            "{text}"
+        );
+        let j = run(mdu()
+            .args(["verity", "dump", "--json"])
+            .args(&fec_opts)
+            .arg(&hash));
+        let j: serde_json::Value = serde_json::from_slice(&j.stdout).expect("one JSON object");
+        for key in [
+            "uuid",
+            "data_blocks",
+            "hash_blocks",
+            "salt",
+            "hash_device_size",
+            "fec",
+        ] {
+            assert_eq!(j[key], f[key], "{key}");
+        }
+        let v = run(mdu()
+            .args(["verity", "verify", "--json"])
+            .args(&fec_opts)
+            .arg(&data)
+            .arg(&hash)
+            .arg(&root));
+        expect_code(&v, 0, "verify --json");
+        let v: serde_json::Value = serde_json::from_slice(&v.stdout).expect("one JSON object");
+        assert_eq!(v["verified"], true);
+        if tool {
+            let theirs = run(Command::new("veritysetup")
+                .arg("dump")
+                .args(&fec_opts)
+                .arg(&hash));
+            assert_eq!(String::from_utf8_lossy(&theirs.stdout), text, "case {case}");
+        }
+    }
+}

@@ -213,6 +213,28 @@ impl Params {
         Ok(())
     }
 
+    /// Hash blocks of the tree over `data_blocks` blocks (without the
+    /// superblock): what `veritysetup dump` prints as "Hash blocks".
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::Params;
+    /// assert_eq!(Params::default().tree_blocks(256)?, 3);
+    /// assert_eq!(Params::default().tree_blocks(1)?, 0);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn tree_blocks(&self, data_blocks: u64) -> Result<u64, Error> {
+        self.validate()?;
+        if data_blocks == 0 {
+            return Err(Error::ZeroDataBlocks {
+                source: "the block count",
+            });
+        }
+        crate::merkle::level_blocks(data_blocks, self.per_block())
+            .into_iter()
+            .try_fold(0u64, u64::checked_add)
+            .ok_or(Error::TreeTooLarge { data_blocks })
+    }
+
     /// The hash block where the tree (its root level) starts: after the
     /// superblock, or at `hash_offset` rounded down without one.
     ///
