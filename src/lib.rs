@@ -2,11 +2,19 @@
 //!
 //! This facade re-exports the member crates:
 //!
-//! * [`Iv`], [`DataUnitSize`], [`DataUnitCipher`], [`DataUnits`], [`Error`]
-//!   from `mdu-core`: batched data units for any cipher;
+//! * [`Iv`], [`DataUnitSize`], [`DataUnitCipher`], [`DataUnits`],
+//!   [`Direction`], [`Error`] from `mdu-core`: batched data units for any
+//!   cipher, with consecutive IVs or one IV per unit;
 //! * [`xts`]: XTS-AES-128/256 with a native multi-unit path;
-//! * [`verity`]: two-way interleaved SHA-256, fs-verity and dm-verity trees;
+//! * [`cbc`]: AES-CBC-128/256 with interleaved multi-unit encryption;
+//! * [`dmcrypt`]: dm-crypt cipher specs, IV generators and sector geometry
+//!   for any [`DataUnitCipher`];
+//! * [`verity`] (with `std`): two-way interleaved SHA-256, fs-verity and
+//!   dm-verity trees;
 //! * [`base64`]: a block-wise base64 engine and fscrypt's no-key names.
+//!
+//! Without the default `std` feature the facade is `no_std` (with `alloc`):
+//! everything but [`verity`] is available.
 //!
 //! ```
 //! use mdu::{DataUnitSize, Iv};
@@ -20,11 +28,14 @@
 #![forbid(unsafe_code)]
 
 pub use mdu_core::{
-    DataUnitCipher, DataUnitSize, DataUnits, Error, Iv, check_request, split_decrypt_units,
-    split_encrypt_units,
+    DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, check_request,
+    check_request_with_ivs, split_units, split_units_with_ivs,
 };
 
 pub use mdu_base64 as base64;
+pub use mdu_cbc as cbc;
+pub use mdu_dmcrypt as dmcrypt;
+#[cfg(feature = "std")]
 pub use mdu_verity as verity;
 pub use mdu_xts as xts;
 

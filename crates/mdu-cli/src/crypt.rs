@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use clap::{Args, Subcommand};
-use mdu_xts::dmcrypt::{Geometry, IvGenerator, IvMode};
-use mdu_xts::{DataUnitCipher, Error as XtsError, XtsAes128, XtsAes256};
+use mdu_cbc::{AesCbc128, AesCbc256};
+use mdu_dmcrypt::{ChainMode, CipherSpec, DataUnitCipher, Direction, Geometry, IvGenerator};
+use mdu_xts::{Error as CipherError, XtsAes128, XtsAes256};
 use zeroize::Zeroizing;
 
 use crate::util::{self, AtomicOutput, CliError};
@@ -34,12 +35,14 @@ pub(crate) enum CryptCmd {
 /// Options of `mdu crypt` (those of `cryptsetup open --type plain`).
 #[derive(Args, Debug)]
 pub(crate) struct CryptArgs {
-    /// dm-crypt cipher: aes-xts-IVMODE with IVMODE plain, plain64,
-    /// plain64be, essiv:sha256, benbi, null or eboiv.
+    /// dm-crypt cipher: aes-xts-IVMODE or aes-cbc-IVMODE, with IVMODE
+    /// plain, plain64, plain64be, essiv:sha256, benbi, null or eboiv
+    /// (aes-cbc-essiv:sha256 is LUKS1's and old plain mode's default).
     #[arg(long, value_name = "SPEC", default_value = "aes-xts-plain64")]
     cipher: String,
-    /// File holding the raw volume key: 32 bytes (AES-128-XTS) or 64
-    /// bytes (AES-256-XTS), nothing else.
+    /// File holding the raw volume key, nothing else: for aes-xts 32 bytes
+    /// (AES-128) or 64 (AES-256), for aes-cbc 16 bytes (AES-128) or 32
+    /// (AES-256).
     #[arg(long, value_name = "F")]
     key_file: PathBuf,
     /// Encryption sector size in bytes.
@@ -92,30 +95,38 @@ pub(crate) struct CryptArgs {
 
 pub(crate) fn run(cmd: CryptCmd) -> Result<(), CliError> {
     match cmd {
-        CryptCmd::Encrypt(a) => crypt(true, a),
-        CryptCmd::Decrypt(a) => crypt(false, a),
+        CryptCmd::Encrypt(a) => crypt(Direction::Encrypt, a),
+        CryptCmd::Decrypt(a) => crypt(Direction::Decrypt, a),
     }
 }
 
-/// The raw volume key, in a buffer that is zeroized when dropped. The
-/// buffer is allocated once at its final size (one byte more than the
-/// longest key, to tell a longer file) and never grows, so no copy of the
-/// key is left behind in memory given back to the allocator.
-fn read_key(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
+/// The longest raw key of any cipher spec (AES-256-XTS).
+const MAX_KEY: usize = 64;
+
+/// The raw volume key for `spec`, in a buffer that is zeroized when
+/// dropped. The buffer is allocated once at its final size (one byte more
+/// than the longest key, to tell a longer file) and never grows, so no copy
+/// of the key is left behind in memory given back to the allocator.
+fn read_key(path: &Path, spec: &CipherSpec) -> Result<Zeroizing<Vec<u8>>, CliError> {
     let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key", e))?;
-    let mut key = Zeroizing::new(vec![0u8; 65]);
+    let mut key = Zeroizing::new(vec![0u8; MAX_KEY + 1]);
     let n = util::read_full(&mut f, &mut key).map_err(|e| CliError::io(path, "read the key", e))?;
-    if n != 32 && n != 64 {
+    if spec.check_key_len(n).is_err() {
         let len = match f.metadata() {
-            Ok(m) if n > 64 && m.is_file() => m.len().to_string(),
-            _ if n > 64 => "more than 64".to_owned(),
+            Ok(m) if n > MAX_KEY && m.is_file() => m.len().to_string(),
+            _ if n > MAX_KEY => format!("more than {MAX_KEY}"),
             _ => n.to_string(),
+        };
+        let (chain, short, long) = match spec.chain() {
+            ChainMode::Cbc => ("aes-cbc", 16, 32),
+            _ => ("aes-xts", 32, 64),
         };
         return Err(CliError::Input {
             path: path.to_owned(),
-            offset: n.min(64) as u64,
+            offset: n.min(MAX_KEY) as u64,
             rule: format!(
-                "key file holds {len} bytes; aes-xts needs exactly 32 (AES-128) or 64 (AES-256) raw key bytes"
+                "key file holds {len} bytes; {chain} needs exactly {short} (AES-128) or {long} \
+                 (AES-256) raw key bytes"
             ),
         });
     }
@@ -124,30 +135,42 @@ fn read_key(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
     Ok(key)
 }
 
-fn key_error(path: &Path, e: XtsError) -> CliError {
+fn key_error(path: &Path, e: CipherError) -> CliError {
     match e {
-        XtsError::WeakKey => CliError::Input {
+        CipherError::WeakKey { reason } => CliError::Input {
             path: path.to_owned(),
             offset: 0,
-            rule: "the two halves of the XTS key are equal; XTS refuses such a key".into(),
+            rule: format!("the key is refused as weak: {reason}"),
         },
         other => CliError::lib(path, other),
     }
 }
 
-fn crypt(encrypt: bool, a: CryptArgs) -> Result<(), CliError> {
-    let mode = IvMode::from_cipher_spec(&a.cipher).map_err(|e| CliError::Usage(e.to_string()))?;
+fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
+    let spec = CipherSpec::parse(&a.cipher).map_err(|e| CliError::Usage(e.to_string()))?;
     let geometry = Geometry::new(a.sector_size, a.iv_offset, a.iv_large_sectors)
         .map_err(|e| CliError::Usage(e.to_string()))?;
-    let key = read_key(&a.key_file)?;
-    let ivgen =
-        IvGenerator::new(mode, geometry, &key).map_err(|e| CliError::lib(&a.key_file, e))?;
-    if key.len() == 32 {
-        let xts = XtsAes128::new(&key).map_err(|e| key_error(&a.key_file, e))?;
-        stream(encrypt, &a, &ivgen, &xts)
-    } else {
-        let xts = XtsAes256::new(&key).map_err(|e| key_error(&a.key_file, e))?;
-        stream(encrypt, &a, &ivgen, &xts)
+    let key = read_key(&a.key_file, &spec)?;
+    let ivgen = IvGenerator::new(spec.iv_mode(), geometry, &key)
+        .map_err(|e| CliError::lib(&a.key_file, e))?;
+    let path = &a.key_file;
+    match (spec.chain(), key.len()) {
+        (ChainMode::Cbc, 16) => {
+            let cbc = AesCbc128::new(&key).map_err(|e| key_error(path, e))?;
+            stream(dir, &a, &ivgen, &cbc)
+        }
+        (ChainMode::Cbc, _) => {
+            let cbc = AesCbc256::new(&key).map_err(|e| key_error(path, e))?;
+            stream(dir, &a, &ivgen, &cbc)
+        }
+        (_, 32) => {
+            let xts = XtsAes128::new(&key).map_err(|e| key_error(path, e))?;
+            stream(dir, &a, &ivgen, &xts)
+        }
+        _ => {
+            let xts = XtsAes256::new(&key).map_err(|e| key_error(path, e))?;
+            stream(dir, &a, &ivgen, &xts)
+        }
     }
 }
 
@@ -201,7 +224,7 @@ fn same_file(input: &Metadata, output: &Path) -> bool {
 }
 
 fn stream<C: DataUnitCipher + Sync>(
-    encrypt: bool,
+    dir: Direction,
     a: &CryptArgs,
     ivgen: &IvGenerator,
     cipher: &C,
@@ -235,11 +258,12 @@ fn stream<C: DataUnitCipher + Sync>(
         }
         (true, true) => {
             drop(input);
-            return in_place(encrypt, a, ivgen, cipher, &in_meta);
+            return in_place(dir, a, ivgen, cipher, &in_meta);
         }
         (false, false) => {}
     }
     let is_regular = in_meta.is_file();
+    let encrypt = dir.is_encrypt();
     // Decrypt reads the backing device from --offset on.
     let skip = if encrypt { 0 } else { header };
     if is_regular {
@@ -283,10 +307,7 @@ fn stream<C: DataUnitCipher + Sync>(
     let pool = util::pool(a.threads)?;
     let parallel = pool.current_num_threads() > 1;
     let chunk_len = CHUNK_PER_THREAD * pool.current_num_threads();
-    let pb = util::progress(
-        in_len.saturating_sub(skip),
-        if encrypt { "encrypt" } else { "decrypt" },
-    );
+    let pb = util::progress(in_len.saturating_sub(skip), dir.name());
     let in_path = a.input.as_path();
     let out_path = a.output.as_path();
 
@@ -346,11 +367,10 @@ fn stream<C: DataUnitCipher + Sync>(
         let mut failed = None;
         for (mut buf, n) in full_rx {
             let chunk = &mut buf[..n];
-            let r = match (encrypt, parallel) {
-                (true, true) => pool.install(|| ivgen.par_encrypt(cipher, sector, chunk)),
-                (false, true) => pool.install(|| ivgen.par_decrypt(cipher, sector, chunk)),
-                (true, false) => ivgen.encrypt(cipher, sector, chunk),
-                (false, false) => ivgen.decrypt(cipher, sector, chunk),
+            let r = if parallel {
+                pool.install(|| ivgen.par_crypt(dir, cipher, sector, chunk))
+            } else {
+                ivgen.crypt(dir, cipher, sector, chunk)
             };
             if let Err(e) = r {
                 failed = Some(CliError::lib(in_path, e));
@@ -402,7 +422,7 @@ fn stream<C: DataUnitCipher + Sync>(
 /// every later read lies below the chunk just read, and so below where it
 /// was written. Without `--offset` the two orders are the same.
 fn in_place<C: DataUnitCipher + Sync>(
-    encrypt: bool,
+    dir: Direction,
     a: &CryptArgs,
     ivgen: &IvGenerator,
     cipher: &C,
@@ -410,6 +430,7 @@ fn in_place<C: DataUnitCipher + Sync>(
 ) -> Result<(), CliError> {
     let path = a.input.as_path();
     let ss = a.sector_size as usize;
+    let encrypt = dir.is_encrypt();
     let regular = meta.is_file();
     if !regular && !meta.file_type().is_block_device() {
         return Err(CliError::Usage(format!(
@@ -454,7 +475,7 @@ fn in_place<C: DataUnitCipher + Sync>(
     let parallel = pool.current_num_threads() > 1;
     let chunk = (CHUNK_PER_THREAD * pool.current_num_threads()) as u64;
     let mut buf = vec![0u8; chunk.min(data_len) as usize];
-    let pb = util::progress(data_len, if encrypt { "encrypt" } else { "decrypt" });
+    let pb = util::progress(data_len, dir.name());
     let mut order: Vec<u64> = (0..data_len.div_ceil(chunk)).map(|i| i * chunk).collect();
     if out_base > in_base {
         order.reverse();
@@ -465,11 +486,10 @@ fn in_place<C: DataUnitCipher + Sync>(
         f.read_exact_at(piece, in_base + p)
             .map_err(|e| CliError::io(path, "read", e))?;
         let sector = p / ss as u64;
-        let r = match (encrypt, parallel) {
-            (true, true) => pool.install(|| ivgen.par_encrypt(cipher, sector, piece)),
-            (false, true) => pool.install(|| ivgen.par_decrypt(cipher, sector, piece)),
-            (true, false) => ivgen.encrypt(cipher, sector, piece),
-            (false, false) => ivgen.decrypt(cipher, sector, piece),
+        let r = if parallel {
+            pool.install(|| ivgen.par_crypt(dir, cipher, sector, piece))
+        } else {
+            ivgen.crypt(dir, cipher, sector, piece)
         };
         r.map_err(|e| CliError::lib(path, e))?;
         f.write_all_at(piece, out_base + p)

@@ -1,8 +1,9 @@
 //! `mdu crypt` against a per-sector reference in Python `cryptography`
-//! (tests/dmcrypt_ref.py): every IV mode, every sector size, with and
-//! without --iv-large-sectors, IV offsets whose runs cross 2^32 and 2^64,
-//! --offset, one and two threads; decrypt inverts encrypt; bad input is
-//! refused with exit status 2 and leaves no output behind.
+//! (tests/dmcrypt_ref.py): aes-xts and aes-cbc with every IV mode, every
+//! sector size, with and without --iv-large-sectors, IV offsets whose runs
+//! cross 2^32 and 2^64, --offset, one and two threads; decrypt inverts
+//! encrypt; bad input is refused with exit status 2 and leaves no output
+//! behind.
 
 mod common;
 
@@ -24,8 +25,16 @@ const MODES: [&str; 7] = [
 ];
 const SECTOR_SIZES: [u64; 4] = [512, 1024, 2048, 4096];
 
+const CHAINS: [&str; 2] = ["xts", "cbc"];
+
+/// The key lengths of a chaining mode: AES-128 and AES-256.
+fn key_lens(chain: &str) -> [usize; 2] {
+    if chain == "cbc" { [16, 32] } else { [32, 64] }
+}
+
 struct Case {
     op: &'static str,
+    chain: &'static str,
     mode: &'static str,
     key: PathBuf,
     ss: u64,
@@ -43,10 +52,12 @@ fn manifest(cases: &[Case]) -> String {
     for (i, c) in cases.iter().enumerate() {
         let _ = writeln!(
             s,
-            "{}{{\"op\": \"{}\", \"mode\": \"{}\", \"key\": {:?}, \"sector_size\": {}, \
-             \"iv_offset\": {}, \"large\": {}, \"offset\": {}, \"input\": {:?}, \"output\": {:?}}}",
+            "{}{{\"op\": \"{}\", \"chain\": \"{}\", \"mode\": \"{}\", \"key\": {:?}, \
+             \"sector_size\": {}, \"iv_offset\": {}, \"large\": {}, \"offset\": {}, \
+             \"input\": {:?}, \"output\": {:?}}}",
             if i > 0 { "," } else { "" },
             c.op,
+            c.chain,
             c.mode,
             c.key.display().to_string(),
             c.ss,
@@ -76,7 +87,7 @@ fn run_python(dir: &Path, cases: &[Case]) {
 fn mdu_crypt(c: &Case) -> std::process::Output {
     let mut cmd = mdu();
     cmd.args(["crypt", c.op, "--cipher"])
-        .arg(format!("aes-xts-{}", c.mode))
+        .arg(format!("aes-{}-{}", c.chain, c.mode))
         .arg("--key-file")
         .arg(&c.key)
         .args(["--sector-size", &c.ss.to_string()])
@@ -121,13 +132,13 @@ fn matches_python_reference_for_every_mode() {
     let mut cases = Vec::new();
     let n_sectors = 24u64;
     let mut id = 0;
-    for mode in MODES {
+    for (chain, mode) in CHAINS.iter().flat_map(|c| MODES.map(|m| (*c, m))) {
         for ss in SECTOR_SIZES {
             for large in [false, true] {
                 for iv_offset in iv_offsets(&mut rng, ss, large, n_sectors) {
                     id += 1;
                     let key = d.join(format!("k{id}"));
-                    let klen = if rng.below(2) == 0 { 32 } else { 64 };
+                    let klen = key_lens(chain)[rng.below(2) as usize];
                     std::fs::write(&key, rng.bytes(klen)).unwrap();
                     let offset = rng.pick(&[0u64, 0, 1, 8, 24]);
                     let threads = rng.pick(&[1u32, 2]);
@@ -136,6 +147,7 @@ fn matches_python_reference_for_every_mode() {
                     std::fs::write(&plain, rng.bytes((n_sectors * ss) as usize)).unwrap();
                     cases.push(Case {
                         op: "encrypt",
+                        chain,
                         mode,
                         key: key.clone(),
                         ss,
@@ -153,6 +165,7 @@ fn matches_python_reference_for_every_mode() {
                         .unwrap();
                     cases.push(Case {
                         op: "decrypt",
+                        chain,
                         mode,
                         key,
                         ss,
@@ -172,8 +185,8 @@ fn matches_python_reference_for_every_mode() {
     for c in &cases {
         let out = mdu_crypt(c);
         let what = format!(
-            "{} aes-xts-{} ss={} iv_offset={} large={} offset={} threads={}",
-            c.op, c.mode, c.ss, c.iv_offset, c.large, c.offset, c.threads
+            "{} aes-{}-{} ss={} iv_offset={} large={} offset={} threads={}",
+            c.op, c.chain, c.mode, c.ss, c.iv_offset, c.large, c.offset, c.threads
         );
         expect_code(&out, 0, &what);
         let want = std::fs::read(&c.want).unwrap();
@@ -194,7 +207,8 @@ fn matches_python_reference_for_every_mode() {
         assert_eq!(
             std::fs::read(&back.got).unwrap(),
             std::fs::read(&c.input).unwrap(),
-            "decrypt does not invert encrypt: aes-xts-{} ss={} iv_offset={} large={}",
+            "decrypt does not invert encrypt: aes-{}-{} ss={} iv_offset={} large={}",
+            c.chain,
             c.mode,
             c.ss,
             c.iv_offset,
@@ -215,22 +229,32 @@ fn two_threads_match_reference_on_a_long_run() {
     let d = dir.path();
     let key = d.join("key");
     std::fs::write(&key, rng.bytes(64)).unwrap();
+    let key32 = d.join("key32");
+    std::fs::write(&key32, rng.bytes(32)).unwrap();
     let plain = d.join("plain");
     std::fs::write(&plain, rng.bytes(6 << 20)).unwrap();
     let mut cases = Vec::new();
-    for (i, (mode, ss, iv_offset, large)) in [
-        ("plain", 512u64, (1u64 << 32) - 5000, false),
-        ("plain", 4096, ((1u64 << 32) - 700) * 8, true),
-        ("plain64", 4096, u64::MAX - 8 * 1000 + 1, false),
-        ("eboiv", 1024, 0, false),
+    for (i, (chain, mode, ss, iv_offset, large)) in [
+        ("xts", "plain", 512u64, (1u64 << 32) - 5000, false),
+        ("xts", "plain", 4096, ((1u64 << 32) - 700) * 8, true),
+        ("xts", "plain64", 4096, u64::MAX - 8 * 1000 + 1, false),
+        ("xts", "eboiv", 1024, 0, false),
+        ("cbc", "essiv:sha256", 512, 0, false),
+        ("cbc", "plain64", 4096, u64::MAX - 8 * 1000 + 1, false),
+        ("cbc", "plain", 512, (1u64 << 32) - 5000, false),
     ]
     .into_iter()
     .enumerate()
     {
         cases.push(Case {
             op: "encrypt",
+            chain,
             mode,
-            key: key.clone(),
+            key: if chain == "cbc" {
+                key32.clone()
+            } else {
+                key.clone()
+            },
             ss,
             iv_offset,
             large,
@@ -246,7 +270,8 @@ fn two_threads_match_reference_on_a_long_run() {
         expect_code(&mdu_crypt(c), 0, c.mode);
         assert!(
             std::fs::read(&c.want).unwrap() == std::fs::read(&c.got).unwrap(),
-            "aes-xts-{} ss={} differs from the reference",
+            "aes-{}-{} ss={} differs from the reference",
+            c.chain,
             c.mode,
             c.ss
         );
@@ -329,7 +354,8 @@ fn bad_input_is_refused_and_leaves_nothing() {
 
     // Unknown cipher or IV mode, bad sector size, misaligned iv_offset.
     for args in [
-        &["--cipher", "aes-cbc-plain64"][..],
+        &["--cipher", "aes-ecb-plain64"][..],
+        &["--cipher", "aes-cbc-lmk"],
         &["--cipher", "aes-xts-lmk"],
         &["--sector-size", "8192"],
         &["--sector-size", "1000"],
@@ -446,8 +472,10 @@ fn in_place_equals_out_of_place_and_decrypts_back() {
     let mut rng = Rng::new("in_place_equals_out_of_place_and_decrypts_back");
     let dir = scratch();
     let d = dir.path();
-    let key = d.join("key");
-    std::fs::write(&key, rng.bytes(64)).unwrap();
+    let key64 = d.join("key");
+    std::fs::write(&key64, rng.bytes(64)).unwrap();
+    let key32 = d.join("key32");
+    std::fs::write(&key32, rng.bytes(32)).unwrap();
     // 3 MiB and three 4 KiB sectors: the last chunk is a partial one.
     let original = rng.bytes((3 << 20) + 3 * 4096);
     let plain = d.join("plain");
@@ -456,6 +484,7 @@ fn in_place_equals_out_of_place_and_decrypts_back() {
 
     for (cipher, ss, offset, threads) in [
         ("aes-xts-plain64", "512", "0", "1"),
+        ("aes-cbc-essiv:sha256", "512", "0", "2"),
         ("aes-xts-plain64", "4096", "8", "1"),
         ("aes-xts-essiv:sha256", "512", "7", "2"),
         // 2.5 MiB: more than one chunk of either size.
@@ -463,6 +492,11 @@ fn in_place_equals_out_of_place_and_decrypts_back() {
         ("aes-xts-benbi", "4096", "5120", "2"),
     ] {
         let what = format!("{cipher} --sector-size {ss} --offset {offset} --threads {threads}");
+        let key = if cipher.starts_with("aes-cbc") {
+            &key32
+        } else {
+            &key64
+        };
         let args = [
             "--cipher",
             cipher,
@@ -476,7 +510,7 @@ fn in_place_equals_out_of_place_and_decrypts_back() {
         let run_ok = |op: &str, extra: &[&str], from: &Path, to: &Path| {
             let mut cmd = mdu();
             cmd.args(["crypt", op, "--key-file"])
-                .arg(&key)
+                .arg(key)
                 .args(args)
                 .args(extra)
                 .arg(from)
@@ -520,20 +554,28 @@ fn in_place_refusals_leave_the_file_unchanged() {
     let data = vec![5u8; 4 * 512];
     std::fs::write(&file, &data).unwrap();
     let before = entries(d);
-    for (op, args, what) in [
-        ("decrypt", &["--offset", "5"][..], "shorter than --offset"),
+    for (op, args, why) in [
+        ("decrypt", &["--offset", "5"][..], "ends before --offset 5"),
         (
             "encrypt",
             &["--sector-size", "4096"],
-            "not whole 4096-byte sectors",
+            "whole number of 4096-byte sectors",
         ),
         ("encrypt", &["--cipher", "aes-xts-lmk"], "unknown IV mode"),
+        ("encrypt", &["--cipher", "aes-cbc-lmk"], "unknown IV mode"),
     ] {
-        let mut cmd = crypt_cmd(op, &key, args, &file, &file);
-        let res = run(cmd.arg("--in-place"));
-        expect_code(&res, 2, what);
-        assert_eq!(std::fs::read(&file).unwrap(), data, "{what}");
-        assert_eq!(entries(d), before, "{what}");
+        let mut cmd = mdu();
+        cmd.args(["crypt", op, "--key-file"]).arg(&key);
+        if !args.contains(&"--cipher") {
+            cmd.args(["--cipher", "aes-xts-plain64"]);
+        }
+        cmd.args(args).arg(&file).arg(&file).arg("--in-place");
+        let res = run(&mut cmd);
+        expect_code(&res, 2, why);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert!(err.contains(why), "{why}: {err}");
+        assert_eq!(std::fs::read(&file).unwrap(), data, "{why}");
+        assert_eq!(entries(d), before, "{why}");
     }
 }
 
@@ -558,5 +600,29 @@ fn key_files_of_any_other_length_are_refused_with_their_length() {
         expect_code(&res, 2, &format!("{len}-byte key"));
         let err = String::from_utf8_lossy(&res.stderr);
         assert!(err.contains(&format!("holds {len} bytes")), "{err}");
+    }
+    // aes-cbc takes 16 or 32 bytes.
+    for len in [0usize, 15, 17, 24, 31, 33, 64, 16, 32] {
+        let key = d.join(format!("cbc{len}"));
+        std::fs::write(&key, (0..len).map(|i| i as u8).collect::<Vec<_>>()).unwrap();
+        let res = run(mdu()
+            .args([
+                "crypt",
+                "encrypt",
+                "--cipher",
+                "aes-cbc-essiv:sha256",
+                "--key-file",
+            ])
+            .arg(&key)
+            .arg(&data)
+            .arg(&out_path));
+        if len == 16 || len == 32 {
+            expect_code(&res, 0, &format!("{len}-byte aes-cbc key"));
+            continue;
+        }
+        expect_code(&res, 2, &format!("{len}-byte aes-cbc key"));
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert!(err.contains(&format!("holds {len} bytes")), "{err}");
+        assert!(err.contains("aes-cbc needs exactly 16"), "{err}");
     }
 }

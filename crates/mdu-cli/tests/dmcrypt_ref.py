@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Per-sector reference for dm-crypt plain mode with AES-XTS, built on the
-XTS of Python `cryptography` and written straight from the dm-crypt IV
-generator definitions (one sector, one IV, one XTS call at a time).
+"""Per-sector reference for dm-crypt plain mode with AES-XTS and AES-CBC,
+built on the XTS and CBC of Python `cryptography` and written straight from
+the dm-crypt IV generator definitions (one sector, one IV, one cipher call
+at a time).
 
 Usage: dmcrypt_ref.py MANIFEST.json
 
 The manifest is a list of cases:
-  {"op": "encrypt"|"decrypt", "mode": "plain64", "key": "<path>",
-   "sector_size": 4096, "iv_offset": 0, "large": false, "offset": 0,
-   "input": "<path>", "output": "<path>"}
+  {"op": "encrypt"|"decrypt", "chain": "xts"|"cbc", "mode": "plain64",
+   "key": "<path>", "sector_size": 4096, "iv_offset": 0, "large": false,
+   "offset": 0, "input": "<path>", "output": "<path>"}
 
 encrypt: output = offset*512 zero bytes || ciphertext of the whole input.
 decrypt: output = plaintext of input[offset*512:].
@@ -29,6 +30,16 @@ def xts(key, tweak, data, encrypt):
     return op.update(data) + op.finalize()
 
 
+def cbc(key, iv, data, encrypt):
+    c = Cipher(algorithms.AES(key), modes.CBC(iv))
+    op = c.encryptor() if encrypt else c.decryptor()
+    return op.update(data) + op.finalize()
+
+
+def sector_cipher(chain):
+    return xts if chain == "xts" else cbc
+
+
 def ecb_encrypt(key, block):
     op = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
     return op.update(block) + op.finalize()
@@ -42,7 +53,7 @@ def iv_sector(index, sector_size, iv_offset, large):
     return cc
 
 
-def make_iv(mode, key, s, sector_size):
+def make_iv(chain, mode, key, s, sector_size):
     if mode == "plain":
         return (s & 0xFFFFFFFF).to_bytes(4, "little") + bytes(12)
     if mode == "plain64":
@@ -57,8 +68,11 @@ def make_iv(mode, key, s, sector_size):
     if mode == "null":
         return bytes(16)
     if mode == "eboiv":
+        # The volume's own cipher encrypting one zero block with the byte
+        # offset as IV: for CBC that is E_K(offset).
         offset = (s * sector_size) & MASK64
-        return xts(key, offset.to_bytes(8, "little") + bytes(8), bytes(16), True)
+        iv = offset.to_bytes(8, "little") + bytes(8)
+        return sector_cipher(chain)(key, iv, bytes(16), True)
     raise ValueError("unknown IV mode " + mode)
 
 
@@ -68,14 +82,16 @@ def run(case):
     head = case["offset"] * 512
     data = open(case["input"], "rb").read()
     encrypt = case["op"] == "encrypt"
+    chain = case.get("chain", "xts")
+    crypt = sector_cipher(chain)
     if not encrypt:
         data = data[head:]
     assert len(data) % ss == 0 and data, "input must be whole sectors"
     out = bytearray(head if encrypt else 0)
     for i in range(len(data) // ss):
         s = iv_sector(i, ss, case["iv_offset"], case["large"])
-        iv = make_iv(case["mode"], key, s, ss)
-        out += xts(key, iv, data[i * ss:(i + 1) * ss], encrypt)
+        iv = make_iv(chain, case["mode"], key, s, ss)
+        out += crypt(key, iv, data[i * ss:(i + 1) * ss], encrypt)
     with open(case["output"], "wb") as f:
         f.write(out)
 

@@ -1,20 +1,110 @@
-//! The [`DataUnitCipher`] trait and the auto-splitter.
+//! The [`DataUnitCipher`] trait, [`Direction`] and the auto-splitters.
 
 use crate::{DataUnitSize, Error, Iv};
 
-/// A length-preserving cipher that encrypts one data unit under one IV, and
-/// optionally many consecutive data units in one call.
+/// Which way a request goes.
 ///
-/// Implementors provide the one-unit methods. The many-unit methods default
-/// to the *auto-splitter* ([`split_encrypt_units`]), which calls the one-unit
-/// method once per unit with IV `first_iv + i * iv_step`. A cipher with a
-/// faster path of its own overrides them, sets
-/// [`NATIVE_MULTI_UNIT`](Self::NATIVE_MULTI_UNIT) to `true`, and must produce
-/// exactly the bytes of the split path (the conformance harness in
-/// [`testing`](crate) checks that).
+/// Every multi-unit entry point of [`DataUnitCipher`] takes one, so that a
+/// cipher writes each path once and a caller that holds a direction (a
+/// dm-crypt mapping reading or writing) passes it on instead of branching.
+///
+/// ```
+/// use mdu_core::Direction;
+///
+/// assert_eq!(Direction::Encrypt.inverse(), Direction::Decrypt);
+/// assert_eq!(Direction::Decrypt.to_string(), "decrypt");
+/// assert!(Direction::Encrypt.is_encrypt());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Plaintext to ciphertext.
+    Encrypt,
+    /// Ciphertext to plaintext.
+    Decrypt,
+}
+
+impl Direction {
+    /// Both directions, encryption first.
+    ///
+    /// ```
+    /// assert_eq!(mdu_core::Direction::BOTH.len(), 2);
+    /// ```
+    pub const BOTH: [Direction; 2] = [Direction::Encrypt, Direction::Decrypt];
+
+    /// `true` for [`Direction::Encrypt`].
+    ///
+    /// ```
+    /// assert!(!mdu_core::Direction::Decrypt.is_encrypt());
+    /// ```
+    #[inline]
+    pub const fn is_encrypt(self) -> bool {
+        matches!(self, Direction::Encrypt)
+    }
+
+    /// The other direction.
+    ///
+    /// ```
+    /// use mdu_core::Direction;
+    /// assert_eq!(Direction::Decrypt.inverse(), Direction::Encrypt);
+    /// ```
+    #[inline]
+    pub const fn inverse(self) -> Direction {
+        match self {
+            Direction::Encrypt => Direction::Decrypt,
+            Direction::Decrypt => Direction::Encrypt,
+        }
+    }
+
+    /// `"encrypt"` or `"decrypt"`.
+    ///
+    /// ```
+    /// assert_eq!(mdu_core::Direction::Encrypt.name(), "encrypt");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Direction::Encrypt => "encrypt",
+            Direction::Decrypt => "decrypt",
+        }
+    }
+}
+
+impl core::fmt::Display for Direction {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A length-preserving cipher that encrypts one data unit under one IV, and
+/// optionally many data units in one call.
+///
+/// Implementors provide the one-unit methods, [`encrypt_unit`] and
+/// [`decrypt_unit`]. The many-unit methods default to the *auto-splitters*,
+/// which call the one-unit methods once per unit:
+///
+/// * [`crypt_units`](Self::crypt_units): consecutive units under one
+///   starting IV, unit `i` under `first_iv + i * iv_step`
+///   ([`split_units`]);
+/// * [`crypt_units_to`](Self::crypt_units_to): the same out of place;
+/// * [`crypt_units_with_ivs`](Self::crypt_units_with_ivs): equal units,
+///   each with its own IV from a flat list ([`split_units_with_ivs`]).
+///
+/// A cipher with a faster path of its own overrides them, sets
+/// [`NATIVE_MULTI_UNIT`](Self::NATIVE_MULTI_UNIT) to `true`, and must
+/// produce exactly the bytes of the split path (the conformance harness in
+/// [`testing`](crate) checks that). [`encrypt_units`](Self::encrypt_units)
+/// and [`decrypt_units`](Self::decrypt_units) are shorthands for
+/// `crypt_units` and are not meant to be overridden.
+///
+/// Which unit lengths a cipher accepts is said once, by
+/// [`MIN_UNIT_BYTES`](Self::MIN_UNIT_BYTES) and
+/// [`UNIT_ALIGN`](Self::UNIT_ALIGN), and checked by
+/// [`check_unit_len`](Self::check_unit_len) and [`check_request`].
 ///
 /// Every method validates its arguments first and leaves the buffer untouched
 /// when it returns `Err`.
+///
+/// [`encrypt_unit`]: Self::encrypt_unit
+/// [`decrypt_unit`]: Self::decrypt_unit
 ///
 /// ```
 /// use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
@@ -39,17 +129,27 @@ use crate::{DataUnitSize, Error, Iv};
 /// let unit = DataUnitSize::new(16)?;
 /// AddIv.encrypt_units(Iv::from_u128(1), 1, unit, &mut buf)?;
 /// assert_eq!((buf[0], buf[16], buf[32]), (1, 2, 3));
+///
+/// // Three units with IVs of their own.
+/// let ivs = [Iv::from_u128(9), Iv::from_u128(4), Iv::from_u128(7)];
+/// let mut buf = [0u8; 48];
+/// AddIv.crypt_units_with_ivs(mdu_core::Direction::Encrypt, &ivs, unit, &mut buf)?;
+/// assert_eq!((buf[0], buf[16], buf[32]), (9, 4, 7));
 /// # Ok::<(), Error>(())
 /// ```
 pub trait DataUnitCipher {
-    /// `true` when [`encrypt_units`](Self::encrypt_units) and
-    /// [`decrypt_units`](Self::decrypt_units) are a native multi-unit path
-    /// rather than the auto-splitter.
+    /// `true` when the many-unit methods are a native multi-unit path rather
+    /// than the auto-splitters.
     const NATIVE_MULTI_UNIT: bool = false;
 
     /// The smallest data unit this cipher accepts, in bytes (at least
     /// [`DataUnitSize::MIN`]).
     const MIN_UNIT_BYTES: usize = DataUnitSize::MIN;
+
+    /// Data-unit lengths must be a multiple of this many bytes: 1 for a
+    /// cipher that takes any length (XTS, with ciphertext stealing), 16 for
+    /// one that works on whole blocks (CBC). A power of two.
+    const UNIT_ALIGN: usize = 1;
 
     /// Encrypts one data unit in place under `iv`.
     ///
@@ -57,7 +157,8 @@ pub trait DataUnitCipher {
     ///
     /// [`Error::UnitSizeOutOfRange`] if `unit` is shorter than
     /// [`MIN_UNIT_BYTES`](Self::MIN_UNIT_BYTES) or longer than
-    /// [`DataUnitSize::MAX`].
+    /// [`DataUnitSize::MAX`]; [`Error::UnitSizeMisaligned`] if its length is
+    /// not a multiple of [`UNIT_ALIGN`](Self::UNIT_ALIGN).
     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error>;
 
     /// Decrypts one data unit in place under `iv`.
@@ -67,12 +168,40 @@ pub trait DataUnitCipher {
     /// As for [`encrypt_unit`](Self::encrypt_unit).
     fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error>;
 
+    /// One data unit in place, in the direction `dir`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`encrypt_unit`](Self::encrypt_unit).
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, Direction, Error, Iv};
+    /// # struct Inc;
+    /// # impl DataUnitCipher for Inc {
+    /// #     fn encrypt_unit(&self, _: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] += 1; Ok(()) }
+    /// #     fn decrypt_unit(&self, _: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] -= 1; Ok(()) }
+    /// # }
+    /// let mut unit = [5u8; 16];
+    /// Inc.crypt_unit(Direction::Decrypt, Iv::ZERO, &mut unit)?;
+    /// assert_eq!(unit[0], 4);
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
+    fn crypt_unit(&self, dir: Direction, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        match dir {
+            Direction::Encrypt => self.encrypt_unit(iv, unit),
+            Direction::Decrypt => self.decrypt_unit(iv, unit),
+        }
+    }
+
     /// Checks that a data unit of `len` bytes is acceptable to this cipher.
     ///
     /// # Errors
     ///
     /// [`Error::UnitSizeOutOfRange`] unless
-    /// `MIN_UNIT_BYTES <= len <= DataUnitSize::MAX`.
+    /// `MIN_UNIT_BYTES <= len <= DataUnitSize::MAX`;
+    /// [`Error::UnitSizeMisaligned`] unless `len` is a multiple of
+    /// [`UNIT_ALIGN`](Self::UNIT_ALIGN).
     ///
     /// ```
     /// # use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
@@ -86,31 +215,147 @@ pub trait DataUnitCipher {
     /// ```
     #[inline]
     fn check_unit_len(&self, len: usize) -> Result<(), Error> {
-        let min = if Self::MIN_UNIT_BYTES > DataUnitSize::MIN {
-            Self::MIN_UNIT_BYTES
-        } else {
-            DataUnitSize::MIN
-        };
-        if len < min || len > DataUnitSize::MAX {
-            return Err(Error::UnitSizeOutOfRange {
-                size: len,
-                min,
-                max: DataUnitSize::MAX,
-            });
-        }
-        Ok(())
+        check_unit_len::<Self>(len)
     }
 
-    /// Encrypts `buf.len() / unit` consecutive data units in place; unit `i`
-    /// uses IV `first_iv.advance(i * iv_step)`.
+    /// Encrypts (`dir`) or decrypts `buf.len() / unit` consecutive data units
+    /// in place; unit `i` uses IV `first_iv.advance(i * iv_step)`.
     ///
-    /// The default is the auto-splitter, [`split_encrypt_units`].
+    /// The default is the auto-splitter, [`split_units`].
     ///
     /// # Errors
     ///
-    /// [`Error::EmptyRequest`], [`Error::LengthNotMultiple`], or
-    /// [`Error::UnitSizeOutOfRange`] if `unit` is below
-    /// [`MIN_UNIT_BYTES`](Self::MIN_UNIT_BYTES).
+    /// As for [`check_request`]: [`Error::EmptyRequest`],
+    /// [`Error::LengthNotMultiple`], or a unit size this cipher refuses.
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+    /// # struct Mark;
+    /// # impl DataUnitCipher for Mark {
+    /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
+    /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
+    /// # }
+    /// let mut buf = [0u8; 64];
+    /// let unit = DataUnitSize::new(16)?;
+    /// Mark.crypt_units(Direction::Encrypt, Iv::from_u128(3), 8, unit, &mut buf)?;
+    /// assert_eq!((buf[0], buf[16], buf[32], buf[48]), (3, 11, 19, 27));
+    /// # Ok::<(), Error>(())
+    /// ```
+    fn crypt_units(
+        &self,
+        dir: Direction,
+        first_iv: Iv,
+        iv_step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        split_units(self, dir, first_iv, iv_step, unit, buf)
+    }
+
+    /// The units of `src` into `dst` (equal lengths); otherwise as
+    /// [`crypt_units`](Self::crypt_units).
+    ///
+    /// The default copies `src` to `dst` and runs `crypt_units` in place; a
+    /// cipher with a fused out-of-place path overrides it.
+    ///
+    /// # Errors
+    ///
+    /// As for [`check_request`], then [`Error::LengthMismatch`].
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+    /// # struct Inc;
+    /// # impl DataUnitCipher for Inc {
+    /// #     fn encrypt_unit(&self, _: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] += 1; Ok(()) }
+    /// #     fn decrypt_unit(&self, _: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] -= 1; Ok(()) }
+    /// # }
+    /// let src = [0u8; 32];
+    /// let mut dst = [9u8; 32];
+    /// let unit = DataUnitSize::new(16)?;
+    /// Inc.crypt_units_to(Direction::Encrypt, Iv::ZERO, 1, unit, &src, &mut dst)?;
+    /// assert_eq!((dst[0], dst[1], dst[16]), (1, 0, 1));
+    /// # Ok::<(), Error>(())
+    /// ```
+    fn crypt_units_to(
+        &self,
+        dir: Direction,
+        first_iv: Iv,
+        iv_step: u64,
+        unit: DataUnitSize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), Error> {
+        check_request::<Self>(unit, src.len())?;
+        check_same_len(src.len(), dst.len())?;
+        dst.copy_from_slice(src);
+        self.crypt_units(dir, first_iv, iv_step, unit, dst)
+    }
+
+    /// Encrypts (`dir`) or decrypts `ivs.len()` data units of `unit` bytes
+    /// in place, unit `i` under `ivs[i]`: a batch of equal units whose IVs
+    /// are not consecutive counters.
+    ///
+    /// This is the path of the IV modes that are not affine in the unit
+    /// index (dm-crypt `essiv`, `benbi`, `eboiv`, `plain64be`), of callers
+    /// that encrypt scattered units (a cache writing back dirty sectors), and
+    /// the shape of a descriptor batch for an offload engine: one flat
+    /// buffer of equal units and one flat list of IVs, many requests per
+    /// submission. A cipher with a native multi-unit path runs it here
+    /// too; the default is the auto-splitter, [`split_units_with_ivs`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`check_request`], then [`Error::IvCountMismatch`] unless
+    /// `buf` holds exactly `ivs.len()` units.
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+    /// # struct Mark;
+    /// # impl DataUnitCipher for Mark {
+    /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
+    /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
+    /// # }
+    /// let unit = DataUnitSize::new(16)?;
+    /// let ivs = [Iv::from_u128(200), Iv::from_u128(3)];
+    /// let mut buf = [0u8; 32];
+    /// Mark.crypt_units_with_ivs(Direction::Encrypt, &ivs, unit, &mut buf)?;
+    /// assert_eq!((buf[0], buf[16]), (200, 3));
+    /// assert_eq!(
+    ///     Mark.crypt_units_with_ivs(Direction::Encrypt, &ivs[..1], unit, &mut buf),
+    ///     Err(Error::IvCountMismatch { ivs: 1, units: 2 })
+    /// );
+    /// # Ok::<(), Error>(())
+    /// ```
+    fn crypt_units_with_ivs(
+        &self,
+        dir: Direction,
+        ivs: &[Iv],
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        split_units_with_ivs(self, dir, ivs, unit, buf)
+    }
+
+    /// Shorthand for [`crypt_units`](Self::crypt_units) with
+    /// [`Direction::Encrypt`]; override `crypt_units`, not this.
+    ///
+    /// # Errors
+    ///
+    /// As for [`crypt_units`](Self::crypt_units).
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
+    /// # struct Mark;
+    /// # impl DataUnitCipher for Mark {
+    /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
+    /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
+    /// # }
+    /// let mut buf = [0u8; 32];
+    /// Mark.encrypt_units(Iv::from_u128(7), 1, DataUnitSize::new(16)?, &mut buf)?;
+    /// assert_eq!((buf[0], buf[16]), (7, 8));
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
     fn encrypt_units(
         &self,
         first_iv: Iv,
@@ -118,15 +363,28 @@ pub trait DataUnitCipher {
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
-        split_encrypt_units(self, first_iv, iv_step, unit, buf)
+        self.crypt_units(Direction::Encrypt, first_iv, iv_step, unit, buf)
     }
 
-    /// Decrypts `buf.len() / unit` consecutive data units in place; the
-    /// inverse of [`encrypt_units`](Self::encrypt_units).
+    /// Shorthand for [`crypt_units`](Self::crypt_units) with
+    /// [`Direction::Decrypt`]; override `crypt_units`, not this.
     ///
     /// # Errors
     ///
-    /// As for [`encrypt_units`](Self::encrypt_units).
+    /// As for [`crypt_units`](Self::crypt_units).
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
+    /// # struct Nop;
+    /// # impl DataUnitCipher for Nop {
+    /// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
+    /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
+    /// # }
+    /// let mut buf = [0u8; 40];
+    /// assert!(Nop.decrypt_units(Iv::ZERO, 1, DataUnitSize::new(16)?, &mut buf).is_err());
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
     fn decrypt_units(
         &self,
         first_iv: Iv,
@@ -134,55 +392,14 @@ pub trait DataUnitCipher {
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
-        split_decrypt_units(self, first_iv, iv_step, unit, buf)
-    }
-
-    /// Encrypts the units of `src` into `dst` (equal lengths).
-    ///
-    /// The default copies `src` to `dst` and encrypts in place; a cipher with
-    /// a fused out-of-place path overrides it.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::LengthMismatch`], then as for
-    /// [`encrypt_units`](Self::encrypt_units).
-    fn encrypt_units_to(
-        &self,
-        first_iv: Iv,
-        iv_step: u64,
-        unit: DataUnitSize,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<(), Error> {
-        check_request::<Self>(unit, src.len())?;
-        check_same_len(src.len(), dst.len())?;
-        dst.copy_from_slice(src);
-        self.encrypt_units(first_iv, iv_step, unit, dst)
-    }
-
-    /// Decrypts the units of `src` into `dst` (equal lengths).
-    ///
-    /// # Errors
-    ///
-    /// As for [`encrypt_units_to`](Self::encrypt_units_to).
-    fn decrypt_units_to(
-        &self,
-        first_iv: Iv,
-        iv_step: u64,
-        unit: DataUnitSize,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<(), Error> {
-        check_request::<Self>(unit, src.len())?;
-        check_same_len(src.len(), dst.len())?;
-        dst.copy_from_slice(src);
-        self.decrypt_units(first_iv, iv_step, unit, dst)
+        self.crypt_units(Direction::Decrypt, first_iv, iv_step, unit, buf)
     }
 }
 
 impl<C: DataUnitCipher + ?Sized> DataUnitCipher for &C {
     const NATIVE_MULTI_UNIT: bool = C::NATIVE_MULTI_UNIT;
     const MIN_UNIT_BYTES: usize = C::MIN_UNIT_BYTES;
+    const UNIT_ALIGN: usize = C::UNIT_ALIGN;
 
     #[inline]
     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
@@ -193,59 +410,78 @@ impl<C: DataUnitCipher + ?Sized> DataUnitCipher for &C {
         (**self).decrypt_unit(iv, unit)
     }
     #[inline]
-    fn encrypt_units(
+    fn crypt_unit(&self, dir: Direction, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        (**self).crypt_unit(dir, iv, unit)
+    }
+    #[inline]
+    fn crypt_units(
         &self,
+        dir: Direction,
         iv: Iv,
         step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
-        (**self).encrypt_units(iv, step, unit, buf)
+        (**self).crypt_units(dir, iv, step, unit, buf)
     }
     #[inline]
-    fn decrypt_units(
+    fn crypt_units_to(
         &self,
-        iv: Iv,
-        step: u64,
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        (**self).decrypt_units(iv, step, unit, buf)
-    }
-    #[inline]
-    fn encrypt_units_to(
-        &self,
+        dir: Direction,
         iv: Iv,
         step: u64,
         unit: DataUnitSize,
         src: &[u8],
         dst: &mut [u8],
     ) -> Result<(), Error> {
-        (**self).encrypt_units_to(iv, step, unit, src, dst)
+        (**self).crypt_units_to(dir, iv, step, unit, src, dst)
     }
     #[inline]
-    fn decrypt_units_to(
+    fn crypt_units_with_ivs(
         &self,
-        iv: Iv,
-        step: u64,
+        dir: Direction,
+        ivs: &[Iv],
         unit: DataUnitSize,
-        src: &[u8],
-        dst: &mut [u8],
+        buf: &mut [u8],
     ) -> Result<(), Error> {
-        (**self).decrypt_units_to(iv, step, unit, src, dst)
+        (**self).crypt_units_with_ivs(dir, ivs, unit, buf)
     }
+}
+
+/// The unit-length rule of cipher `C`, checked in one place.
+#[inline]
+fn check_unit_len<C: DataUnitCipher + ?Sized>(len: usize) -> Result<(), Error> {
+    let min = if C::MIN_UNIT_BYTES > DataUnitSize::MIN {
+        C::MIN_UNIT_BYTES
+    } else {
+        DataUnitSize::MIN
+    };
+    if len < min || len > DataUnitSize::MAX {
+        return Err(Error::UnitSizeOutOfRange {
+            size: len,
+            min,
+            max: DataUnitSize::MAX,
+        });
+    }
+    let align = C::UNIT_ALIGN;
+    if align > 1 && !len.is_multiple_of(align) {
+        return Err(Error::UnitSizeMisaligned { size: len, align });
+    }
+    Ok(())
 }
 
 /// Validates a many-unit request of `len` bytes for cipher `C` and returns
 /// the number of units.
 ///
 /// Native multi-unit implementations call this first, so that they reject
-/// exactly what the auto-splitter rejects.
+/// exactly what the auto-splitters reject.
 ///
 /// # Errors
 ///
-/// [`Error::UnitSizeOutOfRange`] if `unit` is below `C::MIN_UNIT_BYTES`,
-/// [`Error::EmptyRequest`], [`Error::LengthNotMultiple`].
+/// [`Error::UnitSizeOutOfRange`] or [`Error::UnitSizeMisaligned`] if `C`
+/// refuses units of `unit` bytes (see
+/// [`DataUnitCipher::check_unit_len`]), [`Error::EmptyRequest`],
+/// [`Error::LengthNotMultiple`].
 ///
 /// ```
 /// # use mdu_core::{check_request, DataUnitCipher, DataUnitSize, Error, Iv};
@@ -264,16 +500,50 @@ pub fn check_request<C: DataUnitCipher + ?Sized>(
     unit: DataUnitSize,
     len: usize,
 ) -> Result<usize, Error> {
-    if unit.get() < C::MIN_UNIT_BYTES {
-        return Err(Error::UnitSizeOutOfRange {
-            size: unit.get(),
-            min: C::MIN_UNIT_BYTES,
-            max: DataUnitSize::MAX,
-        });
-    }
+    check_unit_len::<C>(unit.get())?;
     unit.units_in(len)
 }
 
+/// Validates an explicit-IV request: [`check_request`], then one IV per
+/// unit. Returns the number of units.
+///
+/// # Errors
+///
+/// As for [`check_request`], then [`Error::IvCountMismatch`].
+///
+/// ```
+/// # use mdu_core::{check_request_with_ivs, DataUnitCipher, DataUnitSize, Error, Iv};
+/// # struct Nop;
+/// # impl DataUnitCipher for Nop {
+/// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
+/// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
+/// # }
+/// let unit = DataUnitSize::new(512)?;
+/// assert_eq!(check_request_with_ivs::<Nop>(unit, 3, 1536)?, 3);
+/// assert_eq!(
+///     check_request_with_ivs::<Nop>(unit, 2, 1536),
+///     Err(Error::IvCountMismatch { ivs: 2, units: 3 })
+/// );
+/// # Ok::<(), Error>(())
+/// ```
+#[inline]
+pub fn check_request_with_ivs<C: DataUnitCipher + ?Sized>(
+    unit: DataUnitSize,
+    ivs: usize,
+    len: usize,
+) -> Result<usize, Error> {
+    let units = check_request::<C>(unit, len)?;
+    if ivs != units {
+        return Err(Error::IvCountMismatch { ivs, units });
+    }
+    Ok(units)
+}
+
+/// Out-of-place requests need equal lengths.
+///
+/// # Errors
+///
+/// [`Error::LengthMismatch`] unless `src == dst`.
 #[inline]
 pub(crate) fn check_same_len(src: usize, dst: usize) -> Result<(), Error> {
     if src != dst {
@@ -282,10 +552,10 @@ pub(crate) fn check_same_len(src: usize, dst: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// The auto-splitter: encrypts each unit of `buf` with
-/// [`DataUnitCipher::encrypt_unit`] under IV `first_iv + i * iv_step`.
+/// The auto-splitter: each unit of `buf` through
+/// [`DataUnitCipher::crypt_unit`] under IV `first_iv + i * iv_step`.
 ///
-/// This is the default of [`DataUnitCipher::encrypt_units`] and the
+/// This is the default of [`DataUnitCipher::crypt_units`] and the
 /// reference a native multi-unit path must match byte for byte.
 ///
 /// # Errors
@@ -293,19 +563,20 @@ pub(crate) fn check_same_len(src: usize, dst: usize) -> Result<(), Error> {
 /// As for [`check_request`]; nothing is written on error.
 ///
 /// ```
-/// # use mdu_core::{split_encrypt_units, DataUnitCipher, DataUnitSize, Error, Iv};
+/// # use mdu_core::{split_units, DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 /// # struct Mark;
 /// # impl DataUnitCipher for Mark {
 /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
 /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
 /// # }
 /// let mut buf = [0u8; 64];
-/// split_encrypt_units(&Mark, Iv::from_u128(10), 8, DataUnitSize::new(32)?, &mut buf)?;
+/// split_units(&Mark, Direction::Encrypt, Iv::from_u128(10), 8, DataUnitSize::new(32)?, &mut buf)?;
 /// assert_eq!((buf[0], buf[32]), (10, 18));
 /// # Ok::<(), Error>(())
 /// ```
-pub fn split_encrypt_units<C: DataUnitCipher + ?Sized>(
+pub fn split_units<C: DataUnitCipher + ?Sized>(
     cipher: &C,
+    dir: Direction,
     first_iv: Iv,
     iv_step: u64,
     unit: DataUnitSize,
@@ -314,41 +585,44 @@ pub fn split_encrypt_units<C: DataUnitCipher + ?Sized>(
     check_request::<C>(unit, buf.len())?;
     let mut iv = first_iv;
     for chunk in buf.chunks_exact_mut(unit.get()) {
-        cipher.encrypt_unit(iv, chunk)?;
+        cipher.crypt_unit(dir, iv, chunk)?;
         iv = iv.advance(u128::from(iv_step));
     }
     Ok(())
 }
 
-/// The auto-splitter for decryption; see [`split_encrypt_units`].
+/// The auto-splitter of explicit-IV batches: unit `i` of `buf` through
+/// [`DataUnitCipher::crypt_unit`] under `ivs[i]`.
+///
+/// This is the default of [`DataUnitCipher::crypt_units_with_ivs`].
 ///
 /// # Errors
 ///
-/// As for [`check_request`]; nothing is written on error.
+/// As for [`check_request_with_ivs`]; nothing is written on error.
 ///
 /// ```
-/// # use mdu_core::{split_decrypt_units, DataUnitCipher, DataUnitSize, Error, Iv};
-/// # struct Nop;
-/// # impl DataUnitCipher for Nop {
-/// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
+/// # use mdu_core::{split_units_with_ivs, DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+/// # struct Mark;
+/// # impl DataUnitCipher for Mark {
+/// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
 /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
 /// # }
-/// let mut buf = [0u8; 40];
-/// assert!(split_decrypt_units(&Nop, Iv::ZERO, 1, DataUnitSize::new(32)?, &mut buf).is_err());
+/// let mut buf = [0u8; 64];
+/// let ivs = [Iv::from_u128(5), Iv::from_u128(1)];
+/// split_units_with_ivs(&Mark, Direction::Encrypt, &ivs, DataUnitSize::new(32)?, &mut buf)?;
+/// assert_eq!((buf[0], buf[32]), (5, 1));
 /// # Ok::<(), Error>(())
 /// ```
-pub fn split_decrypt_units<C: DataUnitCipher + ?Sized>(
+pub fn split_units_with_ivs<C: DataUnitCipher + ?Sized>(
     cipher: &C,
-    first_iv: Iv,
-    iv_step: u64,
+    dir: Direction,
+    ivs: &[Iv],
     unit: DataUnitSize,
     buf: &mut [u8],
 ) -> Result<(), Error> {
-    check_request::<C>(unit, buf.len())?;
-    let mut iv = first_iv;
-    for chunk in buf.chunks_exact_mut(unit.get()) {
-        cipher.decrypt_unit(iv, chunk)?;
-        iv = iv.advance(u128::from(iv_step));
+    check_request_with_ivs::<C>(unit, ivs.len(), buf.len())?;
+    for (chunk, iv) in buf.chunks_exact_mut(unit.get()).zip(ivs) {
+        cipher.crypt_unit(dir, *iv, chunk)?;
     }
     Ok(())
 }

@@ -45,6 +45,22 @@ pub enum Error {
         /// Destination length in bytes.
         dst: usize,
     },
+    /// The data-unit size is not a multiple of the granularity the cipher
+    /// works in (16 bytes for a block mode without ciphertext stealing, such
+    /// as CBC).
+    UnitSizeMisaligned {
+        /// The requested data-unit size in bytes.
+        size: usize,
+        /// The multiple the cipher needs.
+        align: usize,
+    },
+    /// Explicit-IV request whose IV list does not have one IV per data unit.
+    IvCountMismatch {
+        /// The number of IVs given.
+        ivs: usize,
+        /// The number of data units in the buffer.
+        units: usize,
+    },
     /// Scatter-gather request whose source and destination segments add up to
     /// different totals.
     SegmentTotalMismatch {
@@ -60,11 +76,17 @@ pub enum Error {
         /// The length the cipher needs.
         expected: usize,
     },
-    /// The key is refused as weak (for XTS: the data-key half equals the
-    /// tweak-key half).
-    WeakKey,
-    /// The requested implementation cannot run on this CPU.
+    /// The key is refused as weak by the cipher's own rule (for XTS: the
+    /// data-key half equals the tweak-key half).
+    WeakKey {
+        /// What is wrong with the key, in the cipher's words.
+        reason: &'static str,
+    },
+    /// The requested implementation cannot run on this CPU (or is not
+    /// compiled for this target).
     BackendUnavailable {
+        /// The cipher or crate whose backend was asked for (`"mdu-xts"`).
+        cipher: &'static str,
         /// Name of the backend that was asked for.
         backend: &'static str,
     },
@@ -88,6 +110,16 @@ impl fmt::Display for Error {
                 "data-unit size {size} is out of range: it must be at least {min} \
                  and at most {max} bytes"
             ),
+            Error::UnitSizeMisaligned { size, align } => write!(
+                f,
+                "data-unit size {size} is not a multiple of {align} bytes: this cipher \
+                 works on whole {align}-byte blocks"
+            ),
+            Error::IvCountMismatch { ivs, units } => write!(
+                f,
+                "{ivs} IVs for {units} data units: an explicit-IV request needs exactly \
+                 one IV per unit"
+            ),
             Error::LengthMismatch { src, dst } => write!(
                 f,
                 "source is {src} bytes but destination is {dst} bytes: they must be equal"
@@ -103,13 +135,12 @@ impl fmt::Display for Error {
                     "key is {len} bytes but this cipher needs exactly {expected}"
                 )
             }
-            Error::WeakKey => f.write_str(
-                "weak key: the two key halves are equal, which breaks XTS's security \
-                 argument (use new_allow_equal_halves only for test vectors)",
+            Error::WeakKey { reason } => write!(f, "weak key: {reason}"),
+            Error::BackendUnavailable { cipher, backend } => write!(
+                f,
+                "the {cipher} backend {backend} cannot run here: this CPU lacks the \
+                 instructions it needs, or it is not compiled for this target"
             ),
-            Error::BackendUnavailable { backend } => {
-                write!(f, "backend {backend} is not supported by this CPU")
-            }
         }
     }
 }

@@ -8,9 +8,11 @@
 //!
 //! * [`DataUnitCipher`] is the cipher side: one unit in place, and many units
 //!   in one call. A cipher without a multi-unit path of its own gets one for
-//!   free from the auto-splitter ([`split_encrypt_units`]); a cipher with a
+//!   free from the auto-splitter ([`split_units`]); a cipher with a
 //!   native path sets [`DataUnitCipher::NATIVE_MULTI_UNIT`] and must be
-//!   byte-identical to the split path.
+//!   byte-identical to the split path. A batch may also carry one IV per
+//!   unit ([`DataUnitCipher::crypt_units_with_ivs`]) for IV schemes that are
+//!   not consecutive counters; it takes the same native path.
 //! * [`DataUnits`] is the caller side: a cipher bound to a validated
 //!   [`DataUnitSize`] and IV step, with in-place, out-of-place and
 //!   scatter-gather requests (a unit may straddle segment boundaries).
@@ -80,7 +82,10 @@ mod units;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use cipher::{DataUnitCipher, check_request, split_decrypt_units, split_encrypt_units};
+pub use cipher::{
+    DataUnitCipher, Direction, check_request, check_request_with_ivs, split_units,
+    split_units_with_ivs,
+};
 pub use error::Error;
 pub use iv::Iv;
 pub use size::DataUnitSize;

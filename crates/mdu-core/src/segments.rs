@@ -10,8 +10,8 @@ use alloc::vec::Vec;
 use zeroize::Zeroizing;
 
 use crate::cipher::check_request;
-use crate::units::Direction;
-use crate::{DataUnitCipher, DataUnits, Error, Iv};
+use crate::units::run;
+use crate::{DataUnitCipher, DataUnits, Direction, Error, Iv};
 
 /// A position in a list of segments: segment index and offset within it.
 #[derive(Clone, Copy, Default)]
@@ -87,8 +87,8 @@ pub(crate) fn in_place<C: DataUnitCipher>(
         let whole = (cur.rest(segs).len() / unit.get()).min(left);
         if whole > 0 {
             let bytes = whole * unit.get();
-            let run = &mut segs[cur.seg][cur.off..cur.off + bytes];
-            dir.run(cipher, iv, step, unit, run)?;
+            let whole_run = &mut segs[cur.seg][cur.off..cur.off + bytes];
+            run(cipher, dir, iv, step, unit, whole_run)?;
             cur.off += bytes;
             iv = iv.advance(whole as u128 * u128::from(step));
             left -= whole;
@@ -96,7 +96,7 @@ pub(crate) fn in_place<C: DataUnitCipher>(
             bounce.resize(unit.get(), 0);
             let start = cur;
             gather(segs, &mut cur, &mut bounce);
-            dir.unit(cipher, iv, &mut bounce)?;
+            cipher.crypt_unit(dir, iv, &mut bounce)?;
             scatter(segs, &mut { start }, &bounce);
             iv = iv.advance(u128::from(step));
             left -= 1;
@@ -141,17 +141,14 @@ pub(crate) fn out_of_place<C: DataUnitCipher>(
                 whole
             };
             let bytes = n * unit.get();
-            let run = &mut dst[dc.seg][dc.off..dc.off + bytes];
+            let whole_run = &mut dst[dc.seg][dc.off..dc.off + bytes];
             if src_whole > 0 {
                 let from = &sc.rest(src)[..bytes];
-                match dir {
-                    Direction::Encrypt => cipher.encrypt_units_to(iv, step, unit, from, run)?,
-                    Direction::Decrypt => cipher.decrypt_units_to(iv, step, unit, from, run)?,
-                }
+                cipher.crypt_units_to(dir, iv, step, unit, from, whole_run)?;
                 sc.off += bytes;
             } else {
-                gather(src, &mut sc, run);
-                dir.run(cipher, iv, step, unit, run)?;
+                gather(src, &mut sc, whole_run);
+                run(cipher, dir, iv, step, unit, whole_run)?;
             }
             dc.off += bytes;
             iv = iv.advance(n as u128 * u128::from(step));
@@ -159,7 +156,7 @@ pub(crate) fn out_of_place<C: DataUnitCipher>(
         } else {
             bounce.resize(unit.get(), 0);
             gather(src, &mut sc, &mut bounce);
-            dir.unit(cipher, iv, &mut bounce)?;
+            cipher.crypt_unit(dir, iv, &mut bounce)?;
             scatter(dst, &mut dc, &bounce);
             iv = iv.advance(u128::from(step));
             left -= 1;

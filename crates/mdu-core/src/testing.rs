@@ -5,10 +5,14 @@
 //! single-unit requests with derived IVs, over unit sizes 16, 17, 31, 512,
 //! 4096 and 4112, unit counts 1 to 33, IVs next to the 2^64 and 2^128 carries,
 //! IV steps 1, 8 and random, in place, out of place with misaligned buffers,
-//! and over random segment splits (different for source and destination). It
-//! asserts byte equality, that decryption inverts encryption on every path,
-//! and that invalid requests fail with the right error and leave the buffers
-//! unchanged. Sizes below the cipher's [`MIN_UNIT_BYTES`] are skipped.
+//! over random segment splits (different for source and destination), and
+//! as explicit-IV batches (one unrelated IV per unit, some repeated, some
+//! next to the carries). It asserts byte equality, that decryption inverts
+//! encryption on every path, and that invalid requests (ragged, empty,
+//! mismatched, too few IVs, units the cipher refuses) fail with the right
+//! error and leave the buffers unchanged. Sizes the cipher does not accept
+//! (below its [`MIN_UNIT_BYTES`], or not a multiple of its [`UNIT_ALIGN`])
+//! are skipped and counted.
 //!
 //! It panics, naming the cipher, the path and the request, on the first
 //! mismatch: call it from a `#[test]`.
@@ -19,6 +23,7 @@
 //! interop tests and says which tests did not run without them.
 //!
 //! [`MIN_UNIT_BYTES`]: DataUnitCipher::MIN_UNIT_BYTES
+//! [`UNIT_ALIGN`]: DataUnitCipher::UNIT_ALIGN
 //!
 //! ```
 //! use mdu_core::{testing, DataUnitCipher, Error, Iv};
@@ -47,7 +52,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
-use crate::{DataUnitCipher, DataUnitSize, DataUnits, Error, Iv};
+use crate::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
 pub mod backends;
 pub mod tools;
@@ -70,7 +75,8 @@ pub struct Report {
     pub requests: usize,
     /// Bytes encrypted or decrypted.
     pub bytes: u64,
-    /// Unit sizes that were skipped because the cipher does not accept them.
+    /// Unit sizes of [`UNIT_SIZES`] that were skipped because the cipher
+    /// does not accept them.
     pub skipped_sizes: usize,
 }
 
@@ -369,8 +375,49 @@ fn check_request<C: DataUnitCipher>(cipher: &C, ctx: &Ctx, rng: &mut Rng, report
     );
     ctx.same("decrypt_segments_to", &out, &plain);
 
-    report.requests += 10 + 2 * count;
-    report.bytes += 12 * len as u64;
+    // An explicit-IV batch: unrelated IVs (some equal, some next to the
+    // carries), against one single-unit request per unit.
+    let mut ivs: Vec<Iv> = Vec::with_capacity(count);
+    for i in 0..count {
+        let iv = match rng.below(4) {
+            0 if i > 0 => ivs[rng.below(i)],
+            1 => Iv::from_u128(0u128.wrapping_sub(rng.below(3) as u128)),
+            2 => Iv::from_u128((1u128 << 64) - 1 - rng.below(2) as u128),
+            _ => Iv::from_u128(u128::from(rng.next()) << 64 | u128::from(rng.next())),
+        };
+        ivs.push(iv);
+    }
+    let mut want_ivs = plain.clone();
+    for (chunk, iv) in want_ivs.chunks_mut(unit).zip(&ivs) {
+        ctx.ok(
+            "encrypt_unit (explicit IVs)",
+            cipher.encrypt_unit(*iv, chunk),
+        );
+    }
+    let mut buf = plain.clone();
+    ctx.ok(
+        "crypt_units_with_ivs",
+        cipher.crypt_units_with_ivs(Direction::Encrypt, &ivs, size, &mut buf),
+    );
+    ctx.same("crypt_units_with_ivs vs per-unit", &buf, &want_ivs);
+    ctx.ok(
+        "DataUnits::decrypt_with_ivs",
+        units.decrypt_with_ivs(&ivs, &mut buf),
+    );
+    ctx.same("DataUnits::decrypt_with_ivs", &buf, &plain);
+    ctx.ok(
+        "DataUnits::encrypt_with_ivs",
+        units.encrypt_with_ivs(&ivs, &mut buf),
+    );
+    ctx.same("DataUnits::encrypt_with_ivs vs per-unit", &buf, &want_ivs);
+    ctx.ok(
+        "crypt_units_with_ivs (decrypt)",
+        cipher.crypt_units_with_ivs(Direction::Decrypt, &ivs, size, &mut buf),
+    );
+    ctx.same("crypt_units_with_ivs (decrypt)", &buf, &plain);
+
+    report.requests += 14 + 3 * count;
+    report.bytes += 16 * len as u64;
 }
 
 fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, report: &mut Report) {
@@ -453,6 +500,59 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
     );
     ctx.same("ragged segments left unchanged", &buf, &orig);
 
+    // An explicit-IV batch with one IV too few or too many.
+    let size = units.unit_size();
+    let mut two = orig[..2 * unit].to_vec();
+    for n in [1, 3] {
+        ctx.err(
+            "crypt_units_with_ivs, wrong IV count",
+            cipher.crypt_units_with_ivs(Direction::Encrypt, &vec![Iv::ZERO; n], size, &mut two),
+            Error::IvCountMismatch { ivs: n, units: 2 },
+        );
+        ctx.err(
+            "DataUnits::decrypt_with_ivs, wrong IV count",
+            units.decrypt_with_ivs(&vec![Iv::ZERO; n], &mut two),
+            Error::IvCountMismatch { ivs: n, units: 2 },
+        );
+    }
+    ctx.same("explicit-IV batch left unchanged", &two, &orig[..2 * unit]);
+
+    // A unit length the cipher's alignment refuses.
+    let align = C::UNIT_ALIGN;
+    if align > 1 {
+        let odd = unit + 1;
+        let want = Error::UnitSizeMisaligned { size: odd, align };
+        let mut big = orig.clone();
+        big.resize(2 * odd, 0);
+        let before = big.clone();
+        ctx.err(
+            "encrypt_unit of a misaligned unit",
+            cipher.encrypt_unit(Iv::ZERO, &mut big[..odd]),
+            want,
+        );
+        ctx.err(
+            "decrypt_unit of a misaligned unit",
+            cipher.decrypt_unit(Iv::ZERO, &mut big[..odd]),
+            want,
+        );
+        if let Ok(odd_size) = DataUnitSize::new(odd) {
+            ctx.err(
+                "crypt_units with a misaligned unit size",
+                cipher.crypt_units(Direction::Encrypt, Iv::ZERO, 1, odd_size, &mut big),
+                want,
+            );
+        }
+        ctx.same("misaligned units left unchanged", &big, &before);
+        match DataUnits::new(cipher, odd) {
+            Err(e) if e == want => {}
+            other => panic!(
+                "{}: expected Err({want:?}), got {:?}",
+                ctx.describe("DataUnits::new with a misaligned unit size"),
+                other.map(|_| ())
+            ),
+        }
+    }
+
     // One unit shorter than the cipher's minimum.
     let short = cipher.check_unit_len(DataUnitSize::MIN - 1);
     if let Err(e) = short {
@@ -473,5 +573,5 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
             ctx.describe("check_unit_len")
         );
     }
-    report.requests += 10;
+    report.requests += 14;
 }

@@ -1,48 +1,23 @@
 //! [`DataUnits`]: a cipher bound to a data-unit size and an IV step.
 
-use crate::cipher::{check_request, check_same_len};
-use crate::{DataUnitCipher, DataUnitSize, Error, Iv};
+use crate::cipher::{check_request, check_request_with_ivs, check_same_len};
+use crate::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 
-/// Which way a request goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Direction {
-    Encrypt,
-    Decrypt,
-}
-
-impl Direction {
-    #[inline]
-    pub(crate) fn unit<C: DataUnitCipher + ?Sized>(
-        self,
-        cipher: &C,
-        iv: Iv,
-        unit: &mut [u8],
-    ) -> Result<(), Error> {
-        match self {
-            Direction::Encrypt => cipher.encrypt_unit(iv, unit),
-            Direction::Decrypt => cipher.decrypt_unit(iv, unit),
-        }
+/// Runs a validated, non-empty run of whole units in place. A run of one
+/// unit goes straight to the one-unit method.
+#[inline]
+pub(crate) fn run<C: DataUnitCipher + ?Sized>(
+    cipher: &C,
+    dir: Direction,
+    iv: Iv,
+    step: u64,
+    unit: DataUnitSize,
+    buf: &mut [u8],
+) -> Result<(), Error> {
+    if buf.len() == unit.get() {
+        return cipher.crypt_unit(dir, iv, buf);
     }
-
-    /// Runs a validated, non-empty run of whole units in place. A run of one
-    /// unit goes straight to the one-unit method.
-    #[inline]
-    pub(crate) fn run<C: DataUnitCipher + ?Sized>(
-        self,
-        cipher: &C,
-        iv: Iv,
-        step: u64,
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        if buf.len() == unit.get() {
-            return self.unit(cipher, iv, buf);
-        }
-        match self {
-            Direction::Encrypt => cipher.encrypt_units(iv, step, unit, buf),
-            Direction::Decrypt => cipher.decrypt_units(iv, step, unit, buf),
-        }
-    }
+    cipher.crypt_units(dir, iv, step, unit, buf)
 }
 
 /// A [`DataUnitCipher`] bound to a data-unit size and an IV step, validated
@@ -180,12 +155,60 @@ impl<C: DataUnitCipher> DataUnits<C> {
         first_iv.advance(u128::from(index) * u128::from(self.step))
     }
 
-    fn in_place(&self, dir: Direction, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+    /// Encrypts (`dir`) or decrypts the data units of `buf` in place; unit
+    /// `i` under `first_iv + i * step`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyRequest`] or [`Error::LengthNotMultiple`]; `buf` is then
+    /// unchanged.
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, DataUnits, Direction, Error, Iv};
+    /// # struct Toy;
+    /// # impl DataUnitCipher for Toy {
+    /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
+    /// #         u.iter_mut().for_each(|b| *b ^= iv.0[0]); Ok(())
+    /// #     }
+    /// #     fn decrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { self.encrypt_unit(iv, u) }
+    /// # }
+    /// let units = DataUnits::new(Toy, 16)?;
+    /// let mut buf = [0u8; 32];
+    /// for dir in Direction::BOTH {
+    ///     units.crypt(dir, Iv::from_u128(4), &mut buf)?;
+    /// }
+    /// assert_eq!(buf, [0u8; 32]);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn crypt(&self, dir: Direction, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
         check_request::<C>(self.unit, buf.len())?;
-        dir.run(&self.cipher, first_iv, self.step, self.unit, buf)
+        run(&self.cipher, dir, first_iv, self.step, self.unit, buf)
     }
 
-    fn out_of_place(
+    /// Encrypts (`dir`) or decrypts the data units of `src` into `dst`,
+    /// which must be as long.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyRequest`], [`Error::LengthNotMultiple`] or
+    /// [`Error::LengthMismatch`]; `dst` is then unchanged.
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, DataUnits, Direction, Error, Iv};
+    /// # struct Toy;
+    /// # impl DataUnitCipher for Toy {
+    /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
+    /// #         u.iter_mut().for_each(|b| *b ^= iv.0[0]); Ok(())
+    /// #     }
+    /// #     fn decrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { self.encrypt_unit(iv, u) }
+    /// # }
+    /// let units = DataUnits::new(Toy, 16)?;
+    /// let mut out = [0u8; 16];
+    /// units.crypt_to(Direction::Encrypt, Iv::from_u128(4), &[1; 16], &mut out)?;
+    /// assert_eq!(out, [5; 16]);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn crypt_to(
         &self,
         dir: Direction,
         first_iv: Iv,
@@ -194,14 +217,63 @@ impl<C: DataUnitCipher> DataUnits<C> {
     ) -> Result<(), Error> {
         check_request::<C>(self.unit, src.len())?;
         check_same_len(src.len(), dst.len())?;
-        match dir {
-            Direction::Encrypt => self
-                .cipher
-                .encrypt_units_to(first_iv, self.step, self.unit, src, dst),
-            Direction::Decrypt => self
-                .cipher
-                .decrypt_units_to(first_iv, self.step, self.unit, src, dst),
+        self.cipher
+            .crypt_units_to(dir, first_iv, self.step, self.unit, src, dst)
+    }
+
+    /// Encrypts (`dir`) or decrypts the data units of `buf` in place, unit
+    /// `i` under `ivs[i]`: a batch whose IVs are not consecutive (the IV
+    /// step does not apply). See
+    /// [`DataUnitCipher::crypt_units_with_ivs`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyRequest`], [`Error::LengthNotMultiple`] or
+    /// [`Error::IvCountMismatch`]; `buf` is then unchanged.
+    ///
+    /// ```
+    /// # use mdu_core::{DataUnitCipher, DataUnits, Direction, Error, Iv};
+    /// # struct Toy;
+    /// # impl DataUnitCipher for Toy {
+    /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
+    /// #         u.iter_mut().for_each(|b| *b ^= iv.0[0]); Ok(())
+    /// #     }
+    /// #     fn decrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { self.encrypt_unit(iv, u) }
+    /// # }
+    /// let units = DataUnits::new(Toy, 16)?;
+    /// let mut buf = [0u8; 48];
+    /// let ivs = [Iv::from_u128(9), Iv::from_u128(2), Iv::from_u128(9)];
+    /// units.crypt_with_ivs(Direction::Encrypt, &ivs, &mut buf)?;
+    /// assert_eq!((buf[0], buf[16], buf[32]), (9, 2, 9));
+    /// assert!(units.crypt_with_ivs(Direction::Encrypt, &ivs[..2], &mut buf).is_err());
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn crypt_with_ivs(&self, dir: Direction, ivs: &[Iv], buf: &mut [u8]) -> Result<(), Error> {
+        check_request_with_ivs::<C>(self.unit, ivs.len(), buf.len())?;
+        if buf.len() == self.unit.get() {
+            return self.cipher.crypt_unit(dir, ivs[0], buf);
         }
+        self.cipher.crypt_units_with_ivs(dir, ivs, self.unit, buf)
+    }
+
+    /// Encrypts the data units of `buf` in place, unit `i` under `ivs[i]`;
+    /// see [`crypt_with_ivs`](Self::crypt_with_ivs).
+    ///
+    /// # Errors
+    ///
+    /// As for [`crypt_with_ivs`](Self::crypt_with_ivs).
+    pub fn encrypt_with_ivs(&self, ivs: &[Iv], buf: &mut [u8]) -> Result<(), Error> {
+        self.crypt_with_ivs(Direction::Encrypt, ivs, buf)
+    }
+
+    /// Decrypts the data units of `buf` in place, unit `i` under `ivs[i]`;
+    /// see [`crypt_with_ivs`](Self::crypt_with_ivs).
+    ///
+    /// # Errors
+    ///
+    /// As for [`crypt_with_ivs`](Self::crypt_with_ivs).
+    pub fn decrypt_with_ivs(&self, ivs: &[Iv], buf: &mut [u8]) -> Result<(), Error> {
+        self.crypt_with_ivs(Direction::Decrypt, ivs, buf)
     }
 
     /// Encrypts the data units of `buf` in place.
@@ -211,7 +283,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// [`Error::EmptyRequest`] or [`Error::LengthNotMultiple`]; `buf` is then
     /// unchanged.
     pub fn encrypt(&self, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-        self.in_place(Direction::Encrypt, first_iv, buf)
+        self.crypt(Direction::Encrypt, first_iv, buf)
     }
 
     /// Decrypts the data units of `buf` in place.
@@ -220,7 +292,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     ///
     /// As for [`encrypt`](Self::encrypt).
     pub fn decrypt(&self, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-        self.in_place(Direction::Decrypt, first_iv, buf)
+        self.crypt(Direction::Decrypt, first_iv, buf)
     }
 
     /// Encrypts the data units of `src` into `dst`, which must be as long.
@@ -230,7 +302,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// [`Error::EmptyRequest`], [`Error::LengthNotMultiple`] or
     /// [`Error::LengthMismatch`]; `dst` is then unchanged.
     pub fn encrypt_to(&self, first_iv: Iv, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
-        self.out_of_place(Direction::Encrypt, first_iv, src, dst)
+        self.crypt_to(Direction::Encrypt, first_iv, src, dst)
     }
 
     /// Decrypts the data units of `src` into `dst`, which must be as long.
@@ -239,7 +311,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     ///
     /// As for [`encrypt_to`](Self::encrypt_to).
     pub fn decrypt_to(&self, first_iv: Iv, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
-        self.out_of_place(Direction::Decrypt, first_iv, src, dst)
+        self.crypt_to(Direction::Decrypt, first_iv, src, dst)
     }
 
     /// Encrypts a request scattered over `segments`, in place.
@@ -361,14 +433,14 @@ impl<C: DataUnitCipher + Sync> DataUnits<C> {
         let by_size = (256usize << 10).div_ceil(self.unit.get());
         let per_chunk = by_balance.max(by_size).max(1);
         if per_chunk >= units {
-            return dir.run(&self.cipher, first_iv, self.step, self.unit, buf);
+            return run(&self.cipher, dir, first_iv, self.step, self.unit, buf);
         }
         let chunk_bytes = per_chunk * self.unit.get();
         buf.par_chunks_mut(chunk_bytes)
             .enumerate()
             .try_for_each(|(i, chunk)| {
                 let iv = self.iv_of(first_iv, (i * per_chunk) as u64);
-                dir.run(&self.cipher, iv, self.step, self.unit, chunk)
+                run(&self.cipher, dir, iv, self.step, self.unit, chunk)
             })
     }
 

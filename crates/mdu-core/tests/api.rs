@@ -163,8 +163,30 @@ fn errors_explain_themselves() {
             },
             "needs exactly 64",
         ),
-        (Error::WeakKey, "key halves are equal"),
-        (Error::BackendUnavailable { backend: "Vaes512" }, "Vaes512"),
+        (
+            Error::WeakKey {
+                reason: "the two key halves are equal",
+            },
+            "weak key: the two key halves are equal",
+        ),
+        (
+            Error::BackendUnavailable {
+                cipher: "mdu-xts",
+                backend: "vaes512",
+            },
+            "mdu-xts backend vaes512",
+        ),
+        (
+            Error::UnitSizeMisaligned {
+                size: 40,
+                align: 16,
+            },
+            "40 is not a multiple of 16",
+        ),
+        (
+            Error::IvCountMismatch { ivs: 3, units: 4 },
+            "3 IVs for 4 data units",
+        ),
     ];
     for (err, needle) in cases {
         let text = err.to_string();
@@ -283,4 +305,68 @@ fn par_encrypt_matches_the_serial_path() {
         })
     );
     assert_eq!(buf, vec![1u8; 1000]);
+}
+
+#[test]
+fn an_explicit_iv_batch_is_one_call_and_equals_one_unit_at_a_time() {
+    use mdu_core::Direction;
+
+    let u = DataUnits::new(Counting::default(), 64).unwrap();
+    let ivs: Vec<Iv> = (0..9u128)
+        .map(|i| Iv::from_u128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)))
+        .collect();
+    let plain: Vec<u8> = (0..64 * 9).map(|i| (i % 251) as u8).collect();
+    let mut buf = plain.clone();
+    u.encrypt_with_ivs(&ivs, &mut buf).unwrap();
+    assert_eq!(u.cipher().multi_calls.get(), 1);
+    assert_eq!(u.cipher().unit_calls.get(), 0);
+    let toy = Toy { key: 1 };
+    let mut want = plain.clone();
+    for (chunk, iv) in want.chunks_mut(64).zip(&ivs) {
+        toy.encrypt_unit(*iv, chunk).unwrap();
+    }
+    assert_eq!(buf, want);
+    // A one-unit batch goes straight to the one-unit method.
+    u.crypt_with_ivs(Direction::Decrypt, &ivs[..1], &mut buf[..64])
+        .unwrap();
+    assert_eq!(u.cipher().unit_calls.get(), 1);
+    assert_eq!(buf[..64], plain[..64]);
+    // The IV list must match the units, and a mismatch changes nothing.
+    let before = buf.clone();
+    assert_eq!(
+        u.encrypt_with_ivs(&ivs[..8], &mut buf),
+        Err(Error::IvCountMismatch { ivs: 8, units: 9 })
+    );
+    assert_eq!(buf, before);
+}
+
+#[test]
+fn a_block_cipher_refuses_units_that_are_not_whole_blocks() {
+    let c = common::BlockToy(Toy { key: 2 });
+    assert_eq!(
+        DataUnits::new(c, 520).unwrap_err(),
+        Error::UnitSizeMisaligned {
+            size: 520,
+            align: 16
+        }
+    );
+    let mut buf = [3u8; 24];
+    assert_eq!(
+        c.encrypt_unit(Iv::ZERO, &mut buf),
+        Err(Error::UnitSizeMisaligned {
+            size: 24,
+            align: 16
+        })
+    );
+    assert_eq!(buf, [3u8; 24]);
+    let unit = DataUnitSize::new(24).unwrap();
+    let mut two = [3u8; 48];
+    assert_eq!(
+        c.encrypt_units(Iv::ZERO, 1, unit, &mut two),
+        Err(Error::UnitSizeMisaligned {
+            size: 24,
+            align: 16
+        })
+    );
+    assert!(DataUnits::new(c, 512).is_ok());
 }

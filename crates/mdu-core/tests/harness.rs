@@ -26,7 +26,7 @@ fn harness_passes_for_a_native_multi_unit_path() {
 /// wrong must be caught: the harness is a real check, not a formality.
 #[test]
 fn harness_catches_a_wrong_iv_step() {
-    use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
+    use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 
     struct OffByOne(Toy);
     impl DataUnitCipher for OffByOne {
@@ -37,8 +37,9 @@ fn harness_catches_a_wrong_iv_step() {
         fn decrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
             self.0.decrypt_unit(iv, u)
         }
-        fn encrypt_units(
+        fn crypt_units(
             &self,
+            dir: Direction,
             iv: Iv,
             step: u64,
             unit: DataUnitSize,
@@ -46,13 +47,55 @@ fn harness_catches_a_wrong_iv_step() {
         ) -> Result<(), Error> {
             // Bug: ignores the step and always advances by one.
             let _ = step;
-            mdu_core::split_encrypt_units(&self.0, iv, 1, unit, buf)
+            mdu_core::split_units(&self.0, dir, iv, 1, unit, buf)
         }
     }
     let caught = std::panic::catch_unwind(|| testing::check_cipher(&OffByOne(Toy { key: 5 })));
     let msg = caught.expect_err("a broken multi-unit path passed the harness");
     let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(msg.contains("conformance failure"), "{msg}");
+}
+
+/// A cipher whose explicit-IV path uses the IVs in the wrong order is
+/// caught too.
+#[test]
+fn harness_catches_explicit_ivs_used_out_of_order() {
+    use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+
+    struct Reversed(Toy);
+    impl DataUnitCipher for Reversed {
+        const NATIVE_MULTI_UNIT: bool = true;
+        fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
+            self.0.encrypt_unit(iv, u)
+        }
+        fn decrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
+            self.0.decrypt_unit(iv, u)
+        }
+        fn crypt_units_with_ivs(
+            &self,
+            dir: Direction,
+            ivs: &[Iv],
+            unit: DataUnitSize,
+            buf: &mut [u8],
+        ) -> Result<(), Error> {
+            let mut rev = ivs.to_vec();
+            rev.reverse();
+            mdu_core::split_units_with_ivs(&self.0, dir, &rev, unit, buf)
+        }
+    }
+    let caught = std::panic::catch_unwind(|| testing::check_cipher(&Reversed(Toy { key: 6 })));
+    let msg = caught.expect_err("explicit IVs out of order passed the harness");
+    let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("with_ivs"), "{msg}");
+}
+
+/// A cipher that needs whole 16-byte blocks: the sizes it refuses are
+/// skipped and counted, and its refusals are checked.
+#[test]
+fn harness_skips_and_checks_the_sizes_a_block_cipher_refuses() {
+    let report = testing::check_cipher(&common::BlockToy(Toy { key: 8 }));
+    // 17 and 31 are not multiples of 16.
+    assert_eq!(report.skipped_sizes, 2, "{report:?}");
 }
 
 /// Likewise for a cipher whose segment-independent paths are right but

@@ -43,24 +43,55 @@
 //!
 //! For LUKS2 volumes with 4096-byte sectors, dm-crypt still counts 512-byte
 //! sectors in the IV: use `DataUnits::new(cipher, 4096)?.with_iv_step(8)`.
+//! dm-crypt's IV generators, cipher specs and geometry are the `mdu-dmcrypt`
+//! crate's, for this cipher and any other [`DataUnitCipher`].
+//!
+//! # Units with IVs of their own
+//!
+//! A batch of equal units whose IVs are not consecutive (an IV scheme that
+//! is not a counter, scattered sectors) takes the same native path through
+//! [`DataUnitCipher::crypt_units_with_ivs`]: the first tweaks of the batch
+//! are still encrypted together.
+//!
+//! ```
+//! use mdu_xts::{DataUnits, Iv, XtsAes128};
+//!
+//! let key: Vec<u8> = (0..32).collect();
+//! let units = DataUnits::new(XtsAes128::new(&key)?, 512)?;
+//! let ivs = [Iv::plain64(77), Iv::plain64(3), Iv::plain64(1 << 40)];
+//! let mut buf = vec![0u8; 3 * 512];
+//! units.encrypt_with_ivs(&ivs, &mut buf)?;
+//! let mut one = vec![0u8; 512];
+//! units.cipher().encrypt(Iv::plain64(3), &mut one)?;
+//! assert_eq!(buf[512..1024], one[..]);
+//! # Ok::<(), mdu_xts::Error>(())
+//! ```
 //!
 //! # Features
 //!
+//! * `std` (default): `std::error::Error` for [`Error`] and CPU detection
+//!   through the standard library. Without it the crate is `no_std` (it
+//!   needs `alloc`: round keys live on the heap) and detects the x86_64
+//!   instructions with CPUID, the arm64 ones from the compile-time target
+//!   features.
 //! * `rayon`: `DataUnits::par_encrypt` / `par_decrypt` (from `mdu-core`)
 //!   split a large request across threads on unit boundaries; the bytes are
 //!   those of one `encrypt` call.
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(test, feature = "std"))]
+extern crate std;
 
 use core::fmt;
 
 mod backend;
-/// dm-crypt IV generators (`plain64`, `essiv:sha256`, ...) and sector-wise encryption.
-pub mod dmcrypt;
-mod wipe;
 
 pub use backend::Backend;
-pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Error, Iv};
+pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
 use backend::{Aes128Keys, Aes256Keys, Engine, Io};
+use mdu_aes::Ivs;
 
 /// The shared body of the two XTS ciphers.
 macro_rules! xts_cipher {
@@ -92,7 +123,7 @@ macro_rules! xts_cipher {
             #[doc = concat!("let mut key = [7u8; ", $key_len, "];")]
             #[doc = concat!("key[", $half, "..].fill(9);")]
             #[doc = concat!("assert!(", stringify!($name), "::new(&key).is_ok());")]
-            #[doc = concat!("assert_eq!(", stringify!($name), "::new(&[7; ", $key_len, "]).unwrap_err(), Error::WeakKey);")]
+            #[doc = concat!("assert!(matches!(", stringify!($name), "::new(&[7; ", $key_len, "]), Err(Error::WeakKey { .. })));")]
             #[doc = concat!("assert_eq!(")]
             #[doc = concat!("    ", stringify!($name), "::new(&key[1..]).unwrap_err(),")]
             #[doc = concat!("    Error::InvalidKeyLength { len: ", $key_len, " - 1, expected: ", $key_len, " }")]
@@ -126,7 +157,7 @@ macro_rules! xts_cipher {
             ///
             /// As for [`new`](Self::new), then
             /// [`Error::BackendUnavailable`] if this CPU cannot run
-            /// `backend`.
+            /// `backend` (or it is not compiled for this target).
             ///
             /// ```
             #[doc = concat!("use mdu_xts::{Backend, ", stringify!($name), "};")]
@@ -208,10 +239,7 @@ macro_rules! xts_cipher {
             /// ```
             #[inline]
             pub fn encrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-                self.check_unit_len(buf.len())?;
-                let len = buf.len();
-                self.engine.crypt(true, iv, 0, len, Io::InPlace(buf));
-                Ok(())
+                self.crypt_one(Direction::Encrypt, iv, buf)
             }
 
             /// Decrypts one message in place under `iv`; the inverse of
@@ -234,9 +262,18 @@ macro_rules! xts_cipher {
             /// ```
             #[inline]
             pub fn decrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+                self.crypt_one(Direction::Decrypt, iv, buf)
+            }
+        }
+
+        impl $name {
+            /// One message in place: the one-unit path of both directions.
+            #[inline]
+            fn crypt_one(&self, dir: Direction, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
                 self.check_unit_len(buf.len())?;
                 let len = buf.len();
-                self.engine.crypt(false, iv, 0, len, Io::InPlace(buf));
+                let ivs = Ivs::Counter { first: iv.to_u128(), step: 0 };
+                self.engine.crypt(dir, ivs, len, Io::InPlace(buf));
                 Ok(())
             }
         }
@@ -254,34 +291,23 @@ macro_rules! xts_cipher {
                 self.decrypt(iv, unit)
             }
 
-            fn encrypt_units(
+            fn crypt_units(
                 &self,
+                dir: Direction,
                 first_iv: Iv,
                 iv_step: u64,
                 unit: DataUnitSize,
                 buf: &mut [u8],
             ) -> Result<(), Error> {
                 mdu_core::check_request::<Self>(unit, buf.len())?;
-                self.engine
-                    .crypt(true, first_iv, iv_step, unit.get(), Io::InPlace(buf));
+                let ivs = Ivs::Counter { first: first_iv.to_u128(), step: iv_step };
+                self.engine.crypt(dir, ivs, unit.get(), Io::InPlace(buf));
                 Ok(())
             }
 
-            fn decrypt_units(
+            fn crypt_units_to(
                 &self,
-                first_iv: Iv,
-                iv_step: u64,
-                unit: DataUnitSize,
-                buf: &mut [u8],
-            ) -> Result<(), Error> {
-                mdu_core::check_request::<Self>(unit, buf.len())?;
-                self.engine
-                    .crypt(false, first_iv, iv_step, unit.get(), Io::InPlace(buf));
-                Ok(())
-            }
-
-            fn encrypt_units_to(
-                &self,
+                dir: Direction,
                 first_iv: Iv,
                 iv_step: u64,
                 unit: DataUnitSize,
@@ -290,23 +316,20 @@ macro_rules! xts_cipher {
             ) -> Result<(), Error> {
                 mdu_core::check_request::<Self>(unit, src.len())?;
                 check_same_len(src.len(), dst.len())?;
-                self.engine
-                    .crypt(true, first_iv, iv_step, unit.get(), Io::To(src, dst));
+                let ivs = Ivs::Counter { first: first_iv.to_u128(), step: iv_step };
+                self.engine.crypt(dir, ivs, unit.get(), Io::To(src, dst));
                 Ok(())
             }
 
-            fn decrypt_units_to(
+            fn crypt_units_with_ivs(
                 &self,
-                first_iv: Iv,
-                iv_step: u64,
+                dir: Direction,
+                ivs: &[Iv],
                 unit: DataUnitSize,
-                src: &[u8],
-                dst: &mut [u8],
+                buf: &mut [u8],
             ) -> Result<(), Error> {
-                mdu_core::check_request::<Self>(unit, src.len())?;
-                check_same_len(src.len(), dst.len())?;
-                self.engine
-                    .crypt(false, first_iv, iv_step, unit.get(), Io::To(src, dst));
+                mdu_core::check_request_with_ivs::<Self>(unit, ivs.len(), buf.len())?;
+                self.engine.crypt(dir, Ivs::List(ivs), unit.get(), Io::InPlace(buf));
                 Ok(())
             }
         }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::note_backend;
-use mdu_xts::{Backend, DataUnitCipher, DataUnitSize, Iv, XtsAes128, XtsAes256};
+use mdu_xts::{Backend, DataUnitCipher, DataUnitSize, Direction, Iv, XtsAes128, XtsAes256};
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
@@ -71,14 +71,18 @@ fn run<C: DataUnitCipher>(cipher: &C, enc: bool, iv: Iv, buf: &mut [u8]) {
     if enc {
         cipher.encrypt_unit(iv, buf).unwrap();
         cipher.encrypt_units(iv, 1, unit, &mut batched).unwrap();
-        cipher.encrypt_units_to(iv, 1, unit, &src, &mut to).unwrap();
+        cipher
+            .crypt_units_to(Direction::Encrypt, iv, 1, unit, &src, &mut to)
+            .unwrap();
         cipher
             .encrypt_units(iv.advance(u128::MAX), 1, unit, &mut two)
             .unwrap();
     } else {
         cipher.decrypt_unit(iv, buf).unwrap();
         cipher.decrypt_units(iv, 1, unit, &mut batched).unwrap();
-        cipher.decrypt_units_to(iv, 1, unit, &src, &mut to).unwrap();
+        cipher
+            .crypt_units_to(Direction::Decrypt, iv, 1, unit, &src, &mut to)
+            .unwrap();
         cipher
             .decrypt_units(iv.advance(u128::MAX), 1, unit, &mut two)
             .unwrap();

@@ -13,7 +13,9 @@
 //! Each crate's tests check the names that belong to that crate (see
 //! [`X86_BACKENDS`]) and fail when one of them is not available on this CPU;
 //! a name that belongs to no crate fails in every crate, so a typo cannot
-//! pass unnoticed. Unset or empty, nothing is required.
+//! pass unnoticed. A name two crates share (`vaes512`, `vaes256` and
+//! `aesni` are backends of mdu-xts and of mdu-cbc) is required of both.
+//! Unset or empty, nothing is required.
 //!
 //! ```
 //! use mdu_core::testing::backends::{self, RequireError};
@@ -56,8 +58,9 @@ pub struct X86Backend {
 
 /// Every x86-64 SIMD backend of the workspace, by crate, best first within
 /// a crate. The portable backends (`generic`, `scalar`) always run and are
-/// not listed.
-pub const X86_BACKENDS: [X86Backend; 7] = [
+/// not listed. A name may belong to several crates (`vaes512` is a backend
+/// of mdu-xts and of mdu-cbc): naming it requires it of each of them.
+pub const X86_BACKENDS: [X86Backend; 10] = [
     X86Backend {
         name: "vaes512",
         crate_name: "mdu-xts",
@@ -100,6 +103,21 @@ pub const X86_BACKENDS: [X86Backend; 7] = [
         name: "avx2",
         crate_name: "mdu-base64",
         cpu_features: &["avx2"],
+    },
+    X86Backend {
+        name: "vaes512",
+        crate_name: "mdu-cbc",
+        cpu_features: &["aes", "avx2", "avx512f", "vaes"],
+    },
+    X86Backend {
+        name: "vaes256",
+        crate_name: "mdu-cbc",
+        cpu_features: &["aes", "avx2", "vaes"],
+    },
+    X86Backend {
+        name: "aesni",
+        crate_name: "mdu-cbc",
+        cpu_features: &["aes"],
     },
 ];
 
@@ -167,9 +185,10 @@ fn known_names() -> String {
     out
 }
 
-/// The backends a `MDU_REQUIRE_X86_BACKENDS` value names, in its order.
-/// Names are separated by commas; blanks around them and empty entries are
-/// ignored; letter case does not matter.
+/// The backends a `MDU_REQUIRE_X86_BACKENDS` value names, in its order
+/// (every crate's backend of that name). Names are separated by commas;
+/// blanks around them and empty entries are ignored; letter case does not
+/// matter.
 ///
 /// # Errors
 ///
@@ -184,18 +203,21 @@ fn known_names() -> String {
 /// assert!(parse_required("generic").is_err());
 /// ```
 pub fn parse_required(list: &str) -> Result<Vec<&'static X86Backend>, RequireError> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|name| !name.is_empty())
-        .map(|name| {
+    let mut out = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let before = out.len();
+        out.extend(
             X86_BACKENDS
                 .iter()
-                .find(|b| b.name.eq_ignore_ascii_case(name))
-                .ok_or_else(|| RequireError::UnknownName {
-                    name: name.to_owned(),
-                })
-        })
-        .collect()
+                .filter(|b| b.name.eq_ignore_ascii_case(name)),
+        );
+        if out.len() == before {
+            return Err(RequireError::UnknownName {
+                name: name.to_owned(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Checks a `MDU_REQUIRE_X86_BACKENDS` value for one crate: every name must
@@ -385,12 +407,40 @@ mod tests {
     use alloc::string::ToString;
 
     #[test]
-    fn names_are_unique_and_lowercase() {
+    fn names_are_unique_within_a_crate_and_lowercase() {
         for (i, a) in X86_BACKENDS.iter().enumerate() {
             assert_eq!(a.name, a.name.to_ascii_lowercase());
-            assert!(X86_BACKENDS[i + 1..].iter().all(|b| b.name != a.name));
+            assert!(
+                X86_BACKENDS[i + 1..]
+                    .iter()
+                    .all(|b| (b.name, b.crate_name) != (a.name, a.crate_name))
+            );
             assert!(!a.cpu_features.is_empty());
         }
+    }
+
+    #[test]
+    fn a_name_shared_by_two_crates_is_required_of_both() {
+        let both = parse_required("vaes256").unwrap();
+        let crates: Vec<&str> = both.iter().map(|b| b.crate_name).collect();
+        assert_eq!(crates, ["mdu-xts", "mdu-cbc"]);
+        assert_eq!(
+            check_required("vaes256", "mdu-cbc", &["vaes256", "aesni", "generic"]),
+            Ok(alloc::vec!["vaes256"])
+        );
+        let e = check_required("vaes256", "mdu-cbc", &["aesni", "generic"]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RequireError::Missing {
+                    crate_name: "mdu-cbc",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // A crate without that backend is not affected.
+        assert_eq!(check_required("vaes256", "mdu-verity", &[]), Ok(Vec::new()));
     }
 
     #[test]
@@ -450,11 +500,13 @@ mod tests {
             not_run("mdu-verity", &["avx512", "shani", "generic"]),
             "none"
         );
-        let s = not_run("mdu-xts", &["generic"]);
-        for name in ["vaes512", "vaes256", "aesni"] {
-            assert!(s.contains(name), "{s}");
+        for krate in ["mdu-xts", "mdu-cbc"] {
+            let s = not_run(krate, &["generic"]);
+            for name in ["vaes512", "vaes256", "aesni"] {
+                assert!(s.contains(name), "{s}");
+            }
+            assert!(s.contains('('), "{s}");
         }
-        assert!(s.contains('('), "{s}");
         // A crate without x86 backends has nothing to miss.
         assert_eq!(not_run("mdu-core", &[]), "none");
     }

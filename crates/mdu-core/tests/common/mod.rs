@@ -5,7 +5,7 @@
 
 use std::cell::Cell;
 
-use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv, check_request};
+use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv, check_request};
 
 /// The keystream byte for position `pos` of a unit under `iv`: depends on
 /// every IV byte, the position and the key.
@@ -65,7 +65,7 @@ pub struct NativeToy(pub Toy);
 impl NativeToy {
     fn units(
         &self,
-        enc: bool,
+        dir: Direction,
         iv: Iv,
         step: u64,
         unit: DataUnitSize,
@@ -76,7 +76,7 @@ impl NativeToy {
         for i in (0..n).rev() {
             let iv_i = iv.advance(i as u128 * u128::from(step));
             let chunk = &mut buf[i * unit.get()..(i + 1) * unit.get()];
-            if enc {
+            if dir.is_encrypt() {
                 self.0.enc(iv_i, chunk);
             } else {
                 self.0.dec(iv_i, chunk);
@@ -95,23 +95,34 @@ impl DataUnitCipher for NativeToy {
     fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
         self.0.decrypt_unit(iv, unit)
     }
-    fn encrypt_units(
+    fn crypt_units(
         &self,
+        dir: Direction,
         iv: Iv,
         step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
-        self.units(true, iv, step, unit, buf)
+        self.units(dir, iv, step, unit, buf)
     }
-    fn decrypt_units(
+    fn crypt_units_with_ivs(
         &self,
-        iv: Iv,
-        step: u64,
+        dir: Direction,
+        ivs: &[Iv],
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
-        self.units(false, iv, step, unit, buf)
+        let n = mdu_core::check_request_with_ivs::<Self>(unit, ivs.len(), buf.len())?;
+        // Back to front, like the consecutive path.
+        for i in (0..n).rev() {
+            let chunk = &mut buf[i * unit.get()..(i + 1) * unit.get()];
+            if dir.is_encrypt() {
+                self.0.enc(ivs[i], chunk);
+            } else {
+                self.0.dec(ivs[i], chunk);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -141,8 +152,9 @@ impl DataUnitCipher for Counting {
         self.unit_calls.set(self.unit_calls.get() + 1);
         self.toy().decrypt_unit(iv, unit)
     }
-    fn encrypt_units(
+    fn crypt_units(
         &self,
+        dir: Direction,
         iv: Iv,
         step: u64,
         unit: DataUnitSize,
@@ -151,20 +163,37 @@ impl DataUnitCipher for Counting {
         self.multi_calls.set(self.multi_calls.get() + 1);
         self.multi_units
             .set(self.multi_units.get() + buf.len() / unit.get());
-        NativeToy(self.toy()).encrypt_units(iv, step, unit, buf)
+        NativeToy(self.toy()).crypt_units(dir, iv, step, unit, buf)
     }
-    fn decrypt_units(
+    fn crypt_units_with_ivs(
         &self,
-        iv: Iv,
-        step: u64,
+        dir: Direction,
+        ivs: &[Iv],
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
         self.multi_calls.set(self.multi_calls.get() + 1);
         self.multi_units
             .set(self.multi_units.get() + buf.len() / unit.get());
-        NativeToy(self.toy()).decrypt_units(iv, step, unit, buf)
+        NativeToy(self.toy()).crypt_units_with_ivs(dir, ivs, unit, buf)
     }
 }
 
 pub use mdu_core::testing::{split, split_mut};
+
+/// A block cipher shape: units must be whole 16-byte blocks (like CBC).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockToy(pub Toy);
+
+impl DataUnitCipher for BlockToy {
+    const UNIT_ALIGN: usize = 16;
+
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.check_unit_len(unit.len())?;
+        self.0.encrypt_unit(iv, unit)
+    }
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.check_unit_len(unit.len())?;
+        self.0.decrypt_unit(iv, unit)
+    }
+}

@@ -11,8 +11,9 @@
 //!
 //! # The contract every backend keeps
 //!
-//! * A request is `count` units of `unit_len >= 16` bytes; unit `i` has the
-//!   IV `first_iv + i * step` (mod 2^128) and the first tweak `E_K2(iv)`.
+//! * A request is `count` units of `unit_len >= 16` bytes; unit `i` has an
+//!   IV from [`Ivs`] (`first_iv + i * step` mod 2^128, or entry `i` of a
+//!   list) and the first tweak `E_K2(iv)`.
 //! * A unit's blocks run `W` vectors (`W * L::BLOCKS` blocks) at a time
 //!   under consecutive tweaks; what is left runs as groups of `W/2, W/4,
 //!   .., 1` vectors, then single blocks; a ragged end (`len % 16 != 0`) is
@@ -33,7 +34,9 @@
 //! IV, step and count; `tests/conformance.rs` and the fuzz targets hold
 //! every backend to that.
 
-use super::simd::{bulk_blocks, iv_batch};
+use mdu_aes::Ivs;
+
+use super::simd::bulk_blocks;
 
 /// The primitives of one instruction set at one vector width.
 ///
@@ -244,15 +247,14 @@ unsafe fn steal<L: Lanes, const NR: usize, const ENC: bool>(
 }
 
 /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `first_iv + i * step`. `W` vectors are
-/// in flight in the main loop, `U` units' first tweaks are encrypted
-/// together.
+/// `src` to `dst`; unit `i` uses IV `i` of `ivs`. `W` vectors are in flight
+/// in the main loop, `U` units' first tweaks are encrypted together.
 ///
 /// # Safety
 ///
 /// `src` and `dst` are valid for `count * unit_len` bytes and are equal or
 /// disjoint; `unit_len >= 16`; `NR` (10 or 14) matches the round keys `l`
-/// holds.
+/// holds; an [`Ivs::List`] holds `count` IVs.
 #[inline(always)]
 pub(crate) unsafe fn crypt<
     L: Lanes,
@@ -262,8 +264,7 @@ pub(crate) unsafe fn crypt<
     const U: usize,
 >(
     l: &L,
-    first_iv: u128,
-    step: u64,
+    ivs: Ivs<'_>,
     unit_len: usize,
     count: usize,
     src: *const u8,
@@ -271,12 +272,12 @@ pub(crate) unsafe fn crypt<
 ) {
     if count == 1 {
         // One message: one AES chain for its tweak, no batch.
-        let tw = l.setup::<W>(l.first_tweak::<NR>(first_iv));
+        let tw = l.setup::<W>(l.first_tweak::<NR>(ivs.get(0)));
         // SAFETY: the request is exactly this one unit.
         unsafe { unit::<L, NR, ENC, W>(l, tw, src, dst, unit_len) };
         return;
     }
-    let first = |start: usize| l.first_tweaks::<NR, U>(&iv_batch::<U>(first_iv, step, start));
+    let first = |start: usize| l.first_tweaks::<NR, U>(&ivs.batch::<U>(start));
     let mut tweaks = first(0);
     let mut done = 0;
     while done < count {

@@ -3,10 +3,13 @@
 //! It compiles on every target, contains no `unsafe`, and is the reference
 //! every other backend is tested against byte for byte.
 
+use alloc::boxed::Box;
+
 use aes::Block;
 use aes::cipher::consts::U16;
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, Key, KeyInit};
-use mdu_core::Iv;
+use mdu_aes::Ivs;
+use mdu_core::{Direction, Iv};
 
 use super::Io;
 
@@ -27,7 +30,7 @@ impl<A> BlockAes for A where
 /// The `aes` crate expands a key into a value it returns, so its schedule
 /// may pass through the stack on the way to the heap; [`Keys::boxed`] and
 /// [`Keys::boxed_clone`] are not inlined, and their callers wipe the stack
-/// they used once they return (`crate::wipe::after_key_setup`).
+/// they used once they return (`mdu_aes::wipe::after_key_setup`).
 pub(crate) struct Keys<A> {
     data: A,
     tweak: A,
@@ -148,15 +151,16 @@ fn crypt_unit<A: BlockAes>(keys: &Keys<A>, enc: bool, iv: Iv, unit: &mut [u8]) {
     last.copy_from_slice(&rebuilt);
 }
 
-/// Runs a validated request: `io` holds whole units of `unit` bytes.
+/// Runs a validated request: `io` holds whole units of `unit` bytes, unit
+/// `i` under IV `i` of `ivs`.
 pub(crate) fn crypt<A: BlockAes>(
     keys: &Keys<A>,
-    enc: bool,
-    first_iv: Iv,
-    step: u64,
+    dir: Direction,
+    ivs: Ivs<'_>,
     unit: usize,
     io: Io<'_>,
 ) {
+    let enc = dir.is_encrypt();
     let buf = match io {
         Io::InPlace(buf) => buf,
         Io::To(src, dst) => {
@@ -165,7 +169,6 @@ pub(crate) fn crypt<A: BlockAes>(
         }
     };
     for (i, chunk) in buf.chunks_exact_mut(unit).enumerate() {
-        let iv = first_iv.advance(i as u128 * u128::from(step));
-        crypt_unit(keys, enc, iv, chunk);
+        crypt_unit(keys, enc, Iv::from_u128(ivs.get(i)), chunk);
     }
 }

@@ -5,12 +5,12 @@
 //! then takes exactly one `match` to reach the kernel, which handles all the
 //! data units of the request.
 
+use alloc::boxed::Box;
 use core::fmt;
-use std::boxed::Box;
-use std::sync::OnceLock;
-use std::vec::Vec;
 
-use mdu_core::{Error, Iv};
+pub(crate) use mdu_aes::CpuFeatures;
+use mdu_aes::Ivs;
+use mdu_core::{Direction, Error};
 
 #[cfg(arm_simd)]
 pub(crate) mod aarch64;
@@ -72,58 +72,9 @@ const ALL: [Backend; 5] = [
     Backend::Generic,
 ];
 
-/// The CPU features the backends depend on, as the OS reports them usable.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CpuFeatures {
-    /// The AES instructions: AES-NI on x86_64, FEAT_AES on aarch64.
-    pub(crate) aes: bool,
-    pub(crate) avx2: bool,
-    pub(crate) avx512f: bool,
-    pub(crate) avx512bw: bool,
-    pub(crate) avx512vl: bool,
-    pub(crate) vaes: bool,
-    pub(crate) vpclmulqdq: bool,
-    /// x86_64: the 128-bit carry-less multiply (with AES-NI since Westmere).
-    pub(crate) pclmulqdq: bool,
-    /// aarch64: the 64-bit carry-less multiply `PMULL` (FEAT_PMULL).
-    pub(crate) pmull: bool,
-    /// aarch64: Advanced SIMD (baseline on arm64 Linux, detected anyway).
-    pub(crate) neon: bool,
-}
-
-impl CpuFeatures {
-    /// The features of the running CPU (all false off x86_64 and aarch64,
-    /// and under Miri).
-    fn detect() -> CpuFeatures {
-        #[cfg(x86_simd)]
-        {
-            CpuFeatures {
-                aes: std::arch::is_x86_feature_detected!("aes"),
-                avx2: std::arch::is_x86_feature_detected!("avx2"),
-                avx512f: std::arch::is_x86_feature_detected!("avx512f"),
-                avx512bw: std::arch::is_x86_feature_detected!("avx512bw"),
-                avx512vl: std::arch::is_x86_feature_detected!("avx512vl"),
-                vaes: std::arch::is_x86_feature_detected!("vaes"),
-                vpclmulqdq: std::arch::is_x86_feature_detected!("vpclmulqdq"),
-                pclmulqdq: std::arch::is_x86_feature_detected!("pclmulqdq"),
-                ..CpuFeatures::default()
-            }
-        }
-        #[cfg(arm_simd)]
-        {
-            CpuFeatures {
-                aes: std::arch::is_aarch64_feature_detected!("aes"),
-                pmull: std::arch::is_aarch64_feature_detected!("pmull"),
-                neon: std::arch::is_aarch64_feature_detected!("neon"),
-                ..CpuFeatures::default()
-            }
-        }
-        #[cfg(not(simd))]
-        {
-            CpuFeatures::default()
-        }
-    }
-}
+/// Every list of backends a CPU can have, indexed by the set of SIMD
+/// backends it runs (bit `i` for `ALL[i]`).
+static LISTS: [([Backend; 5], usize); 16] = mdu_aes::subsets(ALL);
 
 impl Backend {
     /// Whether a CPU with features `f` runs this backend. A pure function of
@@ -151,8 +102,13 @@ impl Backend {
     }
 
     /// The backends a CPU with features `f` runs, best first.
-    pub(crate) fn available_for(f: CpuFeatures) -> Vec<Backend> {
-        ALL.into_iter().filter(|b| b.runs_on(f)).collect()
+    pub(crate) fn available_for(f: CpuFeatures) -> &'static [Backend] {
+        let mask = ALL[..4]
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, b)| m | (usize::from(b.runs_on(f)) << i));
+        let (list, len) = &LISTS[mask];
+        &list[..*len]
     }
 
     /// The backends this CPU runs, best first; [`Backend::Generic`] is always
@@ -166,8 +122,7 @@ impl Backend {
     /// }
     /// ```
     pub fn available() -> &'static [Backend] {
-        static AVAILABLE: OnceLock<Vec<Backend>> = OnceLock::new();
-        AVAILABLE.get_or_init(|| Backend::available_for(CpuFeatures::detect()))
+        Backend::available_for(CpuFeatures::get())
     }
 
     /// The best backend this CPU runs.
@@ -206,6 +161,16 @@ impl Backend {
             Backend::AesNi => "aesni",
             Backend::ArmCe => "arm-ce",
             Backend::Generic => "generic",
+        }
+    }
+}
+
+impl Backend {
+    /// The error for asking for this backend where it does not run.
+    fn unavailable(self) -> Error {
+        Error::BackendUnavailable {
+            cipher: "mdu-xts",
+            backend: self.name(),
         }
     }
 }
@@ -309,7 +274,7 @@ impl<S: KeySize> Clone for Engine<S> {
         let keys = self.keys.clone();
         // The `aes` crate's `Clone` (generic backend) returns its key
         // schedule by value: wipe the stack it used.
-        crate::wipe::after_key_setup();
+        mdu_aes::wipe::after_key_setup();
         Engine {
             backend: self.backend,
             keys,
@@ -333,12 +298,13 @@ impl<S: KeySize> Engine<S> {
             });
         }
         if !allow_equal && halves_equal(key) {
-            return Err(Error::WeakKey);
+            return Err(Error::WeakKey {
+                reason: "the two key halves are equal, which breaks XTS's security \
+                         argument (use new_allow_equal_halves only for test vectors)",
+            });
         }
         if !backend.is_available() {
-            return Err(Error::BackendUnavailable {
-                backend: backend.name(),
-            });
+            return Err(backend.unavailable());
         }
         // The key is read where the caller holds it and expanded straight
         // into the heap allocation that keeps the round keys; the setup runs
@@ -347,30 +313,17 @@ impl<S: KeySize> Engine<S> {
         let (k1, k2) = key.split_at(S::KEY_LEN / 2);
         let keys = match backend {
             Backend::Generic => Keys::Generic(generic::Keys::boxed(k1, k2)),
-            #[cfg(x86_simd)]
-            Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi => {
-                let mut rk = simd::RoundKeys::zeroed();
-                // SAFETY: every x86 backend needs AES-NI, and `backend` was
-                // checked to be available on this CPU just above.
-                unsafe { rk.expand_into(k1, k2) };
-                Keys::Simd(rk)
-            }
-            #[cfg(arm_simd)]
-            Backend::ArmCe => {
-                let mut rk = simd::RoundKeys::zeroed();
-                // SAFETY: the arm64 backend needs the AES instructions, and
-                // `backend` was checked to be available on this CPU above.
-                unsafe { rk.expand_into(k1, k2) };
-                Keys::Simd(rk)
-            }
-            // Backends not compiled for this target are never available.
+            #[cfg(simd)]
             _ => {
-                return Err(Error::BackendUnavailable {
-                    backend: backend.name(),
-                });
+                let mut rk = simd::RoundKeys::zeroed();
+                // SAFETY: every SIMD backend needs the AES instructions
+                // (AES-NI, FEAT_AES), and `backend` was checked to be
+                // available on this CPU just above.
+                unsafe { rk.expand_into(k1, k2) };
+                Keys::Simd(rk)
             }
         };
-        crate::wipe::after_key_setup();
+        mdu_aes::wipe::after_key_setup();
         Ok(Engine { backend, keys })
     }
 
@@ -379,36 +332,35 @@ impl<S: KeySize> Engine<S> {
         self.backend
     }
 
-    /// Encrypts (`enc`) or decrypts the `len / unit` data units of `io`; unit
-    /// `i` uses IV `first_iv + i * step`. The caller has validated the
-    /// request: `unit >= 16`, `len` a non-zero multiple of `unit`, and for
-    /// [`Io::To`] equal lengths.
-    pub(crate) fn crypt(&self, enc: bool, first_iv: Iv, step: u64, unit: usize, io: Io<'_>) {
+    /// Encrypts (`dir`) or decrypts the `len / unit` data units of `io`; unit
+    /// `i` uses the IV `ivs` gives it. The caller has validated the request:
+    /// `unit >= 16`, `len` a non-zero multiple of `unit`, for [`Io::To`]
+    /// equal lengths, and for [`Ivs::List`] one IV per unit.
+    pub(crate) fn crypt(&self, dir: Direction, ivs: Ivs<'_>, unit: usize, io: Io<'_>) {
         let len = io.len();
         debug_assert!(unit >= 16 && len >= unit && len.is_multiple_of(unit));
         match &self.keys {
-            Keys::Generic(keys) => generic::crypt(keys, enc, first_iv, step, unit, io),
+            Keys::Generic(keys) => generic::crypt(keys, dir, ivs, unit, io),
             #[cfg(simd)]
             Keys::Simd(keys) => {
                 let count = len / unit;
-                let iv = first_iv.to_u128();
                 let Some((src, dst)) = io.pointers() else {
                     return;
                 };
                 macro_rules! run {
                     ($($kernel:ident)::+) => {
-                        match (S::NR == 14, enc) {
-                            (true, true) => $($kernel)::+::crypt::<14, true>(
-                                keys, iv, step, unit, count, src, dst,
+                        match (S::NR == 14, dir) {
+                            (true, Direction::Encrypt) => $($kernel)::+::crypt::<14, true>(
+                                keys, ivs, unit, count, src, dst,
                             ),
-                            (true, false) => $($kernel)::+::crypt::<14, false>(
-                                keys, iv, step, unit, count, src, dst,
+                            (true, Direction::Decrypt) => $($kernel)::+::crypt::<14, false>(
+                                keys, ivs, unit, count, src, dst,
                             ),
-                            (false, true) => $($kernel)::+::crypt::<10, true>(
-                                keys, iv, step, unit, count, src, dst,
+                            (false, Direction::Encrypt) => $($kernel)::+::crypt::<10, true>(
+                                keys, ivs, unit, count, src, dst,
                             ),
-                            (false, false) => $($kernel)::+::crypt::<10, false>(
-                                keys, iv, step, unit, count, src, dst,
+                            (false, Direction::Decrypt) => $($kernel)::+::crypt::<10, false>(
+                                keys, ivs, unit, count, src, dst,
                             ),
                         }
                     };
@@ -418,7 +370,8 @@ impl<S: KeySize> Engine<S> {
                 // feature the backend's kernels enable. `src` and `dst` cover
                 // `count * unit == len` bytes of live slices (checked equal
                 // for out-of-place requests); they are either the same buffer
-                // or two distinct borrows that cannot overlap.
+                // or two distinct borrows that cannot overlap. An IV list
+                // holds `count` IVs (checked by the caller).
                 unsafe {
                     match self.backend {
                         #[cfg(x86_simd)]
@@ -567,6 +520,10 @@ mod tests {
         sorted.sort();
         assert_eq!(sorted, all, "best first");
         assert_eq!(Backend::available_for(CpuFeatures::detect()), all);
+        // Every list the table can hand out ends with the portable backend.
+        for (list, len) in &LISTS {
+            assert_eq!(list[len - 1], Backend::Generic);
+        }
     }
 
     #[test]
@@ -578,5 +535,72 @@ mod tests {
         k[63] = 7;
         k[0] = 1;
         assert!(!halves_equal(&k));
+    }
+
+    /// The first round keys of AES are the key itself, so a copy of the key
+    /// or of a schedule left in a dead stack frame shows as the key's
+    /// 16-byte pieces. The key lives on the heap here, so none of its pieces
+    /// should be found on the stack after a key setup or a clone.
+    #[test]
+    #[cfg(x86_simd)]
+    fn key_setups_leave_no_key_material_on_the_stack() {
+        use crate::{XtsAes128, XtsAes256};
+        use aes::cipher::KeyInit;
+        use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
+        use std::vec::Vec;
+
+        /// An AES-256 key schedule put in a box without the wipe.
+        #[inline(never)]
+        fn unwiped(key: &[u8]) -> Box<aes::Aes256> {
+            Box::new(aes::Aes256::new_from_slice(key).unwrap())
+        }
+
+        let key: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
+        let mut seen = std::vec![0u8; PROBE_DEPTH];
+        // Control: without the wipe, the `aes` crate's expansion leaves key
+        // pieces on the stack, so the probe can see them.
+        let control = unwiped(&key[..32]);
+        dead_stack(&mut seen);
+        drop(control);
+        if !contains(&seen, &key[..16]) {
+            std::eprintln!(
+                "SKIPPED key_setups_leave_no_key_material_on_the_stack: this build leaves no \
+                 key copy on the stack even without the wipe, so the test cannot tell"
+            );
+            return;
+        }
+        // Start clean, so that whatever is found below comes from the setup
+        // under test.
+        zeroize::zeroize_stack::<PROBE_DEPTH>();
+        for &backend in Backend::available() {
+            let xts = XtsAes256::with_backend(&key, backend).unwrap();
+            dead_stack(&mut seen);
+            for (i, piece) in key.chunks(16).enumerate() {
+                assert!(
+                    !contains(&seen, piece),
+                    "{backend}: XTS-AES-256 key piece {i}"
+                );
+            }
+            let copy = xts.clone();
+            dead_stack(&mut seen);
+            for (i, piece) in key.chunks(16).enumerate() {
+                assert!(!contains(&seen, piece), "{backend}: clone, key piece {i}");
+            }
+            drop((xts, copy));
+            let xts = XtsAes128::with_backend(&key[..32], backend).unwrap();
+            dead_stack(&mut seen);
+            for (i, piece) in key[..32].chunks(16).enumerate() {
+                assert!(
+                    !contains(&seen, piece),
+                    "{backend}: XTS-AES-128 key piece {i}"
+                );
+            }
+            drop(xts);
+        }
+        std::eprintln!(
+            "key_setups_leave_no_key_material_on_the_stack: checked {PROBE_DEPTH} bytes of dead \
+             stack after every setup, backends {:?}",
+            Backend::available()
+        );
     }
 }

@@ -3,7 +3,9 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use mdu_xts::{Backend, DataUnitCipher, DataUnitSize, DataUnits, Error, Iv, XtsAes128, XtsAes256};
+use mdu_xts::{
+    Backend, DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, XtsAes128, XtsAes256,
+};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -59,32 +61,22 @@ impl DataUnitCipher for Xts {
             Xts::A256(x) => x.decrypt(iv, unit),
         }
     }
-    fn encrypt_units(
+    fn crypt_units(
         &self,
+        dir: Direction,
         iv: Iv,
         step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
         match self {
-            Xts::A128(x) => x.encrypt_units(iv, step, unit, buf),
-            Xts::A256(x) => x.encrypt_units(iv, step, unit, buf),
+            Xts::A128(x) => x.crypt_units(dir, iv, step, unit, buf),
+            Xts::A256(x) => x.crypt_units(dir, iv, step, unit, buf),
         }
     }
-    fn decrypt_units(
+    fn crypt_units_to(
         &self,
-        iv: Iv,
-        step: u64,
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        match self {
-            Xts::A128(x) => x.decrypt_units(iv, step, unit, buf),
-            Xts::A256(x) => x.decrypt_units(iv, step, unit, buf),
-        }
-    }
-    fn encrypt_units_to(
-        &self,
+        dir: Direction,
         iv: Iv,
         step: u64,
         unit: DataUnitSize,
@@ -92,21 +84,20 @@ impl DataUnitCipher for Xts {
         dst: &mut [u8],
     ) -> Result<(), Error> {
         match self {
-            Xts::A128(x) => x.encrypt_units_to(iv, step, unit, src, dst),
-            Xts::A256(x) => x.encrypt_units_to(iv, step, unit, src, dst),
+            Xts::A128(x) => x.crypt_units_to(dir, iv, step, unit, src, dst),
+            Xts::A256(x) => x.crypt_units_to(dir, iv, step, unit, src, dst),
         }
     }
-    fn decrypt_units_to(
+    fn crypt_units_with_ivs(
         &self,
-        iv: Iv,
-        step: u64,
+        dir: Direction,
+        ivs: &[Iv],
         unit: DataUnitSize,
-        src: &[u8],
-        dst: &mut [u8],
+        buf: &mut [u8],
     ) -> Result<(), Error> {
         match self {
-            Xts::A128(x) => x.decrypt_units_to(iv, step, unit, src, dst),
-            Xts::A256(x) => x.decrypt_units_to(iv, step, unit, src, dst),
+            Xts::A128(x) => x.crypt_units_with_ivs(dir, ivs, unit, buf),
+            Xts::A256(x) => x.crypt_units_with_ivs(dir, ivs, unit, buf),
         }
     }
 }
@@ -250,6 +241,27 @@ pub fn all_paths(cipher: &Xts, r: &Request, plain: &[u8]) -> Vec<u8> {
         dst[r.dst_off + len..].iter().all(|&b| b == 0xee),
         "wrote after dst"
     );
+
+    // The same IVs as an explicit list, and the list reversed against one
+    // unit at a time.
+    let ivs: Vec<Iv> = (0..r.count)
+        .map(|i| r.iv.advance(i as u128 * u128::from(r.step)))
+        .collect();
+    let mut listed = plain.to_vec();
+    units.encrypt_with_ivs(&ivs, &mut listed).unwrap();
+    assert_eq!(listed, inplace, "encrypt_with_ivs (counter IVs)");
+    let reversed: Vec<Iv> = ivs.iter().rev().copied().collect();
+    let mut rev = plain.to_vec();
+    cipher
+        .crypt_units_with_ivs(Direction::Encrypt, &reversed, r.units(), &mut rev)
+        .unwrap();
+    let mut one_by_one = plain.to_vec();
+    for (chunk, iv) in one_by_one.chunks_mut(r.unit).zip(&reversed) {
+        cipher.encrypt_unit(*iv, chunk).unwrap();
+    }
+    assert_eq!(rev, one_by_one, "crypt_units_with_ivs (reversed IVs)");
+    units.decrypt_with_ivs(&reversed, &mut rev).unwrap();
+    assert_eq!(rev, plain, "decrypt_with_ivs");
 
     // Segments.
     let mut seg = plain.to_vec();

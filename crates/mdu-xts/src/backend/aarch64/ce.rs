@@ -19,6 +19,8 @@ use core::arch::aarch64::*;
 use super::{
     RoundKeys, encrypt_iv, iv_vector, last_round, load_schedule, mul_x, mul_x8, round, xts_block,
 };
+use mdu_aes::Ivs;
+
 use crate::backend::driver::{self, Lanes};
 
 /// Units whose first tweaks are encrypted together.
@@ -154,29 +156,27 @@ impl Lanes for Ce {
 }
 
 /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `first_iv + i * step`.
+/// `src` to `dst`; unit `i` uses IV `i` of `ivs`.
 ///
 /// # Safety
 ///
 /// The CPU has NEON and the AES and PMULL instructions; `src` and `dst` are
 /// valid for `count * unit_len` bytes and are equal or disjoint;
-/// `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules in `keys`.
+/// `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules in `keys`;
+/// an [`Ivs::List`] holds `count` IVs.
 #[target_feature(enable = "neon,aes")]
 pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     keys: &RoundKeys,
-    first_iv: u128,
-    step: u64,
+    ivs: Ivs<'_>,
     unit_len: usize,
     count: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
     let l = Ce {
-        rk: load_schedule(if ENC { &keys.enc } else { &keys.dec }),
+        rk: load_schedule(if ENC { &keys.k1.enc } else { &keys.k1.dec }),
         k2: load_schedule(&keys.tweak),
     };
     // SAFETY: forwarded from the caller; `l` holds the matching schedules.
-    unsafe {
-        driver::crypt::<Ce, NR, ENC, WIDTH, UNITS>(&l, first_iv, step, unit_len, count, src, dst)
-    }
+    unsafe { driver::crypt::<Ce, NR, ENC, WIDTH, UNITS>(&l, ivs, unit_len, count, src, dst) }
 }

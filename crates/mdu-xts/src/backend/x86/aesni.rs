@@ -9,7 +9,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{RoundKeys, encrypt_iv, load, load_schedule, mul_x, xts_block};
+use super::{RoundKeys, encrypt_iv, mul_x, xts_block};
+use mdu_aes::Ivs;
+use mdu_aes::x86::{load, load_schedule};
+
 use crate::backend::driver::{self, Lanes};
 
 /// `t * x^8`: a one-byte shift of the whole tweak, and the byte shifted
@@ -163,29 +166,26 @@ impl Lanes for Xmm {
 }
 
 /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `first_iv + i * step`.
+/// `src` to `dst`; unit `i` uses IV `i` of `ivs`.
 ///
 /// # Safety
 ///
 /// The CPU has AES-NI; `src` and `dst` are valid for `count * unit_len`
 /// bytes and are equal or disjoint; `unit_len >= 16`; `NR` is 10 or 14 and
-/// matches the schedules in `keys`.
+/// matches the schedules in `keys`; an [`Ivs::List`] holds `count` IVs.
 #[target_feature(enable = "aes,pclmulqdq")]
 pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     keys: &RoundKeys,
-    first_iv: u128,
-    step: u64,
+    ivs: Ivs<'_>,
     unit_len: usize,
     count: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
     let l = Xmm {
-        rk: load_schedule(if ENC { &keys.enc } else { &keys.dec }),
+        rk: load_schedule(if ENC { &keys.k1.enc } else { &keys.k1.dec }),
         k2: load_schedule(&keys.tweak),
     };
     // SAFETY: forwarded from the caller; `l` holds the matching schedules.
-    unsafe {
-        driver::crypt::<Xmm, NR, ENC, WIDTH, UNITS>(&l, first_iv, step, unit_len, count, src, dst)
-    }
+    unsafe { driver::crypt::<Xmm, NR, ENC, WIDTH, UNITS>(&l, ivs, unit_len, count, src, dst) }
 }

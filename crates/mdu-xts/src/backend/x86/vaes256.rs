@@ -18,7 +18,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{RoundKeys, encrypt_iv, load_schedule, mul_x, xts_block};
+use super::{RoundKeys, encrypt_iv, mul_x, xts_block};
+use mdu_aes::Ivs;
+use mdu_aes::x86::{broadcast256, load_schedule};
+
 use crate::backend::driver::{self, Lanes};
 
 /// Units whose first tweaks are encrypted together.
@@ -229,46 +232,33 @@ impl Lanes for Ymm {
     }
 }
 
-/// Broadcasts each round key to both lanes of a ymm register.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn broadcast(rk: &[__m128i; 15]) -> [__m256i; 15] {
-    let mut out = [_mm256_setzero_si256(); 15];
-    for (dst, src) in out.iter_mut().zip(rk) {
-        *dst = _mm256_broadcastsi128_si256(*src);
-    }
-    out
-}
-
 /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `first_iv + i * step`.
+/// `src` to `dst`; unit `i` uses IV `i` of `ivs`.
 ///
 /// # Safety
 ///
 /// The CPU has AES-NI, AVX2, VAES and VPCLMULQDQ; `src` and `dst` are valid
 /// for `count * unit_len` bytes and are equal or disjoint; `unit_len >= 16`;
-/// `NR` is 10 or 14 and matches the schedules in `keys`.
+/// `NR` is 10 or 14 and matches the schedules in `keys`; an [`Ivs::List`]
+/// holds `count` IVs.
 #[target_feature(enable = "aes,avx2,vaes,vpclmulqdq")]
 pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     keys: &RoundKeys,
-    first_iv: u128,
-    step: u64,
+    ivs: Ivs<'_>,
     unit_len: usize,
     count: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
-    let rk_x = load_schedule(if ENC { &keys.enc } else { &keys.dec });
+    let rk_x = load_schedule(if ENC { &keys.k1.enc } else { &keys.k1.dec });
     let k2_x = load_schedule(&keys.tweak);
     let l = Ymm {
-        rk: broadcast(&rk_x),
+        rk: broadcast256(&rk_x),
         rk_x,
-        k2: broadcast(&k2_x),
+        k2: broadcast256(&k2_x),
         k2_x,
         poly: _mm256_set_epi64x(1, 0x87, 1, 0x87),
     };
     // SAFETY: forwarded from the caller; `l` holds the matching schedules.
-    unsafe {
-        driver::crypt::<Ymm, NR, ENC, WIDTH, UNITS>(&l, first_iv, step, unit_len, count, src, dst)
-    }
+    unsafe { driver::crypt::<Ymm, NR, ENC, WIDTH, UNITS>(&l, ivs, unit_len, count, src, dst) }
 }

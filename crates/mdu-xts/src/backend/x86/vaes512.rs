@@ -21,7 +21,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{RoundKeys, encrypt_iv, load_schedule, mul_x, xts_block};
+use super::{RoundKeys, encrypt_iv, mul_x, xts_block};
+use mdu_aes::Ivs;
+use mdu_aes::x86::{broadcast512, load_schedule};
+
 use crate::backend::driver::{self, Lanes};
 
 /// Units whose first tweaks are encrypted together.
@@ -88,17 +91,6 @@ fn spread(t: __m128i, poly: __m512i) -> __m512i {
     let reduced = _mm512_clmulepi64_epi128::<0x01>(top, poly);
     let carried = _mm512_bslli_epi128::<8>(top);
     _mm512_ternarylogic_epi64::<0x96>(_mm512_sllv_epi64(tb, left), reduced, carried)
-}
-
-/// Broadcasts each round key to the four lanes of a zmm register.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn broadcast(rk: &[__m128i; 15]) -> [__m512i; 15] {
-    let mut out = [_mm512_setzero_si512(); 15];
-    for (dst, src) in out.iter_mut().zip(rk) {
-        *dst = _mm512_broadcast_i32x4(*src);
-    }
-    out
 }
 
 impl Lanes for Zmm {
@@ -246,34 +238,32 @@ impl Lanes for Zmm {
 }
 
 /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `first_iv + i * step`.
+/// `src` to `dst`; unit `i` uses IV `i` of `ivs`.
 ///
 /// # Safety
 ///
 /// The CPU has AES-NI, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ; `src` and
 /// `dst` are valid for `count * unit_len` bytes and are equal or disjoint;
-/// `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules in `keys`.
+/// `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules in `keys`;
+/// an [`Ivs::List`] holds `count` IVs.
 #[target_feature(enable = "aes,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq")]
 pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     keys: &RoundKeys,
-    first_iv: u128,
-    step: u64,
+    ivs: Ivs<'_>,
     unit_len: usize,
     count: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
-    let rk_x = load_schedule(if ENC { &keys.enc } else { &keys.dec });
+    let rk_x = load_schedule(if ENC { &keys.k1.enc } else { &keys.k1.dec });
     let k2_x = load_schedule(&keys.tweak);
     let l = Zmm {
-        rk: broadcast(&rk_x),
+        rk: broadcast512(&rk_x),
         rk_x,
-        k2: broadcast(&k2_x),
+        k2: broadcast512(&k2_x),
         k2_x,
         poly: _mm512_set_epi64(1, 0x87, 1, 0x87, 1, 0x87, 1, 0x87),
     };
     // SAFETY: forwarded from the caller; `l` holds the matching schedules.
-    unsafe {
-        driver::crypt::<Zmm, NR, ENC, WIDTH, UNITS>(&l, first_iv, step, unit_len, count, src, dst)
-    }
+    unsafe { driver::crypt::<Zmm, NR, ENC, WIDTH, UNITS>(&l, ivs, unit_len, count, src, dst) }
 }

@@ -1,0 +1,72 @@
+//! Where the IVs of a batch come from.
+
+use mdu_core::Iv;
+
+/// The IVs of the units of one request, as little-endian integers (the
+/// memory layout of an [`Iv`]).
+///
+/// A kernel asks for them a batch at a time ([`Ivs::batch`]); the source is
+/// matched once per batch, never per block.
+///
+/// ```
+/// use mdu_aes::Ivs;
+/// use mdu_core::Iv;
+///
+/// let list = [Iv::from_u128(9), Iv::from_u128(4)];
+/// assert_eq!(Ivs::List(&list).batch::<3>(0), [9, 4, 0]);
+/// assert_eq!(Ivs::Counter { first: u128::MAX, step: 1 }.batch::<2>(0), [u128::MAX, 0]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum Ivs<'a> {
+    /// Unit `i` has IV `first + i * step` (mod 2^128).
+    Counter {
+        /// The IV of unit 0.
+        first: u128,
+        /// How far the IV advances per unit.
+        step: u64,
+    },
+    /// Unit `i` has IV `list[i]`.
+    List(&'a [Iv]),
+}
+
+impl Ivs<'_> {
+    /// The IVs of units `start .. start + N`; slots past the end of a
+    /// [`Ivs::List`] are zero (a kernel's last batch may be partial).
+    ///
+    /// ```
+    /// use mdu_aes::Ivs;
+    /// assert_eq!(Ivs::Counter { first: 1, step: 2 }.batch::<2>(3), [7, 9]);
+    /// ```
+    #[inline(always)]
+    pub fn batch<const N: usize>(&self, start: usize) -> [u128; N] {
+        let mut out = [0u128; N];
+        match *self {
+            Ivs::Counter { first, step } => {
+                let step = u128::from(step);
+                let mut iv = first.wrapping_add((start as u128).wrapping_mul(step));
+                for slot in out.iter_mut() {
+                    *slot = iv;
+                    iv = iv.wrapping_add(step);
+                }
+            }
+            Ivs::List(list) => {
+                let rest = list.get(start..).unwrap_or_default();
+                for (slot, iv) in out.iter_mut().zip(rest) {
+                    *slot = iv.to_u128();
+                }
+            }
+        }
+        out
+    }
+
+    /// The IV of unit `i` (zero past the end of a list).
+    ///
+    /// ```
+    /// use mdu_aes::Ivs;
+    /// assert_eq!(Ivs::Counter { first: 1, step: 2 }.get(3), 7);
+    /// ```
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> u128 {
+        self.batch::<1>(i)[0]
+    }
+}

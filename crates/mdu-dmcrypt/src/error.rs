@@ -1,0 +1,199 @@
+//! What can be wrong with a dm-crypt layout or request.
+
+use alloc::string::String;
+use core::fmt;
+
+use mdu_core::Error;
+
+/// What was wrong with a cipher spec, a dm-crypt layout or a request.
+///
+/// ```
+/// use mdu_dmcrypt::{DmCryptError, Geometry};
+/// let err = Geometry::new(4096, 3, false).unwrap_err();
+/// assert_eq!(err, DmCryptError::IvOffsetAlignment { iv_offset: 3, sector_size: 4096 });
+/// assert!(err.to_string().contains("multiple of 8"));
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DmCryptError {
+    /// The cipher spec is not `aes-xts-<ivmode>` or `aes-cbc-<ivmode>`.
+    UnsupportedCipher {
+        /// The spec given.
+        spec: String,
+    },
+    /// The IV generator is not one of [`IvMode::ALL`](crate::IvMode::ALL).
+    UnknownIvMode {
+        /// The IV generator name given.
+        mode: String,
+    },
+    /// The key length does not fit the cipher of the spec.
+    KeyLength {
+        /// The spec's cipher and chaining mode (`aes-cbc`).
+        cipher: &'static str,
+        /// The length given, in bytes.
+        len: usize,
+        /// The lengths the cipher takes, in bytes.
+        expected: &'static [usize],
+    },
+    /// The sector size is not 512, 1024, 2048 or 4096.
+    SectorSize {
+        /// The size given, in bytes.
+        size: u32,
+    },
+    /// `iv_offset` is not a multiple of sector_size / 512 (dm-crypt refuses
+    /// such a table).
+    IvOffsetAlignment {
+        /// The offset given, in 512-byte sectors.
+        iv_offset: u64,
+        /// The sector size in bytes.
+        sector_size: u32,
+    },
+    /// The buffer is not a whole, non-zero number of sectors.
+    Length {
+        /// The buffer length in bytes.
+        len: usize,
+        /// The sector size in bytes.
+        sector_size: u32,
+    },
+    /// The cipher refused the key or a request.
+    Cipher(Error),
+}
+
+impl fmt::Display for DmCryptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DmCryptError::UnsupportedCipher { spec } => write!(
+                f,
+                "unsupported cipher {spec:?}: expected aes-xts-<ivmode> or aes-cbc-<ivmode>, \
+                 e.g. aes-xts-plain64 or aes-cbc-essiv:sha256"
+            ),
+            DmCryptError::UnknownIvMode { mode } => write!(
+                f,
+                "unknown IV mode {mode:?}: expected one of plain, plain64, plain64be, \
+                 essiv:sha256, benbi, null, eboiv"
+            ),
+            DmCryptError::KeyLength {
+                cipher,
+                len,
+                expected,
+            } => {
+                write!(f, "a {len}-byte key does not fit {cipher}: it takes ")?;
+                if expected.is_empty() {
+                    return f.write_str("no key length this crate knows");
+                }
+                for (i, n) in expected.iter().enumerate() {
+                    let sep = match i {
+                        0 => "",
+                        _ if i + 1 == expected.len() => " or ",
+                        _ => ", ",
+                    };
+                    write!(f, "{sep}{n}")?;
+                }
+                f.write_str(" bytes")
+            }
+            DmCryptError::SectorSize { size } => write!(
+                f,
+                "sector size {size} is invalid: it must be 512, 1024, 2048 or 4096 bytes"
+            ),
+            DmCryptError::IvOffsetAlignment {
+                iv_offset,
+                sector_size,
+            } => write!(
+                f,
+                "iv_offset {iv_offset} is invalid: with {sector_size}-byte sectors it must be \
+                 a multiple of {} (512-byte units)",
+                sector_size / 512
+            ),
+            DmCryptError::Length { len, sector_size } => {
+                write!(
+                    f,
+                    "buffer of {len} bytes is not a whole, non-zero number of {sector_size}-byte \
+                     sectors"
+                )?;
+                // The fields are public: a value built by hand may hold a
+                // sector size of 0, which has no whole sectors to count.
+                let ss = usize::try_from(*sector_size).unwrap_or(usize::MAX);
+                match (len.checked_div(ss), len.checked_rem(ss)) {
+                    (Some(whole), Some(left)) => {
+                        write!(f, " ({whole} whole sectors and {left} bytes left over)")
+                    }
+                    _ => Ok(()),
+                }
+            }
+            DmCryptError::Cipher(e) => write!(f, "cipher error: {e}"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for DmCryptError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DmCryptError::Cipher(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<Error> for DmCryptError {
+    fn from(e: Error) -> Self {
+        DmCryptError::Cipher(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+    use alloc::string::ToString;
+
+    #[test]
+    fn length_error_display_never_divides_by_zero() {
+        // Every field value, including a sector size of 0 that no
+        // constructor of this crate produces but the public fields allow.
+        for sector_size in [0, 1, 512, 4096, u32::MAX] {
+            for len in [0, 1, 100, 4096, usize::MAX] {
+                let msg = DmCryptError::Length { len, sector_size }.to_string();
+                assert!(msg.contains(&format!("buffer of {len} bytes")), "{msg}");
+                assert!(
+                    msg.contains(&format!("{sector_size}-byte sectors")),
+                    "{msg}"
+                );
+                assert_eq!(msg.contains("left over"), sector_size != 0, "{msg}");
+            }
+        }
+        let msg = DmCryptError::Length {
+            len: 1100,
+            sector_size: 512,
+        }
+        .to_string();
+        assert!(
+            msg.ends_with("(2 whole sectors and 76 bytes left over)"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn key_length_lists_what_fits() {
+        let msg = DmCryptError::KeyLength {
+            cipher: "aes-cbc",
+            len: 24,
+            expected: &[16, 32],
+        }
+        .to_string();
+        assert_eq!(
+            msg,
+            "a 24-byte key does not fit aes-cbc: it takes 16 or 32 bytes"
+        );
+        let msg = DmCryptError::KeyLength {
+            cipher: "x",
+            len: 1,
+            expected: &[],
+        }
+        .to_string();
+        assert!(
+            msg.ends_with("takes no key length this crate knows"),
+            "{msg}"
+        );
+    }
+}
