@@ -181,7 +181,11 @@ impl FecArgs {
         .map_err(|e| CliError::lib(fec_path, e))?;
         let mut enc = fec::Encoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?;
         let mut buf = vec![0u8; CHUNK - CHUNK % bs as usize];
-        let mut feed = |src: &mut dyn Read, path: &Path, mut blocks: u64| -> Result<(), CliError> {
+        let mut feed = |enc: &mut fec::Encoder,
+                        src: &mut dyn Read,
+                        path: &Path,
+                        mut blocks: u64|
+         -> Result<(), CliError> {
             while blocks > 0 {
                 let n = (buf.len() as u64 / bs).min(blocks) as usize * bs as usize;
                 src.read_exact(&mut buf[..n])
@@ -192,10 +196,24 @@ impl FecArgs {
             Ok(())
         };
         let mut d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
-        feed(&mut d, data, out.data_blocks())?;
+        if util::is_special(data) {
+            feed(&mut enc, &mut d, data, out.data_blocks())?;
+        } else {
+            // A regular file is taken from the page cache where it lies
+            // (the hashing pass just read it), a window at a time.
+            let total = out.data_blocks() * bs;
+            let mut at = 0;
+            while at < total {
+                let len = util::WINDOW.min(total - at);
+                let map = util::map_window_populated(&d, at, len)
+                    .map_err(|e| CliError::io(data, "map for the FEC parity", e))?;
+                enc.push(&map).map_err(|e| CliError::lib(data, e))?;
+                at += len;
+            }
+        }
         hash.seek(SeekFrom::Start(start * bs))
             .map_err(|e| CliError::io(hash_path, "seek", e))?;
-        feed(hash, hash_path, hash_blocks)?;
+        feed(&mut enc, hash, hash_path, hash_blocks)?;
         let parity = enc.finish().map_err(|e| CliError::lib(fec_path, e))?;
         let put = |f: &mut File, path: &Path| -> Result<(), CliError> {
             f.seek(SeekFrom::Start(self.fec_offset))

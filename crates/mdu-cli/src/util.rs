@@ -260,7 +260,7 @@ pub(crate) enum Input {
 /// Bytes mapped at a time. Each window is unmapped once hashed, so the
 /// process never holds more than this much of the file mapped; a multiple
 /// of every page and block size.
-const WINDOW: u64 = 64 << 20;
+pub(crate) const WINDOW: u64 = 64 << 20;
 
 /// The windows of a mapped file, in order: an iterator of mappings for
 /// `measure_chunks` / `format_chunks`.
@@ -272,7 +272,7 @@ pub(crate) struct MappedWindows {
 }
 
 /// Maps `len` bytes of `file` from `offset`, read-only.
-fn map_window(file: &File, offset: u64, len: u64) -> io::Result<memmap2::Mmap> {
+pub(crate) fn map_window(file: &File, offset: u64, len: u64) -> io::Result<memmap2::Mmap> {
     let len = usize::try_from(len).map_err(io::Error::other)?;
     // SAFETY: the mapping is read-only and private to this process, and
     // only read as bytes to hash. What mmap cannot rule out is another
@@ -289,6 +289,26 @@ fn map_window(file: &File, offset: u64, len: u64) -> io::Result<memmap2::Mmap> {
     // Purely advisory: readahead for a sequential scan.
     let _ = map.advise(memmap2::Advice::Sequential);
     Ok(map)
+}
+
+/// As [`map_window`], with the pages mapped in one go (`MAP_POPULATE`)
+/// rather than one fault at a time: for a second pass over a file the
+/// first pass left in the page cache.
+pub(crate) fn map_window_populated(
+    file: &File,
+    offset: u64,
+    len: u64,
+) -> io::Result<memmap2::Mmap> {
+    let len = usize::try_from(len).map_err(io::Error::other)?;
+    // SAFETY: as in `map_window`: read-only, private, read as bytes only;
+    // a concurrent truncation ends the process with SIGBUS (documented).
+    unsafe {
+        memmap2::MmapOptions::new()
+            .offset(offset)
+            .len(len)
+            .populate()
+            .map(file)
+    }
 }
 
 impl Iterator for MappedWindows {
