@@ -41,6 +41,11 @@ pub(crate) struct DigestArgs {
     /// signatures sign) instead of the digest.
     #[arg(long)]
     for_builtin_sig: bool,
+    /// Print one JSON object per FILE, one per line (JSON Lines), with the
+    /// file, the algorithm, the digest, the block size, the salt and the
+    /// formatted digest that built-in signatures sign.
+    #[arg(long, conflicts_with_all = ["compact", "for_builtin_sig"])]
+    json: bool,
     /// Hashing threads (default: every core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -142,7 +147,17 @@ fn print_line(
     path: &Path,
     d: &fsverity::FileDigest,
 ) -> Result<(), CliError> {
-    let r = if a.for_builtin_sig {
+    let r = if a.json {
+        let v = serde_json::json!({
+            "file": path.display().to_string(),
+            "algorithm": d.alg().name(),
+            "digest": d.digest().to_hex(),
+            "block_size": a.block_size,
+            "salt": a.salt.as_deref().unwrap_or("").to_ascii_lowercase(),
+            "formatted_digest": util::to_hex(&d.formatted()),
+        });
+        writeln!(out, "{v}")
+    } else if a.for_builtin_sig {
         writeln!(out, "{} {}", util::to_hex(&d.formatted()), path.display())
     } else if a.compact {
         writeln!(out, "{}", d.digest())

@@ -328,3 +328,51 @@ fn many_files_stop_at_the_first_that_fails_like_fsverity_digest() {
         assert!(String::from_utf8_lossy(&got.stderr).contains(bad), "{what}");
     }
 }
+
+/// `--json` gives one object per file with the same digest and formatted
+/// digest as the text forms, for every file, in order.
+#[test]
+fn json_lines_say_what_the_text_says() {
+    let dir = scratch();
+    let d = dir.path();
+    let mut rng = Rng::new("json_lines_say_what_the_text_says");
+    let files: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let p = d.join(format!("f{i}"));
+            let len = rng.below(20_000) as usize;
+            std::fs::write(&p, rng.bytes(len)).unwrap();
+            p
+        })
+        .collect();
+    let digest = |extra: &[&str]| {
+        let out = run(mdu()
+            .args(["fsverity", "digest", "--salt=0a0b"])
+            .args(extra)
+            .args(&files));
+        expect_code(&out, 0, "digest");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = digest(&[]);
+    let sig = digest(&["--for-builtin-sig"]);
+    let json = digest(&["--json"]);
+    let lines: Vec<&str> = json.lines().collect();
+    assert_eq!(lines.len(), files.len());
+    for ((j, t), s) in lines.iter().zip(text.lines()).zip(sig.lines()) {
+        let v: serde_json::Value = serde_json::from_str(j).expect("one JSON object per line");
+        let file = v["file"].as_str().unwrap();
+        assert_eq!(
+            t,
+            format!("sha256:{} {file}", v["digest"].as_str().unwrap())
+        );
+        assert_eq!(
+            s,
+            format!("{} {file}", v["formatted_digest"].as_str().unwrap())
+        );
+        assert_eq!(v["salt"], "0a0b");
+        assert_eq!(v["block_size"], 4096);
+    }
+    let out = run(mdu()
+        .args(["fsverity", "digest", "--json", "--compact"])
+        .args(&files));
+    expect_code(&out, 2, "--json with --compact");
+}
