@@ -281,22 +281,27 @@ impl<'a> Source<'a> {
     /// sources that must be read anyway should come here.
     pub(crate) fn read_small(&mut self, max: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
         buf.clear();
-        let (len, limit, start) = if let Kind::Path(p) = &self.kind {
-            let f = File::open(p)?;
+        if let Kind::Path(p) = &self.kind {
+            let mut f = File::open(p)?;
             let meta = f.metadata()?;
-            self.kind = Kind::Reader(Box::new(Seekable(f)));
-            if !meta.is_file() || meta.len() > max || self.len.is_some() {
-                return Ok(false);
-            }
-            (meta.len(), max + 1, Some(0))
-        } else {
-            match self.len()? {
-                Some(len) if len <= max => {
-                    let limit = if self.len.is_some() { len } else { max + 1 };
-                    (len, limit, None)
+            if meta.is_file() && meta.len() <= max && self.len.is_none() {
+                // Straight from the file: its `read_buf` does not zero the
+                // buffer first, as a read through `dyn Read` would. One byte
+                // more than its size tells a file that grew.
+                buf.reserve(meta.len() as usize + 1);
+                (&f).take(max + 1).read_to_end(buf)?;
+                if buf.len() as u64 <= max {
+                    return Ok(true);
                 }
-                _ => return Ok(false),
+                buf.clear();
+                f.seek(SeekFrom::Start(0))?;
             }
+            self.kind = Kind::Reader(Box::new(Seekable(f)));
+            return Ok(false);
+        }
+        let (len, limit) = match self.len()? {
+            Some(len) if len <= max => (len, if self.len.is_some() { len } else { max + 1 }),
+            _ => return Ok(false),
         };
         match &mut self.kind {
             Kind::Mem { data, at } => {
@@ -304,19 +309,19 @@ impl<'a> Source<'a> {
                 Ok(true)
             }
             Kind::Reader(r) => {
-                // Reading one byte more than expected tells a file that grew.
-                let start = match start {
-                    Some(s) => Some(s),
-                    None if limit > len => r.try_seek(SeekFrom::Current(0)).transpose()?,
-                    None => None,
+                // Reading one byte more than expected tells a reader that
+                // grew; it is then read the ordinary way, from where it
+                // started.
+                let start = if limit > len {
+                    r.try_seek(SeekFrom::Current(0)).transpose()?
+                } else {
+                    None
                 };
                 buf.reserve(len as usize + 1);
                 (&mut **r).take(limit).read_to_end(buf)?;
                 if buf.len() as u64 <= max {
                     return Ok(true);
                 }
-                // Larger than it said: read it the ordinary way, from where
-                // it started.
                 buf.clear();
                 if let Some(s) = start {
                     r.try_seek(SeekFrom::Start(s)).transpose()?;
