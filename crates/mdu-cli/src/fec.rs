@@ -31,6 +31,43 @@ pub(crate) struct FecArgs {
     fec_offset: u64,
 }
 
+/// An encoder fed with the data blocks while `format` hashes them (the
+/// mapped windows pass through it on their way to the hasher), so that
+/// DATA is read once. Its layout is predicted before the tree exists;
+/// `write` uses it only if the prediction holds.
+pub(crate) struct Early {
+    layout: fec::Layout,
+    data_blocks: u64,
+    state: std::sync::Mutex<EarlyState>,
+}
+
+struct EarlyState {
+    enc: fec::Encoder,
+    fed: u64,
+    failed: bool,
+}
+
+impl Early {
+    /// Takes the whole blocks of one window of DATA, up to the data
+    /// block count.
+    pub(crate) fn take(&self, window: &[u8]) {
+        let bs = self.layout.block_size() as usize;
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        let blocks = ((window.len() / bs) as u64).min(self.data_blocks - st.fed);
+        if st.failed || blocks == 0 {
+            return;
+        }
+        let bytes = &window[..blocks as usize * bs];
+        if st.enc.push(bytes).is_err() {
+            st.failed = true;
+        } else {
+            st.fed += blocks;
+        }
+    }
+}
+
 /// What was written, for the summary.
 pub(crate) struct Written {
     pub(crate) roots: u8,
@@ -69,6 +106,46 @@ impl FecArgs {
             )));
         }
         Ok(())
+    }
+
+    /// An encoder to feed DATA's blocks to while they are hashed, when the
+    /// FEC layout can be predicted: the hash image is a new regular file
+    /// (or the parity shares it at a given offset), so the protected hash
+    /// area is exactly the tree.
+    pub(crate) fn early(
+        &self,
+        hash_path: &Path,
+        p: &dmverity::Params,
+        data_len: u64,
+    ) -> Option<std::sync::Arc<Early>> {
+        self.fec_device.as_ref()?;
+        let bs = u64::from(p.data_block_size);
+        let data_blocks = p.data_blocks.unwrap_or(data_len / bs);
+        let start = p.hash_start_block();
+        let end = if self.shares_hash_file(hash_path) {
+            self.fec_offset / bs
+        } else if hash_path.exists() {
+            // Bytes past the tree of an existing image are protected too:
+            // known only once the image is written.
+            return None;
+        } else {
+            start + p.tree_blocks(data_blocks).ok()?
+        };
+        let layout = fec::Layout::new(
+            data_blocks + end.saturating_sub(start),
+            p.data_block_size,
+            self.fec_roots,
+        )
+        .ok()?;
+        Some(std::sync::Arc::new(Early {
+            layout,
+            data_blocks,
+            state: std::sync::Mutex::new(EarlyState {
+                enc: fec::Encoder::new(layout).ok()?,
+                fed: 0,
+                failed: false,
+            }),
+        }))
     }
 
     /// Whether the parity goes into the hash device itself.
@@ -130,6 +207,7 @@ impl FecArgs {
         hash: &mut File,
         p: &dmverity::Params,
         out: &Formatted,
+        early: Option<std::sync::Arc<Early>>,
     ) -> Result<Option<Written>, CliError> {
         let Some(fec_path) = &self.fec_device else {
             return Ok(None);
@@ -179,7 +257,18 @@ impl FecArgs {
             self.fec_roots,
         )
         .map_err(|e| CliError::lib(fec_path, e))?;
-        let mut enc = fec::Encoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?;
+        // The encoder that already took DATA's blocks while they were
+        // hashed, if its predicted layout is the real one.
+        let early = early
+            .and_then(|e| std::sync::Arc::into_inner(e))
+            .and_then(|e| e.state.into_inner().ok().map(|st| (e.layout, e.data_blocks, st)))
+            .filter(|(l, n, st)| *l == layout && *n == out.data_blocks() && st.fed == *n && !st.failed)
+            .map(|(.., st)| st.enc);
+        let fed = early.is_some();
+        let mut enc = match early {
+            Some(enc) => enc,
+            None => fec::Encoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?,
+        };
         let mut buf = vec![0u8; CHUNK - CHUNK % bs as usize];
         let mut feed = |enc: &mut fec::Encoder,
                         src: &mut dyn Read,
@@ -196,7 +285,9 @@ impl FecArgs {
             Ok(())
         };
         let mut d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
-        if util::is_special(data) {
+        if fed {
+            // DATA's blocks went in while they were hashed.
+        } else if util::is_special(data) {
             feed(&mut enc, &mut d, data, out.data_blocks())?;
         } else {
             // A regular file is taken from the page cache where it lies

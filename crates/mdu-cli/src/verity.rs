@@ -290,9 +290,32 @@ fn check_overlap(
 fn format(a: FormatArgs) -> Result<(), CliError> {
     let p = params(&a.opts, true)?;
     a.fec.check(&p)?;
-    // DATA is hashed from where it lies if it is mapped.
-    let (data, data_len, pb) = util::open_source(&a.data, !a.no_mmap, "dm-verity format")?;
+    // DATA is hashed from where it lies if it is mapped; with FEC, the
+    // mapped windows also feed the parity on their way to the hasher.
+    let (input, data_len) = util::open_data(&a.data, !a.no_mmap)?;
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
+    let early = match &input {
+        util::Input::Mapped(_) => a.fec.early(&a.hash_dev, &p, data_len),
+        util::Input::File(_) => None,
+    };
+    let (data, pb) = match input {
+        util::Input::Mapped(windows) => {
+            let tee = early.clone();
+            let windows = windows.inspect(move |w| {
+                if let (Some(e), Ok(w)) = (&tee, w) {
+                    e.take(w);
+                }
+            });
+            (
+                mdu_verity::Source::chunks(windows).with_len(data_len),
+                indicatif::ProgressBar::hidden(),
+            )
+        }
+        util::Input::File(file) => {
+            let pb = util::progress(data_len, "dm-verity format");
+            (mdu_verity::Source::seekable(pb.wrap_read(file)), pb)
+        }
+    };
     let pool = util::pool(a.opts.threads)?;
     let format_into = |hash_out: &mut File| pool.install(|| dmverity::format(data, hash_out, &p));
     let out = if util::is_special(&a.hash_dev) {
@@ -302,7 +325,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
             .open(&a.hash_dev)
             .map_err(|e| CliError::io(&a.hash_dev, "open for writing", e))?;
         let out = format_into(&mut dev).map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
-        let fec = a.fec.write(&a.data, &a.hash_dev, &mut dev, &p, &out)?;
+        let fec = a.fec.write(&a.data, &a.hash_dev, &mut dev, &p, &out, early)?;
         // A device is written in place, not atomically: make the hash area
         // durable before reporting success.
         dev.sync_all()
@@ -314,7 +337,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
             format_into(tmp.file()).map_err(|e| verity_error(&a.data, tmp.target(), &p, e))?;
         // The parity goes in before the hash image is renamed into place,
         // so a failure leaves neither.
-        let fec = a.fec.write(&a.data, &a.hash_dev, tmp.file(), &p, &out)?;
+        let fec = a.fec.write(&a.data, &a.hash_dev, tmp.file(), &p, &out, early)?;
         tmp.commit()?;
         (out, fec)
     };
