@@ -260,9 +260,16 @@ impl FecArgs {
         // The encoder that already took DATA's blocks while they were
         // hashed, if its predicted layout is the real one.
         let early = early
-            .and_then(|e| std::sync::Arc::into_inner(e))
-            .and_then(|e| e.state.into_inner().ok().map(|st| (e.layout, e.data_blocks, st)))
-            .filter(|(l, n, st)| *l == layout && *n == out.data_blocks() && st.fed == *n && !st.failed)
+            .and_then(std::sync::Arc::into_inner)
+            .and_then(|e| {
+                e.state
+                    .into_inner()
+                    .ok()
+                    .map(|st| (e.layout, e.data_blocks, st))
+            })
+            .filter(|(l, n, st)| {
+                *l == layout && *n == out.data_blocks() && st.fed == *n && !st.failed
+            })
             .map(|(.., st)| st.enc);
         let fed = early.is_some();
         let mut enc = match early {
