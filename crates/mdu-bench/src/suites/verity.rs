@@ -1,6 +1,7 @@
-//! Merkle trees over 64 MiB in memory: the fs-verity file digest and the
-//! dm-verity hash area, on one thread and on every thread, against the same
-//! trees built with the `sha2` crate one block at a time.
+//! Merkle trees over 64 MiB in memory: the fs-verity file digest, the
+//! dm-verity hash area and its verification, on one thread and on every
+//! thread, against the same trees built (and checked) with the `sha2`
+//! crate one block at a time.
 
 use std::io::Cursor;
 
@@ -126,17 +127,55 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
             }),
         ],
     );
+    // dm-verity verify of the same data against the area just built.
+    let root = reference.0;
+    let area = reference.1;
+    let verify = |backend: Option<Backend>| {
+        let p = dmverity::Params {
+            backend,
+            ..dp.clone()
+        };
+        dmverity::verify(data, Cursor::new(&area), &p, &root)
+    };
+    for (p, n) in [(&one, 1), (&all, ctx.threads)] {
+        p.install(|| verify(None))
+            .map_err(|e| format!("dm-verity verify, {n} threads: {e}"))?;
+    }
+    one.install(|| verify(Some(Backend::Generic)))
+        .map_err(|e| format!("dm-verity verify, generic: {e}"))?;
+    let verify_case = case(
+        ctx,
+        format!("dm-verity verify, {mb} MiB"),
+        len,
+        None,
+        vec![
+            Imp::new(
+                format!("mdu {}, {} threads", best.name(), ctx.threads),
+                Kind::Mdu,
+                || {
+                    all.install(|| verify(None)).expect("verifies");
+                },
+            ),
+            Imp::new(format!("mdu {}, 1 thread", best.name()), Kind::Mdu, || {
+                one.install(|| verify(None)).expect("verifies");
+            }),
+            Imp::new("sha2, one block at a time, 1 thread", Kind::Peer, || {
+                one.install(|| verify(Some(Backend::Generic)))
+                    .expect("verifies");
+            }),
+        ],
+    );
     Ok(vec![Table {
         id: "verity-trees".to_string(),
         title: format!("Merkle trees over {mb} MiB in memory (SHA-256, 4 KiB blocks)"),
         unit: Unit::Throughput,
         x_label: None,
         notes: vec![
-            "dm-verity: 32-byte salt, no superblock, hash area written to memory. The \
-             sha2 rows build the same tree with the generic backend (the sha2 crate's \
-             block function), one block at a time."
+            "dm-verity: 32-byte salt, no superblock, hash area written to memory and \
+             verified from there. The sha2 rows build (and check) the same tree with the \
+             generic backend (the sha2 crate's block function), one block at a time."
                 .to_string(),
         ],
-        cases: vec![fs_case, dm_case],
+        cases: vec![fs_case, dm_case, verify_case],
     }])
 }
