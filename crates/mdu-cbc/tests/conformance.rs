@@ -77,7 +77,10 @@ fn every_count_and_short_unit_matches_the_generic_backend() {
             let shapes = (1..=9usize)
                 .map(|b| (16 * b, (1..=70usize).collect::<Vec<_>>()))
                 .chain([1024usize, 2048, 4096, 65536].map(|u| {
-                    (u, vec![1, 2, 3, 4, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 35])
+                    (
+                        u,
+                        vec![1, 2, 3, 4, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 35],
+                    )
                 }));
             for (unit, counts) in shapes {
                 let units = DataUnits::new(&fast, unit).unwrap().with_iv_step(3);
