@@ -34,12 +34,13 @@ pub(crate) mod x86;
 /// [`Alphabet`](crate::Alphabet) is made. The AVX-512 VBMI backend
 /// translates through 64- and 128-entry byte permutes of the alphabet and
 /// its reverse table. The AVX2 backend translates with 16-entry `vpshufb`
-/// lookups: one for encoding and three for decoding with RFC 4648, base64url,
-/// IMAP, crypt(3), bcrypt and other alphabets made of runs of consecutive
-/// bytes, and four for encoding and six for decoding with any other
-/// alphabet. The NEON backend (aarch64) translates with `tbl`/`tbx` lookups
-/// in the 64-symbol alphabet and in the first 128 entries of the reverse
-/// table.
+/// lookups: encoding takes one where values 0..=25 and 26..=51 are runs of
+/// consecutive bytes (RFC 4648, base64url, IMAP) and four otherwise;
+/// decoding takes three where each row of 16 bytes holds symbols of at most
+/// two offsets (also crypt(3), bcrypt and other alphabets made of runs) and
+/// six otherwise. The NEON backend (aarch64) translates with `tbl`/`tbx`
+/// lookups in the 64-symbol alphabet and in the first 128 entries of the
+/// reverse table.
 ///
 /// ```
 /// use mdu_base64::Backend;
@@ -56,8 +57,9 @@ pub enum Backend {
     Avx512Vbmi,
     /// AVX2: 24 bytes <-> 32 symbols per step, four steps per round in
     /// bulk; the last step overlaps the one before instead of leaving a
-    /// scalar tail (only a partial group of 1 or 2 bytes, or 2 or 3
-    /// symbols, and inputs under 16 bytes or symbols, run scalar code).
+    /// scalar tail. Scalar code runs only for the 1 or 2 bytes of a partial
+    /// group when encoding, the 2- or 3-symbol tail of a body under 32
+    /// symbols when decoding, and inputs under 16 bytes or symbols.
     Avx2,
     /// NEON (aarch64 Advanced SIMD): 48 bytes <-> 64 symbols per step with
     /// `ld3`/`st4` and `ld4`/`st3` (de)interleaving and 64-byte `tbl`/`tbx`
