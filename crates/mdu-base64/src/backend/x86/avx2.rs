@@ -20,11 +20,15 @@
 //! values into a 24-bit lane, and an in-lane `vpshufb` packs each lane's 12
 //! bytes, stored lane by lane (no lane permute). The bulk loop decodes four
 //! vectors, tests their accumulated error bits once, and only then stores.
-//! The last step decodes the last 32 symbols of the whole groups (or two
-//! overlapping 16-symbol lanes for 16..=31 of them) and overlaps the step
-//! before. A vector that holds an invalid byte stores nothing and hands the
-//! rest over to the scalar kernel, which reports the first error exactly
-//! (the contract of `backend/mod.rs`); so does a 2- or 3-symbol tail.
+//! The last round (one to four vectors) ends exactly at the end of the body,
+//! its last vector overlapping the one before: with a 2- or 3-symbol tail,
+//! that vector is a window whose high lane comes from the last 16 symbols,
+//! moved into place by one `vpshufb`, and the last symbol's unused bits are
+//! checked by a `vptest`; bodies of 16..=31 symbols take two overlapping
+//! 16-symbol lanes (and a scalar tail). A vector that holds an invalid byte,
+//! or a non-canonical last symbol, stores nothing: the kernel returns where
+//! it stopped and the caller hands the rest over to the scalar kernel, which
+//! reports the first error exactly (the contract of `backend/mod.rs`).
 //!
 //! Inputs shorter than 16 bytes (encode) or 16 symbols (decode) go to the
 //! scalar kernels.
