@@ -182,8 +182,12 @@ impl Layout {
 #[derive(Clone, Copy)]
 pub(crate) struct MulBy {
     pub(crate) table: [u8; 256],
+    /// Read by the x86 kernels (and the GFNI test) only.
+    #[cfg_attr(not(x86_simd), allow(dead_code))]
     pub(crate) lo: [u8; 16],
+    #[cfg_attr(not(x86_simd), allow(dead_code))]
     pub(crate) hi: [u8; 16],
+    #[cfg_attr(not(x86_simd), allow(dead_code))]
     pub(crate) matrix: u64,
 }
 
@@ -831,6 +835,7 @@ mod tests {
     }
 
     fn kernels() -> Vec<Kernel> {
+        #[cfg_attr(not(x86_simd), allow(unused_mut))]
         let mut k = vec![Kernel::Generic];
         #[cfg(x86_simd)]
         {
