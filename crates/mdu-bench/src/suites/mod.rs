@@ -23,6 +23,7 @@ pub(crate) struct Suite {
 }
 
 mod base64;
+mod cbc;
 mod sha256;
 mod verity;
 mod xts;
@@ -31,6 +32,7 @@ mod xts;
 pub(crate) fn all() -> Vec<Suite> {
     vec![
         xts::suite(),
+        cbc::suite(),
         sha256::suite(),
         verity::suite(),
         base64::suite(),
