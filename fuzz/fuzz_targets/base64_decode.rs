@@ -30,9 +30,9 @@ fn oracle(which: usize) -> GeneralPurpose {
 fuzz_target!(|data: &[u8]| {
     let engines: [Engine; 3] = [STANDARD, URL_SAFE, URL_SAFE_NO_PAD];
     for (which, engine) in engines.iter().enumerate() {
-        let scalar = engine.with_backend(Backend::Scalar).unwrap();
+        let scalar = engine.with_backend(Backend::Generic).unwrap();
         let want = scalar.decode_to_vec(data);
-        for b in Backend::available() {
+        for &b in Backend::available() {
             let e = engine.with_backend(b).unwrap();
             assert_eq!(e.decode_to_vec(data), want, "{b:?} differs from scalar");
             // decode_slice into a too-small buffer: an error, nothing more.

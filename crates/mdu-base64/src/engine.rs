@@ -72,8 +72,8 @@ impl Engine {
     /// ```
     /// use mdu_base64::{Backend, URL_SAFE_NO_PAD};
     ///
-    /// let scalar = URL_SAFE_NO_PAD.with_backend(Backend::Scalar)?;
-    /// assert_eq!(scalar.backend(), Backend::Scalar);
+    /// let scalar = URL_SAFE_NO_PAD.with_backend(Backend::Generic)?;
+    /// assert_eq!(scalar.backend(), Backend::Generic);
     /// assert_eq!(scalar.encode_to_string(b"hi"), URL_SAFE_NO_PAD.encode_to_string(b"hi"));
     /// # Ok::<(), mdu_base64::BackendUnavailable>(())
     /// ```
@@ -355,10 +355,10 @@ mod tests {
     /// The backends to exercise, each announced with one line in the log.
     fn backends(test: &str) -> Vec<Backend> {
         let all = Backend::available();
-        for b in &all {
+        for b in all {
             std::println!("{test}: backend {}", b.name());
         }
-        all
+        all.to_vec()
     }
 
     /// Bit-at-a-time reference encoder (the pre-2021 style, MSB first).

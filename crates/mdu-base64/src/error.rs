@@ -164,7 +164,7 @@ impl std::error::Error for EncodeError {}
 /// ```
 /// use mdu_base64::{Backend, URL_SAFE_NO_PAD};
 ///
-/// for b in [Backend::Avx512Vbmi, Backend::Avx2, Backend::Neon, Backend::Scalar] {
+/// for b in [Backend::Avx512Vbmi, Backend::Avx2, Backend::Neon, Backend::Generic] {
 ///     assert_eq!(URL_SAFE_NO_PAD.with_backend(b).is_ok(), b.is_available());
 /// }
 /// ```

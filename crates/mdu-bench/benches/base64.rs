@@ -50,7 +50,7 @@ fn bench(c: &mut Criterion) {
         let (out, raw) = (out_store.bytes_mut(), raw_store.bytes_mut());
 
         // Check every contestant once before timing.
-        for b in Backend::available() {
+        for &b in Backend::available() {
             let e = URL_SAFE_NO_PAD.with_backend(b).expect("available");
             assert_eq!(e.encode_slice(data, &mut *out), Ok(elen), "{b:?}");
             assert_eq!(out, text.as_bytes(), "{b:?} encode");
@@ -72,7 +72,7 @@ fn bench(c: &mut Criterion) {
 
         let mut group = c.benchmark_group(format!("base64/encode/{}", label(n)));
         group.throughput(Throughput::Bytes(n as u64));
-        for b in Backend::available() {
+        for &b in Backend::available() {
             let e = URL_SAFE_NO_PAD.with_backend(b).expect("available");
             group.bench_function(BenchmarkId::new("mdu", b.name()), |bench| {
                 bench.iter(|| e.encode_slice(black_box(data), black_box(&mut *out)))
@@ -102,7 +102,7 @@ fn bench(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("base64/decode/{}", label(n)));
         group.throughput(Throughput::Bytes(n as u64));
         let t = text.as_bytes();
-        for b in Backend::available() {
+        for &b in Backend::available() {
             let e = URL_SAFE_NO_PAD.with_backend(b).expect("available");
             group.bench_function(BenchmarkId::new("mdu", b.name()), |bench| {
                 bench.iter(|| e.decode_slice(black_box(t), black_box(&mut *raw)))

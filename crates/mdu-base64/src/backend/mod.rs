@@ -47,7 +47,7 @@ pub(crate) mod x86;
 ///
 /// let all = Backend::available();
 /// assert_eq!(all.first(), Some(&Backend::detect()));
-/// assert_eq!(all.last(), Some(&Backend::Scalar));
+/// assert_eq!(all.last(), Some(&Backend::Generic));
 /// ```
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -67,15 +67,15 @@ pub enum Backend {
     Neon,
     /// Portable block-wise code (3 bytes <-> 4 symbols, 6 bytes per 64-bit
     /// load when encoding); no `unsafe`.
-    Scalar,
+    Generic,
 }
 
-/// Every backend, best first; [`Backend::Scalar`] last.
+/// Every backend, best first; [`Backend::Generic`] last.
 const ALL: [Backend; 4] = [
     Backend::Avx512Vbmi,
     Backend::Avx2,
     Backend::Neon,
-    Backend::Scalar,
+    Backend::Generic,
 ];
 
 impl Backend {
@@ -89,18 +89,18 @@ impl Backend {
             Backend::Avx512Vbmi => "avx512vbmi",
             Backend::Avx2 => "avx2",
             Backend::Neon => "neon",
-            Backend::Scalar => "scalar",
+            Backend::Generic => "generic",
         }
     }
 
     /// Whether this CPU and build can run the backend.
     ///
     /// ```
-    /// assert!(mdu_base64::Backend::Scalar.is_available());
+    /// assert!(mdu_base64::Backend::Generic.is_available());
     /// ```
     pub fn is_available(self) -> bool {
         match self {
-            Backend::Scalar => true,
+            Backend::Generic => true,
             #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Avx2 => x86::has_avx2(),
             #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -112,13 +112,36 @@ impl Backend {
     }
 
     /// The backends this CPU runs, best first (always ends with
-    /// [`Backend::Scalar`]).
+    /// [`Backend::Generic`]). Detected once per process.
     ///
     /// ```
-    /// assert!(mdu_base64::Backend::available().contains(&mdu_base64::Backend::Scalar));
+    /// assert!(mdu_base64::Backend::available().contains(&mdu_base64::Backend::Generic));
     /// ```
-    pub fn available() -> alloc::vec::Vec<Backend> {
-        ALL.into_iter().filter(|b| b.is_available()).collect()
+    pub fn available() -> &'static [Backend] {
+        use Backend::*;
+        // Every subset of the SIMD backends, best first, indexed by the
+        // bits of the ones this CPU runs (no allocation: `no_std`).
+        const SUBSETS: [&[Backend]; 8] = [
+            &[Generic],
+            &[Avx512Vbmi, Generic],
+            &[Avx2, Generic],
+            &[Avx512Vbmi, Avx2, Generic],
+            &[Neon, Generic],
+            &[Avx512Vbmi, Neon, Generic],
+            &[Avx2, Neon, Generic],
+            &[Avx512Vbmi, Avx2, Neon, Generic],
+        ];
+        static CACHE: AtomicU8 = AtomicU8::new(u8::MAX);
+        let mut bits = CACHE.load(Ordering::Relaxed);
+        if usize::from(bits) >= SUBSETS.len() {
+            bits = [Avx512Vbmi, Avx2, Neon]
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.is_available())
+                .fold(0u8, |acc, (i, _)| acc | 1 << i);
+            CACHE.store(bits, Ordering::Relaxed);
+        }
+        SUBSETS[usize::from(bits)]
     }
 
     /// The best available backend. Detected on first use and cached in an

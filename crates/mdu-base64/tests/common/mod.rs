@@ -58,8 +58,9 @@ pub fn engines() -> Vec<(&'static str, Engine)> {
 /// see [`announce`]).
 pub fn pinned(engine: Engine) -> Vec<(Backend, Engine)> {
     let all = Backend::available();
-    announce(&all);
-    all.into_iter()
+    announce(all);
+    all.iter()
+        .copied()
         .map(|b| (b, engine.with_backend(b).expect("available backend")))
         .collect()
 }
@@ -82,7 +83,7 @@ pub fn announce(backends: &[Backend]) {
             println!("{test}: backend {}", b.name());
         }
         let available = Backend::available();
-        if backends == available.as_slice() {
+        if backends == available {
             let names: Vec<&str> = available.iter().map(|b| b.name()).collect();
             println!(
                 "{test}: x86-64 backends not run on this CPU: {}",

@@ -54,7 +54,7 @@ fn encode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
 
     // Check every contestant once before timing.
     let mut engines = Vec::new();
-    for b in Backend::available() {
+    for &b in Backend::available() {
         let e = URL_SAFE_NO_PAD.with_backend(b).map_err(|e| e.to_string())?;
         let mut o = vec![0u8; elen];
         e.encode_slice(src, &mut o).map_err(|e| e.to_string())?;
@@ -133,7 +133,7 @@ fn decode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
     let mut outs: Vec<Buf> = (0..8).map(|i| Buf::random(n, 200 + i)).collect();
 
     let mut engines = Vec::new();
-    for b in Backend::available() {
+    for &b in Backend::available() {
         let e = URL_SAFE_NO_PAD.with_backend(b).map_err(|e| e.to_string())?;
         let mut o = vec![0u8; n];
         e.decode_slice(src, &mut o).map_err(|e| e.to_string())?;
@@ -289,7 +289,7 @@ fn alphabet_case(
     text_buf.bytes_mut().copy_from_slice(text.as_bytes());
     let mut outs: Vec<Buf> = (0..6).map(|i| Buf::random(text.len(), 300 + i)).collect();
     let mut engines = Vec::new();
-    for b in Backend::available() {
+    for &b in Backend::available() {
         let e = Engine::new(alphabet, Padding::None)
             .with_backend(b)
             .map_err(|e| e.to_string())?;
