@@ -46,10 +46,11 @@ impl Lanes for Ymm {
 
     #[inline(always)]
     fn ivs(&self, ivs: Ivs<'_>, start: usize) -> __m256i {
-        let two = ivs.batch::<2>(start);
-        // SAFETY: `two` is 32 readable bytes, the IVs of both lanes in
-        // memory order; AVX is enabled wherever a `Ymm` exists.
-        unsafe { _mm256_loadu_si256(two.as_ptr().cast()) }
+        // From general-purpose registers, never through an array in memory
+        // (a 32-byte load of two IVs just stored cannot be forwarded).
+        let (lo, hi) = (iv_vector(ivs.get(start)), iv_vector(ivs.get(start + 1)));
+        // SAFETY: AVX2 is enabled wherever a `Ymm` exists.
+        unsafe { _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi) }
     }
 
     #[inline(always)]

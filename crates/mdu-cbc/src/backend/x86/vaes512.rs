@@ -46,10 +46,19 @@ impl Lanes for Zmm {
 
     #[inline(always)]
     fn ivs(&self, ivs: Ivs<'_>, start: usize) -> __m512i {
-        let four = ivs.batch::<4>(start);
-        // SAFETY: `four` is 64 readable bytes, the IVs of the four lanes in
-        // memory order; AVX-512 F is enabled wherever a `Zmm` exists.
-        unsafe { _mm512_loadu_si512(four.as_ptr().cast()) }
+        // From general-purpose registers lane by lane, never through an
+        // array in memory: a 64-byte load of four IVs just stored cannot be
+        // forwarded from the store buffer, and stalled this path by half
+        // for one-block units.
+        let at = |k: usize| iv_vector(ivs.get(start + k));
+        let (a, b, c, d) = (at(0), at(1), at(2), at(3));
+        // SAFETY: AVX-512 F is enabled wherever a `Zmm` exists.
+        unsafe {
+            let v = _mm512_castsi128_si512(a);
+            let v = _mm512_inserti32x4::<1>(v, b);
+            let v = _mm512_inserti32x4::<2>(v, c);
+            _mm512_inserti32x4::<3>(v, d)
+        }
     }
 
     #[inline(always)]
