@@ -291,6 +291,10 @@ impl<S: KeySize> Engine<S> {
                 unsafe { rk.expand_into(key) };
                 Keys::Simd(rk)
             }
+            // Only the portable backend is compiled for this target, and it
+            // is the only one available.
+            #[cfg(not(simd))]
+            _ => return Err(backend.unavailable()),
         };
         mdu_aes::wipe::after_key_setup();
         Ok(Engine { backend, keys })

@@ -322,6 +322,10 @@ impl<S: KeySize> Engine<S> {
                 unsafe { rk.expand_into(k1, k2) };
                 Keys::Simd(rk)
             }
+            // Only the portable backend is compiled for this target, and it
+            // is the only one available.
+            #[cfg(not(simd))]
+            _ => return Err(backend.unavailable()),
         };
         mdu_aes::wipe::after_key_setup();
         Ok(Engine { backend, keys })
