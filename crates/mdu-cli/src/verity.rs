@@ -325,7 +325,9 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
             .open(&a.hash_dev)
             .map_err(|e| CliError::io(&a.hash_dev, "open for writing", e))?;
         let out = format_into(&mut dev).map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
-        let fec = a.fec.write(&a.data, &a.hash_dev, &mut dev, &p, &out, early)?;
+        let fec = a
+            .fec
+            .write(&a.data, &a.hash_dev, &mut dev, &p, &out, early)?;
         // A device is written in place, not atomically: make the hash area
         // durable before reporting success.
         dev.sync_all()
@@ -337,7 +339,9 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
             format_into(tmp.file()).map_err(|e| verity_error(&a.data, tmp.target(), &p, e))?;
         // The parity goes in before the hash image is renamed into place,
         // so a failure leaves neither.
-        let fec = a.fec.write(&a.data, &a.hash_dev, tmp.file(), &p, &out, early)?;
+        let fec = a
+            .fec
+            .write(&a.data, &a.hash_dev, tmp.file(), &p, &out, early)?;
         tmp.commit()?;
         (out, fec)
     };
