@@ -277,7 +277,7 @@ mod tests {
         ];
         for (key, ct) in cases {
             let (got, back) = crypt_both(&hex(key), pt);
-            assert_eq!(got, block(ct), "key {key}");
+            assert_eq!(got, blk(ct), "key {key}");
             assert_eq!(back, pt, "key {key}");
         }
     }
