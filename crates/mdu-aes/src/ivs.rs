@@ -59,6 +59,39 @@ impl Ivs<'_> {
         out
     }
 
+    /// The source as plain arguments, `(first, step, list)`: what a
+    /// kernel's `#[target_feature]` entry point takes, so that the first IV
+    /// reaches it in registers (through memory, a 16-byte load of a value
+    /// just stored as two halves stalls the one-unit path) and the kernel
+    /// rebuilds the source with [`Ivs::from_parts`].
+    ///
+    /// ```
+    /// use mdu_aes::Ivs;
+    /// let (first, step, list) = Ivs::Counter { first: 5, step: 2 }.parts();
+    /// assert_eq!((first, step, list.is_none()), (5, 2, true));
+    /// ```
+    #[inline(always)]
+    pub fn parts(&self) -> (u128, u64, Option<&[Iv]>) {
+        match *self {
+            Ivs::Counter { first, step } => (first, step, None),
+            Ivs::List(list) => (0, 0, Some(list)),
+        }
+    }
+
+    /// The inverse of [`parts`](Self::parts).
+    ///
+    /// ```
+    /// use mdu_aes::Ivs;
+    /// assert_eq!(Ivs::from_parts(5, 2, None).get(1), 7);
+    /// ```
+    #[inline(always)]
+    pub fn from_parts(first: u128, step: u64, list: Option<&[Iv]>) -> Ivs<'_> {
+        match list {
+            Some(list) => Ivs::List(list),
+            None => Ivs::Counter { first, step },
+        }
+    }
+
     /// The IV of unit `i` (zero past the end of a list).
     ///
     /// ```

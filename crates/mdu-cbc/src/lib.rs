@@ -201,7 +201,7 @@ macro_rules! cbc_cipher {
                 self.check_unit_len(buf.len())?;
                 let len = buf.len();
                 let ivs = Ivs::Counter { first: iv.to_u128(), step: 0 };
-                self.engine.crypt(dir, ivs, len, Io::InPlace(buf));
+                self.engine.crypt(dir, &ivs, len, Io::InPlace(buf));
                 Ok(())
             }
         }
@@ -230,7 +230,7 @@ macro_rules! cbc_cipher {
             ) -> Result<(), Error> {
                 mdu_core::check_request::<Self>(unit, buf.len())?;
                 let ivs = Ivs::Counter { first: first_iv.to_u128(), step: iv_step };
-                self.engine.crypt(dir, ivs, unit.get(), Io::InPlace(buf));
+                self.engine.crypt(dir, &ivs, unit.get(), Io::InPlace(buf));
                 Ok(())
             }
 
@@ -248,7 +248,7 @@ macro_rules! cbc_cipher {
                     return Err(Error::LengthMismatch { src: src.len(), dst: dst.len() });
                 }
                 let ivs = Ivs::Counter { first: first_iv.to_u128(), step: iv_step };
-                self.engine.crypt(dir, ivs, unit.get(), Io::To(src, dst));
+                self.engine.crypt(dir, &ivs, unit.get(), Io::To(src, dst));
                 Ok(())
             }
 
@@ -260,7 +260,7 @@ macro_rules! cbc_cipher {
                 buf: &mut [u8],
             ) -> Result<(), Error> {
                 mdu_core::check_request_with_ivs::<Self>(unit, ivs.len(), buf.len())?;
-                self.engine.crypt(dir, Ivs::List(ivs), unit.get(), Io::InPlace(buf));
+                self.engine.crypt(dir, &Ivs::List(ivs), unit.get(), Io::InPlace(buf));
                 Ok(())
             }
         }

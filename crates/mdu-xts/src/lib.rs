@@ -273,7 +273,7 @@ macro_rules! xts_cipher {
                 self.check_unit_len(buf.len())?;
                 let len = buf.len();
                 let ivs = Ivs::Counter { first: iv.to_u128(), step: 0 };
-                self.engine.crypt(dir, ivs, len, Io::InPlace(buf));
+                self.engine.crypt(dir, &ivs, len, Io::InPlace(buf));
                 Ok(())
             }
         }
@@ -301,7 +301,7 @@ macro_rules! xts_cipher {
             ) -> Result<(), Error> {
                 mdu_core::check_request::<Self>(unit, buf.len())?;
                 let ivs = Ivs::Counter { first: first_iv.to_u128(), step: iv_step };
-                self.engine.crypt(dir, ivs, unit.get(), Io::InPlace(buf));
+                self.engine.crypt(dir, &ivs, unit.get(), Io::InPlace(buf));
                 Ok(())
             }
 
@@ -317,7 +317,7 @@ macro_rules! xts_cipher {
                 mdu_core::check_request::<Self>(unit, src.len())?;
                 check_same_len(src.len(), dst.len())?;
                 let ivs = Ivs::Counter { first: first_iv.to_u128(), step: iv_step };
-                self.engine.crypt(dir, ivs, unit.get(), Io::To(src, dst));
+                self.engine.crypt(dir, &ivs, unit.get(), Io::To(src, dst));
                 Ok(())
             }
 
@@ -329,7 +329,7 @@ macro_rules! xts_cipher {
                 buf: &mut [u8],
             ) -> Result<(), Error> {
                 mdu_core::check_request_with_ivs::<Self>(unit, ivs.len(), buf.len())?;
-                self.engine.crypt(dir, Ivs::List(ivs), unit.get(), Io::InPlace(buf));
+                self.engine.crypt(dir, &Ivs::List(ivs), unit.get(), Io::InPlace(buf));
                 Ok(())
             }
         }

@@ -65,7 +65,7 @@ pub(crate) trait Lanes {
     const BLOCKS: usize;
 
     /// The IVs of units `start .. start + BLOCKS`, one per lane.
-    fn ivs(&self, ivs: Ivs<'_>, start: usize) -> Self::V;
+    fn ivs(&self, ivs: &Ivs<'_>, start: usize) -> Self::V;
     /// Block `j` of `BLOCKS` units, lane `k` from `src + k * stride`.
     ///
     /// # Safety
@@ -144,7 +144,7 @@ pub(crate) trait Lanes {
 #[inline(always)]
 unsafe fn chains<L: Lanes, const NR: usize, const N: usize>(
     l: &L,
-    ivs: Ivs<'_>,
+    ivs: &Ivs<'_>,
     first: usize,
     unit_len: usize,
     src: *const u8,
@@ -246,7 +246,7 @@ const LAG: usize = 64;
 #[inline(always)]
 unsafe fn single_chains<L: Lanes, const NR: usize, const N: usize>(
     l: &L,
-    ivs: Ivs<'_>,
+    ivs: &Ivs<'_>,
     first: usize,
     unit_len: usize,
     src: *const u8,
@@ -287,7 +287,7 @@ unsafe fn single_chains<L: Lanes, const NR: usize, const N: usize>(
 #[inline(always)]
 pub(crate) unsafe fn encrypt<L: Lanes, const NR: usize, const W: usize>(
     l: &L,
-    ivs: Ivs<'_>,
+    ivs: &Ivs<'_>,
     unit_len: usize,
     count: usize,
     src: *const u8,
@@ -431,7 +431,7 @@ unsafe fn unit<L: Lanes, const NR: usize, const W: usize>(
 #[inline(always)]
 pub(crate) unsafe fn decrypt<L: Lanes, const NR: usize, const W: usize>(
     l: &L,
-    ivs: Ivs<'_>,
+    ivs: &Ivs<'_>,
     unit_len: usize,
     count: usize,
     src: *const u8,

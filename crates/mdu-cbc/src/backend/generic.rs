@@ -96,7 +96,7 @@ fn xor(a: &[u8; 16], b: &[u8; 16]) -> [u8; 16] {
 
 /// Runs a validated request: `io` holds whole units of `unit` bytes (a
 /// multiple of 16), unit `i` under IV `i` of `ivs`.
-pub(crate) fn crypt<A: BlockAes>(aes: &A, dir: Direction, ivs: Ivs<'_>, unit: usize, io: Io<'_>) {
+pub(crate) fn crypt<A: BlockAes>(aes: &A, dir: Direction, ivs: &Ivs<'_>, unit: usize, io: Io<'_>) {
     let buf = match io {
         Io::InPlace(buf) => buf,
         Io::To(src, dst) => {

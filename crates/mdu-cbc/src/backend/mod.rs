@@ -310,7 +310,7 @@ impl<S: KeySize> Engine<S> {
     /// `unit` a multiple of 16 and at least 16, `len` a non-zero multiple of
     /// `unit`, for [`Io::To`] equal lengths, and for [`Ivs::List`] one IV
     /// per unit.
-    pub(crate) fn crypt(&self, dir: Direction, ivs: Ivs<'_>, unit: usize, io: Io<'_>) {
+    pub(crate) fn crypt(&self, dir: Direction, ivs: &Ivs<'_>, unit: usize, io: Io<'_>) {
         let len = io.len();
         debug_assert!(
             unit >= 16 && unit.is_multiple_of(16) && len >= unit && len.is_multiple_of(unit)
@@ -323,20 +323,22 @@ impl<S: KeySize> Engine<S> {
                 let Some((src, dst)) = io.pointers() else {
                     return;
                 };
+                // The IVs go to the kernel as plain arguments, in registers.
+                let (first, step, list) = ivs.parts();
                 macro_rules! run {
                     ($($kernel:ident)::+) => {
                         match (S::NR == 14, dir) {
                             (true, Direction::Encrypt) => $($kernel)::+::encrypt::<14>(
-                                keys, ivs, unit, count, src, dst,
+                                keys, first, step, list, unit, count, src, dst,
                             ),
                             (true, Direction::Decrypt) => $($kernel)::+::decrypt::<14>(
-                                keys, ivs, unit, count, src, dst,
+                                keys, first, step, list, unit, count, src, dst,
                             ),
                             (false, Direction::Encrypt) => $($kernel)::+::encrypt::<10>(
-                                keys, ivs, unit, count, src, dst,
+                                keys, first, step, list, unit, count, src, dst,
                             ),
                             (false, Direction::Decrypt) => $($kernel)::+::decrypt::<10>(
-                                keys, ivs, unit, count, src, dst,
+                                keys, first, step, list, unit, count, src, dst,
                             ),
                         }
                     };

@@ -264,7 +264,7 @@ pub(crate) unsafe fn crypt<
     const U: usize,
 >(
     l: &L,
-    ivs: Ivs<'_>,
+    ivs: &Ivs<'_>,
     unit_len: usize,
     count: usize,
     src: *const u8,

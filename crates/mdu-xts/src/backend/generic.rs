@@ -156,7 +156,7 @@ fn crypt_unit<A: BlockAes>(keys: &Keys<A>, enc: bool, iv: Iv, unit: &mut [u8]) {
 pub(crate) fn crypt<A: BlockAes>(
     keys: &Keys<A>,
     dir: Direction,
-    ivs: Ivs<'_>,
+    ivs: &Ivs<'_>,
     unit: usize,
     io: Io<'_>,
 ) {

@@ -340,7 +340,7 @@ impl<S: KeySize> Engine<S> {
     /// `i` uses the IV `ivs` gives it. The caller has validated the request:
     /// `unit >= 16`, `len` a non-zero multiple of `unit`, for [`Io::To`]
     /// equal lengths, and for [`Ivs::List`] one IV per unit.
-    pub(crate) fn crypt(&self, dir: Direction, ivs: Ivs<'_>, unit: usize, io: Io<'_>) {
+    pub(crate) fn crypt(&self, dir: Direction, ivs: &Ivs<'_>, unit: usize, io: Io<'_>) {
         let len = io.len();
         debug_assert!(unit >= 16 && len >= unit && len.is_multiple_of(unit));
         match &self.keys {
@@ -351,20 +351,22 @@ impl<S: KeySize> Engine<S> {
                 let Some((src, dst)) = io.pointers() else {
                     return;
                 };
+                // The IVs go to the kernel as plain arguments, in registers.
+                let (first, step, list) = ivs.parts();
                 macro_rules! run {
                     ($($kernel:ident)::+) => {
                         match (S::NR == 14, dir) {
                             (true, Direction::Encrypt) => $($kernel)::+::crypt::<14, true>(
-                                keys, ivs, unit, count, src, dst,
+                                keys, first, step, list, unit, count, src, dst,
                             ),
                             (true, Direction::Decrypt) => $($kernel)::+::crypt::<14, false>(
-                                keys, ivs, unit, count, src, dst,
+                                keys, first, step, list, unit, count, src, dst,
                             ),
                             (false, Direction::Encrypt) => $($kernel)::+::crypt::<10, true>(
-                                keys, ivs, unit, count, src, dst,
+                                keys, first, step, list, unit, count, src, dst,
                             ),
                             (false, Direction::Decrypt) => $($kernel)::+::crypt::<10, false>(
-                                keys, ivs, unit, count, src, dst,
+                                keys, first, step, list, unit, count, src, dst,
                             ),
                         }
                     };

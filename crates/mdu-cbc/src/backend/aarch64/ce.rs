@@ -14,6 +14,7 @@ use core::arch::aarch64::*;
 
 use mdu_aes::aarch64::{iv_vector, last_round, load_schedule, round};
 use mdu_aes::{Ivs, RoundKeys};
+use mdu_core::Iv;
 
 use crate::backend::driver::{self, Lanes};
 
@@ -80,7 +81,7 @@ impl Lanes for Ce {
     const BLOCKS: usize = 1;
 
     #[inline(always)]
-    fn ivs(&self, ivs: Ivs<'_>, start: usize) -> uint8x16_t {
+    fn ivs(&self, ivs: &Ivs<'_>, start: usize) -> uint8x16_t {
         self.iv1(ivs.get(start))
     }
 
@@ -172,18 +173,22 @@ impl Lanes for Ce {
 }
 
 /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to `dst`;
-/// unit `i` uses IV `i` of `ivs`.
+/// unit `i` uses IV `i` of `Ivs::from_parts(first, step, list)`.
 ///
 /// # Safety
 ///
 /// The CPU has NEON and the AES instructions; `src` and `dst` are valid for
 /// `count * unit_len` bytes and are equal or disjoint; `unit_len` is a
 /// non-zero multiple of 16; `NR` is 10 or 14 and matches the schedules in
-/// `keys`; an [`Ivs::List`] holds `count` IVs.
+/// `keys`; a `list` holds `count` IVs.
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "neon,aes")]
 pub(crate) unsafe fn encrypt<const NR: usize>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
@@ -192,8 +197,9 @@ pub(crate) unsafe fn encrypt<const NR: usize>(
     let l = Ce {
         rk: load_schedule(&keys.enc),
     };
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the encryption schedule.
-    unsafe { driver::encrypt::<Ce, NR, WIDTH>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::encrypt::<Ce, NR, WIDTH>(&l, &ivs, unit_len, count, src, dst) }
 }
 
 /// CBC-decrypts `count` data units; see [`encrypt`].
@@ -201,10 +207,14 @@ pub(crate) unsafe fn encrypt<const NR: usize>(
 /// # Safety
 ///
 /// As for [`encrypt`].
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "neon,aes")]
 pub(crate) unsafe fn decrypt<const NR: usize>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
@@ -213,6 +223,7 @@ pub(crate) unsafe fn decrypt<const NR: usize>(
     let l = Ce {
         rk: load_schedule(&keys.dec),
     };
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the decryption schedule.
-    unsafe { driver::decrypt::<Ce, NR, WIDTH>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::decrypt::<Ce, NR, WIDTH>(&l, &ivs, unit_len, count, src, dst) }
 }

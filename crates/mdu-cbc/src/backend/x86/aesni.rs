@@ -11,6 +11,7 @@ use core::arch::x86_64::*;
 
 use mdu_aes::x86::{iv_vector, load_schedule};
 use mdu_aes::{Ivs, RoundKeys};
+use mdu_core::Iv;
 
 use super::{chain, unchain};
 use crate::backend::driver::{self, Lanes};
@@ -32,7 +33,7 @@ impl Lanes for Xmm {
     const BLOCKS: usize = 1;
 
     #[inline(always)]
-    fn ivs(&self, ivs: Ivs<'_>, start: usize) -> __m128i {
+    fn ivs(&self, ivs: &Ivs<'_>, start: usize) -> __m128i {
         iv_vector(ivs.get(start))
     }
 
@@ -123,18 +124,22 @@ impl Lanes for Xmm {
 }
 
 /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to `dst`;
-/// unit `i` uses IV `i` of `ivs`.
+/// unit `i` uses IV `i` of `Ivs::from_parts(first, step, list)`.
 ///
 /// # Safety
 ///
 /// The CPU has AES-NI; `src` and `dst` are valid for `count * unit_len`
 /// bytes and are equal or disjoint; `unit_len` is a non-zero multiple of
-/// 16; `NR` is 10 or 14 and matches the schedules in `keys`; an
-/// [`Ivs::List`] holds `count` IVs.
+/// 16; `NR` is 10 or 14 and matches the schedules in `keys`; a `list`
+/// holds `count` IVs.
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "aes")]
 pub(crate) unsafe fn encrypt<const NR: usize>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
@@ -143,8 +148,9 @@ pub(crate) unsafe fn encrypt<const NR: usize>(
     let l = Xmm {
         rk: load_schedule(&keys.enc),
     };
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the encryption schedule.
-    unsafe { driver::encrypt::<Xmm, NR, WIDTH>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::encrypt::<Xmm, NR, WIDTH>(&l, &ivs, unit_len, count, src, dst) }
 }
 
 /// CBC-decrypts `count` data units; see [`encrypt`].
@@ -152,10 +158,14 @@ pub(crate) unsafe fn encrypt<const NR: usize>(
 /// # Safety
 ///
 /// As for [`encrypt`].
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "aes")]
 pub(crate) unsafe fn decrypt<const NR: usize>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
@@ -164,6 +174,7 @@ pub(crate) unsafe fn decrypt<const NR: usize>(
     let l = Xmm {
         rk: load_schedule(&keys.dec),
     };
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the decryption schedule.
-    unsafe { driver::decrypt::<Xmm, NR, WIDTH>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::decrypt::<Xmm, NR, WIDTH>(&l, &ivs, unit_len, count, src, dst) }
 }

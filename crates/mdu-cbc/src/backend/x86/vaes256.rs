@@ -22,6 +22,7 @@ use core::arch::x86_64::*;
 
 use mdu_aes::x86::{broadcast256, iv_vector, load_schedule};
 use mdu_aes::{Ivs, RoundKeys};
+use mdu_core::Iv;
 
 use super::{chain, unchain};
 use crate::backend::driver::{self, Lanes};
@@ -45,7 +46,7 @@ impl Lanes for Ymm {
     const BLOCKS: usize = 2;
 
     #[inline(always)]
-    fn ivs(&self, ivs: Ivs<'_>, start: usize) -> __m256i {
+    fn ivs(&self, ivs: &Ivs<'_>, start: usize) -> __m256i {
         // From general-purpose registers, never through an array in memory
         // (a 32-byte load of two IVs just stored cannot be forwarded).
         let (lo, hi) = (iv_vector(ivs.get(start)), iv_vector(ivs.get(start + 1)));
@@ -192,26 +193,31 @@ fn lanes(s: &mdu_aes::Schedule) -> Ymm {
 }
 
 /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to `dst`;
-/// unit `i` uses IV `i` of `ivs`.
+/// unit `i` uses IV `i` of `Ivs::from_parts(first, step, list)`.
 ///
 /// # Safety
 ///
 /// The CPU has AES-NI, AVX2 and VAES; `src` and `dst` are valid for
 /// `count * unit_len` bytes and are equal or disjoint; `unit_len` is a
 /// non-zero multiple of 16; `NR` is 10 or 14 and matches the schedules in
-/// `keys`; an [`Ivs::List`] holds `count` IVs.
+/// `keys`; a `list` holds `count` IVs.
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "aes,avx2,vaes")]
 pub(crate) unsafe fn encrypt<const NR: usize>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
     let l = lanes(&keys.enc);
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the encryption schedule.
-    unsafe { driver::encrypt::<Ymm, NR, WIDTH>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::encrypt::<Ymm, NR, WIDTH>(&l, &ivs, unit_len, count, src, dst) }
 }
 
 /// CBC-decrypts `count` data units; see [`encrypt`].
@@ -219,16 +225,21 @@ pub(crate) unsafe fn encrypt<const NR: usize>(
 /// # Safety
 ///
 /// As for [`encrypt`].
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "aes,avx2,vaes")]
 pub(crate) unsafe fn decrypt<const NR: usize>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
     let l = lanes(&keys.dec);
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the decryption schedule.
-    unsafe { driver::decrypt::<Ymm, NR, WIDTH>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::decrypt::<Ymm, NR, WIDTH>(&l, &ivs, unit_len, count, src, dst) }
 }

@@ -22,6 +22,7 @@ use core::arch::x86_64::*;
 
 use mdu_aes::x86::{broadcast512, iv_vector, load_schedule};
 use mdu_aes::{Ivs, RoundKeys};
+use mdu_core::Iv;
 
 use super::{chain, unchain};
 use crate::backend::driver::{self, Lanes};
@@ -45,7 +46,7 @@ impl Lanes for Zmm {
     const BLOCKS: usize = 4;
 
     #[inline(always)]
-    fn ivs(&self, ivs: Ivs<'_>, start: usize) -> __m512i {
+    fn ivs(&self, ivs: &Ivs<'_>, start: usize) -> __m512i {
         // From general-purpose registers lane by lane, never through an
         // array in memory: a 64-byte load of four IVs just stored cannot be
         // forwarded from the store buffer, and stalled this path by half
@@ -205,26 +206,31 @@ fn lanes(s: &mdu_aes::Schedule) -> Zmm {
 }
 
 /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to `dst`;
-/// unit `i` uses IV `i` of `ivs`.
+/// unit `i` uses IV `i` of `Ivs::from_parts(first, step, list)`.
 ///
 /// # Safety
 ///
 /// The CPU has AES-NI, AVX2, AVX-512 F and VAES; `src` and `dst` are valid
 /// for `count * unit_len` bytes and are equal or disjoint; `unit_len` is a
 /// non-zero multiple of 16; `NR` is 10 or 14 and matches the schedules in
-/// `keys`; an [`Ivs::List`] holds `count` IVs.
+/// `keys`; a `list` holds `count` IVs.
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "aes,avx2,avx512f,vaes")]
 pub(crate) unsafe fn encrypt<const NR: usize>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
     let l = lanes(&keys.enc);
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the encryption schedule.
-    unsafe { driver::encrypt::<Zmm, NR, WIDTH>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::encrypt::<Zmm, NR, WIDTH>(&l, &ivs, unit_len, count, src, dst) }
 }
 
 /// CBC-decrypts `count` data units; see [`encrypt`].
@@ -232,16 +238,21 @@ pub(crate) unsafe fn encrypt<const NR: usize>(
 /// # Safety
 ///
 /// As for [`encrypt`].
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "aes,avx2,avx512f,vaes")]
 pub(crate) unsafe fn decrypt<const NR: usize>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
     let l = lanes(&keys.dec);
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the decryption schedule.
-    unsafe { driver::decrypt::<Zmm, NR, WIDTH>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::decrypt::<Zmm, NR, WIDTH>(&l, &ivs, unit_len, count, src, dst) }
 }

@@ -20,6 +20,7 @@ use super::{
     RoundKeys, encrypt_iv, iv_vector, last_round, load_schedule, mul_x, mul_x8, round, xts_block,
 };
 use mdu_aes::Ivs;
+use mdu_core::Iv;
 
 use crate::backend::driver::{self, Lanes};
 
@@ -156,18 +157,23 @@ impl Lanes for Ce {
 }
 
 /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `i` of `ivs`.
+/// `src` to `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
+/// list)`.
 ///
 /// # Safety
 ///
 /// The CPU has NEON and the AES and PMULL instructions; `src` and `dst` are
 /// valid for `count * unit_len` bytes and are equal or disjoint;
 /// `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules in `keys`;
-/// an [`Ivs::List`] holds `count` IVs.
+/// a `list` holds `count` IVs.
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "neon,aes")]
 pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
@@ -177,6 +183,7 @@ pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
         rk: load_schedule(if ENC { &keys.k1.enc } else { &keys.k1.dec }),
         k2: load_schedule(&keys.tweak),
     };
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the matching schedules.
-    unsafe { driver::crypt::<Ce, NR, ENC, WIDTH, UNITS>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::crypt::<Ce, NR, ENC, WIDTH, UNITS>(&l, &ivs, unit_len, count, src, dst) }
 }

@@ -14,7 +14,7 @@ pub(crate) mod vaes256;
 pub(crate) mod vaes512;
 
 pub(crate) use super::simd::RoundKeys;
-use mdu_aes::x86::load;
+use mdu_aes::x86::iv_vector;
 
 /// `t * x` in GF(2^128), one tweak per xmm register.
 ///
@@ -58,5 +58,5 @@ pub(crate) fn xts_block<const NR: usize, const ENC: bool>(
 #[inline]
 #[target_feature(enable = "aes")]
 pub(crate) fn encrypt_iv<const NR: usize>(k2: &[__m128i; 15], iv: u128) -> __m128i {
-    xts_block::<NR, true>(k2, load(&iv.to_le_bytes()), _mm_setzero_si128())
+    xts_block::<NR, true>(k2, iv_vector(iv), _mm_setzero_si128())
 }

@@ -21,6 +21,7 @@ use core::arch::x86_64::*;
 use super::{RoundKeys, encrypt_iv, mul_x, xts_block};
 use mdu_aes::Ivs;
 use mdu_aes::x86::{broadcast256, load_schedule};
+use mdu_core::Iv;
 
 use crate::backend::driver::{self, Lanes};
 
@@ -233,7 +234,8 @@ impl Lanes for Ymm {
 }
 
 /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `i` of `ivs`.
+/// `src` to `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
+/// list)`.
 ///
 /// # Safety
 ///
@@ -241,10 +243,14 @@ impl Lanes for Ymm {
 /// for `count * unit_len` bytes and are equal or disjoint; `unit_len >= 16`;
 /// `NR` is 10 or 14 and matches the schedules in `keys`; an [`Ivs::List`]
 /// holds `count` IVs.
+// The IVs come as plain arguments, in registers (see `Ivs::parts`).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "aes,avx2,vaes,vpclmulqdq")]
 pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
     keys: &RoundKeys,
-    ivs: Ivs<'_>,
+    first: u128,
+    step: u64,
+    list: Option<&[Iv]>,
     unit_len: usize,
     count: usize,
     src: *const u8,
@@ -259,6 +265,7 @@ pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
         k2_x,
         poly: _mm256_set_epi64x(1, 0x87, 1, 0x87),
     };
+    let ivs = Ivs::from_parts(first, step, list);
     // SAFETY: forwarded from the caller; `l` holds the matching schedules.
-    unsafe { driver::crypt::<Ymm, NR, ENC, WIDTH, UNITS>(&l, ivs, unit_len, count, src, dst) }
+    unsafe { driver::crypt::<Ymm, NR, ENC, WIDTH, UNITS>(&l, &ivs, unit_len, count, src, dst) }
 }
