@@ -1,5 +1,8 @@
 //! finup2x == two finups == the `sha2` crate, on every backend, for any
-//! prefix (the salted state), any message pair, equal lengths or not.
+//! prefix (the salted state), any message pair, equal lengths or not; and
+//! finup_many (sixteen AVX-512 lanes where the backend has them) == one
+//! finup per message, for groups of the two messages in an input-chosen
+//! pattern.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -43,5 +46,18 @@ fuzz_target!(|data: &[u8]| {
             before.finup(b),
             "finup must not change the state"
         );
+        // 16 to 47 messages, each `a` or `b` by the bits of the input, so
+        // groups of sixteen are sometimes all one length and sometimes not.
+        let pattern =
+            u64::from_le_bytes(core::array::from_fn(|i| data.get(i).copied().unwrap_or(0)));
+        let count = 16 + (pattern % 32) as usize;
+        let msgs: Vec<&[u8]> = (0..count)
+            .map(|i| if pattern >> (i % 64) & 1 == 0 { a } else { b })
+            .collect();
+        let mut out = vec![[0u8; 32]; count];
+        s.finup_many(&msgs, &mut out);
+        for (m, d) in msgs.iter().zip(&out) {
+            assert_eq!(*d, want(m), "{backend:?} finup_many");
+        }
     }
 });
