@@ -432,7 +432,10 @@ mod tests {
         let printable: std::vec::Vec<u8> = (0x20u8..=0x7e).filter(|&b| b != b'=').collect();
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut any = 0;
-        for _ in 0..2000 {
+        // Miri runs a sample: each alphabet's check is thousands of table
+        // lookups, and the logic is the same for all of them.
+        let count = if cfg!(miri) { 20 } else { 2000 };
+        for _ in 0..count {
             let mut pool = printable.clone();
             let chars: std::vec::Vec<u8> = (0..64)
                 .map(|_| {
@@ -448,8 +451,8 @@ mod tests {
             check(&a, (t.encode_layout, t.decode_layout));
         }
         assert!(
-            any > 1000,
-            "only {any} alphabets needed the long decode layout"
+            any > count / 2,
+            "only {any} of {count} alphabets needed the long decode layout"
         );
         // The most printable bytes in one row and the least: every row full
         // but the pad byte's, and symbols spread over all six rows.
