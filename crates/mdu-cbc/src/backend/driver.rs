@@ -189,6 +189,25 @@ unsafe fn chains<L: Lanes, const NR: usize, const N: usize>(
     let ramp = LAG * (phases - 1);
     let mut t = 0;
     while t < unit_len + ramp {
+        if t >= ramp && t < unit_len {
+            // Every phase is inside its units: no checks, no states kept.
+            let mut x = s;
+            for (i, x) in x.iter_mut().enumerate() {
+                // SAFETY: block `(t - lags[i]) / 16` of units `i * BLOCKS +
+                // k`, `k < BLOCKS`: `lags[i] <= ramp <= t` and
+                // `t - lags[i] + 16 <= unit_len`.
+                *x = unsafe { L::gather(src.add(i * group + t - lags[i]), unit_len) };
+            }
+            l.chain::<NR, N>(&mut s, &x);
+            for (i, s) in s.iter().enumerate() {
+                // SAFETY: as for the gathers; every block of this step was
+                // loaded before the first store.
+                unsafe { L::scatter(dst.add(i * group + t - lags[i]), unit_len, *s) };
+            }
+            t += 16;
+            continue;
+        }
+        // The ramps: a phase has not started or has ended.
         // Vector `i` is at byte `t - lags[i]` of its units, if inside them.
         let live = |i: usize| t >= lags[i] && t - lags[i] < unit_len;
         let kept = s;

@@ -6,7 +6,11 @@
 //!   units `u` and `u + 1` are gathered into one register (two loads and a
 //!   `vinserti128`) and scattered back (a store of each half). Eight
 //!   registers are sixteen independent chains: AES latency times throughput
-//!   on the cores with VAES on ymm. The gathers and scatters run on the
+//!   on the cores with VAES on ymm if the latency is 4 cycles at two
+//!   instructions per cycle; where it is longer, eight chains leave part of
+//!   the ymm AES throughput idle (measured on a Xeon with AVX-512: 75 to 80%
+//!   of the ymm ECB rate, where zmm's four chains at one per cycle reach
+//!   93%). The gathers and scatters run on the
 //!   load, store and shuffle ports, away from the AES unit, which stays the
 //!   bottleneck: encryption measures at the rate of decryption (the ECB
 //!   rate), so transposing two consecutive blocks of each unit instead
