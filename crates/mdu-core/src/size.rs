@@ -6,7 +6,9 @@ use crate::Error;
 ///
 /// Valid sizes run from [`DataUnitSize::MIN`] (16 bytes, one cipher block) to
 /// [`DataUnitSize::MAX`] (16 MiB). They need not be powers of two nor
-/// multiples of 16: XTS handles a ragged tail with ciphertext stealing.
+/// multiples of 16: XTS handles a ragged tail with ciphertext stealing; a
+/// cipher that works on whole blocks (CBC) says so once, with
+/// [`DataUnitCipher::UNIT_ALIGN`](crate::DataUnitCipher::UNIT_ALIGN).
 ///
 /// ```
 /// use mdu_core::DataUnitSize;
