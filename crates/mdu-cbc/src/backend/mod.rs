@@ -482,4 +482,38 @@ mod tests {
             assert_eq!(list[len - 1], Backend::Generic);
         }
     }
+
+    /// The first round keys of AES are the key itself, so a copy of the key
+    /// or of a schedule left in a dead stack frame shows as the key's
+    /// 16-byte pieces. None should be found after a key setup or a clone,
+    /// on any backend (the generic one expands with the `aes` crate, which
+    /// returns its schedule by value).
+    #[test]
+    #[cfg(x86_simd)]
+    fn key_setups_leave_no_key_material_on_the_stack() {
+        use crate::{AesCbc128, AesCbc256};
+        use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
+        use std::vec::Vec;
+
+        let key: Vec<u8> = (0..32u32).map(|i| (i * 37 + 11) as u8).collect();
+        let mut seen = std::vec![0u8; PROBE_DEPTH];
+        zeroize::zeroize_stack::<PROBE_DEPTH>();
+        for &backend in Backend::available() {
+            let cbc = AesCbc256::with_backend(&key, backend).unwrap();
+            dead_stack(&mut seen);
+            for (i, piece) in key.chunks(16).enumerate() {
+                assert!(!contains(&seen, piece), "{backend}: AES-256 key piece {i}");
+            }
+            let copy = cbc.clone();
+            dead_stack(&mut seen);
+            for (i, piece) in key.chunks(16).enumerate() {
+                assert!(!contains(&seen, piece), "{backend}: clone, key piece {i}");
+            }
+            drop((cbc, copy));
+            let cbc = AesCbc128::with_backend(&key[..16], backend).unwrap();
+            dead_stack(&mut seen);
+            assert!(!contains(&seen, &key[..16]), "{backend}: AES-128 key");
+            drop(cbc);
+        }
+    }
 }

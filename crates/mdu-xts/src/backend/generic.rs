@@ -2,6 +2,7 @@
 //!
 //! It compiles on every target, contains no `unsafe`, and is the reference
 //! every other backend is tested against byte for byte.
+#![deny(unsafe_code)]
 
 use alloc::boxed::Box;
 
