@@ -132,7 +132,15 @@ fn matches_python_reference_for_every_mode() {
     let mut cases = Vec::new();
     let n_sectors = 24u64;
     let mut id = 0;
-    for (chain, mode) in CHAINS.iter().flat_map(|c| MODES.map(|m| (*c, m))) {
+    // Under a user-mode emulator (MDU_EMULATED, set by
+    // .ci/qemu-aarch64.toml) every mdu run is slow: there CBC takes the two
+    // IV modes that matter for it (LUKS1's essiv:sha256 and plain64); XTS,
+    // and CBC natively, take all seven.
+    let emulated = std::env::var_os("MDU_EMULATED").is_some();
+    let every = CHAINS.iter().flat_map(|c| MODES.map(|m| (*c, m)));
+    for (chain, mode) in
+        every.filter(|&(c, m)| !(emulated && c == "cbc" && m != "plain64" && m != "essiv:sha256"))
+    {
         for ss in SECTOR_SIZES {
             for large in [false, true] {
                 for iv_offset in iv_offsets(&mut rng, ss, large, n_sectors) {
