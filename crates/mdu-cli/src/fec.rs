@@ -440,16 +440,11 @@ impl FecArgs {
         let open =
             |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
         let (d, h, f) = (open(data)?, open(hash_path)?, open(fec_path)?);
-        let hash_len = h
-            .metadata()
-            .map_err(|e| CliError::io(hash_path, "stat", e))?
-            .len();
-        let hash_len = if util::is_special(hash_path) {
-            (&h).seek(SeekFrom::End(0))
-                .map_err(|e| CliError::io(hash_path, "seek", e))?
-        } else {
-            hash_len
-        };
+        // Seeking to the end gives the size of a file and of a device alike
+        // (reads below use positions, not this offset).
+        let hash_len = (&h)
+            .seek(SeekFrom::End(0))
+            .map_err(|e| CliError::io(hash_path, "seek", e))?;
         let end = if self.shares_hash_file(hash_path) {
             self.fec_offset / bs
         } else {
