@@ -1,0 +1,303 @@
+//! The one error type of the crate.
+
+use std::fmt;
+
+use mdu_dmcrypt::DmCryptError;
+
+/// Why an image, a header field, a passphrase or a parameter was refused.
+///
+/// Every variant names the field or offset at fault and what was expected,
+/// so a damaged or hostile image is reported precisely and never used.
+///
+/// ```
+/// use mdu_luks2::{Image, Luks2Error};
+/// let err = Image::load(&[0u8; 100][..]).unwrap_err();
+/// assert!(matches!(err, Luks2Error::NoValidHeader { .. }));
+/// assert!(err.to_string().contains("no valid LUKS2 header"));
+/// ```
+#[non_exhaustive]
+#[derive(Debug)]
+pub enum Luks2Error {
+    /// Reading the image failed.
+    Io(std::io::Error),
+    /// A structure does not fit inside the image.
+    Truncated {
+        /// What was to be read.
+        what: &'static str,
+        /// Where it starts, in bytes.
+        offset: u64,
+        /// How long it is, in bytes.
+        len: u64,
+        /// The image length, in bytes.
+        image_len: u64,
+    },
+    /// The binary header at `offset` does not start with the LUKS magic of
+    /// its copy (`LUKS\xba\xbe` primary, `SKUL\xba\xbe` secondary).
+    BadMagic {
+        /// The header's offset.
+        offset: u64,
+    },
+    /// The binary header's version is not 2.
+    UnsupportedVersion {
+        /// The header's offset.
+        offset: u64,
+        /// The version found.
+        version: u16,
+    },
+    /// `hdr_size` is not one of [`HEADER_SIZES`](crate::HEADER_SIZES), or a
+    /// secondary header's size differs from its offset.
+    HeaderSize {
+        /// The header's offset.
+        offset: u64,
+        /// The size found, in bytes.
+        size: u64,
+    },
+    /// The `hdr_offset` field disagrees with where the header was found.
+    HeaderOffset {
+        /// Where the header was found.
+        offset: u64,
+        /// What its `hdr_offset` field says.
+        found: u64,
+    },
+    /// The checksum algorithm is not `sha256`.
+    ChecksumAlgorithm {
+        /// The header's offset.
+        offset: u64,
+        /// The algorithm named.
+        name: String,
+    },
+    /// The SHA-256 of the header copy does not match its `csum` field.
+    ChecksumMismatch {
+        /// The header's offset.
+        offset: u64,
+    },
+    /// A text field of the binary header (label, UUID, subsystem, checksum
+    /// algorithm) is not NUL-terminated UTF-8.
+    HeaderText {
+        /// The header's offset.
+        offset: u64,
+        /// The field.
+        field: &'static str,
+    },
+    /// The JSON area is not a JSON text followed by NUL bytes only.
+    JsonArea {
+        /// The header's offset.
+        offset: u64,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// The JSON text does not parse.
+    JsonSyntax {
+        /// The header's offset.
+        offset: u64,
+        /// The parser's message.
+        message: String,
+    },
+    /// A JSON field is missing or has the wrong type or form.
+    Schema {
+        /// The field's path, like `keyslots.0.area.offset`.
+        field: String,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// A field names a type or feature this crate does not implement
+    /// (a `reencrypt` keyslot, a `linear` segment, a `requirements` flag).
+    Unsupported {
+        /// The field's path.
+        field: String,
+        /// The value found.
+        value: String,
+    },
+    /// A size, offset or count is out of range or inconsistent with the
+    /// header or the image.
+    Layout {
+        /// The field's path.
+        field: String,
+        /// The rule that was broken.
+        problem: String,
+    },
+    /// Two keyslot areas overlap.
+    KeyslotAreasOverlap {
+        /// One keyslot.
+        first: u32,
+        /// The other.
+        second: u32,
+    },
+    /// A digest lists a keyslot or segment that does not exist.
+    DanglingReference {
+        /// The digest.
+        digest: u32,
+        /// `keyslot` or `segment`.
+        kind: &'static str,
+        /// The missing id.
+        id: u32,
+    },
+    /// Neither header copy is valid; both reasons are kept.
+    NoValidHeader {
+        /// Why the primary header (at 0) was refused.
+        primary: Box<Luks2Error>,
+        /// Why no secondary header was found or accepted.
+        secondary: Box<Luks2Error>,
+    },
+    /// No keyslot opened with the passphrase.
+    WrongPassphrase,
+    /// The image has no keyslot (or digest) that could open a volume key.
+    NoKeyslot,
+    /// The requested keyslot does not exist.
+    NoSuchKeyslot {
+        /// The keyslot asked for.
+        slot: u32,
+    },
+    /// The key derivation function refused its parameters.
+    Kdf {
+        /// The keyslot (or `None` for the digest).
+        slot: Option<u32>,
+        /// The library's message.
+        message: String,
+    },
+    /// A cipher spec, key or sector size was refused.
+    Cipher(DmCryptError),
+    /// A parameter of [`FormatParams`](crate::FormatParams) or a call is
+    /// out of range.
+    Params {
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl Luks2Error {
+    /// Whether the error means the passphrase opened no keyslot (as
+    /// opposed to a damaged image or a bad parameter).
+    ///
+    /// ```
+    /// assert!(mdu_luks2::Luks2Error::WrongPassphrase.is_wrong_passphrase());
+    /// ```
+    pub fn is_wrong_passphrase(&self) -> bool {
+        matches!(self, Luks2Error::WrongPassphrase)
+    }
+
+    pub(crate) fn schema(field: impl Into<String>, expected: &'static str) -> Luks2Error {
+        Luks2Error::Schema {
+            field: field.into(),
+            expected,
+        }
+    }
+
+    pub(crate) fn layout(field: impl Into<String>, problem: impl Into<String>) -> Luks2Error {
+        Luks2Error::Layout {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+impl fmt::Display for Luks2Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Luks2Error::Io(e) => write!(f, "cannot read the image: {e}"),
+            Luks2Error::Truncated {
+                what,
+                offset,
+                len,
+                image_len,
+            } => write!(
+                f,
+                "the {what} ({len} bytes at offset {offset}) does not fit in the {image_len}-byte image"
+            ),
+            Luks2Error::BadMagic { offset } => {
+                write!(f, "no LUKS magic at offset {offset}")
+            }
+            Luks2Error::UnsupportedVersion { offset, version } => write!(
+                f,
+                "the header at offset {offset} is LUKS version {version}; only version 2 is supported"
+            ),
+            Luks2Error::HeaderSize { offset, size } => write!(
+                f,
+                "the header at offset {offset} gives hdr_size {size}; it must be 16 KiB..4 MiB, a power of two (and equal to a secondary header's offset)"
+            ),
+            Luks2Error::HeaderOffset { offset, found } => write!(
+                f,
+                "the header at offset {offset} says it lies at offset {found}"
+            ),
+            Luks2Error::ChecksumAlgorithm { offset, name } => write!(
+                f,
+                "the header at offset {offset} uses checksum algorithm {name:?}; only sha256 is supported"
+            ),
+            Luks2Error::ChecksumMismatch { offset } => write!(
+                f,
+                "the header at offset {offset} fails its SHA-256 checksum: it is damaged"
+            ),
+            Luks2Error::HeaderText { offset, field } => write!(
+                f,
+                "the {field} field of the header at offset {offset} is not NUL-terminated UTF-8"
+            ),
+            Luks2Error::JsonArea { offset, problem } => {
+                write!(
+                    f,
+                    "the JSON area of the header at offset {offset}: {problem}"
+                )
+            }
+            Luks2Error::JsonSyntax { offset, message } => write!(
+                f,
+                "the JSON metadata of the header at offset {offset} does not parse: {message}"
+            ),
+            Luks2Error::Schema { field, expected } => {
+                write!(f, "JSON field {field}: expected {expected}")
+            }
+            Luks2Error::Unsupported { field, value } => {
+                write!(f, "JSON field {field}: {value:?} is not supported")
+            }
+            Luks2Error::Layout { field, problem } => write!(f, "{field}: {problem}"),
+            Luks2Error::KeyslotAreasOverlap { first, second } => {
+                write!(f, "the areas of keyslots {first} and {second} overlap")
+            }
+            Luks2Error::DanglingReference { digest, kind, id } => {
+                write!(f, "digest {digest} lists {kind} {id}, which does not exist")
+            }
+            Luks2Error::NoValidHeader { primary, secondary } => write!(
+                f,
+                "no valid LUKS2 header: primary: {primary}; secondary: {secondary}"
+            ),
+            Luks2Error::WrongPassphrase => {
+                f.write_str("no key available with this passphrase (no keyslot opened)")
+            }
+            Luks2Error::NoKeyslot => f.write_str("the image has no usable keyslot"),
+            Luks2Error::NoSuchKeyslot { slot } => write!(f, "keyslot {slot} does not exist"),
+            Luks2Error::Kdf { slot, message } => match slot {
+                Some(s) => write!(f, "keyslot {s}: key derivation refused: {message}"),
+                None => write!(f, "digest: key derivation refused: {message}"),
+            },
+            Luks2Error::Cipher(e) => write!(f, "cipher: {e}"),
+            Luks2Error::Params { problem } => f.write_str(problem),
+        }
+    }
+}
+
+impl std::error::Error for Luks2Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Luks2Error::Io(e) => Some(e),
+            Luks2Error::Cipher(e) => Some(e),
+            Luks2Error::NoValidHeader { primary, .. } => Some(primary.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for Luks2Error {
+    fn from(e: std::io::Error) -> Luks2Error {
+        Luks2Error::Io(e)
+    }
+}
+
+impl From<DmCryptError> for Luks2Error {
+    fn from(e: DmCryptError) -> Luks2Error {
+        Luks2Error::Cipher(e)
+    }
+}
+
+impl From<mdu_core::Error> for Luks2Error {
+    fn from(e: mdu_core::Error) -> Luks2Error {
+        Luks2Error::Cipher(DmCryptError::Cipher(e))
+    }
+}

@@ -1,0 +1,855 @@
+//! Loading an image (both header copies, checksums, validation), unlocking
+//! the volume key through a keyslot, and formatting a new header region.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use zeroize::Zeroizing;
+
+use crate::cipher::SectorCipher;
+use crate::header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum, seal};
+use crate::kdf::{Argon2Variant, Hash, Kdf};
+use crate::metadata::{Config, Digest, Keyslot, KeyslotArea, MAX_KEYSLOTS_SIZE, Metadata, Segment};
+use crate::{Direction, Luks2Error, af};
+
+/// Random access to an image of known length: a byte slice or a file.
+///
+/// Every read the crate makes is checked against
+/// [`image_len`](Self::image_len) first, so an implementation may treat a
+/// read past the end as a bug.
+///
+/// ```
+/// use mdu_luks2::ReadAt;
+/// let image = [1u8, 2, 3, 4];
+/// let mut buf = [0u8; 2];
+/// image[..].read_exact_at(&mut buf, 2)?;
+/// assert_eq!((buf, image[..].image_len()?), ([3, 4], 4));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub trait ReadAt {
+    /// The image length in bytes.
+    fn image_len(&self) -> io::Result<u64>;
+    /// Fills `buf` from `offset`.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+}
+
+impl ReadAt for [u8] {
+    fn image_len(&self) -> io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(io::Error::other)?;
+        let src = start
+            .checked_add(buf.len())
+            .and_then(|end| self.get(start..end))
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn image_len(&self) -> io::Result<u64> {
+        self.as_slice().image_len()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.as_slice().read_exact_at(buf, offset)
+    }
+}
+
+impl ReadAt for std::fs::File {
+    fn image_len(&self) -> io::Result<u64> {
+        use std::io::Seek;
+        // Through a seek to the end, which gives a block device's size too.
+        let mut f = self;
+        let len = f.seek(io::SeekFrom::End(0))?;
+        f.seek(io::SeekFrom::Start(0))?;
+        Ok(len)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for &T {
+    fn image_len(&self) -> io::Result<u64> {
+        (**self).image_len()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+}
+
+/// Reads `len` bytes at `offset` after checking they lie inside the image.
+fn read_checked<R: ReadAt + ?Sized>(
+    r: &R,
+    image_len: u64,
+    what: &'static str,
+    offset: u64,
+    len: u64,
+) -> Result<Vec<u8>, Luks2Error> {
+    let truncated = Luks2Error::Truncated {
+        what,
+        offset,
+        len,
+        image_len,
+    };
+    match offset.checked_add(len) {
+        Some(end) if end <= image_len => {}
+        _ => return Err(truncated),
+    }
+    let n = usize::try_from(len).map_err(|_| truncated)?;
+    let mut buf = vec![0u8; n];
+    r.read_exact_at(&mut buf, offset)?;
+    Ok(buf)
+}
+
+/// Which header copy an image was read from.
+///
+/// ```
+/// use mdu_luks2::HeaderCopy;
+/// assert_eq!(HeaderCopy::Secondary.name(), "secondary");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderCopy {
+    /// The copy at offset 0.
+    Primary,
+    /// The copy at offset `hdr_size`.
+    Secondary,
+}
+
+impl HeaderCopy {
+    /// `primary` or `secondary`.
+    ///
+    /// ```
+    /// assert_eq!(mdu_luks2::HeaderCopy::Primary.name(), "primary");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            HeaderCopy::Primary => "primary",
+            HeaderCopy::Secondary => "secondary",
+        }
+    }
+}
+
+/// A loaded, validated LUKS2 header: the copy in use, its metadata, and
+/// what was wrong with the other copy, if anything.
+///
+/// ```
+/// use mdu_luks2::{FormatParams, Image, KdfParams, HeaderCopy};
+/// let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: mdu_luks2::Hash::Sha256, iterations: 1000 },
+///     data_offset: 1 << 20, ..FormatParams::default() };
+/// let mut image = mdu_luks2::format(&params, b"pw", &[7u8; 64], &mut mdu_luks2::os_random)?;
+/// image[100] ^= 1; // damage the primary header
+/// let img = Image::load(&image[..])?;
+/// assert_eq!(img.copy, HeaderCopy::Secondary);
+/// assert!(img.primary_error.is_some());
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Image {
+    /// The binary header of the copy in use.
+    pub header: BinaryHeader,
+    /// Its validated metadata.
+    pub metadata: Metadata,
+    /// Which copy is in use.
+    pub copy: HeaderCopy,
+    /// Why the primary copy was not used, if it was not valid.
+    pub primary_error: Option<Luks2Error>,
+    /// Why the secondary copy is not valid, if it is not.
+    pub secondary_error: Option<Luks2Error>,
+    /// The image length the header was validated against.
+    pub image_len: u64,
+}
+
+/// A volume key opened through a keyslot.
+///
+/// ```
+/// use mdu_luks2::{FormatParams, Image, KdfParams};
+/// let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: mdu_luks2::Hash::Sha1, iterations: 1000 },
+///     data_offset: 1 << 20, ..FormatParams::default() };
+/// let image = mdu_luks2::format(&params, b"pw", &[7u8; 64], &mut mdu_luks2::os_random)?;
+/// let img = Image::load(&image[..])?;
+/// let key = img.unlock(&image[..], b"pw")?;
+/// assert_eq!((key.slot, &key.key[..]), (0, &[7u8; 64][..]));
+/// assert!(img.unlock(&image[..], b"nope").unwrap_err().is_wrong_passphrase());
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Debug)]
+pub struct VolumeKey {
+    /// The keyslot that opened it.
+    pub slot: u32,
+    /// The digest that confirmed it.
+    pub digest: u32,
+    /// The key (wiped when dropped).
+    pub key: Zeroizing<Vec<u8>>,
+}
+
+/// Loads and validates one header copy at `offset`.
+fn load_copy<R: ReadAt + ?Sized>(
+    r: &R,
+    image_len: u64,
+    offset: u64,
+) -> Result<(BinaryHeader, Metadata), Luks2Error> {
+    let bin = read_checked(
+        r,
+        image_len,
+        "binary header",
+        offset,
+        BINARY_HEADER_LEN as u64,
+    )?;
+    let header = BinaryHeader::parse(&bin, offset)?;
+    if header.secondary != (offset != 0) {
+        return Err(Luks2Error::BadMagic { offset });
+    }
+    if header.secondary && header.hdr_size != offset {
+        return Err(Luks2Error::HeaderSize {
+            offset,
+            size: header.hdr_size,
+        });
+    }
+    if header.checksum_alg != "sha256" {
+        return Err(Luks2Error::ChecksumAlgorithm {
+            offset,
+            name: header.checksum_alg,
+        });
+    }
+    let copy = read_checked(r, image_len, "header copy", offset, header.hdr_size)?;
+    if header_checksum(&copy)[..] != header.csum[..32] {
+        return Err(Luks2Error::ChecksumMismatch { offset });
+    }
+    let area = &copy[BINARY_HEADER_LEN..];
+    let area_err = |problem| Luks2Error::JsonArea { offset, problem };
+    if area.first() != Some(&b'{') {
+        return Err(area_err("the JSON text does not start with '{'"));
+    }
+    let end = area
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or_else(|| area_err("the JSON text has no NUL terminator"))?;
+    if area[end..].iter().any(|&b| b != 0) {
+        return Err(area_err("bytes after the JSON text are not all NUL"));
+    }
+    let text =
+        std::str::from_utf8(&area[..end]).map_err(|_| area_err("the JSON text is not UTF-8"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| Luks2Error::JsonSyntax {
+            offset,
+            message: e.to_string(),
+        })?;
+    let metadata = Metadata::from_value(&value)?;
+    metadata.validate(header.hdr_size, Some(image_len))?;
+    Ok((header, metadata))
+}
+
+impl Image {
+    /// Reads both header copies and keeps the valid one with the higher
+    /// sequence id (the primary on a tie). A damaged primary falls back to
+    /// the secondary, found at the primary's `hdr_size` or, if the primary
+    /// is unreadable, at each of [`HEADER_SIZES`]; the reason is kept in
+    /// [`primary_error`](Image::primary_error). Neither valid is
+    /// [`Luks2Error::NoValidHeader`].
+    ///
+    /// ```
+    /// let err = mdu_luks2::Image::load(&vec![0u8; 1 << 20][..]).unwrap_err();
+    /// assert!(err.to_string().contains("no LUKS magic at offset 0"));
+    /// ```
+    pub fn load<R: ReadAt + ?Sized>(r: &R) -> Result<Image, Luks2Error> {
+        let image_len = r.image_len()?;
+        let primary = load_copy(r, image_len, 0);
+        // Where to look for the secondary: the primary's own hdr_size when
+        // its binary header is readable, else every allowed size.
+        let hint = read_checked(r, image_len, "binary header", 0, BINARY_HEADER_LEN as u64)
+            .ok()
+            .and_then(|b| BinaryHeader::parse(&b, 0).ok())
+            .map(|h| h.hdr_size);
+        let mut secondary = Err(Luks2Error::BadMagic {
+            offset: HEADER_SIZES[0],
+        });
+        let offsets: Vec<u64> = match hint {
+            Some(h) => std::iter::once(h)
+                .chain(HEADER_SIZES.into_iter().filter(|&s| s != h))
+                .collect(),
+            None => HEADER_SIZES.to_vec(),
+        };
+        for (i, off) in offsets.into_iter().enumerate() {
+            match load_copy(r, image_len, off) {
+                Ok(c) => {
+                    secondary = Ok(c);
+                    break;
+                }
+                // Keep the first meaningful error (a magic that is there
+                // but a copy that fails), or the one at the hinted offset.
+                Err(e) => {
+                    let keep = i == 0
+                        || matches!(
+                            secondary,
+                            Err(Luks2Error::BadMagic { .. } | Luks2Error::Truncated { .. })
+                        ) && !matches!(
+                            e,
+                            Luks2Error::BadMagic { .. } | Luks2Error::Truncated { .. }
+                        );
+                    if keep {
+                        secondary = Err(e);
+                    }
+                }
+            }
+        }
+        let image = |(header, metadata), copy, primary_error, secondary_error| Image {
+            header,
+            metadata,
+            copy,
+            primary_error,
+            secondary_error,
+            image_len,
+        };
+        match (primary, secondary) {
+            (Ok(p), Ok(s)) => {
+                if s.0.seqid > p.0.seqid {
+                    Ok(image(s, HeaderCopy::Secondary, None, None))
+                } else {
+                    Ok(image(p, HeaderCopy::Primary, None, None))
+                }
+            }
+            (Ok(p), Err(e)) => Ok(image(p, HeaderCopy::Primary, None, Some(e))),
+            (Err(e), Ok(s)) => Ok(image(s, HeaderCopy::Secondary, Some(e), None)),
+            (Err(p), Err(s)) => Err(Luks2Error::NoValidHeader {
+                primary: Box::new(p),
+                secondary: Box::new(s),
+            }),
+        }
+    }
+
+    /// The header size.
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// assert_eq!(Image::load(&image[..])?.hdr_size(), 16384);
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn hdr_size(&self) -> u64 {
+        self.header.hdr_size
+    }
+
+    /// The keyslots in the order an unlock tries them: high priority
+    /// first, then normal, by id; `priority 0` (ignore) slots are left out.
+    fn unlock_order(&self) -> Vec<u32> {
+        let mut ids: Vec<(u32, u32)> = self
+            .metadata
+            .keyslots
+            .iter()
+            .map(|(&id, k)| (k.priority.unwrap_or(1), id))
+            .filter(|&(p, _)| p != 0)
+            .collect();
+        ids.sort_by_key(|&(p, id)| (std::cmp::Reverse(p), id));
+        ids.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// Opens the volume key with `passphrase` through any keyslot.
+    /// [`Luks2Error::WrongPassphrase`] when no keyslot opens.
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha512, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// assert_eq!(&img.unlock(&image[..], b"pw")?.key[..], &[7u8; 64][..]);
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn unlock<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        passphrase: &[u8],
+    ) -> Result<VolumeKey, Luks2Error> {
+        let order = self.unlock_order();
+        if order.is_empty() {
+            return Err(Luks2Error::NoKeyslot);
+        }
+        let mut first_error = None;
+        let mut tried = false;
+        for slot in order {
+            match self.unlock_slot(r, slot, passphrase) {
+                Ok(k) => return Ok(k),
+                Err(Luks2Error::WrongPassphrase) => tried = true,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) if !tried => Err(e),
+            _ => Err(Luks2Error::WrongPassphrase),
+        }
+    }
+
+    /// Opens the volume key with `passphrase` through keyslot `slot` only.
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// assert!(matches!(img.unlock_slot(&image[..], 3, b"pw"), Err(Luks2Error::NoSuchKeyslot { slot: 3 })));
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn unlock_slot<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        slot: u32,
+        passphrase: &[u8],
+    ) -> Result<VolumeKey, Luks2Error> {
+        let ks = self
+            .metadata
+            .keyslots
+            .get(&slot)
+            .ok_or(Luks2Error::NoSuchKeyslot { slot })?;
+        let Some((&digest_id, digest)) = self
+            .metadata
+            .digests
+            .iter()
+            .find(|(_, d)| d.keyslots.contains(&slot))
+        else {
+            return Err(Luks2Error::NoKeyslot);
+        };
+        let key_len = ks.key_size as usize;
+        let material_len = (key_len * ks.af_stripes as usize).div_ceil(512) * 512;
+        let mut material = Zeroizing::new(read_checked(
+            r,
+            self.image_len,
+            "keyslot area",
+            ks.area.offset,
+            material_len as u64,
+        )?);
+        let derived = ks.kdf.derive(passphrase, ks.area.key_size as usize, slot)?;
+        let cipher = SectorCipher::new(&ks.area.encryption, &derived, 512)?;
+        cipher.crypt(Direction::Decrypt, 0, &mut material)?;
+        let key = af::merge(&material, key_len, ks.af_stripes, ks.af_hash)?;
+        if digest.matches(&key) {
+            Ok(VolumeKey {
+                slot,
+                digest: digest_id,
+                key,
+            })
+        } else {
+            Err(Luks2Error::WrongPassphrase)
+        }
+    }
+
+    /// The data segment to read: the only segment, or the lowest-numbered
+    /// one that the digest of `key` lists. Images with several segments
+    /// (an unfinished reencryption) are [`Luks2Error::Unsupported`].
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// let (id, seg) = img.segment()?;
+    /// assert_eq!((id, seg.offset), (0, 1 << 20));
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn segment(&self) -> Result<(u32, &Segment), Luks2Error> {
+        let segs = &self.metadata.segments;
+        match segs.len() {
+            0 => Err(Luks2Error::schema("segments", "one crypt segment")),
+            1 => Ok(segs.iter().next().map(|(&id, s)| (id, s)).expect("one")),
+            n => Err(Luks2Error::Unsupported {
+                field: "segments".into(),
+                value: format!("{n} segments (an unfinished reencryption)"),
+            }),
+        }
+    }
+
+    /// The byte range `(offset, len)` of segment `seg` in this image: its
+    /// offset must lie inside the image, a fixed size must fit, and a
+    /// `dynamic` one extends to the end, which must be a whole number of
+    /// sectors.
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let mut image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// image.resize((1 << 20) + 8192, 0);
+    /// let img = Image::load(&image[..])?;
+    /// let (_, seg) = img.segment()?;
+    /// assert_eq!(img.payload_range(seg)?, (1 << 20, 8192));
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn payload_range(&self, seg: &Segment) -> Result<(u64, u64), Luks2Error> {
+        if seg.offset == 0 {
+            return Err(Luks2Error::Unsupported {
+                field: "segments.offset".into(),
+                value: "0 (a detached header: the data are in another file)".into(),
+            });
+        }
+        let len = self.image_len;
+        if seg.offset > len {
+            return Err(Luks2Error::Truncated {
+                what: "data segment",
+                offset: seg.offset,
+                len: seg.size.unwrap_or(0),
+                image_len: len,
+            });
+        }
+        match seg.size {
+            Some(n) => {
+                if seg.offset.checked_add(n).is_none_or(|e| e > len) {
+                    return Err(Luks2Error::Truncated {
+                        what: "data segment",
+                        offset: seg.offset,
+                        len: n,
+                        image_len: len,
+                    });
+                }
+                Ok((seg.offset, n))
+            }
+            None => {
+                let n = len - seg.offset;
+                if !n.is_multiple_of(u64::from(seg.sector_size)) {
+                    return Err(Luks2Error::layout(
+                        "segments.size",
+                        format!(
+                            "the data area ({n} bytes to the end of the image) is not a whole number of {}-byte sectors",
+                            seg.sector_size
+                        ),
+                    ));
+                }
+                Ok((seg.offset, n))
+            }
+        }
+    }
+}
+
+/// The key derivation of a new keyslot.
+///
+/// ```
+/// use mdu_luks2::{Argon2Variant, KdfParams};
+/// let k = KdfParams::Argon2 { variant: Argon2Variant::Argon2id, time: 4, memory: 32, cpus: 1 };
+/// assert_eq!(k.name(), "argon2id");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KdfParams {
+    /// PBKDF2-HMAC with `hash` and `iterations` (at least 1000).
+    Pbkdf2 {
+        /// The hash.
+        hash: Hash,
+        /// The iteration count.
+        iterations: u32,
+    },
+    /// Argon2 v1.3.
+    Argon2 {
+        /// Argon2i or Argon2id.
+        variant: Argon2Variant,
+        /// Passes (at least 4, cryptsetup's minimum).
+        time: u32,
+        /// Memory in KiB (at least 32).
+        memory: u32,
+        /// Threads and lanes.
+        cpus: u32,
+    },
+}
+
+impl KdfParams {
+    /// The KDF's name in the metadata.
+    ///
+    /// ```
+    /// use mdu_luks2::{Hash, KdfParams};
+    /// assert_eq!(KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }.name(), "pbkdf2");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        match self {
+            KdfParams::Pbkdf2 { .. } => "pbkdf2",
+            KdfParams::Argon2 { variant, .. } => variant.name(),
+        }
+    }
+}
+
+/// What a new image looks like.
+///
+/// ```
+/// let p = mdu_luks2::FormatParams::default();
+/// assert_eq!((p.cipher.as_str(), p.key_size, p.data_offset), ("aes-xts-plain64", 64, 16 << 20));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FormatParams {
+    /// Cipher spec of the data segment and of the keyslot area.
+    pub cipher: String,
+    /// Volume key size in bytes.
+    pub key_size: usize,
+    /// Encryption sector size (512..4096).
+    pub sector_size: u32,
+    /// Keyslot 0's key derivation.
+    pub kdf: KdfParams,
+    /// Iterations of the volume-key digest (PBKDF2-SHA-256), at least 1000.
+    pub digest_iterations: u32,
+    /// UUID (`None`: a random version-4 UUID).
+    pub uuid: Option<String>,
+    /// Label.
+    pub label: String,
+    /// Subsystem.
+    pub subsystem: String,
+    /// Header copy size, one of [`HEADER_SIZES`].
+    pub hdr_size: u64,
+    /// Start of the data segment in bytes; the keyslots area fills the
+    /// space between the headers and it.
+    pub data_offset: u64,
+}
+
+impl Default for FormatParams {
+    /// cryptsetup's defaults: aes-xts-plain64 with a 512-bit key, 512-byte
+    /// sectors, Argon2id with 4 passes, 1 GiB and 4 threads, 16 KiB
+    /// headers, data at 16 MiB.
+    fn default() -> FormatParams {
+        FormatParams {
+            cipher: "aes-xts-plain64".into(),
+            key_size: 64,
+            sector_size: 512,
+            kdf: KdfParams::Argon2 {
+                variant: Argon2Variant::Argon2id,
+                time: 4,
+                memory: 1 << 20,
+                cpus: 4,
+            },
+            digest_iterations: 100_000,
+            uuid: None,
+            label: String::new(),
+            subsystem: String::new(),
+            hdr_size: 16 << 10,
+            data_offset: 16 << 20,
+        }
+    }
+}
+
+/// Random bytes from the operating system (for [`format()`]).
+///
+/// ```
+/// let mut a = [0u8; 32];
+/// mdu_luks2::os_random(&mut a)?;
+/// assert!(a.iter().any(|&b| b != 0));
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+pub fn os_random(buf: &mut [u8]) -> Result<(), Luks2Error> {
+    getrandom::fill(buf).map_err(|e| Luks2Error::Params {
+        problem: format!("cannot get random bytes: {e}"),
+    })
+}
+
+/// Whether `s` is a textual UUID: 8-4-4-4-12 hex digits.
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// The AF stripes of every keyslot mdu writes (as cryptsetup).
+pub const AF_STRIPES: u32 = 4000;
+
+/// Writes a new LUKS2 header region: `params.data_offset` bytes holding
+/// both header copies (seqid 1), the keyslots area filled with random
+/// bytes, and keyslot 0 holding `volume_key` under `passphrase`. The data
+/// segment starts right after it (size `dynamic`). Salts, the UUID and the
+/// AF stripes come from `random`.
+///
+/// ```
+/// use mdu_luks2::{format, os_random, FormatParams, Hash, Image, KdfParams};
+/// let params = FormatParams {
+///     cipher: "aes-cbc-essiv:sha256".into(), key_size: 32, sector_size: 4096,
+///     kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
+///     digest_iterations: 1000, data_offset: 2 << 20, ..FormatParams::default()
+/// };
+/// let image = format(&params, b"pw", &[9u8; 32], &mut os_random)?;
+/// assert_eq!(image.len(), 2 << 20);
+/// assert_eq!(Image::load(&image[..])?.metadata.segments[&0].sector_size, 4096);
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+pub fn format(
+    params: &FormatParams,
+    passphrase: &[u8],
+    volume_key: &[u8],
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Luks2Error>,
+) -> Result<Vec<u8>, Luks2Error> {
+    let bad = |problem: String| Err(Luks2Error::Params { problem });
+    let hdr = params.hdr_size;
+    if !HEADER_SIZES.contains(&hdr) {
+        return bad(format!(
+            "header size {hdr} is not a power of two in 16 KiB..4 MiB"
+        ));
+    }
+    if volume_key.len() != params.key_size {
+        return bad(format!(
+            "the volume key has {} bytes, the parameters say {}",
+            volume_key.len(),
+            params.key_size
+        ));
+    }
+    // Checks the spec, key length and sector size together.
+    SectorCipher::new(&params.cipher, volume_key, params.sector_size)?;
+    let ss = u64::from(params.sector_size);
+    let off = params.data_offset;
+    if !off.is_multiple_of(4096) || !off.is_multiple_of(ss) {
+        return bad(format!(
+            "data offset {off} is not a multiple of 4096 and of the sector size {ss}"
+        ));
+    }
+    let keyslots_size = off.saturating_sub(2 * hdr).min(MAX_KEYSLOTS_SIZE);
+    let key_size = u32::try_from(params.key_size).unwrap_or(u32::MAX);
+    let material_len = params.key_size * AF_STRIPES as usize;
+    let area_size = (material_len as u64).div_ceil(4096) * 4096;
+    if keyslots_size < area_size {
+        return bad(format!(
+            "data offset {off} leaves {keyslots_size} bytes for keyslots after the two {hdr}-byte headers; keyslot 0 needs {area_size}"
+        ));
+    }
+    if params.digest_iterations < 1000 {
+        return bad("the digest needs at least 1000 iterations".into());
+    }
+    let mut salt = vec![0u8; 32];
+    random(&mut salt)?;
+    let kdf = match params.kdf {
+        KdfParams::Pbkdf2 { hash, iterations } => {
+            if iterations < 1000 {
+                return bad(format!(
+                    "PBKDF2 needs at least 1000 iterations, not {iterations}"
+                ));
+            }
+            Kdf::Pbkdf2 {
+                hash,
+                iterations,
+                salt,
+            }
+        }
+        KdfParams::Argon2 {
+            variant,
+            time,
+            memory,
+            cpus,
+        } => {
+            if time < 4 || memory < 32 || cpus == 0 || memory < 8 * cpus {
+                return bad(format!(
+                    "Argon2 needs time >= 4, memory >= 32 KiB and >= 8 KiB per thread, threads >= 1 (got time {time}, memory {memory}, threads {cpus})"
+                ));
+            }
+            Kdf::Argon2 {
+                variant,
+                time,
+                memory,
+                cpus,
+                salt,
+            }
+        }
+    };
+    let uuid = match &params.uuid {
+        Some(u) if is_uuid(u) => u.to_ascii_lowercase(),
+        Some(u) => return bad(format!("{u:?} is not a UUID (8-4-4-4-12 hex digits)")),
+        None => {
+            let mut b = [0u8; 16];
+            random(&mut b)?;
+            b[6] = (b[6] & 0x0f) | 0x40;
+            b[8] = (b[8] & 0x3f) | 0x80;
+            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
+        }
+    };
+    let area_offset = 2 * hdr;
+
+    // Keyslot 0: derive, split, encrypt.
+    let derived = kdf.derive(passphrase, params.key_size, 0)?;
+    let split = af::split(volume_key, AF_STRIPES, Hash::Sha256, random)?;
+    let mut material = Zeroizing::new(vec![0u8; material_len.div_ceil(512) * 512]);
+    material[..material_len].copy_from_slice(&split);
+    drop(split);
+    SectorCipher::new(&params.cipher, &derived, 512)?.crypt(
+        Direction::Encrypt,
+        0,
+        &mut material,
+    )?;
+    drop(derived);
+
+    let mut digest_salt = vec![0u8; 32];
+    random(&mut digest_salt)?;
+    let digest = Digest::of_key(
+        volume_key,
+        Hash::Sha256,
+        params.digest_iterations,
+        digest_salt,
+        vec![0],
+        vec![0],
+    );
+    let metadata = Metadata {
+        keyslots: BTreeMap::from([(
+            0,
+            Keyslot {
+                key_size,
+                af_stripes: AF_STRIPES,
+                af_hash: Hash::Sha256,
+                area: KeyslotArea {
+                    offset: area_offset,
+                    size: area_size,
+                    encryption: params.cipher.clone(),
+                    key_size,
+                },
+                kdf,
+                priority: None,
+            },
+        )]),
+        tokens: serde_json::Map::new(),
+        segments: BTreeMap::from([(
+            0,
+            Segment {
+                offset: off,
+                size: None,
+                iv_tweak: 0,
+                encryption: params.cipher.clone(),
+                sector_size: params.sector_size,
+            },
+        )]),
+        digests: BTreeMap::from([(0, digest)]),
+        config: Config {
+            json_size: hdr - BINARY_HEADER_LEN as u64,
+            keyslots_size,
+            flags: Vec::new(),
+        },
+    };
+    metadata.validate(hdr, Some(off))?;
+    let json = metadata.to_json();
+    if json.len() >= (hdr as usize) - BINARY_HEADER_LEN {
+        return bad(format!(
+            "the metadata ({} bytes) do not fit the {hdr}-byte header",
+            json.len()
+        ));
+    }
+
+    let mut image = vec![0u8; off as usize];
+    random(&mut image[area_offset as usize..(area_offset + keyslots_size) as usize])?;
+    image[area_offset as usize..area_offset as usize + material.len()].copy_from_slice(&material);
+    for secondary in [false, true] {
+        let at = if secondary { hdr as usize } else { 0 };
+        let mut bh = BinaryHeader::new(hdr, &uuid);
+        bh.secondary = secondary;
+        bh.hdr_offset = at as u64;
+        bh.label = params.label.clone();
+        bh.subsystem = params.subsystem.clone();
+        random(&mut bh.salt)?;
+        let copy = &mut image[at..at + hdr as usize];
+        copy[..BINARY_HEADER_LEN].copy_from_slice(&bh.to_bytes()?);
+        copy[BINARY_HEADER_LEN..BINARY_HEADER_LEN + json.len()].copy_from_slice(json.as_bytes());
+        seal(copy);
+    }
+    Ok(image)
+}

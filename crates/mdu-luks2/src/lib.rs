@@ -1,0 +1,64 @@
+//! LUKS2 images as plain files: read and write the binary headers and JSON
+//! metadata, open and create `luks2` keyslots (PBKDF2, Argon2i/Argon2id,
+//! the anti-forensic splitter), and encrypt or decrypt the data segment,
+//! byte for byte as cryptsetup 2.6 does, without root, loop devices or
+//! device-mapper.
+//!
+//! An image is untrusted input: [`Image::load`] checks both header copies'
+//! SHA-256 checksums, parses the JSON with a typed error for every bad
+//! field, and validates every size and offset against the header and the
+//! image before anything is used. A damaged primary header falls back to
+//! the secondary copy, and [`Image::primary_error`] says why.
+//!
+//! ```
+//! use mdu_luks2::{format, os_random, Direction, FormatParams, Hash, Image, KdfParams, SectorCipher};
+//!
+//! // A new image: header region, then two 4096-byte sectors of data.
+//! let params = FormatParams {
+//!     sector_size: 4096,
+//!     kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
+//!     digest_iterations: 1000,
+//!     data_offset: 1 << 20,
+//!     ..FormatParams::default()
+//! };
+//! let mut volume_key = [0u8; 64];
+//! os_random(&mut volume_key)?;
+//! let mut image = format(&params, b"passphrase", &volume_key, &mut os_random)?;
+//! let mut data = vec![0x42u8; 8192];
+//! SectorCipher::new(&params.cipher, &volume_key, 4096)?.crypt(Direction::Encrypt, 0, &mut data)?;
+//! image.extend_from_slice(&data);
+//!
+//! // Open it again.
+//! let img = Image::load(&image[..])?;
+//! let key = img.unlock(&image[..], b"passphrase")?;
+//! let (_, seg) = img.segment()?;
+//! let (offset, len) = img.payload_range(seg)?;
+//! let mut plain = image[offset as usize..(offset + len) as usize].to_vec();
+//! SectorCipher::new(&seg.encryption, &key.key, seg.sector_size)?.crypt(Direction::Decrypt, 0, &mut plain)?;
+//! assert!(plain.iter().all(|&b| b == 0x42));
+//! # Ok::<(), mdu_luks2::Luks2Error>(())
+//! ```
+//!
+//! # Features
+//!
+//! * `rayon`: `SectorCipher::par_crypt` splits a request across the rayon
+//!   pool (same bytes).
+#![forbid(unsafe_code)]
+
+pub mod af;
+mod cipher;
+mod error;
+mod header;
+mod image;
+mod kdf;
+mod metadata;
+
+pub use cipher::SectorCipher;
+pub use error::Luks2Error;
+pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
+pub use image::{
+    AF_STRIPES, FormatParams, HeaderCopy, Image, KdfParams, ReadAt, VolumeKey, format, os_random,
+};
+pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
+pub use mdu_dmcrypt::Direction;
+pub use metadata::{Config, Digest, Keyslot, KeyslotArea, MAX_KEYSLOTS_SIZE, Metadata, Segment};

@@ -1,0 +1,822 @@
+//! The JSON metadata: keyslots, tokens, segments, digests and config, read
+//! with a typed error for every bad field and written exactly as
+//! cryptsetup 2.6 writes it (key order, 64-bit numbers as strings, compact).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+use crate::Luks2Error;
+use crate::header::BINARY_HEADER_LEN;
+use crate::kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
+
+/// Largest keyslots area LUKS2 allows (128 MiB).
+///
+/// ```
+/// assert_eq!(mdu_luks2::MAX_KEYSLOTS_SIZE, 128 << 20);
+/// ```
+pub const MAX_KEYSLOTS_SIZE: u64 = 128 << 20;
+
+/// Largest key (volume key or keyslot area key) accepted, in bytes.
+const MAX_KEY_BYTES: u32 = 512;
+
+/// Parsed and validated LUKS2 JSON metadata.
+///
+/// ```
+/// use mdu_luks2::Metadata;
+/// let text = r#"{"keyslots":{},"tokens":{},"segments":{},"digests":{},"config":{"json_size":"12288","keyslots_size":"16744448"}}"#;
+/// let m = Metadata::parse(text, 16384)?;
+/// assert_eq!(m.config.keyslots_size, 16744448);
+/// assert_eq!(m.to_json(), text);
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metadata {
+    /// Keyslots by id.
+    pub keyslots: BTreeMap<u32, Keyslot>,
+    /// Tokens, kept as JSON (mdu does not use them).
+    pub tokens: Map<String, Value>,
+    /// Data segments by id.
+    pub segments: BTreeMap<u32, Segment>,
+    /// Volume-key digests by id.
+    pub digests: BTreeMap<u32, Digest>,
+    /// The `config` object.
+    pub config: Config,
+}
+
+/// A keyslot of type `luks2`: a KDF, the AF splitter and an encrypted area.
+///
+/// ```
+/// # let text = include_str!("../tests/data/pbkdf2.json");
+/// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+/// let ks = &m.keyslots[&0];
+/// assert_eq!((ks.key_size, ks.af_stripes, ks.area.offset), (64, 4000, 32768));
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Keyslot {
+    /// Volume key size in bytes.
+    pub key_size: u32,
+    /// AF stripes (4000).
+    pub af_stripes: u32,
+    /// AF hash.
+    pub af_hash: Hash,
+    /// The encrypted area.
+    pub area: KeyslotArea,
+    /// The key derivation.
+    pub kdf: Kdf,
+    /// `priority`: 0 ignore, 1 normal (absent), 2 high.
+    pub priority: Option<u32>,
+}
+
+/// The `raw` area of a keyslot in the keyslots area.
+///
+/// ```
+/// # let text = include_str!("../tests/data/pbkdf2.json");
+/// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+/// assert_eq!(m.keyslots[&0].area.encryption, "aes-xts-plain64");
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyslotArea {
+    /// Offset from the start of the image, bytes.
+    pub offset: u64,
+    /// Size, bytes.
+    pub size: u64,
+    /// Cipher spec of the area.
+    pub encryption: String,
+    /// Key size of the area cipher in bytes (the KDF output length).
+    pub key_size: u32,
+}
+
+/// A data segment of type `crypt`.
+///
+/// ```
+/// # let text = include_str!("../tests/data/pbkdf2.json");
+/// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+/// let s = &m.segments[&0];
+/// assert_eq!((s.offset, s.size, s.sector_size), (16777216, None, 4096));
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Data start, bytes from the image start.
+    pub offset: u64,
+    /// Length in bytes, `None` for `dynamic` (to the end of the image).
+    pub size: Option<u64>,
+    /// IV tweak (written as 0; cryptsetup 2.6 ignores it for one segment).
+    pub iv_tweak: u64,
+    /// Cipher spec.
+    pub encryption: String,
+    /// Encryption sector size in bytes.
+    pub sector_size: u32,
+}
+
+/// A `pbkdf2` digest of the volume key.
+///
+/// ```
+/// # let text = include_str!("../tests/data/pbkdf2.json");
+/// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+/// assert_eq!(m.digests[&0].keyslots, vec![0]);
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Digest {
+    /// The keyslots whose key it checks.
+    pub keyslots: Vec<u32>,
+    /// The segments that use that key.
+    pub segments: Vec<u32>,
+    /// The PBKDF2 hash.
+    pub hash: Hash,
+    /// The PBKDF2 iterations.
+    pub iterations: u32,
+    /// The salt.
+    pub salt: Vec<u8>,
+    /// The expected PBKDF2 output.
+    pub digest: Vec<u8>,
+}
+
+impl Digest {
+    /// Whether `key` is the volume key this digest describes (compared in
+    /// constant time).
+    ///
+    /// ```
+    /// use mdu_luks2::{Digest, Hash};
+    /// let d = Digest::of_key(&[1u8; 32], Hash::Sha256, 1000, vec![2; 32], vec![0], vec![0]);
+    /// assert!(d.matches(&[1u8; 32]));
+    /// assert!(!d.matches(&[0u8; 32]));
+    /// ```
+    pub fn matches(&self, key: &[u8]) -> bool {
+        let mut out = zeroize::Zeroizing::new(vec![0u8; self.digest.len()]);
+        self.hash.pbkdf2(key, &self.salt, self.iterations, &mut out);
+        let diff = out
+            .iter()
+            .zip(&self.digest)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        diff == 0 && !self.digest.is_empty()
+    }
+
+    /// The digest of `key` (output as long as the hash, as cryptsetup
+    /// writes it).
+    ///
+    /// ```
+    /// use mdu_luks2::{Digest, Hash};
+    /// let d = Digest::of_key(&[1u8; 64], Hash::Sha512, 1000, vec![2; 32], vec![0], vec![0]);
+    /// assert_eq!(d.digest.len(), 64);
+    /// ```
+    pub fn of_key(
+        key: &[u8],
+        hash: Hash,
+        iterations: u32,
+        salt: Vec<u8>,
+        keyslots: Vec<u32>,
+        segments: Vec<u32>,
+    ) -> Digest {
+        let mut digest = vec![0u8; hash.output_len()];
+        hash.pbkdf2(key, &salt, iterations, &mut digest);
+        Digest {
+            keyslots,
+            segments,
+            hash,
+            iterations,
+            salt,
+            digest,
+        }
+    }
+}
+
+/// The `config` object.
+///
+/// ```
+/// # let text = include_str!("../tests/data/pbkdf2.json");
+/// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+/// assert_eq!(m.config.json_size, 12288);
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// JSON area size = hdr_size - 4096.
+    pub json_size: u64,
+    /// Keyslots area size, bytes.
+    pub keyslots_size: u64,
+    /// Activation flags (`allow-discards`, ...), if any.
+    pub flags: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------
+// Reading
+
+fn obj<'a>(v: &'a Value, field: &str) -> Result<&'a Map<String, Value>, Luks2Error> {
+    v.as_object()
+        .ok_or_else(|| Luks2Error::schema(field, "a JSON object"))
+}
+
+fn get<'a>(o: &'a Map<String, Value>, path: &str, key: &str) -> Result<&'a Value, Luks2Error> {
+    o.get(key)
+        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "present"))
+}
+
+fn string<'a>(o: &'a Map<String, Value>, path: &str, key: &str) -> Result<&'a str, Luks2Error> {
+    get(o, path, key)?
+        .as_str()
+        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "a JSON string"))
+}
+
+/// A 64-bit number written as a string of decimal digits.
+fn u64_str(o: &Map<String, Value>, path: &str, key: &str) -> Result<u64, Luks2Error> {
+    let s = string(o, path, key)?;
+    parse_u64(s).ok_or_else(|| {
+        Luks2Error::schema(
+            format!("{path}.{key}"),
+            "a string of decimal digits (a 64-bit number)",
+        )
+    })
+}
+
+fn parse_u64(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// A 32-bit number written as a JSON integer.
+fn u32_num(o: &Map<String, Value>, path: &str, key: &str) -> Result<u32, Luks2Error> {
+    get(o, path, key)?
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "a JSON integer in 0..2^32"))
+}
+
+fn base64(o: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<u8>, Luks2Error> {
+    let s = string(o, path, key)?;
+    mdu_base64::STANDARD
+        .decode_to_vec(s.as_bytes())
+        .ok()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "non-empty padded base64"))
+}
+
+fn hash(o: &Map<String, Value>, path: &str, key: &str) -> Result<Hash, Luks2Error> {
+    let s = string(o, path, key)?;
+    Hash::parse(s).ok_or_else(|| Luks2Error::Unsupported {
+        field: format!("{path}.{key}"),
+        value: s.to_owned(),
+    })
+}
+
+fn expect_type(o: &Map<String, Value>, path: &str, want: &str) -> Result<(), Luks2Error> {
+    let t = string(o, path, "type")?;
+    if t != want {
+        return Err(Luks2Error::Unsupported {
+            field: format!("{path}.type"),
+            value: t.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// One member of an object keyed by id: the id, its path, the object.
+type Entry<'a> = (u32, String, &'a Map<String, Value>);
+
+/// An object whose keys are decimal ids.
+fn by_id<'a>(root: &'a Map<String, Value>, key: &str) -> Result<Vec<Entry<'a>>, Luks2Error> {
+    let o = obj(
+        get(root, "", key).map_err(|_| Luks2Error::schema(key, "present"))?,
+        key,
+    )?;
+    let mut out = Vec::with_capacity(o.len());
+    for (k, v) in o {
+        let path = format!("{key}.{k}");
+        let id = parse_u64(k)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| Luks2Error::schema(path.clone(), "a decimal id as the key"))?;
+        out.push((id, path.clone(), obj(v, &path)?));
+    }
+    Ok(out)
+}
+
+fn id_list(o: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<u32>, Luks2Error> {
+    let field = format!("{path}.{key}");
+    let a = get(o, path, key)?
+        .as_array()
+        .ok_or_else(|| Luks2Error::schema(field.clone(), "an array of decimal id strings"))?;
+    a.iter()
+        .map(|v| {
+            v.as_str()
+                .and_then(parse_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| Luks2Error::schema(field.clone(), "an array of decimal id strings"))
+        })
+        .collect()
+}
+
+fn string_list(o: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<String>, Luks2Error> {
+    let field = format!("{path}.{key}");
+    match o.get(key) {
+        None => Ok(Vec::new()),
+        Some(v) => v
+            .as_array()
+            .ok_or_else(|| Luks2Error::schema(field.clone(), "an array of strings"))?
+            .iter()
+            .map(|s| {
+                s.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| Luks2Error::schema(field.clone(), "an array of strings"))
+            })
+            .collect(),
+    }
+}
+
+fn parse_kdf(o: &Map<String, Value>, path: &str) -> Result<Kdf, Luks2Error> {
+    let t = string(o, path, "type")?;
+    let variant = match t {
+        "pbkdf2" => {
+            return Ok(Kdf::Pbkdf2 {
+                hash: hash(o, path, "hash")?,
+                iterations: u32_num(o, path, "iterations")?,
+                salt: base64(o, path, "salt")?,
+            });
+        }
+        "argon2i" => Argon2Variant::Argon2i,
+        "argon2id" => Argon2Variant::Argon2id,
+        other => {
+            return Err(Luks2Error::Unsupported {
+                field: format!("{path}.type"),
+                value: other.to_owned(),
+            });
+        }
+    };
+    Ok(Kdf::Argon2 {
+        variant,
+        time: u32_num(o, path, "time")?,
+        memory: u32_num(o, path, "memory")?,
+        cpus: u32_num(o, path, "cpus")?,
+        salt: base64(o, path, "salt")?,
+    })
+}
+
+fn parse_keyslot(o: &Map<String, Value>, path: &str) -> Result<Keyslot, Luks2Error> {
+    expect_type(o, path, "luks2")?;
+    let af_path = format!("{path}.af");
+    let af = obj(get(o, path, "af")?, &af_path)?;
+    expect_type(af, &af_path, "luks1")?;
+    let area_path = format!("{path}.area");
+    let area = obj(get(o, path, "area")?, &area_path)?;
+    expect_type(area, &area_path, "raw")?;
+    let kdf_path = format!("{path}.kdf");
+    let kdf = obj(get(o, path, "kdf")?, &kdf_path)?;
+    let priority = match o.get("priority") {
+        None => None,
+        Some(_) => Some(u32_num(o, path, "priority")?),
+    };
+    Ok(Keyslot {
+        key_size: u32_num(o, path, "key_size")?,
+        af_stripes: u32_num(af, &af_path, "stripes")?,
+        af_hash: hash(af, &af_path, "hash")?,
+        area: KeyslotArea {
+            offset: u64_str(area, &area_path, "offset")?,
+            size: u64_str(area, &area_path, "size")?,
+            encryption: string(area, &area_path, "encryption")?.to_owned(),
+            key_size: u32_num(area, &area_path, "key_size")?,
+        },
+        kdf: parse_kdf(kdf, &kdf_path)?,
+        priority,
+    })
+}
+
+fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segment, Luks2Error> {
+    expect_type(o, path, "crypt")?;
+    if o.contains_key("integrity") {
+        return Err(Luks2Error::Unsupported {
+            field: format!("{path}.integrity"),
+            value: "integrity protection".into(),
+        });
+    }
+    let size = match string(o, path, "size")? {
+        "dynamic" => None,
+        s => Some(parse_u64(s).ok_or_else(|| {
+            Luks2Error::schema(format!("{path}.size"), "\"dynamic\" or decimal digits")
+        })?),
+    };
+    Ok(Segment {
+        offset: u64_str(o, path, "offset")?,
+        size,
+        iv_tweak: u64_str(o, path, "iv_tweak")?,
+        encryption: string(o, path, "encryption")?.to_owned(),
+        sector_size: u32_num(o, path, "sector_size")?,
+    })
+}
+
+fn parse_digest(o: &Map<String, Value>, path: &str) -> Result<Digest, Luks2Error> {
+    expect_type(o, path, "pbkdf2")?;
+    Ok(Digest {
+        keyslots: id_list(o, path, "keyslots")?,
+        segments: id_list(o, path, "segments")?,
+        hash: hash(o, path, "hash")?,
+        iterations: u32_num(o, path, "iterations")?,
+        salt: base64(o, path, "salt")?,
+        digest: base64(o, path, "digest")?,
+    })
+}
+
+impl Metadata {
+    /// Parses and validates the JSON text of a header copy of `hdr_size`
+    /// bytes (see [`validate`](Self::validate)).
+    ///
+    /// ```
+    /// use mdu_luks2::{Luks2Error, Metadata};
+    /// let err = Metadata::parse(r#"{"keyslots":{}}"#, 16384).unwrap_err();
+    /// assert!(matches!(err, Luks2Error::Schema { .. }));
+    /// ```
+    pub fn parse(text: &str, hdr_size: u64) -> Result<Metadata, Luks2Error> {
+        let v: Value = serde_json::from_str(text).map_err(|e| Luks2Error::JsonSyntax {
+            offset: 0,
+            message: e.to_string(),
+        })?;
+        let m = Metadata::from_value(&v)?;
+        m.validate(hdr_size, None)?;
+        Ok(m)
+    }
+
+    /// Reads the metadata from a parsed JSON value, checking its schema
+    /// only (not its layout).
+    ///
+    /// ```
+    /// let v = serde_json::json!({"keyslots": 5});
+    /// assert!(mdu_luks2::Metadata::from_value(&v).is_err());
+    /// ```
+    pub fn from_value(v: &Value) -> Result<Metadata, Luks2Error> {
+        let root = obj(v, "(top level)")?;
+        let mut keyslots = BTreeMap::new();
+        for (id, path, o) in by_id(root, "keyslots")? {
+            keyslots.insert(id, parse_keyslot(o, &path)?);
+        }
+        let mut segments = BTreeMap::new();
+        for (id, path, o) in by_id(root, "segments")? {
+            segments.insert(id, parse_segment(o, &path)?);
+        }
+        let mut digests = BTreeMap::new();
+        for (id, path, o) in by_id(root, "digests")? {
+            digests.insert(id, parse_digest(o, &path)?);
+        }
+        let tokens = obj(
+            get(root, "", "tokens").map_err(|_| Luks2Error::schema("tokens", "present"))?,
+            "tokens",
+        )?
+        .clone();
+        let c = obj(
+            get(root, "", "config").map_err(|_| Luks2Error::schema("config", "present"))?,
+            "config",
+        )?;
+        if let Some(r) = c.get("requirements") {
+            return Err(Luks2Error::Unsupported {
+                field: "config.requirements".into(),
+                value: r.to_string(),
+            });
+        }
+        let config = Config {
+            json_size: u64_str(c, "config", "json_size")?,
+            keyslots_size: u64_str(c, "config", "keyslots_size")?,
+            flags: string_list(c, "config", "flags")?,
+        };
+        Ok(Metadata {
+            keyslots,
+            tokens,
+            segments,
+            digests,
+            config,
+        })
+    }
+
+    /// The start and end (exclusive) of the keyslots area for headers of
+    /// `hdr_size` bytes.
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// assert_eq!(m.keyslots_area(16384), (32768, 16777216));
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn keyslots_area(&self, hdr_size: u64) -> (u64, u64) {
+        let start = 2 * hdr_size;
+        (start, start.saturating_add(self.config.keyslots_size))
+    }
+
+    /// Checks every size, offset and reference: `json_size` matches
+    /// `hdr_size`; the keyslots area is a multiple of 4096, at most
+    /// [`MAX_KEYSLOTS_SIZE`]; each keyslot area lies inside it (and inside
+    /// an image of `image_len` bytes when given), is 512-byte aligned, holds
+    /// the AF material, and overlaps no other; key sizes and KDF parameters
+    /// are in range; segments have a valid sector size, an offset that is a
+    /// multiple of it and lies past the keyslots area (or is 0, a detached
+    /// header); digests name existing keyslots and segments.
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let mut m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// m.segments.get_mut(&0).unwrap().offset = 1000;
+    /// assert!(m.validate(16384, None).is_err());
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn validate(&self, hdr_size: u64, image_len: Option<u64>) -> Result<(), Luks2Error> {
+        let json_size = hdr_size - BINARY_HEADER_LEN as u64;
+        if self.config.json_size != json_size {
+            return Err(Luks2Error::layout(
+                "config.json_size",
+                format!(
+                    "{} does not match the header size {hdr_size} (expected {json_size})",
+                    self.config.json_size
+                ),
+            ));
+        }
+        let ks = self.config.keyslots_size;
+        if !ks.is_multiple_of(4096) || ks > MAX_KEYSLOTS_SIZE {
+            return Err(Luks2Error::layout(
+                "config.keyslots_size",
+                format!("{ks} must be a multiple of 4096 and at most {MAX_KEYSLOTS_SIZE}"),
+            ));
+        }
+        let (area_start, area_end) = self.keyslots_area(hdr_size);
+        let mut spans: Vec<(u64, u64, u32)> = Vec::new();
+        for (&id, k) in &self.keyslots {
+            let p = |f: &str| format!("keyslots.{id}.{f}");
+            for (field, n) in [("key_size", k.key_size), ("area.key_size", k.area.key_size)] {
+                if n == 0 || n > MAX_KEY_BYTES {
+                    return Err(Luks2Error::layout(
+                        p(field),
+                        format!("{n} bytes; a key must be 1..={MAX_KEY_BYTES} bytes"),
+                    ));
+                }
+            }
+            if k.af_stripes == 0 {
+                return Err(Luks2Error::layout(p("af.stripes"), "must be at least 1"));
+            }
+            let material = u64::from(k.key_size) * u64::from(k.af_stripes);
+            let need = material.div_ceil(512) * 512;
+            let a = &k.area;
+            let end = a.offset.checked_add(a.size);
+            if !a.offset.is_multiple_of(512) {
+                return Err(Luks2Error::layout(
+                    p("area.offset"),
+                    format!("{} is not a multiple of 512", a.offset),
+                ));
+            }
+            if a.size < need {
+                return Err(Luks2Error::layout(
+                    p("area.size"),
+                    format!(
+                        "{} bytes cannot hold {need} bytes of AF material ({} stripes of {} bytes)",
+                        a.size, k.af_stripes, k.key_size
+                    ),
+                ));
+            }
+            let Some(end) = end.filter(|&e| a.offset >= area_start && e <= area_end) else {
+                return Err(Luks2Error::layout(
+                    p("area"),
+                    format!(
+                        "{} bytes at offset {} lie outside the keyslots area [{area_start}, {area_end})",
+                        a.size, a.offset
+                    ),
+                ));
+            };
+            if let Some(len) = image_len
+                && a.offset + need > len
+            {
+                return Err(Luks2Error::Truncated {
+                    what: "keyslot area",
+                    offset: a.offset,
+                    len: need,
+                    image_len: len,
+                });
+            }
+            if let Some(&(_, _, other)) = spans.iter().find(|&&(s, e, _)| a.offset < e && s < end) {
+                return Err(Luks2Error::KeyslotAreasOverlap {
+                    first: other,
+                    second: id,
+                });
+            }
+            spans.push((a.offset, end, id));
+            match &k.kdf {
+                Kdf::Pbkdf2 { iterations, .. } => {
+                    if *iterations == 0 {
+                        return Err(Luks2Error::layout(
+                            p("kdf.iterations"),
+                            "must be at least 1",
+                        ));
+                    }
+                }
+                Kdf::Argon2 {
+                    time,
+                    memory,
+                    cpus,
+                    salt,
+                    ..
+                } => {
+                    if *time == 0 {
+                        return Err(Luks2Error::layout(p("kdf.time"), "must be at least 1"));
+                    }
+                    if *cpus == 0 || *cpus > (1 << 24) - 1 {
+                        return Err(Luks2Error::layout(p("kdf.cpus"), "must be 1..2^24"));
+                    }
+                    if *memory > ARGON2_MAX_MEMORY_KIB || *memory < 8 * *cpus {
+                        return Err(Luks2Error::layout(
+                            p("kdf.memory"),
+                            format!(
+                                "{memory} KiB; must be 8 KiB per thread up to {ARGON2_MAX_MEMORY_KIB} KiB"
+                            ),
+                        ));
+                    }
+                    if salt.len() < 8 {
+                        return Err(Luks2Error::layout(
+                            p("kdf.salt"),
+                            "an Argon2 salt must be at least 8 bytes",
+                        ));
+                    }
+                }
+            }
+        }
+        for (&id, s) in &self.segments {
+            let p = |f: &str| format!("segments.{id}.{f}");
+            let ss = s.sector_size;
+            if !matches!(ss, 512 | 1024 | 2048 | 4096) {
+                return Err(Luks2Error::layout(
+                    p("sector_size"),
+                    format!("{ss} is not 512, 1024, 2048 or 4096"),
+                ));
+            }
+            if !s.offset.is_multiple_of(u64::from(ss)) {
+                return Err(Luks2Error::layout(
+                    p("offset"),
+                    format!("{} is not a multiple of the sector size {ss}", s.offset),
+                ));
+            }
+            if s.offset != 0 && s.offset < area_end {
+                return Err(Luks2Error::layout(
+                    p("offset"),
+                    format!(
+                        "{} lies inside the header or keyslots area (which ends at {area_end})",
+                        s.offset
+                    ),
+                ));
+            }
+            if let Some(n) = s.size
+                && (n == 0 || !n.is_multiple_of(u64::from(ss)) || s.offset.checked_add(n).is_none())
+            {
+                return Err(Luks2Error::layout(
+                    p("size"),
+                    format!("{n} is not a non-zero multiple of the sector size {ss}"),
+                ));
+            }
+        }
+        for (&id, d) in &self.digests {
+            for &k in &d.keyslots {
+                if !self.keyslots.contains_key(&k) {
+                    return Err(Luks2Error::DanglingReference {
+                        digest: id,
+                        kind: "keyslot",
+                        id: k,
+                    });
+                }
+            }
+            for &s in &d.segments {
+                if !self.segments.contains_key(&s) {
+                    return Err(Luks2Error::DanglingReference {
+                        digest: id,
+                        kind: "segment",
+                        id: s,
+                    });
+                }
+            }
+            if d.iterations == 0 {
+                return Err(Luks2Error::layout(
+                    format!("digests.{id}.iterations"),
+                    "must be at least 1",
+                ));
+            }
+            if d.digest.len() > 64 {
+                return Err(Luks2Error::layout(
+                    format!("digests.{id}.digest"),
+                    "longer than 64 bytes",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The JSON text as cryptsetup 2.6 writes it: compact, keys in its
+    /// order, 64-bit numbers as strings, standard padded base64.
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// assert_eq!(m.to_json(), text.trim_end());
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn to_json(&self) -> String {
+        let b64 = |b: &[u8]| mdu_base64::STANDARD.encode_to_string(b);
+        let q = |s: &str| Value::String(s.to_owned()).to_string();
+        let mut j = String::with_capacity(2048);
+        j.push_str("{\"keyslots\":{");
+        for (n, (id, k)) in self.keyslots.iter().enumerate() {
+            if n > 0 {
+                j.push(',');
+            }
+            let _ = write!(
+                j,
+                "\"{id}\":{{\"type\":\"luks2\",\"key_size\":{},\"af\":{{\"type\":\"luks1\",\"stripes\":{},\"hash\":\"{}\"}},\"area\":{{\"type\":\"raw\",\"offset\":\"{}\",\"size\":\"{}\",\"encryption\":{},\"key_size\":{}}},\"kdf\":",
+                k.key_size,
+                k.af_stripes,
+                k.af_hash,
+                k.area.offset,
+                k.area.size,
+                q(&k.area.encryption),
+                k.area.key_size
+            );
+            match &k.kdf {
+                Kdf::Pbkdf2 {
+                    hash,
+                    iterations,
+                    salt,
+                } => {
+                    let _ = write!(
+                        j,
+                        "{{\"type\":\"pbkdf2\",\"hash\":\"{hash}\",\"iterations\":{iterations},\"salt\":\"{}\"}}",
+                        b64(salt)
+                    );
+                }
+                Kdf::Argon2 {
+                    variant,
+                    time,
+                    memory,
+                    cpus,
+                    salt,
+                } => {
+                    let _ = write!(
+                        j,
+                        "{{\"type\":\"{}\",\"time\":{time},\"memory\":{memory},\"cpus\":{cpus},\"salt\":\"{}\"}}",
+                        variant.name(),
+                        b64(salt)
+                    );
+                }
+            }
+            if let Some(p) = k.priority {
+                let _ = write!(j, ",\"priority\":{p}");
+            }
+            j.push('}');
+        }
+        j.push_str("},\"tokens\":");
+        j.push_str(&Value::Object(self.tokens.clone()).to_string());
+        j.push_str(",\"segments\":{");
+        for (n, (id, s)) in self.segments.iter().enumerate() {
+            if n > 0 {
+                j.push(',');
+            }
+            let size = s
+                .size
+                .map_or_else(|| "dynamic".to_owned(), |n| n.to_string());
+            let _ = write!(
+                j,
+                "\"{id}\":{{\"type\":\"crypt\",\"offset\":\"{}\",\"size\":\"{size}\",\"iv_tweak\":\"{}\",\"encryption\":{},\"sector_size\":{}}}",
+                s.offset,
+                s.iv_tweak,
+                q(&s.encryption),
+                s.sector_size
+            );
+        }
+        j.push_str("},\"digests\":{");
+        let ids = |v: &[u32]| {
+            v.iter()
+                .map(|i| format!("\"{i}\""))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        for (n, (id, d)) in self.digests.iter().enumerate() {
+            if n > 0 {
+                j.push(',');
+            }
+            let _ = write!(
+                j,
+                "\"{id}\":{{\"type\":\"pbkdf2\",\"keyslots\":[{}],\"segments\":[{}],\"hash\":\"{}\",\"iterations\":{},\"salt\":\"{}\",\"digest\":\"{}\"}}",
+                ids(&d.keyslots),
+                ids(&d.segments),
+                d.hash,
+                d.iterations,
+                b64(&d.salt),
+                b64(&d.digest)
+            );
+        }
+        let _ = write!(
+            j,
+            "}},\"config\":{{\"json_size\":\"{}\",\"keyslots_size\":\"{}\"",
+            self.config.json_size, self.config.keyslots_size
+        );
+        if !self.config.flags.is_empty() {
+            let flags: Vec<String> = self.config.flags.iter().map(|f| q(f)).collect();
+            let _ = write!(j, ",\"flags\":[{}]", flags.join(","));
+        }
+        j.push_str("}}");
+        j
+    }
+}

@@ -1,0 +1,575 @@
+//! Images written by `format`, read back, damaged and rejected: every
+//! validation rule has a test that breaks it and names the error it gives.
+
+use mdu_luks2::{
+    Argon2Variant, Direction, FormatParams, Hash, HeaderCopy, Image, KdfParams, Luks2Error,
+    Metadata, SectorCipher, format, header_checksum, os_random,
+};
+use serde_json::{Value, json};
+
+const HDR: usize = 16384;
+
+fn cheap(kdf: KdfParams) -> FormatParams {
+    FormatParams {
+        kdf,
+        digest_iterations: 1000,
+        data_offset: 1 << 20,
+        ..FormatParams::default()
+    }
+}
+
+fn pbkdf2() -> FormatParams {
+    cheap(KdfParams::Pbkdf2 {
+        hash: Hash::Sha256,
+        iterations: 1000,
+    })
+}
+
+fn image() -> Vec<u8> {
+    format(&pbkdf2(), b"pw", &[0x11; 64], &mut os_random).unwrap()
+}
+
+/// The JSON text of the copy at `at`.
+fn json_of(image: &[u8], at: usize) -> Value {
+    let area = &image[at + 4096..at + HDR];
+    let end = area.iter().position(|&b| b == 0).unwrap();
+    serde_json::from_slice(&area[..end]).unwrap()
+}
+
+/// Rewrites the JSON area of the copy at `at` with `text` and reseals it.
+fn put_json(image: &mut [u8], at: usize, text: &[u8]) {
+    let area = &mut image[at + 4096..at + HDR];
+    area.fill(0);
+    area[..text.len()].copy_from_slice(text);
+    reseal(image, at);
+}
+
+fn reseal(image: &mut [u8], at: usize) {
+    let sum = header_checksum(&image[at..at + HDR]);
+    image[at + 448..at + 512].fill(0);
+    image[at + 448..at + 480].copy_from_slice(&sum);
+}
+
+/// Applies `f` to the JSON of both copies and reseals them.
+fn mutate(image: &mut [u8], f: impl Fn(&mut Value)) {
+    for at in [0, HDR] {
+        let mut v = json_of(image, at);
+        f(&mut v);
+        put_json(image, at, v.to_string().as_bytes());
+    }
+}
+
+fn load_err(image: &[u8]) -> Luks2Error {
+    match Image::load(image) {
+        Ok(_) => panic!("a broken image was accepted"),
+        Err(Luks2Error::NoValidHeader { primary, .. }) => *primary,
+        Err(e) => panic!("expected NoValidHeader, got {e}"),
+    }
+}
+
+#[test]
+fn the_reference_json_text_round_trips_byte_for_byte() {
+    let text = include_str!("data/pbkdf2.json").trim_end();
+    let m = Metadata::parse(text, 16384).unwrap();
+    assert_eq!(m.to_json(), text);
+    // The Argon2 form.
+    let argon = text.replace(
+        r#"{"type":"pbkdf2","hash":"sha256","iterations":1000,"salt":"cxsNmuDuwI9v4cEYubg2hrhHn9xNpENP6CyczMoku3U="}"#,
+        r#"{"type":"argon2id","time":4,"memory":32,"cpus":1,"salt":"cxsNmuDuwI9v4cEYubg2hrhHn9xNpENP6CyczMoku3U="}"#,
+    );
+    assert_ne!(argon, text);
+    assert_eq!(Metadata::parse(&argon, 16384).unwrap().to_json(), argon);
+}
+
+#[test]
+fn format_writes_what_cryptsetup_writes_modulo_salts() {
+    let img = image();
+    let text = json_of(&img, 0).to_string();
+    let m = Metadata::parse(&text, 16384).unwrap();
+    // Same shape as the reference text: replace the random parts.
+    let mut reference: Value =
+        serde_json::from_str(include_str!("data/pbkdf2.json").trim_end()).unwrap();
+    let ours: Value = serde_json::from_str(&m.to_json()).unwrap();
+    for (path, v) in [
+        (
+            "/keyslots/0/kdf/salt",
+            &ours["keyslots"]["0"]["kdf"]["salt"],
+        ),
+        ("/digests/0/salt", &ours["digests"]["0"]["salt"]),
+        ("/digests/0/digest", &ours["digests"]["0"]["digest"]),
+    ] {
+        *reference.pointer_mut(path).unwrap() = v.clone();
+    }
+    // The reference image had 4096-byte sectors and data at 16 MiB.
+    reference["segments"]["0"]["sector_size"] = json!(512);
+    reference["segments"]["0"]["offset"] = json!("1048576");
+    reference["config"]["keyslots_size"] = json!((1048576 - 32768).to_string());
+    assert_eq!(ours, reference);
+    // The area holds exactly the compact text, then NULs.
+    let area = &img[4096..HDR];
+    let end = area.iter().position(|&b| b == 0).unwrap();
+    assert_eq!(&area[..end], m.to_json().as_bytes());
+    assert!(area[end..].iter().all(|&b| b == 0));
+    // Both copies: same JSON, own magic and offset, different salts.
+    assert_eq!(&img[..6], b"LUKS\xba\xbe");
+    assert_eq!(&img[HDR..HDR + 6], b"SKUL\xba\xbe");
+    assert_eq!(json_of(&img, 0), json_of(&img, HDR));
+    assert_ne!(img[104..168], img[HDR + 104..HDR + 168]);
+}
+
+#[test]
+fn every_kdf_unlocks_and_a_wrong_passphrase_is_a_typed_error() {
+    let kdfs = [
+        KdfParams::Pbkdf2 {
+            hash: Hash::Sha1,
+            iterations: 1000,
+        },
+        KdfParams::Pbkdf2 {
+            hash: Hash::Sha256,
+            iterations: 1000,
+        },
+        KdfParams::Pbkdf2 {
+            hash: Hash::Sha512,
+            iterations: 1000,
+        },
+        KdfParams::Argon2 {
+            variant: Argon2Variant::Argon2i,
+            time: 4,
+            memory: 32,
+            cpus: 1,
+        },
+        KdfParams::Argon2 {
+            variant: Argon2Variant::Argon2id,
+            time: 4,
+            memory: 64,
+            cpus: 2,
+        },
+    ];
+    for kdf in kdfs {
+        for (cipher, key_size) in [("aes-xts-plain64", 64), ("aes-cbc-essiv:sha256", 16)] {
+            let p = FormatParams {
+                cipher: cipher.into(),
+                key_size,
+                ..cheap(kdf)
+            };
+            let vk: Vec<u8> = (0..key_size as u8).collect();
+            let img = format(&p, b"secret\n", &vk, &mut os_random).unwrap();
+            let loaded = Image::load(&img[..]).unwrap();
+            assert_eq!(loaded.copy, HeaderCopy::Primary);
+            assert!(loaded.primary_error.is_none() && loaded.secondary_error.is_none());
+            let k = loaded.unlock(&img[..], b"secret\n").unwrap();
+            assert_eq!(&k.key[..], &vk[..], "{kdf:?} {cipher}");
+            // The trailing newline is part of the passphrase.
+            let e = loaded.unlock(&img[..], b"secret").unwrap_err();
+            assert!(e.is_wrong_passphrase(), "{e}");
+        }
+    }
+}
+
+#[test]
+fn a_damaged_primary_falls_back_to_the_secondary_and_says_so() {
+    let mut img = image();
+    img[4096 + 10] ^= 0x20; // inside the primary's JSON
+    let loaded = Image::load(&img[..]).unwrap();
+    assert_eq!(loaded.copy, HeaderCopy::Secondary);
+    assert!(matches!(
+        loaded.primary_error,
+        Some(Luks2Error::ChecksumMismatch { offset: 0 })
+    ));
+    assert_eq!(
+        &loaded.unlock(&img[..], b"pw").unwrap().key[..],
+        &[0x11; 64]
+    );
+    // A wiped primary: the secondary is found by scanning.
+    img[..4096].fill(0);
+    let loaded = Image::load(&img[..]).unwrap();
+    assert_eq!(loaded.copy, HeaderCopy::Secondary);
+    assert!(matches!(
+        loaded.primary_error,
+        Some(Luks2Error::BadMagic { offset: 0 })
+    ));
+}
+
+#[test]
+fn a_damaged_secondary_is_reported_and_the_primary_used() {
+    let mut img = image();
+    img[HDR + 4096 + 3] ^= 1;
+    let loaded = Image::load(&img[..]).unwrap();
+    assert_eq!(loaded.copy, HeaderCopy::Primary);
+    assert!(matches!(
+        loaded.secondary_error,
+        Some(Luks2Error::ChecksumMismatch { offset: 16384 })
+    ));
+    // Both damaged: no header, both reasons.
+    img[4096 + 3] ^= 1;
+    match Image::load(&img[..]) {
+        Err(Luks2Error::NoValidHeader { primary, secondary }) => {
+            assert!(matches!(
+                *primary,
+                Luks2Error::ChecksumMismatch { offset: 0 }
+            ));
+            assert!(matches!(
+                *secondary,
+                Luks2Error::ChecksumMismatch { offset: 16384 }
+            ));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_copy_with_the_higher_seqid_wins() {
+    let mut img = image();
+    img[HDR + 16..HDR + 24].copy_from_slice(&5u64.to_be_bytes());
+    reseal(&mut img, HDR);
+    let loaded = Image::load(&img[..]).unwrap();
+    assert_eq!(
+        (loaded.copy, loaded.header.seqid),
+        (HeaderCopy::Secondary, 5)
+    );
+}
+
+#[test]
+fn the_json_area_must_be_json_then_nul_bytes() {
+    let mut img = image();
+    let mut v = json_of(&img, 0).to_string().into_bytes();
+    v.extend_from_slice(b"\0x");
+    put_json(&mut img, 0, &v);
+    img[HDR..2 * HDR].fill(0);
+    assert!(matches!(
+        load_err(&img),
+        Luks2Error::JsonArea { offset: 0, .. }
+    ));
+    put_json(&mut img, 0, b" {}");
+    assert!(matches!(load_err(&img), Luks2Error::JsonArea { .. }));
+    put_json(&mut img, 0, b"{\"keyslots\":");
+    assert!(matches!(load_err(&img), Luks2Error::JsonSyntax { .. }));
+    let mut full = vec![b' '; HDR - 4096];
+    full[0] = b'{';
+    put_json(&mut img, 0, &full);
+    assert!(matches!(load_err(&img), Luks2Error::JsonArea { .. }));
+}
+
+#[test]
+fn a_bad_checksum_is_never_accepted() {
+    let img = image();
+    for at in [0usize, 7, 200, 448, 479, 4096, 5000, HDR - 1] {
+        let mut bad = img.clone();
+        bad[at] ^= 0x80;
+        bad[HDR + at] ^= 0x80;
+        let e = Image::load(&bad[..]).unwrap_err();
+        assert!(
+            matches!(e, Luks2Error::NoValidHeader { .. }),
+            "byte {at}: {e}"
+        );
+    }
+}
+
+/// Each mutation of the metadata (in both copies) and the error it gives.
+#[test]
+fn every_validation_rule_has_its_error() {
+    type Check = fn(&Luks2Error) -> bool;
+    type Case = (&'static str, Box<dyn Fn(&mut Value)>, Check);
+    let cases: Vec<Case> = vec![
+        (
+            "json_size",
+            Box::new(|v| v["config"]["json_size"] = json!("4096")),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.json_size"),
+        ),
+        (
+            "keyslots_size alignment",
+            Box::new(|v| v["config"]["keyslots_size"] = json!("1000")),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.keyslots_size"),
+        ),
+        (
+            "area outside the keyslots area",
+            Box::new(|v| v["keyslots"]["0"]["area"]["offset"] = json!("16384")),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area"),
+        ),
+        (
+            "area too small",
+            Box::new(|v| v["keyslots"]["0"]["area"]["size"] = json!("4096")),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area.size"),
+        ),
+        (
+            "area unaligned",
+            Box::new(|v| v["keyslots"]["0"]["area"]["offset"] = json!("32769")),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area.offset"),
+        ),
+        (
+            "overlapping areas",
+            Box::new(|v| {
+                let mut k = v["keyslots"]["0"].clone();
+                k["area"]["offset"] = json!("36864");
+                v["keyslots"]["1"] = k;
+            }),
+            |e| {
+                matches!(
+                    e,
+                    Luks2Error::KeyslotAreasOverlap {
+                        first: 0,
+                        second: 1
+                    }
+                )
+            },
+        ),
+        (
+            "zero key size",
+            Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(0)),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.key_size"),
+        ),
+        (
+            "zero stripes",
+            Box::new(|v| v["keyslots"]["0"]["af"]["stripes"] = json!(0)),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.af.stripes"),
+        ),
+        (
+            "Argon2 memory above the maximum",
+            Box::new(
+                |v| v["keyslots"]["0"]["kdf"] = json!({"type":"argon2id","time":4,"memory":4194305,"cpus":1,"salt":"AAAAAAAAAAA="}),
+            ),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.kdf.memory"),
+        ),
+        (
+            "zero iterations",
+            Box::new(|v| v["keyslots"]["0"]["kdf"]["iterations"] = json!(0)),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.kdf.iterations"),
+        ),
+        (
+            "segment offset not a multiple of the sector size",
+            Box::new(|v| {
+                v["segments"]["0"]["sector_size"] = json!(4096);
+                v["segments"]["0"]["offset"] = json!("1049088");
+            }),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.offset"),
+        ),
+        (
+            "segment inside the keyslots area",
+            Box::new(|v| v["segments"]["0"]["offset"] = json!("65536")),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.offset"),
+        ),
+        (
+            "sector size",
+            Box::new(|v| v["segments"]["0"]["sector_size"] = json!(768)),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.sector_size"),
+        ),
+        (
+            "segment size",
+            Box::new(|v| v["segments"]["0"]["size"] = json!("1000")),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.size"),
+        ),
+        (
+            "digest names a missing keyslot",
+            Box::new(|v| v["digests"]["0"]["keyslots"] = json!(["0", "7"])),
+            |e| {
+                matches!(
+                    e,
+                    Luks2Error::DanglingReference {
+                        kind: "keyslot",
+                        id: 7,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "digest names a missing segment",
+            Box::new(|v| v["digests"]["0"]["segments"] = json!(["3"])),
+            |e| {
+                matches!(
+                    e,
+                    Luks2Error::DanglingReference {
+                        kind: "segment",
+                        id: 3,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "missing field",
+            Box::new(|v| {
+                v["keyslots"]["0"]["area"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("encryption");
+            }),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.area.encryption"),
+        ),
+        (
+            "64-bit number as a JSON number",
+            Box::new(|v| v["segments"]["0"]["offset"] = json!(1048576)),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.0.offset"),
+        ),
+        (
+            "32-bit number as a string",
+            Box::new(|v| v["segments"]["0"]["sector_size"] = json!("512")),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.0.sector_size"),
+        ),
+        (
+            "negative number",
+            Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(-64)),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.key_size"),
+        ),
+        (
+            "id that is not a number",
+            Box::new(|v| {
+                let k = v["keyslots"]["0"].clone();
+                v["keyslots"]["x"] = k;
+            }),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.x"),
+        ),
+        (
+            "bad base64",
+            Box::new(|v| v["digests"]["0"]["salt"] = json!("not base64!")),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.salt"),
+        ),
+        (
+            "unknown keyslot type",
+            Box::new(|v| v["keyslots"]["0"]["type"] = json!("reencrypt")),
+            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "keyslots.0.type"),
+        ),
+        (
+            "unknown hash",
+            Box::new(|v| v["keyslots"]["0"]["af"]["hash"] = json!("whirlpool")),
+            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "keyslots.0.af.hash"),
+        ),
+        (
+            "requirements",
+            Box::new(|v| v["config"]["requirements"] = json!({"mandatory":["online-reencrypt"]})),
+            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "config.requirements"),
+        ),
+        (
+            "integrity segment",
+            Box::new(|v| v["segments"]["0"]["integrity"] = json!({"type":"hmac(sha256)"})),
+            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "segments.0.integrity"),
+        ),
+        (
+            "not an object",
+            Box::new(|v| v["tokens"] = json!([])),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "tokens"),
+        ),
+    ];
+    let img = image();
+    for (name, f, check) in cases {
+        let mut bad = img.clone();
+        mutate(&mut bad, |v| f(v));
+        let e = load_err(&bad);
+        assert!(check(&e), "{name}: got {e:?}");
+    }
+}
+
+#[test]
+fn a_keyslot_area_beyond_the_end_of_the_image_is_refused() {
+    let img = image();
+    let e = load_err(&img[..100_000]);
+    assert!(
+        matches!(
+            e,
+            Luks2Error::Truncated {
+                what: "keyslot area",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = load_err(&img[..20000]);
+    assert!(matches!(e, Luks2Error::Truncated { .. }), "{e:?}");
+}
+
+#[test]
+fn the_payload_must_be_whole_sectors_inside_the_image() {
+    let mut img = image();
+    img.resize((1 << 20) + 1000, 0);
+    let loaded = Image::load(&img[..]).unwrap();
+    let (_, seg) = loaded.segment().unwrap();
+    assert!(matches!(
+        loaded.payload_range(seg),
+        Err(Luks2Error::Layout { .. })
+    ));
+}
+
+#[test]
+fn segment_ivs_count_512_byte_units() {
+    // FORMATS-2 10.1: CBC-ESSIV of a zero sector 0 with key 00..1f.
+    let key: Vec<u8> = (0..32).collect();
+    let c = SectorCipher::new("aes-cbc-essiv:sha256", &key, 512).unwrap();
+    let mut s = vec![0u8; 512];
+    c.crypt(Direction::Encrypt, 0, &mut s).unwrap();
+    assert_eq!(
+        s[..16],
+        [
+            0xc8, 0xef, 0x86, 0x05, 0xd0, 0xe3, 0x50, 0x60, 0x3c, 0x58, 0x62, 0x85, 0xd3, 0xb0,
+            0xb0, 0xe6
+        ]
+    );
+    // Two zero 4096-byte sectors: sector 1 uses IV sector 8.
+    let c = SectorCipher::new("aes-cbc-essiv:sha256", &key, 4096).unwrap();
+    let mut s = vec![0u8; 8192];
+    c.crypt(Direction::Encrypt, 0, &mut s).unwrap();
+    assert_eq!(
+        s[4096..4112],
+        [
+            0xa7, 0x92, 0x5e, 0x82, 0xea, 0xfe, 0x97, 0x15, 0xee, 0xe5, 0x46, 0xbb, 0xf5, 0xd1,
+            0x7f, 0x1d
+        ]
+    );
+}
+
+#[test]
+fn format_refuses_bad_parameters() {
+    let base = pbkdf2();
+    let vk = [1u8; 64];
+    let cases = [
+        FormatParams {
+            sector_size: 768,
+            ..base.clone()
+        },
+        FormatParams {
+            data_offset: 65536,
+            ..base.clone()
+        },
+        FormatParams {
+            uuid: Some("not-a-uuid".into()),
+            ..base.clone()
+        },
+        FormatParams {
+            label: "x".repeat(48),
+            ..base.clone()
+        },
+        FormatParams {
+            hdr_size: 20000,
+            ..base.clone()
+        },
+        FormatParams {
+            kdf: KdfParams::Pbkdf2 {
+                hash: Hash::Sha256,
+                iterations: 999,
+            },
+            ..base.clone()
+        },
+        FormatParams {
+            cipher: "serpent-xts-plain64".into(),
+            ..base.clone()
+        },
+    ];
+    for p in cases {
+        assert!(format(&p, b"pw", &vk, &mut os_random).is_err(), "{p:?}");
+    }
+    assert!(format(&base, b"pw", &vk[..32], &mut os_random).is_err());
+    // Label, UUID and a 64 KiB header survive a round trip.
+    let p = FormatParams {
+        uuid: Some("0F6B4C6A-1111-4222-8333-444455556666".into()),
+        label: "my label".into(),
+        subsystem: "sub".into(),
+        hdr_size: 65536,
+        ..base
+    };
+    let img = format(&p, b"pw", &vk, &mut os_random).unwrap();
+    let loaded = Image::load(&img[..]).unwrap();
+    assert_eq!(loaded.header.uuid, "0f6b4c6a-1111-4222-8333-444455556666");
+    assert_eq!(loaded.header.label, "my label");
+    assert_eq!(loaded.header.subsystem, "sub");
+    assert_eq!(loaded.hdr_size(), 65536);
+    assert_eq!(loaded.metadata.keyslots[&0].area.offset, 131072);
+}
