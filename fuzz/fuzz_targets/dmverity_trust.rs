@@ -20,6 +20,11 @@ use mdu_verity::dmverity::{self, Params, Pins};
 use mdu_verity::{HashAlg, Source};
 use sha2::{Digest, Sha256, Sha512};
 
+/// The algorithm a fuzzed byte picks.
+fn alg_of(n: u8) -> HashAlg {
+    [HashAlg::Sha256, HashAlg::Sha512, HashAlg::Sha1][usize::from(n) % 3]
+}
+
 #[derive(Arbitrary, Debug)]
 struct Shape {
     blocks: u8,
@@ -27,7 +32,8 @@ struct Shape {
     log_hash_block: bool,
     salt: Vec<u8>,
     chrome_os: bool,
-    sha512: bool,
+    /// SHA-256, SHA-512 or SHA-1 (a digest that is not a power of two).
+    alg: u8,
     seed: u8,
 }
 
@@ -76,7 +82,7 @@ enum Pin<T> {
 struct Input {
     shape: Shape,
     edits: Vec<Edit>,
-    hash: Pin<bool>,
+    hash: Pin<u8>,
     data_block_size: Pin<u32>,
     hash_block_size: Pin<u32>,
     salt: Pin<Vec<u8>>,
@@ -113,6 +119,7 @@ fn pin<T: Clone>(p: &Pin<T>, truth: T) -> Option<T> {
 fn hash(alg: HashAlg, data: &[u8]) -> Vec<u8> {
     match alg {
         HashAlg::Sha256 => Sha256::digest(data).to_vec(),
+        HashAlg::Sha1 => sha1::Sha1::digest(data).to_vec(),
         _ => Sha512::digest(data).to_vec(),
     }
 }
@@ -135,14 +142,22 @@ fn reference_root(p: &Params, data: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     while level.len() > 1 {
-        // Digests packed into hash blocks (every slot is a power of two
-        // for SHA-256 and SHA-512), zero-filled to the block size.
-        let per_block = hbs / p.hash.digest_len();
+        // A hash block holds 2^floor(log2(hbs / digest size)) digests,
+        // each in a slot of the next power of two bytes (format 1) or of
+        // its own size (format 0), zeros after.
+        let dl = level[0].len();
+        let mut per_block = 1;
+        while per_block * 2 * dl <= hbs {
+            per_block *= 2;
+        }
+        let slot = if p.format == 1 { dl.next_power_of_two() } else { dl };
         level = level
             .chunks(per_block)
             .map(|ds| {
-                let mut b = ds.concat();
-                b.resize(hbs, 0);
+                let mut b = vec![0u8; hbs];
+                for (i, d) in ds.iter().enumerate() {
+                    b[i * slot..i * slot + dl].copy_from_slice(d);
+                }
                 salted(&b)
             })
             .collect();
@@ -154,11 +169,7 @@ fuzz_target!(|input: Input| {
     let s = &input.shape;
     let salt: Vec<u8> = s.salt.iter().copied().take(40).collect();
     let truth = Params {
-        hash: if s.sha512 {
-            HashAlg::Sha512
-        } else {
-            HashAlg::Sha256
-        },
+        hash: alg_of(s.alg),
         data_block_size: 512 << u32::from(s.log_data_block),
         hash_block_size: 512 << u32::from(s.log_hash_block),
         salt,
@@ -246,7 +257,7 @@ fuzz_target!(|input: Input| {
     }
 
     let pins = Pins {
-        hash: pin(&input.hash, s.sha512).map(|b| if b { HashAlg::Sha512 } else { HashAlg::Sha256 }),
+        hash: pin(&input.hash, s.alg).map(alg_of),
         data_block_size: pin(&input.data_block_size, truth.data_block_size),
         hash_block_size: pin(&input.hash_block_size, truth.hash_block_size),
         salt: pin(&input.salt, truth.salt.clone()),

@@ -2,7 +2,7 @@
 //! writes and checks them.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -61,9 +61,13 @@ pub(crate) struct DumpArgs {
 /// Options shared by `format` and `verify` (those of `veritysetup`).
 #[derive(Args, Debug)]
 pub(crate) struct VerityOpts {
-    /// Hash algorithm [default: sha256].
-    #[arg(long, value_name = "ALG", value_parser = ["sha256", "sha512"])]
-    hash: Option<String>,
+    /// Hash algorithm [default: sha256]: sha1, sha224, sha256, sha384,
+    /// sha512, sha3-224, sha3-256, sha3-384, sha3-512, rmd160, sm3,
+    /// blake2b-512 or blake2s-256. OpenSSL's spellings ripemd160,
+    /// blake2b512 and blake2s256 name the same functions; the superblock
+    /// then holds the kernel's name. MD4 and MD5 are refused.
+    #[arg(long, value_name = "ALG", value_parser = parse_hash)]
+    hash: Option<HashAlg>,
     /// Data block size in bytes (power of two, 512..=65536) [default: 4096].
     #[arg(long, value_name = "N")]
     data_block_size: Option<u32>,
@@ -189,15 +193,15 @@ fn uuid_string(u: &[u8; 16]) -> String {
     )
 }
 
+/// `--hash`: a name [`HashAlg::from_name`] knows.
+fn parse_hash(name: &str) -> Result<HashAlg, String> {
+    HashAlg::from_name(name).map_err(|e| e.to_string())
+}
+
 /// The values given on the command line, each pinned (`verify` with a
 /// superblock checks them against it).
 fn pins(o: &VerityOpts) -> Result<dmverity::Pins, CliError> {
-    let hash = o
-        .hash
-        .as_deref()
-        .map(HashAlg::from_name)
-        .transpose()
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let hash = o.hash;
     let salt = match o.salt.as_deref() {
         Some("-") => Some(Vec::new()),
         Some(s) => Some(util::parse_hex("salt", s)?),
@@ -366,6 +370,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     print_summary(
         &a.hash_dev,
         &p,
+        p.hash.name(),
         out.data_blocks(),
         out.hash_blocks(),
         Some(&root),
@@ -382,6 +387,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
 fn print_summary(
     hash_dev: &Path,
     p: &dmverity::Params,
+    hash_name: &str,
     data_blocks: u64,
     hash_blocks: u64,
     root: Option<&str>,
@@ -412,7 +418,7 @@ fn print_summary(
             "data_block_size": p.data_block_size,
             "hash_blocks": hash_blocks,
             "hash_block_size": p.hash_block_size,
-            "hash_algorithm": p.hash.name(),
+            "hash_algorithm": hash_name,
             "salt": util::to_hex(&p.salt),
             "root_hash": root,
             "hash_offset": p.hash_offset,
@@ -437,7 +443,7 @@ fn print_summary(
     println!("Data block size: \t{}", p.data_block_size);
     println!("Hash blocks:     \t{hash_blocks}");
     println!("Hash block size: \t{}", p.hash_block_size);
-    println!("Hash algorithm:  \t{}", p.hash.name());
+    println!("Hash algorithm:  \t{hash_name}");
     if let Some(f) = fec {
         println!("FEC RS roots:   \t{}", f.roots);
         println!("FEC blocks:     \t{}", f.parity_blocks);
@@ -455,6 +461,9 @@ fn print_summary(
 }
 
 /// `mdu verity dump`.
+/// Bytes of the algorithm name in a dm-verity superblock.
+const SB_ALGORITHM: std::ops::Range<usize> = 32..64;
+
 fn dump(a: DumpArgs) -> Result<(), CliError> {
     if !a.hash_offset.is_multiple_of(512) {
         return Err(CliError::Usage(format!(
@@ -473,6 +482,15 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
         },
     })?;
     let p = sb.params(a.hash_offset);
+    // The algorithm as the superblock spells it (an OpenSSL alias such as
+    // `blake2b512` is printed as written, as veritysetup does).
+    let mut raw = [0u8; 512];
+    hash.seek(SeekFrom::Start(a.hash_offset))
+        .and_then(|_| hash.read_exact(&mut raw))
+        .map_err(|e| CliError::io(&a.hash_dev, "read the superblock", e))?;
+    let name = &raw[SB_ALGORITHM];
+    let name =
+        String::from_utf8_lossy(&name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())]);
     let hash_blocks = p
         .tree_blocks(sb.data_blocks)
         .map_err(|e| CliError::lib(&a.hash_dev, e))?;
@@ -488,6 +506,7 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
     print_summary(
         &a.hash_dev,
         &p,
+        &name,
         sb.data_blocks,
         hash_blocks,
         None,

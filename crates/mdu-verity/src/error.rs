@@ -40,6 +40,12 @@ pub enum Error {
         /// The name as found.
         name: String,
     },
+    /// A hash algorithm that dm-verity takes but fs-verity does not
+    /// (fs-verity has SHA-256 and SHA-512 only).
+    NotFsverityAlgorithm {
+        /// The algorithm that was given.
+        alg: crate::HashAlg,
+    },
     /// A dm-verity hash type (format) other than 0 or 1.
     UnknownHashType {
         /// The value that was given or found.
@@ -202,9 +208,17 @@ impl fmt::Display for Error {
             Error::SaltTooLong { len, max } => {
                 write!(f, "salt of {len} bytes is too long: at most {max} bytes")
             }
-            Error::UnknownAlgorithm { name } => write!(
+            Error::UnknownAlgorithm { name } => {
+                write!(f, "unknown or unsupported hash algorithm {name:?}: expected ")?;
+                for (i, alg) in crate::HashAlg::ALL.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(f, "{sep}{alg}")?;
+                }
+                f.write_str(" (fs-verity: sha256 or sha512)")
+            }
+            Error::NotFsverityAlgorithm { alg } => write!(
                 f,
-                "unknown or unsupported hash algorithm {name:?}: expected \"sha256\" or \"sha512\""
+                "fs-verity has no hash algorithm {alg}: expected sha256 or sha512"
             ),
             Error::UnknownHashType { hash_type } => write!(
                 f,

@@ -2,83 +2,233 @@
 
 use core::fmt;
 
-use sha2::Digest as _;
-
 use crate::Error;
 use crate::sha256;
 
 /// The hash algorithm of a tree.
 ///
+/// fs-verity knows SHA-256 and SHA-512 only. dm-verity takes any hash the
+/// kernel has; these are the ones `veritysetup format --hash` accepts that
+/// are not broken. Each has one name, the kernel's (what a dm-verity
+/// superblock must hold for the kernel to find the hash); the spellings
+/// OpenSSL uses for the same functions (`ripemd160`, `blake2b512`,
+/// `blake2s256`) are read as aliases. MD4 and MD5 are refused: with
+/// collisions at hand, a tree over them proves nothing.
+///
 /// ```
 /// use mdu_verity::HashAlg;
 /// assert_eq!(HashAlg::Sha512.digest_len(), 64);
 /// assert_eq!(HashAlg::from_name("SHA256")?, HashAlg::Sha256);
+/// assert_eq!(HashAlg::from_name("ripemd160")?.name(), "rmd160");
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum HashAlg {
+    /// SHA-1 (dm-verity only).
+    Sha1,
+    /// SHA-224 (dm-verity only).
+    Sha224,
     /// SHA-256 (fs-verity algorithm 1), hashed sixteen or two blocks at a
     /// time.
     #[default]
     Sha256,
-    /// SHA-512 (fs-verity algorithm 2), through the `sha2` crate.
+    /// SHA-384 (dm-verity only).
+    Sha384,
+    /// SHA-512 (fs-verity algorithm 2).
     Sha512,
+    /// SHA3-224 (dm-verity only).
+    Sha3_224,
+    /// SHA3-256 (dm-verity only).
+    Sha3_256,
+    /// SHA3-384 (dm-verity only).
+    Sha3_384,
+    /// SHA3-512 (dm-verity only).
+    Sha3_512,
+    /// RIPEMD-160, `rmd160` (dm-verity only).
+    Rmd160,
+    /// SM3 (dm-verity only).
+    Sm3,
+    /// BLAKE2b with a 512-bit digest, `blake2b-512` (dm-verity only).
+    Blake2b512,
+    /// BLAKE2s with a 256-bit digest, `blake2s-256` (dm-verity only).
+    Blake2s256,
+}
+
+/// The functions other than SHA-256 (which has its own multi-lane code),
+/// each through its RustCrypto type: `$alg => $ty`.
+macro_rules! other_hashes {
+    ($($alg:ident => $ty:ty),* $(,)?) => {
+        /// A running hash of any algorithm but SHA-256.
+        #[derive(Clone)]
+        enum Other {
+            $($alg($ty),)*
+        }
+
+        impl Other {
+            fn new(alg: HashAlg) -> Option<Other> {
+                match alg {
+                    $(HashAlg::$alg => Some(Other::$alg(<$ty as sha2::Digest>::new())),)*
+                    HashAlg::Sha256 => None,
+                }
+            }
+
+            fn update(&mut self, data: &[u8]) {
+                match self {
+                    $(Other::$alg(h) => sha2::Digest::update(h, data),)*
+                }
+            }
+
+            /// Finish into `out` (exactly the digest length).
+            fn finalize_into(self, out: &mut [u8]) {
+                match self {
+                    $(Other::$alg(h) => out.copy_from_slice(&sha2::Digest::finalize(h)),)*
+                }
+            }
+        }
+    };
+}
+
+other_hashes! {
+    Sha1 => sha1::Sha1,
+    Sha224 => sha2::Sha224,
+    Sha384 => sha2::Sha384,
+    Sha512 => sha2::Sha512,
+    Sha3_224 => sha3::Sha3_224,
+    Sha3_256 => sha3::Sha3_256,
+    Sha3_384 => sha3::Sha3_384,
+    Sha3_512 => sha3::Sha3_512,
+    Rmd160 => ripemd::Ripemd160,
+    Sm3 => sm3::Sm3,
+    Blake2b512 => blake2::Blake2b512,
+    Blake2s256 => blake2::Blake2s256,
 }
 
 impl HashAlg {
-    /// Digest size in bytes (32 or 64).
+    /// Every algorithm, in the order of the enum.
+    ///
+    /// ```
+    /// assert!(mdu_verity::HashAlg::ALL.contains(&mdu_verity::HashAlg::Sha1));
+    /// ```
+    pub const ALL: [HashAlg; 13] = [
+        HashAlg::Sha1,
+        HashAlg::Sha224,
+        HashAlg::Sha256,
+        HashAlg::Sha384,
+        HashAlg::Sha512,
+        HashAlg::Sha3_224,
+        HashAlg::Sha3_256,
+        HashAlg::Sha3_384,
+        HashAlg::Sha3_512,
+        HashAlg::Rmd160,
+        HashAlg::Sm3,
+        HashAlg::Blake2b512,
+        HashAlg::Blake2s256,
+    ];
+
+    /// Digest size in bytes (20 to 64).
     ///
     /// ```
     /// assert_eq!(mdu_verity::HashAlg::Sha256.digest_len(), 32);
+    /// assert_eq!(mdu_verity::HashAlg::Sha1.digest_len(), 20);
     /// ```
     pub fn digest_len(self) -> usize {
         match self {
-            HashAlg::Sha256 => 32,
-            HashAlg::Sha512 => 64,
+            HashAlg::Sha1 | HashAlg::Rmd160 => 20,
+            HashAlg::Sha224 | HashAlg::Sha3_224 => 28,
+            HashAlg::Sha256 | HashAlg::Sha3_256 | HashAlg::Sm3 | HashAlg::Blake2s256 => 32,
+            HashAlg::Sha384 | HashAlg::Sha3_384 => 48,
+            HashAlg::Sha512 | HashAlg::Sha3_512 | HashAlg::Blake2b512 => 64,
         }
     }
 
-    /// Input block size of the hash function in bytes (64 or 128); fs-verity
-    /// pads its salt to this.
+    /// Input block size of the hash function in bytes (the SHA-3 rate for
+    /// SHA-3); fs-verity pads its salt to this.
     ///
     /// ```
     /// assert_eq!(mdu_verity::HashAlg::Sha512.input_block_len(), 128);
     /// ```
     pub fn input_block_len(self) -> usize {
         match self {
-            HashAlg::Sha256 => 64,
-            HashAlg::Sha512 => 128,
+            HashAlg::Sha1
+            | HashAlg::Sha224
+            | HashAlg::Sha256
+            | HashAlg::Rmd160
+            | HashAlg::Sm3
+            | HashAlg::Blake2s256 => 64,
+            HashAlg::Sha384 | HashAlg::Sha512 | HashAlg::Blake2b512 => 128,
+            HashAlg::Sha3_224 => 144,
+            HashAlg::Sha3_256 => 136,
+            HashAlg::Sha3_384 => 104,
+            HashAlg::Sha3_512 => 72,
         }
     }
 
-    /// The lowercase name used by fsverity-utils and cryptsetup.
+    /// The lowercase name used by fsverity-utils, cryptsetup and the
+    /// kernel.
     ///
     /// ```
     /// assert_eq!(mdu_verity::HashAlg::Sha512.name(), "sha512");
+    /// assert_eq!(mdu_verity::HashAlg::Blake2b512.name(), "blake2b-512");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
+            HashAlg::Sha1 => "sha1",
+            HashAlg::Sha224 => "sha224",
             HashAlg::Sha256 => "sha256",
+            HashAlg::Sha384 => "sha384",
             HashAlg::Sha512 => "sha512",
+            HashAlg::Sha3_224 => "sha3-224",
+            HashAlg::Sha3_256 => "sha3-256",
+            HashAlg::Sha3_384 => "sha3-384",
+            HashAlg::Sha3_512 => "sha3-512",
+            HashAlg::Rmd160 => "rmd160",
+            HashAlg::Sm3 => "sm3",
+            HashAlg::Blake2b512 => "blake2b-512",
+            HashAlg::Blake2s256 => "blake2s-256",
         }
     }
 
-    /// Parse a name, ignoring ASCII case (`"sha256"`, `"SHA512"`).
+    /// fs-verity's number for the algorithm (1 for SHA-256, 2 for
+    /// SHA-512), or `None` for the algorithms only dm-verity takes.
+    ///
+    /// ```
+    /// use mdu_verity::HashAlg;
+    /// assert_eq!(HashAlg::Sha512.fsverity_number(), Some(2));
+    /// assert_eq!(HashAlg::Sha1.fsverity_number(), None);
+    /// ```
+    pub fn fsverity_number(self) -> Option<u8> {
+        match self {
+            HashAlg::Sha256 => Some(1),
+            HashAlg::Sha512 => Some(2),
+            _ => None,
+        }
+    }
+
+    /// Parse a name, ignoring ASCII case (`"sha256"`, `"SHA512"`,
+    /// `"sha3-256"`), with OpenSSL's spellings as aliases.
     ///
     /// ```
     /// use mdu_verity::{Error, HashAlg};
-    /// assert!(matches!(HashAlg::from_name("sha1"), Err(Error::UnknownAlgorithm { .. })));
+    /// assert_eq!(HashAlg::from_name("blake2b512")?, HashAlg::Blake2b512);
+    /// assert!(matches!(HashAlg::from_name("md5"), Err(Error::UnknownAlgorithm { .. })));
+    /// # Ok::<(), Error>(())
     /// ```
     pub fn from_name(name: &str) -> Result<HashAlg, Error> {
-        if name.eq_ignore_ascii_case("sha256") {
-            Ok(HashAlg::Sha256)
-        } else if name.eq_ignore_ascii_case("sha512") {
-            Ok(HashAlg::Sha512)
-        } else {
-            Err(Error::UnknownAlgorithm {
+        const ALIASES: [(&str, HashAlg); 3] = [
+            ("ripemd160", HashAlg::Rmd160),
+            ("blake2b512", HashAlg::Blake2b512),
+            ("blake2s256", HashAlg::Blake2s256),
+        ];
+        HashAlg::ALL
+            .iter()
+            .map(|&a| (a.name(), a))
+            .chain(ALIASES)
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, a)| a)
+            .ok_or_else(|| Error::UnknownAlgorithm {
                 name: name.to_owned(),
             })
-        }
     }
 
     /// Hash `data` in one go.
@@ -88,9 +238,14 @@ impl HashAlg {
     /// assert!(d.to_hex().starts_with("ba7816bf"));
     /// ```
     pub fn hash(self, data: &[u8]) -> Digest {
-        match self {
-            HashAlg::Sha256 => Digest::from_slice(&sha256::State::new().finup(data)),
-            HashAlg::Sha512 => Digest::from_slice(&sha2::Sha512::digest(data)),
+        match Other::new(self) {
+            None => Digest::from_slice(&sha256::State::new().finup(data)),
+            Some(mut h) => {
+                h.update(data);
+                let mut out = [0u8; 64];
+                h.finalize_into(&mut out[..self.digest_len()]);
+                Digest::from_slice(&out[..self.digest_len()])
+            }
         }
     }
 }
@@ -231,7 +386,7 @@ pub(crate) enum SaltAt {
 #[derive(Clone)]
 enum Prefixed {
     Sha256(sha256::State),
-    Sha512(sha2::Sha512),
+    Other(Other),
 }
 
 /// Blocks handed to [`sha256::State::finup_many`] at once: the lanes of
@@ -257,16 +412,15 @@ impl BlockHasher {
         fresh: sha256::State,
     ) -> BlockHasher {
         let prefix = if at == SaltAt::Prefix { salt } else { &[] };
-        let state = match alg {
-            HashAlg::Sha256 => {
+        let state = match Other::new(alg) {
+            None => {
                 let mut st = fresh;
                 st.update(prefix);
                 Prefixed::Sha256(st)
             }
-            HashAlg::Sha512 => {
-                let mut st = sha2::Sha512::new();
+            Some(mut st) => {
                 st.update(prefix);
-                Prefixed::Sha512(st)
+                Prefixed::Other(st)
             }
         };
         let suffix = if at == SaltAt::Suffix {
@@ -294,11 +448,11 @@ impl BlockHasher {
                 };
                 out.copy_from_slice(&d);
             }
-            Prefixed::Sha512(st) => {
+            Prefixed::Other(st) => {
                 let mut st = st.clone();
                 st.update(block);
                 st.update(&self.suffix);
-                out.copy_from_slice(&st.finalize());
+                st.finalize_into(out);
             }
         }
     }
@@ -353,7 +507,7 @@ impl BlockHasher {
                     self.hash1(rest, outs.into_remainder());
                 }
             }
-            Prefixed::Sha512(_) => {
+            Prefixed::Other(_) => {
                 for (block, o) in data.chunks_exact(block_size).zip(out.chunks_exact_mut(dl)) {
                     self.hash1(block, o);
                 }

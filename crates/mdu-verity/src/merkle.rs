@@ -223,14 +223,54 @@ impl Level0 {
     }
 
     /// The levels above level 0 and the root hash.
-    pub(crate) fn finish(self, data_bytes: u64, hash_block_size: usize) -> Tree {
-        upper_levels(
-            &self.hasher,
-            self.digests,
-            self.blocks,
-            data_bytes,
-            hash_block_size,
-        )
+    pub(crate) fn finish(self, data_bytes: u64, packing: Packing) -> Tree {
+        upper_levels(&self.hasher, self.digests, self.blocks, data_bytes, packing)
+    }
+}
+
+/// Where the digests sit in a hash block: `per_block` slots of `slot`
+/// bytes from its start (each a digest, then zeros), zeros after them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Packing {
+    /// The hash block size.
+    pub(crate) block: usize,
+    /// Bytes per digest slot: the digest length, or the next power of two
+    /// (dm-verity format 1).
+    pub(crate) slot: usize,
+    /// Slots per block: the largest power of two of digests that fit.
+    pub(crate) per_block: usize,
+}
+
+impl Packing {
+    /// `digest_len`-byte digests in `block`-byte hash blocks, each in a
+    /// slot rounded up to a power of two if `pad_to_power_of_two`.
+    pub(crate) fn new(block: usize, digest_len: usize, pad_to_power_of_two: bool) -> Packing {
+        let slot = if pad_to_power_of_two {
+            digest_len.next_power_of_two()
+        } else {
+            digest_len
+        };
+        Packing {
+            block,
+            slot,
+            per_block: 1 << (block / digest_len).ilog2(),
+        }
+    }
+
+    /// Lay out `digests` (back to back, `dl` bytes each) into hash blocks.
+    fn blocks(&self, mut digests: Vec<u8>, dl: usize) -> Vec<u8> {
+        if self.slot == dl && self.per_block * dl == self.block {
+            // Dense: the digests are the blocks, zero-filled at the end.
+            digests.resize(digests.len().div_ceil(self.block) * self.block, 0);
+            return digests;
+        }
+        let n = digests.len() / dl;
+        let mut out = vec![0u8; n.div_ceil(self.per_block) * self.block];
+        for (i, d) in digests.chunks_exact(dl).enumerate() {
+            let at = i / self.per_block * self.block + i % self.per_block * self.slot;
+            out[at..at + dl].copy_from_slice(d);
+        }
+        out
     }
 }
 
@@ -241,9 +281,10 @@ fn upper_levels(
     level0: Vec<u8>,
     data_blocks: u64,
     data_bytes: u64,
-    hbs: usize,
+    packing: Packing,
 ) -> Tree {
     let dl = hasher.digest_len();
+    let hbs = packing.block;
     let mut levels = Vec::new();
     let root = match data_blocks {
         0 => Digest::from_slice(&[0u8; 64][..dl]),
@@ -251,7 +292,7 @@ fn upper_levels(
         _ => {
             let mut cur = level0;
             loop {
-                cur.resize(cur.len().div_ceil(hbs) * hbs, 0);
+                cur = packing.blocks(cur, dl);
                 let blocks = cur.len() / hbs;
                 if blocks == 1 {
                     let mut d = [0u8; 64];

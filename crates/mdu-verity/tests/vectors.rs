@@ -349,6 +349,45 @@ fn dmverity_compat_test_vectors() {
     }
 }
 
+/// The SHA-1 rows of the same suite: 20-byte digests in 32-byte slots,
+/// 32 of them per 1024-byte block (format 1), or packed 20 bytes apart,
+/// still 32 per block (format 0; the root then differs).
+#[test]
+fn dmverity_compat_test_vectors_sha1() {
+    let data = vec![0u8; 8 << 20];
+    for (salt, want) in [
+        (hex(SALT), "d0e9163ca8844aaa2e88fe5265a8c5d9ee494a99"),
+        (hex("dadada"), "73509e8e868be6b8ac939817a98a3d35121413b2"),
+    ] {
+        for (superblock, hash_offset) in [(true, 0), (false, 0), (true, 8 << 20)] {
+            let params = dmverity::Params {
+                hash: HashAlg::Sha1,
+                data_block_size: 1024,
+                hash_block_size: 1024,
+                salt: salt.clone(),
+                superblock,
+                hash_offset,
+                ..Default::default()
+            };
+            let mut dev = Cursor::new(Vec::new());
+            let out = dmverity::format(&data[..], &mut dev, &params).unwrap();
+            assert_eq!(out.root_hash().to_hex(), want, "{params:?}");
+            // 8192 blocks, 32 digests per block: 256, 8 and 1 blocks.
+            assert_eq!(out.hash_blocks(), 256 + 8 + 1);
+            let area = &dev.get_ref()[params.hash_start_block() as usize * 1024..];
+            // The top block: 8 digests in 32-byte slots, each padded with
+            // 12 zero bytes, then zeros.
+            let top = &area[..1024];
+            for slot in top[..256].chunks(32) {
+                assert!(slot[..20].iter().any(|&b| b != 0));
+                assert!(slot[20..].iter().all(|&b| b == 0));
+            }
+            assert!(top[256..].iter().all(|&b| b == 0));
+            dmverity::verify(Cursor::new(&data), &mut dev, &params, &out.root_hash()).unwrap();
+        }
+    }
+}
+
 #[test]
 fn dmverity_derived_small_examples() {
     let mut data = vec![0u8; 3 * 4096];

@@ -342,10 +342,16 @@ fn superblock_errors() {
         with(&|b| b[12] = 2),
         Error::UnknownHashType { hash_type: 2 }
     ));
-    let e = with(&|b| b[32..39].copy_from_slice(b"sha1\0\0\0"));
+    let e = with(&|b| b[32..39].copy_from_slice(b"md5\0\0\0\0"));
     assert!(
-        matches!(&e, Error::UnknownAlgorithm { name } if name == "sha1"),
+        matches!(&e, Error::UnknownAlgorithm { name } if name == "md5"),
         "{e}"
+    );
+    let mut sha1 = good;
+    sha1[32..39].copy_from_slice(b"sha1\0\0\0");
+    assert_eq!(
+        dmverity::Superblock::parse(&sha1).unwrap().hash,
+        mdu_verity::HashAlg::Sha1
     );
     let mut upper = good;
     upper[32..38].copy_from_slice(b"SHA256");

@@ -310,7 +310,7 @@ fn write_area<W: Write + Seek>(
             data_block_size: params.data_block_size,
         });
     }
-    let tree = level0.finish(data_bytes, params.hash_block_size as usize);
+    let tree = level0.finish(data_bytes, params.packing());
     let hbs = u64::from(params.hash_block_size);
     let start = params.hash_start_block();
     let superblock = params

@@ -255,9 +255,20 @@ impl Params {
         }
     }
 
+    /// How digests sit in a hash block: format 1 pads each to a power of
+    /// two, format 0 packs them; either way a block holds the largest power
+    /// of two of digests that fit.
+    fn packing(&self) -> crate::merkle::Packing {
+        crate::merkle::Packing::new(
+            self.hash_block_size as usize,
+            self.hash.digest_len(),
+            self.format == 1,
+        )
+    }
+
     /// Digests per hash block.
     fn per_block(&self) -> u64 {
-        u64::from(self.hash_block_size) / self.hash.digest_len() as u64
+        self.packing().per_block as u64
     }
 
     /// The salted block hasher on the pinned or the best backend.

@@ -261,6 +261,8 @@ struct Parents {
     /// Bytes per block (the hash block size; the digest length for the root).
     block_len: usize,
     per_block: u64,
+    /// Bytes from one entry to the next.
+    slot: usize,
     dl: usize,
 }
 
@@ -268,7 +270,7 @@ impl Parents {
     /// The expected digest of child `c` (which must lie under these blocks).
     fn entry(&self, c: u64) -> &[u8] {
         let at = (c / self.per_block - self.first) as usize * self.block_len
-            + (c % self.per_block) as usize * self.dl;
+            + (c % self.per_block) as usize * self.slot;
         &self.bytes[at..at + self.dl]
     }
 }
@@ -287,12 +289,14 @@ fn verify_levels<H: Read + Seek>(
     let dl = params.hash.digest_len();
     let hbs = params.hash_block_size as usize;
     let per_block = params.per_block();
+    let slot = params.packing().slot;
     let levels = &layout.levels;
     let mut parents = Parents {
         bytes: root_hash.as_bytes().to_vec(),
         first: 0,
         block_len: dl,
         per_block: 1,
+        slot: dl,
         dl,
     };
     // Data blocks covered by one block of the level being checked;
@@ -339,7 +343,7 @@ fn verify_levels<H: Read + Seek>(
             } else {
                 levels[i - 1]
             };
-            let used = ((below - hi * per_block) as usize) * dl;
+            let used = ((below - hi * per_block) as usize) * slot;
             let last = &blocks[(nblocks - 1) * hbs..];
             if let Some(at) = last[used..].iter().position(|&b| b != 0) {
                 return Err(Error::HashBlockSpare {
@@ -353,6 +357,7 @@ fn verify_levels<H: Read + Seek>(
             first: lo,
             block_len: hbs,
             per_block,
+            slot,
             dl,
         };
     }

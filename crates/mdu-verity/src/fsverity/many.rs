@@ -221,7 +221,7 @@ fn digests_of_small(inputs: &[&[u8]], params: &Params, kit: &Kit) -> Vec<FileDig
                 digests.push(Digest::from_slice(&kit.plain.finup(d)));
             }
         }
-        HashAlg::Sha512 => digests.extend(descriptors.iter().map(|d| params.hash.hash(d))),
+        _ => digests.extend(descriptors.iter().map(|d| params.hash.hash(d))),
     }
     digests
         .into_iter()

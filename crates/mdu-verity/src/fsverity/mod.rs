@@ -102,19 +102,21 @@ impl Params {
                 max: MAX_SALT_LEN,
             });
         }
+        self.hash
+            .fsverity_number()
+            .ok_or(Error::NotFsverityAlgorithm { alg: self.hash })?;
         Ok(())
     }
 
-    /// fs-verity's number for the hash algorithm (1 or 2).
+    /// fs-verity's number for the hash algorithm (1 or 2; 0 for an
+    /// algorithm fs-verity does not have, which [`Params::validate`]
+    /// refuses).
     ///
     /// ```
     /// assert_eq!(mdu_verity::fsverity::Params::default().algorithm_number(), 1);
     /// ```
     pub fn algorithm_number(&self) -> u8 {
-        match self.hash {
-            HashAlg::Sha256 => 1,
-            HashAlg::Sha512 => 2,
-        }
+        self.hash.fsverity_number().unwrap_or(0)
     }
 
     /// The salt zero-padded to the hash function's input block size (empty
@@ -129,6 +131,11 @@ impl Params {
         let hb = self.hash.input_block_len();
         s.resize(s.len().div_ceil(hb) * hb, 0);
         s
+    }
+
+    /// How digests sit in a tree block: back to back, filling it.
+    fn packing(&self) -> crate::merkle::Packing {
+        crate::merkle::Packing::new(self.block_size as usize, self.hash.digest_len(), false)
     }
 
     /// The salted block hasher (after [`Params::validate`]).
@@ -148,7 +155,7 @@ impl Params {
             HashAlg::Sha256 => {
                 Digest::from_slice(&crate::hash::fresh_state(self.backend)?.finup(descriptor))
             }
-            HashAlg::Sha512 => self.hash.hash(descriptor),
+            _ => self.hash.hash(descriptor),
         };
         Ok(FileDigest {
             alg: self.hash,
@@ -259,10 +266,8 @@ impl FileDigest {
     /// ```
     pub fn formatted(&self) -> Vec<u8> {
         let mut v = b"FSVerity".to_vec();
-        let num: u16 = match self.alg {
-            HashAlg::Sha256 => 1,
-            HashAlg::Sha512 => 2,
-        };
+        // A FileDigest only comes from validated parameters.
+        let num = u16::from(self.alg.fsverity_number().unwrap_or(0));
         v.extend_from_slice(&num.to_le_bytes());
         v.extend_from_slice(&(self.alg.digest_len() as u16).to_le_bytes());
         v.extend_from_slice(self.digest.as_bytes());
@@ -368,7 +373,7 @@ pub fn measure<'a>(data: impl Into<Source<'a>>, params: &Params) -> Result<Measu
         Ok(())
     })?;
     level0.add_padded(&fed.tail);
-    measurement(params, level0.finish(fed.bytes, bs))
+    measurement(params, level0.finish(fed.bytes, params.packing()))
 }
 
 /// The descriptor and the file digest of a finished tree.
@@ -497,8 +502,10 @@ impl Hasher {
             Ok(())
         })?;
         self.level0.add_padded(&tail);
-        let bs = self.params.block_size as usize;
-        measurement(&self.params, self.level0.finish(self.bytes, bs))
+        measurement(
+            &self.params,
+            self.level0.finish(self.bytes, self.params.packing()),
+        )
     }
 }
 
