@@ -12,6 +12,7 @@ mod base64;
 mod crypt;
 mod fec;
 mod fsverity;
+mod luks;
 mod util;
 mod verity;
 
@@ -51,6 +52,14 @@ enum Cmd {
     /// end. --in-place is not atomic either: keep a copy until it is done.
     #[command(subcommand)]
     Crypt(crypt::CryptCmd),
+    /// LUKS2 images as plain files (as `cryptsetup luksFormat`,
+    /// `luksDump` and offline `reencrypt` read and write them).
+    ///
+    /// Exit status 1 when the passphrase opens no keyslot or the image is
+    /// damaged; a damaged primary header that the secondary copy replaces is
+    /// a warning.
+    #[command(subcommand)]
+    Luks(luks::LuksCmd),
     /// base64 between stdin and stdout.
     #[command(subcommand)]
     Base64(base64::Base64Cmd),
@@ -62,6 +71,7 @@ fn main() -> ExitCode {
         Cmd::Fsverity(c) => fsverity::run(c),
         Cmd::Verity(c) => verity::run(c),
         Cmd::Crypt(c) => crypt::run(c),
+        Cmd::Luks(c) => luks::run(c),
         Cmd::Base64(c) => base64::run(c),
     };
     match result {

@@ -1,0 +1,703 @@
+//! `mdu luks format|encrypt|decrypt|dump`: LUKS2 images as plain files.
+
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use clap::{Args, Subcommand, ValueEnum};
+use mdu_luks2::{
+    Argon2Variant, Direction, FormatParams, Hash, HeaderCopy, Image, Kdf, KdfParams, Luks2Error,
+    SectorCipher,
+};
+use zeroize::Zeroizing;
+
+use crate::util::{self, AtomicOutput, CliError};
+
+/// Bytes per read/encrypt/write step and thread (a multiple of every
+/// sector size).
+const CHUNK_PER_THREAD: usize = 2 << 20;
+
+/// The longest passphrase read from a key file (cryptsetup's limit).
+const MAX_PASSPHRASE: usize = 8 << 20;
+
+/// LUKS2 subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum LuksCmd {
+    /// Write a new LUKS2 header (and keyslot 0) into IMAGE, as
+    /// `cryptsetup luksFormat`.
+    ///
+    /// A new IMAGE is created holding the header region only (the data
+    /// offset, 16 MiB): written to a temporary file and renamed into place.
+    /// An existing IMAGE (file or block device) gets the header region
+    /// written over its start, in place, like luksFormat: the bytes after
+    /// the data offset are left as they are, and it is synced at the end.
+    /// A new random volume key is made unless --volume-key-file is given.
+    Format(FormatArgs),
+    /// Encrypt PLAIN into a new LUKS2 image IMAGE: header region, then PLAIN
+    /// encrypted as the data segment, in one streaming pass.
+    ///
+    /// PLAIN must be a whole number of sectors. IMAGE is written to a
+    /// temporary file in its directory, synced and renamed into place, so a
+    /// failed run leaves IMAGE as it was.
+    Encrypt(EncryptArgs),
+    /// Decrypt the data segment of the LUKS2 image IMAGE into PLAIN, opening
+    /// the volume key with the passphrase in --key-file through any keyslot.
+    ///
+    /// PLAIN is written to a temporary file, synced and renamed into place.
+    /// Exit status 1 if the passphrase opens no keyslot or the image is
+    /// damaged.
+    Decrypt(DecryptArgs),
+    /// Print what the LUKS2 header of IMAGE says, as `cryptsetup luksDump`.
+    ///
+    /// With --dump-volume-key and --key-file, prints the volume key instead
+    /// (as `cryptsetup luksDump --dump-volume-key`).
+    Dump(DumpArgs),
+}
+
+/// The key derivation of a new keyslot.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PbkdfArg {
+    /// PBKDF2-HMAC (--hash; --pbkdf-force-iterations iterations).
+    Pbkdf2,
+    /// Argon2i.
+    Argon2i,
+    /// Argon2id (the default, as cryptsetup).
+    Argon2id,
+}
+
+/// Options of a new image (those of `cryptsetup luksFormat`).
+#[derive(Args, Debug)]
+pub(crate) struct NewImageArgs {
+    /// File whose whole contents are the passphrase of keyslot 0 (no
+    /// newline is stripped; at most 8 MiB), as cryptsetup --key-file.
+    #[arg(long, value_name = "F")]
+    key_file: PathBuf,
+    /// Cipher of the data segment and of the keyslot area: aes-xts-IVMODE
+    /// or aes-cbc-IVMODE (IVMODE plain64, essiv:sha256, plain, ...).
+    #[arg(long, value_name = "SPEC", default_value = "aes-xts-plain64")]
+    cipher: String,
+    /// Volume key size in bits: 256 or 512 for aes-xts (AES-128 or AES-256),
+    /// 128 or 256 for aes-cbc. Default: 512 for aes-xts, 256 for aes-cbc.
+    #[arg(long, value_name = "BITS")]
+    key_size: Option<u32>,
+    /// Encryption sector size in bytes: 512, 1024, 2048 or 4096 (the
+    /// default, what luksFormat picks for a file).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    sector_size: u32,
+    /// Key derivation of keyslot 0.
+    #[arg(long, value_enum, default_value = "argon2id")]
+    pbkdf: PbkdfArg,
+    /// PBKDF2 iterations (at least 1000), or Argon2 passes (time cost, at
+    /// least 4). Without it: 1000000 iterations, or 4 passes. Given, the
+    /// volume-key digest takes the minimum 1000 iterations (as cryptsetup).
+    #[arg(long, value_name = "N")]
+    pbkdf_force_iterations: Option<u32>,
+    /// Argon2 memory cost in KiB (at least 32).
+    #[arg(long, value_name = "KIB", default_value_t = 1 << 20)]
+    pbkdf_memory: u32,
+    /// Argon2 threads (lanes).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pbkdf_parallel: u32,
+    /// Hash of PBKDF2: sha1, sha256 or sha512.
+    #[arg(long, value_name = "HASH", default_value = "sha256")]
+    hash: String,
+    /// UUID of the image (default: random).
+    #[arg(long, value_name = "U")]
+    uuid: Option<String>,
+    /// Label (at most 47 bytes).
+    #[arg(long, value_name = "L", default_value = "")]
+    label: String,
+    /// Subsystem (at most 47 bytes).
+    #[arg(long, value_name = "S", default_value = "")]
+    subsystem: String,
+    /// Use the raw volume key in this file (key-size/8 bytes) instead of a
+    /// random one.
+    #[arg(long, value_name = "F")]
+    volume_key_file: Option<PathBuf>,
+    /// Where the data segment starts, in 512-byte sectors (cryptsetup
+    /// --offset); a multiple of 8. Default: 32768 (16 MiB).
+    #[arg(long, value_name = "SECTORS", default_value_t = 32768)]
+    offset: u64,
+}
+
+/// `mdu luks format`.
+#[derive(Args, Debug)]
+pub(crate) struct FormatArgs {
+    #[command(flatten)]
+    new: NewImageArgs,
+    /// The image file or block device.
+    #[arg(value_name = "IMAGE")]
+    image: PathBuf,
+}
+
+/// `mdu luks encrypt`.
+#[derive(Args, Debug)]
+pub(crate) struct EncryptArgs {
+    #[command(flatten)]
+    new: NewImageArgs,
+    /// Encryption threads (default: every core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// The plaintext: a regular file or block device.
+    #[arg(value_name = "PLAIN")]
+    plain: PathBuf,
+    /// The new LUKS2 image (a regular file, replaced atomically).
+    #[arg(value_name = "IMAGE")]
+    image: PathBuf,
+}
+
+/// `mdu luks decrypt`.
+#[derive(Args, Debug)]
+pub(crate) struct DecryptArgs {
+    /// File whose whole contents are the passphrase.
+    #[arg(long, value_name = "F")]
+    key_file: PathBuf,
+    /// Decryption threads (default: every core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// The LUKS2 image.
+    #[arg(value_name = "IMAGE")]
+    image: PathBuf,
+    /// The plaintext output (a regular file, replaced atomically).
+    #[arg(value_name = "PLAIN")]
+    plain: PathBuf,
+}
+
+/// `mdu luks dump`.
+#[derive(Args, Debug)]
+pub(crate) struct DumpArgs {
+    /// Print the header, the copy used and the metadata as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Print the volume key (needs --key-file).
+    #[arg(long, requires = "key_file")]
+    dump_volume_key: bool,
+    /// File whose whole contents are the passphrase (with --dump-volume-key).
+    #[arg(long, value_name = "F")]
+    key_file: Option<PathBuf>,
+    /// The LUKS2 image.
+    #[arg(value_name = "IMAGE")]
+    image: PathBuf,
+}
+
+pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
+    match cmd {
+        LuksCmd::Format(a) => format(a),
+        LuksCmd::Encrypt(a) => encrypt(a),
+        LuksCmd::Decrypt(a) => decrypt(a),
+        LuksCmd::Dump(a) => dump(a),
+    }
+}
+
+/// A damaged or unreadable image, or a wrong passphrase: exit status 1.
+fn image_error(path: &Path, e: Luks2Error) -> CliError {
+    match e {
+        Luks2Error::Io(e) => CliError::io(path, "read the image", e),
+        e => CliError::VerifyFailed(format!("{}: {e}", path.display())),
+    }
+}
+
+/// The passphrase: the whole key file, in a buffer wiped when dropped
+/// (allocated once at its final capacity, so no copy is left behind).
+fn read_passphrase(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
+    let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key file", e))?;
+    let mut buf = Zeroizing::new(vec![0u8; MAX_PASSPHRASE + 1]);
+    let n = util::read_full(&mut f, &mut buf)
+        .map_err(|e| CliError::io(path, "read the key file", e))?;
+    if n > MAX_PASSPHRASE {
+        return Err(CliError::Input {
+            path: path.to_owned(),
+            offset: MAX_PASSPHRASE as u64,
+            rule: "a key file holds at most 8 MiB".into(),
+        });
+    }
+    if n == 0 {
+        return Err(CliError::Input {
+            path: path.to_owned(),
+            offset: 0,
+            rule: "the key file is empty: the passphrase must not be empty".into(),
+        });
+    }
+    buf.truncate(n);
+    Ok(buf)
+}
+
+/// The format parameters and the volume key of a new image.
+fn new_image(a: &NewImageArgs) -> Result<(FormatParams, Zeroizing<Vec<u8>>), CliError> {
+    let spec = mdu_dmcrypt::CipherSpec::parse(&a.cipher)
+        .map_err(|e| CliError::Usage(format!("--cipher {}: {e}", a.cipher)))?;
+    let cbc = spec.chain() == mdu_dmcrypt::ChainMode::Cbc;
+    let bits = a.key_size.unwrap_or(if cbc { 256 } else { 512 });
+    let bytes = (bits / 8) as usize;
+    if !bits.is_multiple_of(8) || spec.check_key_len(bytes).is_err() {
+        return Err(CliError::Usage(format!(
+            "--key-size {bits}: {} takes {}",
+            a.cipher,
+            if cbc { "128 or 256" } else { "256 or 512" }
+        )));
+    }
+    let hash = Hash::parse(&a.hash)
+        .ok_or_else(|| CliError::Usage(format!("--hash {}: use sha1, sha256 or sha512", a.hash)))?;
+    let kdf = match a.pbkdf {
+        PbkdfArg::Pbkdf2 => KdfParams::Pbkdf2 {
+            hash,
+            iterations: a.pbkdf_force_iterations.unwrap_or(1_000_000),
+        },
+        PbkdfArg::Argon2i | PbkdfArg::Argon2id => KdfParams::Argon2 {
+            variant: if a.pbkdf == PbkdfArg::Argon2i {
+                Argon2Variant::Argon2i
+            } else {
+                Argon2Variant::Argon2id
+            },
+            time: a.pbkdf_force_iterations.unwrap_or(4),
+            memory: a.pbkdf_memory,
+            cpus: a.pbkdf_parallel,
+        },
+    };
+    let data_offset = a
+        .offset
+        .checked_mul(512)
+        .filter(|_| a.offset.is_multiple_of(8))
+        .ok_or_else(|| {
+            CliError::Usage(format!("--offset {}: must be a multiple of 8", a.offset))
+        })?;
+    let params = FormatParams {
+        cipher: a.cipher.clone(),
+        key_size: bytes,
+        sector_size: a.sector_size,
+        kdf,
+        digest_iterations: if a.pbkdf_force_iterations.is_some() {
+            1000
+        } else {
+            100_000
+        },
+        uuid: a.uuid.clone(),
+        label: a.label.clone(),
+        subsystem: a.subsystem.clone(),
+        data_offset,
+        ..FormatParams::default()
+    };
+    let mut key = Zeroizing::new(vec![0u8; bytes]);
+    match &a.volume_key_file {
+        Some(p) => {
+            let mut f = File::open(p).map_err(|e| CliError::io(p, "read the volume key", e))?;
+            let mut buf = Zeroizing::new(vec![0u8; bytes + 1]);
+            let n = util::read_full(&mut f, &mut buf)
+                .map_err(|e| CliError::io(p, "read the volume key", e))?;
+            if n != bytes {
+                return Err(CliError::Input {
+                    path: p.clone(),
+                    offset: n.min(bytes) as u64,
+                    rule: format!("the volume key file must hold exactly {bytes} bytes"),
+                });
+            }
+            key.copy_from_slice(&buf[..bytes]);
+        }
+        None => util::random_bytes(&mut key)?,
+    }
+    Ok((params, key))
+}
+
+/// A new image's header region, its parameters and its volume key.
+struct NewImage {
+    region: Vec<u8>,
+    params: FormatParams,
+    key: Zeroizing<Vec<u8>>,
+}
+
+/// The header region of a new image.
+fn header_region(a: &NewImageArgs) -> Result<NewImage, CliError> {
+    let (params, key) = new_image(a)?;
+    let pass = read_passphrase(&a.key_file)?;
+    let region = mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    Ok(NewImage {
+        region,
+        params,
+        key,
+    })
+}
+
+fn format(a: FormatArgs) -> Result<(), CliError> {
+    let region = header_region(&a.new)?.region;
+    let path = &a.image;
+    if std::fs::metadata(path).is_ok() {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| CliError::io(path, "open for writing", e))?;
+        f.write_all_at(&region, 0)
+            .map_err(|e| CliError::io(path, "write the header", e))?;
+        let sync = f
+            .metadata()
+            .is_ok_and(|m| m.is_file() || m.file_type().is_block_device());
+        if sync {
+            f.sync_all()
+                .map_err(|e| CliError::io(path, "sync to stable storage", e))?;
+        }
+        Ok(())
+    } else {
+        let mut out = AtomicOutput::create(path)?;
+        out.file()
+            .write_all(&region)
+            .map_err(|e| CliError::io(path, "write", e))?;
+        out.commit()
+    }
+}
+
+fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
+    let (input, len) = open_sized(&a.plain)?;
+    let ss = u64::from(a.new.sector_size);
+    if len == 0 || !len.is_multiple_of(ss) {
+        return Err(CliError::Input {
+            path: a.plain.clone(),
+            offset: len - len % ss,
+            rule: format!(
+                "the plaintext ({len} bytes) must be a whole, non-zero number of {ss}-byte sectors"
+            ),
+        });
+    }
+    let NewImage {
+        region,
+        params,
+        key,
+    } = header_region(&a.new)?;
+    let cipher = SectorCipher::new(&params.cipher, &key, params.sector_size)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    drop(key);
+    let mut out = AtomicOutput::create(&a.image)?;
+    out.file()
+        .write_all(&region)
+        .map_err(|e| CliError::io(&a.image, "write the header", e))?;
+    pipeline(
+        Direction::Encrypt,
+        &cipher,
+        (&input, &a.plain, 0),
+        len,
+        (out.file(), &a.image),
+        a.threads,
+    )?;
+    out.commit()
+}
+
+/// Opens `path` for reading, with its size (a block device's too).
+fn open_sized(path: &Path) -> Result<(File, u64), CliError> {
+    let mut f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    let len = f
+        .seek(SeekFrom::End(0))
+        .map_err(|e| CliError::io(path, "read its size", e))?;
+    Ok((f, len))
+}
+
+/// Loads the header of `path`, printing a warning when a copy is damaged.
+fn load(path: &Path) -> Result<(File, Image), CliError> {
+    let (f, _) = open_sized(path)?;
+    let img = Image::load(&f).map_err(|e| image_error(path, e))?;
+    if let Some(e) = &img.primary_error {
+        eprintln!(
+            "mdu: warning: {}: the primary LUKS2 header is damaged ({e}); using the secondary copy",
+            path.display()
+        );
+    } else if let Some(e) = &img.secondary_error {
+        eprintln!(
+            "mdu: warning: {}: the secondary LUKS2 header is damaged ({e})",
+            path.display()
+        );
+    }
+    Ok((f, img))
+}
+
+fn unlock(
+    path: &Path,
+    f: &File,
+    img: &Image,
+    key_file: &Path,
+) -> Result<mdu_luks2::VolumeKey, CliError> {
+    let pass = read_passphrase(key_file)?;
+    img.unlock(f, &pass).map_err(|e| image_error(path, e))
+}
+
+fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
+    let (f, img) = load(&a.image)?;
+    let key = unlock(&a.image, &f, &img, &a.key_file)?;
+    let (_, seg) = img.segment().map_err(|e| image_error(&a.image, e))?;
+    let (offset, len) = img
+        .payload_range(seg)
+        .map_err(|e| image_error(&a.image, e))?;
+    if len == 0 {
+        return Err(CliError::VerifyFailed(format!(
+            "{}: the image holds no data after its header (data offset {offset})",
+            a.image.display()
+        )));
+    }
+    let cipher = SectorCipher::new(&seg.encryption, &key.key, seg.sector_size)
+        .map_err(|e| image_error(&a.image, e))?;
+    drop(key);
+    let mut out = AtomicOutput::create(&a.plain)?;
+    pipeline(
+        Direction::Decrypt,
+        &cipher,
+        (&f, &a.image, offset),
+        len,
+        (out.file(), &a.plain),
+        a.threads,
+    )?;
+    out.commit()
+}
+
+/// Streams `len` bytes of `input` from `offset` through `cipher` (sector 0
+/// first) to the current position of `out`: a reader thread, the cipher on
+/// the rayon pool, a writer thread, three buffers going round.
+fn pipeline(
+    dir: Direction,
+    cipher: &SectorCipher,
+    (input, in_path, offset): (&File, &Path, u64),
+    len: u64,
+    (out, out_path): (&mut File, &Path),
+    threads: Option<usize>,
+) -> Result<(), CliError> {
+    let pool = util::pool(threads)?;
+    let parallel = pool.current_num_threads() > 1;
+    let chunk = CHUNK_PER_THREAD * pool.current_num_threads();
+    let ss = cipher.sector_size() as usize;
+    let pb = util::progress(len, dir.name());
+    let result = std::thread::scope(|s| -> Result<(), CliError> {
+        let (full_tx, full_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(1);
+        let (done_tx, done_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(1);
+        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+        for _ in 0..3 {
+            let _ = free_tx.send(vec![0u8; chunk.min(len as usize)]);
+        }
+        let reader = s.spawn(move || -> Result<(), CliError> {
+            let mut pos = 0u64;
+            while pos < len {
+                let Ok(mut buf) = free_rx.recv() else {
+                    return Ok(());
+                };
+                let n = (len - pos).min(buf.len() as u64) as usize;
+                input
+                    .read_exact_at(&mut buf[..n], offset + pos)
+                    .map_err(|e| CliError::io(in_path, "read", e))?;
+                pos += n as u64;
+                if full_tx.send((buf, n)).is_err() {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        });
+        let writer = s.spawn(move || -> Result<(), CliError> {
+            for (buf, n) in done_rx {
+                out.write_all(&buf[..n])
+                    .map_err(|e| CliError::io(out_path, "write", e))?;
+                let _ = free_tx.send(buf);
+            }
+            Ok(())
+        });
+        let mut sector = 0u64;
+        let mut failed = None;
+        for (mut buf, n) in full_rx {
+            let piece = &mut buf[..n];
+            let r = if parallel {
+                pool.install(|| cipher.par_crypt(dir, sector, piece))
+            } else {
+                cipher.crypt(dir, sector, piece)
+            };
+            if let Err(e) = r {
+                failed = Some(CliError::lib(in_path, e));
+                break;
+            }
+            sector += (n / ss) as u64;
+            pb.inc(n as u64);
+            if done_tx.send((buf, n)).is_err() {
+                break;
+            }
+        }
+        drop(done_tx);
+        let panicked = |what: &str| Err(CliError::Usage(format!("the {what} thread panicked")));
+        let read = reader.join().unwrap_or_else(|_| panicked("reader"));
+        let written = writer.join().unwrap_or_else(|_| panicked("writer"));
+        match failed {
+            Some(e) => Err(e),
+            None => read.and(written),
+        }
+    });
+    pb.finish_and_clear();
+    result
+}
+
+fn dump(a: DumpArgs) -> Result<(), CliError> {
+    let (f, img) = load(&a.image)?;
+    let key = match (&a.key_file, a.dump_volume_key) {
+        (Some(kf), true) => Some(unlock(&a.image, &f, &img, kf)?),
+        _ => None,
+    };
+    let text = if a.json {
+        dump_json(&img, key.as_ref())
+    } else if let Some(k) = &key {
+        dump_volume_key(&a.image, &img, k)?
+    } else {
+        dump_text(&img)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| CliError::io(Path::new("stdout"), "write", e))
+}
+
+fn hex_lines(out: &mut String, bytes: &[u8], indent: &str) {
+    for (i, line) in bytes.chunks(16).enumerate() {
+        if i > 0 {
+            out.push_str(indent);
+        }
+        for b in line {
+            let _ = write!(out, "{b:02x} ");
+        }
+        out.push('\n');
+    }
+}
+
+fn dump_text(img: &Image) -> String {
+    let h = &img.header;
+    let m = &img.metadata;
+    let mut o = String::new();
+    let or = |s: &str, none: &str| {
+        if s.is_empty() {
+            none.to_owned()
+        } else {
+            s.to_owned()
+        }
+    };
+    let _ = writeln!(o, "LUKS header information");
+    let _ = writeln!(o, "Version:       \t2");
+    let _ = writeln!(o, "Epoch:         \t{}", h.seqid);
+    let _ = writeln!(o, "Metadata area: \t{} [bytes]", h.hdr_size);
+    let _ = writeln!(o, "Keyslots area: \t{} [bytes]", m.config.keyslots_size);
+    let _ = writeln!(o, "UUID:          \t{}", h.uuid);
+    let _ = writeln!(o, "Label:         \t{}", or(&h.label, "(no label)"));
+    let _ = writeln!(o, "Subsystem:     \t{}", or(&h.subsystem, "(no subsystem)"));
+    let flags = m.config.flags.join(" ");
+    let _ = writeln!(o, "Flags:       \t{}", or(&flags, "(no flags)"));
+    if img.copy == HeaderCopy::Secondary {
+        let _ = writeln!(o, "Header copy:   \tsecondary (the primary is damaged)");
+    }
+    let _ = writeln!(o, "\nData segments:");
+    for (id, s) in &m.segments {
+        let _ = writeln!(o, "  {id}: crypt");
+        let _ = writeln!(o, "\toffset: {} [bytes]", s.offset);
+        match s.size {
+            None => {
+                let _ = writeln!(o, "\tlength: (whole device)");
+            }
+            Some(n) => {
+                let _ = writeln!(o, "\tlength: {n} [bytes]");
+            }
+        }
+        let _ = writeln!(o, "\tcipher: {}", s.encryption);
+        let _ = writeln!(o, "\tsector: {} [bytes]", s.sector_size);
+    }
+    let _ = writeln!(o, "\nKeyslots:");
+    for (id, k) in &m.keyslots {
+        let _ = writeln!(o, "  {id}: luks2");
+        let _ = writeln!(o, "\tKey:        {} bits", k.key_size * 8);
+        let prio = match k.priority {
+            Some(0) => "ignored",
+            Some(2) => "high",
+            _ => "normal",
+        };
+        let _ = writeln!(o, "\tPriority:   {prio}");
+        let _ = writeln!(o, "\tCipher:     {}", k.area.encryption);
+        let _ = writeln!(o, "\tCipher key: {} bits", k.area.key_size * 8);
+        let _ = writeln!(o, "\tPBKDF:      {}", k.kdf.name());
+        match &k.kdf {
+            Kdf::Pbkdf2 {
+                hash, iterations, ..
+            } => {
+                let _ = writeln!(o, "\tHash:       {hash}");
+                let _ = writeln!(o, "\tIterations: {iterations}");
+            }
+            Kdf::Argon2 {
+                time, memory, cpus, ..
+            } => {
+                let _ = writeln!(o, "\tTime cost:  {time}");
+                let _ = writeln!(o, "\tMemory:     {memory}");
+                let _ = writeln!(o, "\tThreads:    {cpus}");
+            }
+        }
+        o.push_str("\tSalt:       ");
+        hex_lines(&mut o, k.kdf.salt(), "\t            ");
+        let _ = writeln!(o, "\tAF stripes: {}", k.af_stripes);
+        let _ = writeln!(o, "\tAF hash:    {}", k.af_hash);
+        let _ = writeln!(o, "\tArea offset:{} [bytes]", k.area.offset);
+        let _ = writeln!(o, "\tArea length:{} [bytes]", k.area.size);
+        for (did, d) in &m.digests {
+            if d.keyslots.contains(id) {
+                let _ = writeln!(o, "\tDigest ID:  {did}");
+            }
+        }
+    }
+    let _ = writeln!(o, "Tokens:");
+    for id in m.tokens.keys() {
+        let _ = writeln!(o, "  {id}: (kept as is)");
+    }
+    let _ = writeln!(o, "Digests:");
+    for (id, d) in &m.digests {
+        let _ = writeln!(o, "  {id}: pbkdf2");
+        let _ = writeln!(o, "\tHash:       {}", d.hash);
+        let _ = writeln!(o, "\tIterations: {}", d.iterations);
+        o.push_str("\tSalt:       ");
+        hex_lines(&mut o, &d.salt, "\t            ");
+        o.push_str("\tDigest:     ");
+        hex_lines(&mut o, &d.digest, "\t            ");
+    }
+    o
+}
+
+fn dump_volume_key(
+    path: &Path,
+    img: &Image,
+    key: &mdu_luks2::VolumeKey,
+) -> Result<String, CliError> {
+    let (_, seg) = img.segment().map_err(|e| image_error(path, e))?;
+    let mut parts = seg.encryption.splitn(2, '-');
+    let name = parts.next().unwrap_or_default();
+    let mode = parts.next().unwrap_or_default();
+    let mut o = String::new();
+    let _ = writeln!(o, "LUKS header information for {}", path.display());
+    let _ = writeln!(o, "Cipher name:   \t{name}");
+    let _ = writeln!(o, "Cipher mode:   \t{mode}");
+    let _ = writeln!(o, "Payload offset:\t{}", seg.offset / 512);
+    let _ = writeln!(o, "UUID:          \t{}", img.header.uuid);
+    let _ = writeln!(o, "MK bits:       \t{}", key.key.len() * 8);
+    o.push_str("MK dump:\t");
+    hex_lines(&mut o, &key.key, "\t\t");
+    Ok(o)
+}
+
+fn dump_json(img: &Image, key: Option<&mdu_luks2::VolumeKey>) -> String {
+    use serde_json::{Value, json};
+    let h = &img.header;
+    let metadata: Value = serde_json::from_str(&img.metadata.to_json()).unwrap_or(Value::Null);
+    let mut v = json!({
+        "version": 2,
+        "epoch": h.seqid,
+        "hdr_size": h.hdr_size,
+        "uuid": h.uuid,
+        "label": h.label,
+        "subsystem": h.subsystem,
+        "header_copy": img.copy.name(),
+        "primary_error": img.primary_error.as_ref().map(|e| e.to_string()),
+        "secondary_error": img.secondary_error.as_ref().map(|e| e.to_string()),
+        "metadata": metadata,
+    });
+    if let Some(k) = key {
+        v["volume_key"] = Value::String(util::to_hex(&k.key));
+        v["keyslot"] = json!(k.slot);
+    }
+    let mut s = v.to_string();
+    s.push('\n');
+    s
+}
