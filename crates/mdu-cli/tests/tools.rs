@@ -12,7 +12,7 @@ use mdu_core::testing::tools::{self, Search, Tool};
 
 /// Each tool with the tests that skip without it (keep in step with the
 /// `have_tool` / `have_python_cryptography` calls).
-const USES: [(Tool, &[&str]); 4] = [
+const USES: [(Tool, &[&str]); 5] = [
     (
         Tool::Fsverity,
         &[
@@ -32,6 +32,15 @@ const USES: [(Tool, &[&str]); 4] = [
             "verity::fec_verify_and_repair (its comparison with veritysetup)",
             "verity::dump_matches_veritysetup_and_json_says_the_same (its comparison with veritysetup)",
             "fsverity::a_file_larger_than_one_mapping_window",
+        ],
+    ),
+    (
+        Tool::Cryptsetup,
+        &[
+            "luks::mdu_images_open_dump_and_decrypt_in_cryptsetup",
+            "luks::cryptsetup_encrypted_images_decrypt_to_the_original",
+            "luks::luks_format_images_unlock_and_match_plain_mode",
+            "luks::luks_format_writes_the_header_over_an_existing_image_only (its check with cryptsetup)",
         ],
     ),
     (

@@ -41,6 +41,9 @@ pub enum Tool {
     Fsverity,
     /// `veritysetup` from cryptsetup (`veritysetup format`, `verify`, `dump`).
     Veritysetup,
+    /// `cryptsetup` (`luksFormat`, `luksDump`, `open --test-passphrase`,
+    /// offline `reencrypt`).
+    Cryptsetup,
     /// `python3` (the base64 module as an oracle).
     Python3,
     /// `python3` with the `cryptography` package (a per-sector dm-crypt
@@ -50,9 +53,10 @@ pub enum Tool {
 
 impl Tool {
     /// Every reference tool some interop test of the workspace uses.
-    pub const ALL: [Tool; 4] = [
+    pub const ALL: [Tool; 5] = [
         Tool::Fsverity,
         Tool::Veritysetup,
+        Tool::Cryptsetup,
         Tool::Python3,
         Tool::PythonCryptography,
     ];
@@ -67,6 +71,7 @@ impl Tool {
         match self {
             Tool::Fsverity => "fsverity",
             Tool::Veritysetup => "veritysetup",
+            Tool::Cryptsetup => "cryptsetup",
             Tool::Python3 => "python3",
             Tool::PythonCryptography => "python3 `cryptography`",
         }
@@ -77,6 +82,7 @@ impl Tool {
         match self {
             Tool::Fsverity => "fsverity",
             Tool::Veritysetup => "veritysetup",
+            Tool::Cryptsetup => "cryptsetup",
             Tool::Python3 | Tool::PythonCryptography => "python3",
         }
     }
@@ -90,7 +96,7 @@ impl Tool {
     pub const fn debian_package(self) -> &'static str {
         match self {
             Tool::Fsverity => "fsverity",
-            Tool::Veritysetup => "cryptsetup-bin",
+            Tool::Veritysetup | Tool::Cryptsetup => "cryptsetup-bin",
             Tool::Python3 => "python3",
             Tool::PythonCryptography => "python3-cryptography",
         }
@@ -99,7 +105,7 @@ impl Tool {
     /// The arguments of a quick run that succeeds when the tool works.
     const fn probe(self) -> &'static [&'static str] {
         match self {
-            Tool::Fsverity | Tool::Veritysetup | Tool::Python3 => &["--version"],
+            Tool::Fsverity | Tool::Veritysetup | Tool::Cryptsetup | Tool::Python3 => &["--version"],
             Tool::PythonCryptography => &["-c", "import cryptography.hazmat.primitives.ciphers"],
         }
     }
@@ -334,7 +340,7 @@ pub fn check_installed(crate_name: &str, search: Search, uses: &[(Tool, &[&str])
     // not installed, not only this crate's: `cargo test --workspace` stops
     // at the first failing test binary, so the other crates' summaries may
     // not be seen. A tool that is installed outside PATH needs no package.
-    let packages: Vec<&str> = Tool::ALL
+    let mut packages: Vec<&str> = Tool::ALL
         .into_iter()
         .filter(|&t| {
             matches!(
@@ -344,6 +350,8 @@ pub fn check_installed(crate_name: &str, search: Search, uses: &[(Tool, &[&str])
         })
         .map(Tool::debian_package)
         .collect();
+    // cryptsetup and veritysetup come in one package.
+    packages.dedup();
     if !packages.is_empty() {
         report.push_str(&format!(
             "Install the reference tools of every interop test (Debian, Ubuntu):\n    \
