@@ -32,8 +32,12 @@
 //! every codeword still sees its message in order. One block updates the
 //! `bs` codewords of its round side by side: the feedback bytes of all of
 //! them form one vector, multiplied by each generator coefficient at once
-//! (nibble lookups with `vpshufb` on AVX2, or the GFNI affine instruction,
-//! where the CPU has them; 256-entry tables otherwise).
+//! (nibble lookups with `vpshufb` on AVX2, or the GFNI affine instruction
+//! on ymm or zmm, where the CPU has them; 256-entry tables otherwise). A
+//! buffer of many blocks holds several of each round (every `R`-th block):
+//! the SIMD kernels take a column of 32 or 64 codewords through 16 of them
+//! at a time with its registers in vector registers, so the registers are
+//! read and written once per 16 blocks, and the rounds run on all threads.
 //!
 //! ```
 //! use mdu_verity::dmverity::fec::{Encoder, Layout};
@@ -273,6 +277,39 @@ pub(crate) fn step_generic(code: &Code, state: &mut [u8], block: &[u8]) {
     }
 }
 
+/// The blocks of one round in a pushed buffer: `count` blocks of
+/// `block_size` bytes, the first at byte `first` of `input` and each
+/// `stride` bytes after the one before (the blocks between belong to the
+/// other rounds; a stride of 0 repeats one block).
+pub(crate) struct Blocks<'a> {
+    pub(crate) input: &'a [u8],
+    pub(crate) first: usize,
+    pub(crate) stride: usize,
+    pub(crate) count: usize,
+    pub(crate) block_size: usize,
+}
+
+impl Blocks<'_> {
+    /// The byte just past the last block (`count` is not zero).
+    #[cfg_attr(not(x86_simd), allow(dead_code))]
+    pub(crate) fn last_end(&self) -> usize {
+        self.first + (self.count - 1) * self.stride + self.block_size
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        let at = self.first + i * self.stride;
+        &self.input[at..at + self.block_size]
+    }
+}
+
+/// The steps of a run of blocks of one round, one block after the other,
+/// for the portable kernel.
+fn run_generic(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+    for i in 0..blocks.count {
+        step_generic(code, state, blocks.get(i));
+    }
+}
+
 /// Computes the parity of a FEC input fed block by block, in order (see
 /// the [module documentation](self)).
 ///
@@ -306,12 +343,17 @@ enum Kernel {
     Avx2,
     #[cfg(x86_simd)]
     Gfni,
+    #[cfg(x86_simd)]
+    Gfni512,
 }
 
 impl Kernel {
     fn detect() -> Kernel {
         #[cfg(x86_simd)]
         {
+            if super::fec_x86::has_gfni512() {
+                return Kernel::Gfni512;
+            }
             if super::fec_x86::has_gfni() {
                 return Kernel::Gfni;
             }
@@ -322,41 +364,49 @@ impl Kernel {
         Kernel::Generic
     }
 
-    fn step(self, code: &Code, state: &mut [u8], block: &[u8]) {
+    /// The steps of `blocks` on the registers `state` of their round.
+    fn run(self, code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
         match self {
-            Kernel::Generic => step_generic(code, state, block),
-            // SAFETY: `detect` chose these kernels only where the CPU has
-            // their features.
+            Kernel::Generic => run_generic(code, state, blocks),
+            // SAFETY: `detect` (or a test that asked the same question)
+            // chose these kernels only where the CPU has their features.
             #[cfg(x86_simd)]
-            Kernel::Avx2 => unsafe { super::fec_x86::step_avx2(code, state, block) },
+            Kernel::Avx2 => unsafe { super::fec_x86::run_avx2(code, state, blocks) },
             // SAFETY: as above.
             #[cfg(x86_simd)]
-            Kernel::Gfni => unsafe { super::fec_x86::step_gfni(code, state, block) },
+            Kernel::Gfni => unsafe { super::fec_x86::run_gfni(code, state, blocks) },
+            // SAFETY: as above.
+            #[cfg(x86_simd)]
+            Kernel::Gfni512 => unsafe { super::fec_x86::run_gfni512(code, state, blocks) },
         }
     }
 }
 
-/// One step for each of a run of blocks, block `i` on the registers of the
-/// `i`-th round of `states`; in parallel with the `rayon` feature.
-fn step_many(code: &Code, kernel: Kernel, states: &mut [u8], run: &[u8], bs: usize) {
-    let row = code.roots * bs;
+/// `work(n, registers of round n)` for the rounds `first..` whose
+/// registers are `states` (`row` bytes each); in parallel with the `rayon`
+/// feature, at least `per_task` rounds per task.
+fn for_rounds(
+    states: &mut [u8],
+    first: usize,
+    row: usize,
+    per_task: usize,
+    work: &(dyn Fn(usize, &mut [u8]) + Sync),
+) {
     #[cfg(feature = "rayon")]
     {
         use rayon::prelude::*;
-        // Enough blocks per task to pay for the task.
-        let per_task = (256 * 1024 / bs).max(1);
         states
-            .par_chunks_mut(row * per_task)
-            .zip(run.par_chunks(bs * per_task))
-            .for_each(|(s, r)| {
-                for (state, block) in s.chunks_exact_mut(row).zip(r.chunks_exact(bs)) {
-                    kernel.step(code, state, block);
-                }
-            });
+            .par_chunks_mut(row)
+            .enumerate()
+            .with_min_len(per_task)
+            .for_each(|(i, s)| work(first + i, s));
     }
     #[cfg(not(feature = "rayon"))]
-    for (state, block) in states.chunks_exact_mut(row).zip(run.chunks_exact(bs)) {
-        kernel.step(code, state, block);
+    {
+        let _ = per_task;
+        for (i, s) in states.chunks_exact_mut(row).enumerate() {
+            work(first + i, s);
+        }
     }
 }
 
@@ -425,20 +475,42 @@ impl Encoder {
         }
         let rounds = self.layout.rounds as usize;
         let row = self.code.roots * bs;
+        let count = count as usize;
+        let n0 = (self.next % rounds as u64) as usize;
         let (code, kernel) = (&self.code, self.kernel);
-        let mut rest = blocks;
-        while !rest.is_empty() {
-            // Consecutive blocks belong to consecutive rounds: a run up to
-            // the last round touches each round's registers at most once,
-            // so its blocks are independent (and run on all threads).
-            let n = (self.next % rounds as u64) as usize;
-            let take = (rounds - n).min(rest.len() / bs);
-            let (run, tail) = rest.split_at(take * bs);
-            let states = &mut self.state[n * row..(n + take) * row];
-            step_many(code, kernel, states, run, bs);
-            self.next += take as u64;
-            rest = tail;
+        // Block `k` of the buffer feeds round `(n0 + k) mod R`: round `n`
+        // takes block `(n - n0) mod R`, then every `R`-th after it, in
+        // order, in one run that keeps its registers in vector registers.
+        let run_round = |n: usize, state: &mut [u8]| {
+            let j0 = (n + rounds - n0) % rounds;
+            if j0 < count {
+                let run = Blocks {
+                    input: blocks,
+                    first: j0 * bs,
+                    stride: rounds * bs,
+                    count: (count - j0).div_ceil(rounds),
+                    block_size: bs,
+                };
+                kernel.run(code, state, &run);
+            }
+        };
+        // Enough blocks per task to pay for the task.
+        let per_round = (count / rounds).max(1);
+        let per_task = ((256 * 1024 / bs) / per_round).max(1);
+        // The rounds the buffer touches: all of them, or those from `n0`
+        // on, wrapping around to round 0.
+        let ranges = if count >= rounds {
+            [0..rounds, 0..0]
+        } else if n0 + count <= rounds {
+            [n0..n0 + count, 0..0]
+        } else {
+            [n0..rounds, 0..n0 + count - rounds]
+        };
+        for r in ranges {
+            let states = &mut self.state[r.start * row..r.end * row];
+            for_rounds(states, r.start, row, per_task, &run_round);
         }
+        self.next += count as u64;
         Ok(())
     }
 
@@ -465,22 +537,20 @@ impl Encoder {
         let zero = vec![0u8; bs];
         // Position i of round n is block i * R + n: past N it is zero.
         let (code, kernel) = (&self.code, self.kernel);
-        let pad = |(n, state): (usize, &mut [u8])| {
+        let pad = |n: usize, state: &mut [u8]| {
             let fed = l.blocks.saturating_sub(n as u64).div_ceil(l.rounds);
-            for _ in fed..rsn {
-                kernel.step(code, state, &zero);
+            let zeros = Blocks {
+                input: &zero,
+                first: 0,
+                stride: 0,
+                count: (rsn - fed) as usize,
+                block_size: bs,
+            };
+            if zeros.count > 0 {
+                kernel.run(code, state, &zeros);
             }
         };
-        #[cfg(feature = "rayon")]
-        {
-            use rayon::prelude::*;
-            self.state
-                .par_chunks_mut(roots * bs)
-                .enumerate()
-                .for_each(pad);
-        }
-        #[cfg(not(feature = "rayon"))]
-        self.state.chunks_mut(roots * bs).enumerate().for_each(pad);
+        for_rounds(&mut self.state, 0, roots * bs, 1, &pad);
         // Rows (n, j, b) to the on-disk order (n, b, j).
         let mut out = vec![0u8; self.state.len()];
         for (round_out, round_state) in out
@@ -845,6 +915,9 @@ mod tests {
             if super::super::fec_x86::has_gfni() {
                 k.push(Kernel::Gfni);
             }
+            if super::super::fec_x86::has_gfni512() {
+                k.push(Kernel::Gfni512);
+            }
         }
         println!("FEC kernels run here: {k:?}");
         k
@@ -885,12 +958,21 @@ mod tests {
             x as u8
         };
         for roots in MIN_ROOTS..=MAX_ROOTS {
-            for (blocks, bs) in [(3u64, 512u32), (300, 512), (40, 4096)] {
+            // Pieces of 7 blocks (fewer than the rounds: one block per
+            // round, wrapping), of 2000 (many blocks per round in one run)
+            // and of odd sizes.
+            for (blocks, bs, piece) in [
+                (3u64, 512u32, 7usize),
+                (300, 512, 7),
+                (40, 4096, 7),
+                (1200, 512, 2000),
+                (1500, 512, 333),
+            ] {
                 let input: Vec<u8> = (0..blocks * u64::from(bs)).map(|_| rnd()).collect();
                 let layout = Layout::new(blocks, bs, roots).unwrap();
                 let run = |k: Kernel| {
                     let mut e = Encoder::with_kernel(layout, k).unwrap();
-                    for piece in input.chunks(7 * bs as usize) {
+                    for piece in input.chunks(piece * bs as usize) {
                         e.push(piece).unwrap();
                     }
                     e.finish().unwrap()
