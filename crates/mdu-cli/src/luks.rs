@@ -377,7 +377,7 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         &cipher,
         (&input, &a.plain, 0),
         len,
-        (out.file(), &a.image),
+        (out.file(), &a.image, region.len() as u64),
         a.threads,
     )?;
     out.commit()
@@ -442,21 +442,73 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
         &cipher,
         (&f, &a.image, offset),
         len,
-        (out.file(), &a.plain),
+        (out.file(), &a.plain, 0),
         a.threads,
     )?;
     out.commit()
 }
 
-/// Streams `len` bytes of `input` from `offset` through `cipher` (sector 0
-/// first) to the current position of `out`: a reader thread, the cipher on
-/// the rayon pool, a writer thread, three buffers going round.
+/// Alignment of the pipeline's buffers: what O_DIRECT needs of memory.
+const ALIGN: usize = 4096;
+
+/// A buffer whose bytes start at a 4096-byte boundary.
+struct AlignedBuf {
+    raw: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    fn new(len: usize) -> AlignedBuf {
+        let raw = vec![0u8; len + ALIGN];
+        // An unaligned start only costs the direct path (the kernel
+        // refuses it and the buffered path takes over).
+        let start = raw.as_ptr().align_offset(ALIGN).min(ALIGN);
+        AlignedBuf { raw, start, len }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        &mut self.raw[self.start..self.start + self.len]
+    }
+}
+
+/// A second handle on `f` that writes around the page cache (O_DIRECT),
+/// where the system offers one.
+///
+/// A new image or plaintext is synced before it is renamed into place, so
+/// every byte goes to the disk anyway; written through the page cache it
+/// is first copied into newly allocated cache pages, which costs more than
+/// the encryption itself. Direct writes go from the pipeline's reused
+/// buffers to the disk. A file system that refuses them (EINVAL: tmpfs, an
+/// unaligned tail) gets buffered writes instead.
+fn direct_writer(f: &File) -> Option<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(format!("/proc/self/fd/{}", f.as_raw_fd()))
+            .ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = f;
+        None
+    }
+}
+
+/// Streams `len` bytes of `input` from `in_offset` through `cipher`
+/// (sector 0 first) into `out` from `out_offset`: a reader thread, the
+/// cipher on the rayon pool, a writer thread, three aligned buffers going
+/// round.
 fn pipeline(
     dir: Direction,
     cipher: &SectorCipher,
-    (input, in_path, offset): (&File, &Path, u64),
+    (input, in_path, in_offset): (&File, &Path, u64),
     len: u64,
-    (out, out_path): (&mut File, &Path),
+    (out, out_path, out_offset): (&File, &Path, u64),
     threads: Option<usize>,
 ) -> Result<(), CliError> {
     let pool = util::pool(threads)?;
@@ -465,11 +517,11 @@ fn pipeline(
     let ss = cipher.sector_size() as usize;
     let pb = util::progress(len, dir.name());
     let result = std::thread::scope(|s| -> Result<(), CliError> {
-        let (full_tx, full_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(1);
-        let (done_tx, done_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(1);
-        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+        let (full_tx, full_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
+        let (done_tx, done_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
+        let (free_tx, free_rx) = mpsc::channel::<AlignedBuf>();
         for _ in 0..3 {
-            let _ = free_tx.send(vec![0u8; chunk.min(len as usize)]);
+            let _ = free_tx.send(AlignedBuf::new(chunk.min(len as usize)));
         }
         let reader = s.spawn(move || -> Result<(), CliError> {
             let mut pos = 0u64;
@@ -477,9 +529,10 @@ fn pipeline(
                 let Ok(mut buf) = free_rx.recv() else {
                     return Ok(());
                 };
-                let n = (len - pos).min(buf.len() as u64) as usize;
+                let bytes = buf.bytes();
+                let n = (len - pos).min(bytes.len() as u64) as usize;
                 input
-                    .read_exact_at(&mut buf[..n], offset + pos)
+                    .read_exact_at(&mut bytes[..n], in_offset + pos)
                     .map_err(|e| CliError::io(in_path, "read", e))?;
                 pos += n as u64;
                 if full_tx.send((buf, n)).is_err() {
@@ -489,9 +542,23 @@ fn pipeline(
             Ok(())
         });
         let writer = s.spawn(move || -> Result<(), CliError> {
-            for (buf, n) in done_rx {
-                out.write_all(&buf[..n])
-                    .map_err(|e| CliError::io(out_path, "write", e))?;
+            let mut direct = direct_writer(out);
+            let mut pos = out_offset;
+            for (mut buf, n) in done_rx {
+                let data = &buf.bytes()[..n];
+                let mut written = false;
+                if let Some(d) = &direct {
+                    match d.write_all_at(data, pos) {
+                        Ok(()) => written = true,
+                        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => direct = None,
+                        Err(e) => return Err(CliError::io(out_path, "write", e)),
+                    }
+                }
+                if !written {
+                    out.write_all_at(data, pos)
+                        .map_err(|e| CliError::io(out_path, "write", e))?;
+                }
+                pos += n as u64;
                 let _ = free_tx.send(buf);
             }
             Ok(())
@@ -499,7 +566,7 @@ fn pipeline(
         let mut sector = 0u64;
         let mut failed = None;
         for (mut buf, n) in full_rx {
-            let piece = &mut buf[..n];
+            let piece = &mut buf.bytes()[..n];
             let r = if parallel {
                 pool.install(|| cipher.par_crypt(dir, sector, piece))
             } else {

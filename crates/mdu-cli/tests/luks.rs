@@ -388,6 +388,21 @@ fn wrong_keys_and_damaged_headers_exit_1_bad_usage_exits_2() {
     expect_code(&out, 0, "encrypt");
     let dec = dir.join("dec");
 
+    // A file system that refuses direct I/O (tmpfs) gets buffered writes.
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        let on_tmpfs = tempfile::Builder::new()
+            .prefix("mdu-cli-test-")
+            .tempdir_in(shm)
+            .unwrap();
+        let out_path = on_tmpfs.path().join("plain");
+        let out = run(mdu()
+            .args(["luks", "decrypt", "--key-file", &key, &img])
+            .arg(&out_path));
+        expect_code(&out, 0, "decrypt onto tmpfs");
+        assert_eq!(std::fs::read(&out_path).unwrap(), plain_bytes);
+    }
+
     let out = run(mdu()
         .args(["luks", "decrypt", "--key-file", &wrong, &img])
         .arg(&dec));
