@@ -845,8 +845,36 @@ pub fn correct_round(
     }
     let gf = Gf::new();
     let rsn = 255 - roots;
+    // Most codewords of a damaged round are intact: encode the round's
+    // message again with the vector kernel, and decode only the codewords
+    // whose parity differs (zero syndromes are the same test).
+    let code = Code::new(layout.roots);
+    let kernel = Kernel::detect();
+    let mut state = vec![0u8; roots * bs];
+    let message = Blocks {
+        input: blocks,
+        first: 0,
+        stride: bs,
+        count: present,
+        block_size: bs,
+    };
+    if present > 0 {
+        kernel.run(&code, &mut state, &message);
+    }
+    let zero = vec![0u8; bs];
+    let padding = Blocks {
+        input: &zero,
+        first: 0,
+        stride: 0,
+        count: rsn - present,
+        block_size: bs,
+    };
+    if padding.count > 0 {
+        kernel.run(&code, &mut state, &padding);
+    }
+    let intact = |b: usize| (0..roots).all(|j| state[j * bs + b] == parity[b * roots + j]);
     let mut fixes = Vec::new();
-    for b in 0..bs {
+    for b in (0..bs).filter(|&b| !intact(b)) {
         let mut cw = [0u8; 255];
         for i in 0..present {
             cw[i] = blocks[i * bs + b];
