@@ -31,6 +31,7 @@ const USES: [(Tool, &[&str]); 5] = [
             "verity::fec_matches_veritysetup_format",
             "verity::fec_verify_and_repair (its comparison with veritysetup)",
             "verity::dump_matches_veritysetup_and_json_says_the_same (its comparison with veritysetup)",
+            "verity::every_hash_matches_veritysetup (its comparison with veritysetup)",
             "fsverity::a_file_larger_than_one_mapping_window",
         ],
     ),
