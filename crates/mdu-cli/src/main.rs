@@ -17,7 +17,8 @@ mod util;
 mod verity;
 
 /// Storage-crypto images from the command line: fs-verity digests,
-/// dm-verity hash devices, dm-crypt plain-mode encryption, base64.
+/// dm-verity hash devices, dm-crypt plain-mode encryption, LUKS2 images,
+/// base64.
 ///
 /// Exit status: 0 success, 1 verification failed, 2 bad usage or input.
 #[derive(Parser, Debug)]
