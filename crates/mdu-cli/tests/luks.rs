@@ -260,8 +260,11 @@ fn luks_format_images_unlock_and_match_plain_mode() {
         return;
     }
     let mut rng = Rng::new("luks::luks_format_images_unlock_and_match_plain_mode");
-    for (sector, kdf) in [("512", PBKDF2), ("4096", ARGON2ID)] {
-        let what = format!("luksFormat, {sector}-byte sectors, {}", kdf[1]);
+    for (sector, kdf, metadata) in [("512", PBKDF2, "16k"), ("4096", ARGON2ID, "64k")] {
+        let what = format!(
+            "luksFormat, {sector}-byte sectors, {}, {metadata} headers",
+            kdf[1]
+        );
         let d = scratch();
         let dir = d.path();
         let key = write(dir, "key.bin", &rng.bytes(40));
@@ -285,6 +288,8 @@ fn luks_format_images_unlock_and_match_plain_mode() {
                     "4096",
                     "--volume-key-file",
                     &vk,
+                    "--luks2-metadata-size",
+                    metadata,
                 ][..],
                 kdf,
                 &[img.as_str()],

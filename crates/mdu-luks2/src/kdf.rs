@@ -95,9 +95,11 @@ impl Hash {
             for p in parts {
                 h.update(p);
             }
-            let d = h.finalize();
+            let mut d = h.finalize();
             let n = out.len();
             out.copy_from_slice(&d[..n]);
+            // The digest is a diffused piece of a key: wipe it.
+            zeroize::Zeroize::zeroize(d.as_mut_slice());
         }
         match self {
             Hash::Sha1 => run::<sha1::Sha1>(parts, out),

@@ -61,4 +61,6 @@ pub use image::{
 };
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
 pub use mdu_dmcrypt::Direction;
-pub use metadata::{Config, Digest, Keyslot, KeyslotArea, MAX_KEYSLOTS_SIZE, Metadata, Segment};
+pub use metadata::{
+    Config, Digest, Keyslot, KeyslotArea, MAX_KEYSLOTS, MAX_KEYSLOTS_SIZE, Metadata, Segment,
+};

@@ -18,6 +18,14 @@ use crate::kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
 /// ```
 pub const MAX_KEYSLOTS_SIZE: u64 = 128 << 20;
 
+/// Keyslot ids run below this (cryptsetup's limit): a header cannot make an
+/// unlock run more key derivations.
+///
+/// ```
+/// assert_eq!(mdu_luks2::MAX_KEYSLOTS, 32);
+/// ```
+pub const MAX_KEYSLOTS: u32 = 32;
+
 /// Largest key (volume key or keyslot area key) accepted, in bytes.
 const MAX_KEY_BYTES: u32 = 512;
 
@@ -509,9 +517,10 @@ impl Metadata {
     /// [`MAX_KEYSLOTS_SIZE`]; each keyslot area lies inside it (and inside
     /// an image of `image_len` bytes when given), is 512-byte aligned, holds
     /// the AF material, and overlaps no other; key sizes and KDF parameters
-    /// are in range; segments have a valid sector size, an offset that is a
-    /// multiple of it and lies past the keyslots area (or is 0, a detached
-    /// header); digests name existing keyslots and segments.
+    /// are in range, keyslot ids below [`MAX_KEYSLOTS`]; segments have a
+    /// valid sector size, an offset that is a multiple of it and lies past
+    /// the keyslots area (or is 0, a detached header); digests name
+    /// existing keyslots and segments.
     ///
     /// ```
     /// # let text = include_str!("../tests/data/pbkdf2.json");
@@ -542,6 +551,12 @@ impl Metadata {
         let mut spans: Vec<(u64, u64, u32)> = Vec::new();
         for (&id, k) in &self.keyslots {
             let p = |f: &str| format!("keyslots.{id}.{f}");
+            if id >= MAX_KEYSLOTS {
+                return Err(Luks2Error::layout(
+                    format!("keyslots.{id}"),
+                    format!("keyslot ids run from 0 to {}", MAX_KEYSLOTS - 1),
+                ));
+            }
             for (field, n) in [("key_size", k.key_size), ("area.key_size", k.area.key_size)] {
                 if n == 0 || n > MAX_KEY_BYTES {
                     return Err(Luks2Error::layout(

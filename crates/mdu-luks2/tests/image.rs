@@ -314,6 +314,15 @@ fn every_validation_rule_has_its_error() {
             },
         ),
         (
+            "keyslot id above the limit",
+            Box::new(|v| {
+                let mut k = v["keyslots"]["0"].clone();
+                k["area"]["offset"] = json!("294912");
+                v["keyslots"]["32"] = k;
+            }),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.32"),
+        ),
+        (
             "zero key size",
             Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(0)),
             |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.key_size"),
