@@ -485,3 +485,65 @@ fn wrong_keys_and_damaged_headers_exit_1_bad_usage_exits_2() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn keyslots_added_and_killed_by_cryptsetup_are_honoured() {
+    if !have_tool(
+        "cryptsetup",
+        "luks::keyslots_added_and_killed_by_cryptsetup_are_honoured",
+    ) {
+        return;
+    }
+    let mut rng = Rng::new("luks::keyslots_added_and_killed_by_cryptsetup_are_honoured");
+    let d = scratch();
+    let dir = d.path();
+    let first = write(dir, "first.bin", &rng.bytes(24));
+    let second = write(dir, "second.bin", &rng.bytes(24));
+    let plain_bytes = rng.bytes(256 << 10);
+    let plain = write(dir, "plain.bin", &plain_bytes);
+    let img = dir.join("img").to_str().unwrap().to_owned();
+    let out = run(mdu()
+        .args(["luks", "encrypt", "--key-file", &first])
+        .args(ARGON2ID)
+        .args([&plain, &img]));
+    expect_code(&out, 0, "encrypt");
+    // cryptsetup rewrites both headers (a higher seqid) with a second
+    // keyslot in the next free area.
+    let add = cryptsetup(
+        dir,
+        &[
+            &["luksAddKey", "-q", "--key-file", &first][..],
+            PBKDF2,
+            &[img.as_str(), second.as_str()],
+        ]
+        .concat(),
+    );
+    expect_code(&add, 0, "luksAddKey");
+    let ours = run(mdu().args(["luks", "dump", &img]));
+    expect_code(&ours, 0, "dump after luksAddKey");
+    assert_eq!(
+        stdout(&ours),
+        stdout(&cryptsetup(dir, &["luksDump", &img])),
+        "luksDump after luksAddKey"
+    );
+    assert!(stdout(&ours).contains("  1: luks2"));
+    let dec = dir.join("dec");
+    for key in [&first, &second] {
+        let out = run(mdu()
+            .args(["luks", "decrypt", "--key-file", key, &img])
+            .arg(&dec));
+        expect_code(&out, 0, "decrypt through either keyslot");
+        assert_eq!(std::fs::read(&dec).unwrap(), plain_bytes);
+    }
+    let kill = cryptsetup(dir, &["luksKillSlot", "-q", &img, "0"]);
+    expect_code(&kill, 0, "luksKillSlot 0");
+    let out = run(mdu()
+        .args(["luks", "decrypt", "--key-file", &first, &img])
+        .arg(&dec));
+    expect_code(&out, 1, "the killed keyslot's passphrase");
+    let out = run(mdu()
+        .args(["luks", "decrypt", "--key-file", &second, &img])
+        .arg(&dec));
+    expect_code(&out, 0, "the remaining keyslot");
+    assert_eq!(std::fs::read(&dec).unwrap(), plain_bytes);
+}

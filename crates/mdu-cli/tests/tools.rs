@@ -41,6 +41,7 @@ const USES: [(Tool, &[&str]); 5] = [
             "luks::mdu_images_open_dump_and_decrypt_in_cryptsetup",
             "luks::cryptsetup_encrypted_images_decrypt_to_the_original",
             "luks::luks_format_images_unlock_and_match_plain_mode",
+            "luks::keyslots_added_and_killed_by_cryptsetup_are_honoured",
             "luks::luks_format_writes_the_header_over_an_existing_image_only (its check with cryptsetup)",
         ],
     ),
