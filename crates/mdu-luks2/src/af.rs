@@ -13,6 +13,15 @@
 //! `diffuse(x)` hashes each digest-sized piece j of x as
 //! `H(BE32(j) || piece)`; a shorter last piece of r bytes becomes the first
 //! r bytes of its hash.
+//!
+//! ```
+//! use mdu_luks2::{af, Hash};
+//! let key = [7u8; 32];
+//! let material = af::split(&key, 10, Hash::Sha1, &mut mdu_luks2::os_random)?;
+//! assert_eq!(material.len(), 320);
+//! assert_eq!(&af::merge(&material, 32, 10, Hash::Sha1)?[..], &key[..]);
+//! # Ok::<(), mdu_luks2::Luks2Error>(())
+//! ```
 
 use zeroize::{Zeroize, Zeroizing};
 

@@ -651,6 +651,10 @@ fn is_uuid(s: &str) -> bool {
 }
 
 /// The AF stripes of every keyslot mdu writes (as cryptsetup).
+///
+/// ```
+/// assert_eq!(mdu_luks2::AF_STRIPES, 4000);
+/// ```
 pub const AF_STRIPES: u32 = 4000;
 
 /// Writes a new LUKS2 header region: `params.data_offset` bytes holding

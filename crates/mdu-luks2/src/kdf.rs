@@ -145,6 +145,10 @@ impl Argon2Variant {
 
 /// Largest Argon2 memory cost accepted, in KiB (4 GiB, cryptsetup's
 /// maximum): a hostile header cannot make an unlock allocate more.
+///
+/// ```
+/// assert_eq!(mdu_luks2::ARGON2_MAX_MEMORY_KIB, 4 << 20);
+/// ```
 pub const ARGON2_MAX_MEMORY_KIB: u32 = 4 * 1024 * 1024;
 
 /// The key derivation function of a keyslot, with its parameters.
