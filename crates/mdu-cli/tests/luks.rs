@@ -547,3 +547,44 @@ fn keyslots_added_and_killed_by_cryptsetup_are_honoured() {
     expect_code(&out, 0, "the remaining keyslot");
     assert_eq!(std::fs::read(&dec).unwrap(), plain_bytes);
 }
+
+#[test]
+fn help_names_every_luks_subcommand_and_option() {
+    for path in [
+        &["luks"][..],
+        &["luks", "format"],
+        &["luks", "encrypt"],
+        &["luks", "decrypt"],
+        &["luks", "dump"],
+    ] {
+        let out = run(mdu().args(path).arg("--help"));
+        expect_code(&out, 0, &format!("{path:?} --help"));
+        assert!(stdout(&out).contains("Usage: mdu luks"), "{path:?}");
+    }
+    let text = stdout(&run(mdu().args(["luks", "encrypt", "--help"])));
+    for opt in [
+        "--key-file",
+        "--cipher",
+        "--key-size",
+        "--sector-size",
+        "--pbkdf",
+        "--pbkdf-force-iterations",
+        "--pbkdf-memory",
+        "--pbkdf-parallel",
+        "--hash",
+        "--uuid",
+        "--label",
+        "--subsystem",
+        "--volume-key-file",
+        "--offset",
+        "--threads",
+    ] {
+        assert!(text.contains(opt), "luks encrypt --help lacks {opt}");
+    }
+    let text = stdout(&run(mdu().args(["luks", "dump", "--help"])));
+    for opt in ["--json", "--dump-volume-key", "--key-file"] {
+        assert!(text.contains(opt), "luks dump --help lacks {opt}");
+    }
+    let out = run(mdu().args(["luks", "encrypt", "--pbkdf", "scrypt", "a", "b"]));
+    expect_code(&out, 2, "an unknown --pbkdf");
+}
