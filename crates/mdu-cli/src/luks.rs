@@ -204,9 +204,22 @@ fn image_error(path: &Path, e: Luks2Error) -> CliError {
 /// (allocated once at its final capacity, so no copy is left behind).
 fn read_passphrase(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
     let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key file", e))?;
-    let mut buf = Zeroizing::new(vec![0u8; MAX_PASSPHRASE + 1]);
+    // A regular file's size bounds the buffer (so that wiping it does not
+    // touch 8 MiB for a 32-byte key); one byte more tells a file that grew.
+    let cap = match f.metadata() {
+        Ok(m) if m.is_file() => (m.len() as usize).min(MAX_PASSPHRASE) + 1,
+        _ => MAX_PASSPHRASE + 1,
+    };
+    let mut buf = Zeroizing::new(vec![0u8; cap]);
     let n = util::read_full(&mut f, &mut buf)
         .map_err(|e| CliError::io(path, "read the key file", e))?;
+    if n == cap && cap <= MAX_PASSPHRASE {
+        return Err(CliError::Input {
+            path: path.to_owned(),
+            offset: n as u64,
+            rule: "the key file grew while it was read".into(),
+        });
+    }
     if n > MAX_PASSPHRASE {
         return Err(CliError::Input {
             path: path.to_owned(),
