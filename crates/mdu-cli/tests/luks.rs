@@ -11,6 +11,22 @@ use std::process::{Command, Output};
 use common::{Rng, expect_code, have_tool, mdu, run, scratch};
 
 const PBKDF2: &[&str] = &["--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"];
+const PBKDF2_SHA512: &[&str] = &[
+    "--pbkdf",
+    "pbkdf2",
+    "--hash",
+    "sha512",
+    "--pbkdf-force-iterations",
+    "1000",
+];
+const PBKDF2_SHA1: &[&str] = &[
+    "--pbkdf",
+    "pbkdf2",
+    "--hash",
+    "sha1",
+    "--pbkdf-force-iterations",
+    "1000",
+];
 const ARGON2ID: &[&str] = &[
     "--pbkdf",
     "argon2id",
@@ -79,9 +95,14 @@ fn mdu_images_open_dump_and_decrypt_in_cryptsetup() {
     if !emulated() {
         cases.push(("aes-cbc-essiv:sha256", "128", "512", ARGON2I));
         cases.push(("aes-xts-plain64", "512", "2048", ARGON2ID));
+        cases.push(("aes-xts-plain64", "512", "1024", PBKDF2_SHA512));
+        cases.push(("aes-cbc-essiv:sha256", "256", "4096", PBKDF2_SHA1));
     }
     for (cipher, bits, sector, kdf) in cases {
-        let what = format!("{cipher} {bits} bits, {sector}-byte sectors, {}", kdf[1]);
+        let what = format!(
+            "{cipher} {bits} bits, {sector}-byte sectors, {}",
+            kdf.join(" ")
+        );
         let d = scratch();
         let dir = d.path();
         let key_len = 1 + rng.below(100) as usize;
