@@ -250,7 +250,7 @@ impl Image {
     /// Reads both header copies and keeps the valid one with the higher
     /// sequence id (the primary on a tie). A damaged primary falls back to
     /// the secondary, found at the primary's `hdr_size` or, if the primary
-    /// is unreadable, at each of [`HEADER_SIZES`]; the reason is kept in
+    /// is damaged, at each of [`HEADER_SIZES`]; the reason is kept in
     /// [`primary_error`](Image::primary_error). Neither valid is
     /// [`Luks2Error::NoValidHeader`].
     ///
@@ -261,8 +261,11 @@ impl Image {
     pub fn load<R: ReadAt + ?Sized>(r: &R) -> Result<Image, Luks2Error> {
         let image_len = r.image_len()?;
         let primary = load_copy(r, image_len, 0);
-        // Where to look for the secondary: the primary's own hdr_size when
-        // its binary header is readable, else every allowed size.
+        // Where to look for the secondary: at the hdr_size of a valid
+        // primary only (the bytes at the other sizes are keyslot material
+        // and data, never to be taken for a header); with a damaged primary,
+        // first at its hdr_size if its binary header is readable, then at
+        // every allowed size.
         let hint = read_checked(r, image_len, "binary header", 0, BINARY_HEADER_LEN as u64)
             .ok()
             .and_then(|b| BinaryHeader::parse(&b, 0).ok())
@@ -270,11 +273,12 @@ impl Image {
         let mut secondary = Err(Luks2Error::BadMagic {
             offset: HEADER_SIZES[0],
         });
-        let offsets: Vec<u64> = match hint {
-            Some(h) => std::iter::once(h)
+        let offsets: Vec<u64> = match (&primary, hint) {
+            (Ok((p, _)), _) => vec![p.hdr_size],
+            (Err(_), Some(h)) => std::iter::once(h)
                 .chain(HEADER_SIZES.into_iter().filter(|&s| s != h))
                 .collect(),
-            None => HEADER_SIZES.to_vec(),
+            (Err(_), None) => HEADER_SIZES.to_vec(),
         };
         for (i, off) in offsets.into_iter().enumerate() {
             match load_copy(r, image_len, off) {

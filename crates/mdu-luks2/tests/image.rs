@@ -582,3 +582,43 @@ fn format_refuses_bad_parameters() {
     assert_eq!(loaded.hdr_size(), 65536);
     assert_eq!(loaded.metadata.keyslots[&0].area.offset, 131072);
 }
+
+#[test]
+fn a_valid_primary_is_never_passed_over_for_a_header_elsewhere() {
+    // Image A (16 KiB headers) with its secondary wiped and, where its
+    // keyslots area starts (32 KiB), the secondary of image B (32 KiB
+    // headers) with a higher seqid: the 32 KiB offset is keyslot material
+    // of A, not a header of A.
+    let a = image();
+    let b = format(
+        &FormatParams {
+            hdr_size: 32768,
+            ..pbkdf2()
+        },
+        b"other",
+        &[0x22; 64],
+        &mut os_random,
+    )
+    .unwrap();
+    let mut mixed = a.clone();
+    mixed[HDR..2 * HDR].fill(0);
+    mixed[32768..65536].copy_from_slice(&b[32768..65536]);
+    mixed[32768 + 16..32768 + 24].copy_from_slice(&9u64.to_be_bytes());
+    let sum = header_checksum(&mixed[32768..65536]);
+    mixed[32768 + 448..32768 + 480].copy_from_slice(&sum);
+    let loaded = Image::load(&mixed[..]).unwrap();
+    assert_eq!(loaded.copy, HeaderCopy::Primary);
+    assert_eq!(loaded.header.uuid, Image::load(&a[..]).unwrap().header.uuid);
+    assert!(matches!(
+        loaded.secondary_error,
+        Some(Luks2Error::BadMagic { offset: 16384 })
+    ));
+    // With A's primary damaged too, the scan finds B's copy: the image is
+    // then B's, as a reader with nothing else to go on must take it.
+    mixed[4096 + 1] ^= 1;
+    let loaded = Image::load(&mixed[..]).unwrap();
+    assert_eq!(
+        (loaded.copy, loaded.hdr_size()),
+        (HeaderCopy::Secondary, 32768)
+    );
+}
