@@ -28,6 +28,8 @@ pub const MAX_KEYSLOTS: u32 = 32;
 
 /// Largest key (volume key or keyslot area key) accepted, in bytes.
 const MAX_KEY_BYTES: u32 = 512;
+/// Shortest volume-key digest accepted (LUKS1's digest size).
+const MIN_DIGEST_BYTES: usize = 20;
 
 /// Parsed and validated LUKS2 JSON metadata.
 ///
@@ -710,10 +712,16 @@ impl Metadata {
                     "must be at least 1",
                 ));
             }
-            if d.digest.len() > 64 {
+            // A short digest would let a wrong key pass by chance (one in
+            // 256 for one byte): at least LUKS1's 20 bytes, as cryptsetup
+            // requires, at most the longest hash.
+            if !(MIN_DIGEST_BYTES..=64).contains(&d.digest.len()) {
                 return Err(Luks2Error::layout(
                     format!("digests.{id}.digest"),
-                    "longer than 64 bytes",
+                    format!(
+                        "{} bytes; a volume-key digest must be {MIN_DIGEST_BYTES}..=64 bytes",
+                        d.digest.len()
+                    ),
                 ));
             }
         }

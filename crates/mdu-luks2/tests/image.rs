@@ -429,6 +429,11 @@ fn every_validation_rule_has_its_error() {
             |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.x"),
         ),
         (
+            "short digest",
+            Box::new(|v| v["digests"]["0"]["digest"] = json!("AAAAAAAAAAAAAAAAAAAAAAAAAA==")),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "digests.0.digest"),
+        ),
+        (
             "bad base64",
             Box::new(|v| v["digests"]["0"]["salt"] = json!("not base64!")),
             |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.salt"),
