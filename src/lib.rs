@@ -11,10 +11,12 @@
 //!   for any [`DataUnitCipher`];
 //! * [`verity`] (with `std`): two-way interleaved SHA-256, fs-verity and
 //!   dm-verity trees;
+//! * [`luks2`] (with `std`): LUKS2 images as plain files (headers,
+//!   keyslots, segments), interoperable with cryptsetup;
 //! * [`base64`]: a block-wise base64 engine and fscrypt's no-key names.
 //!
 //! Without the default `std` feature the facade is `no_std` (with `alloc`):
-//! everything but [`verity`] is available.
+//! everything but [`verity`] and [`luks2`] is available.
 //!
 //! ```
 //! use mdu::{DataUnitSize, Iv};
@@ -35,6 +37,8 @@ pub use mdu_core::{
 pub use mdu_base64 as base64;
 pub use mdu_cbc as cbc;
 pub use mdu_dmcrypt as dmcrypt;
+#[cfg(feature = "std")]
+pub use mdu_luks2 as luks2;
 #[cfg(feature = "std")]
 pub use mdu_verity as verity;
 pub use mdu_xts as xts;
