@@ -32,12 +32,13 @@
 //! every codeword still sees its message in order. One block updates the
 //! `bs` codewords of its round side by side: the feedback bytes of all of
 //! them form one vector, multiplied by each generator coefficient at once
-//! (nibble lookups with `vpshufb` on AVX2, or the GFNI affine instruction
-//! on ymm or zmm, where the CPU has them; 256-entry tables otherwise). A
-//! buffer of many blocks holds several of each round (every `R`-th block):
-//! the SIMD kernels take a column of 32 or 64 codewords through 16 of them
-//! at a time with its registers in vector registers, so the registers are
-//! read and written once per 16 blocks, and the rounds run on all threads.
+//! (nibble lookups with `vpshufb` on AVX2 or `tbl` on arm64, or the GFNI
+//! affine instruction on ymm or zmm, where the CPU has them; 256-entry
+//! tables otherwise). A buffer of many blocks holds several of each round
+//! (every `R`-th block): the SIMD kernels take a column of 16 to 64
+//! codewords through 16 of them at a time with its registers in vector
+//! registers, so the registers are read and written once per 16 blocks,
+//! and the rounds run on all threads.
 //!
 //! ```
 //! use mdu_verity::dmverity::fec::{Encoder, Layout};
@@ -181,16 +182,17 @@ impl Layout {
 }
 
 /// Multiplication by one generator coefficient: a 256-entry table for the
-/// portable kernel, two 16-entry nibble tables for `vpshufb`, and the bit
-/// matrix for the GFNI affine instruction.
+/// portable kernel, two 16-entry nibble tables for `vpshufb` and `tbl`,
+/// and the bit matrix for the GFNI affine instruction.
 #[derive(Clone, Copy)]
 pub(crate) struct MulBy {
     pub(crate) table: [u8; 256],
-    /// Read by the x86 kernels (and the GFNI test) only.
-    #[cfg_attr(not(x86_simd), allow(dead_code))]
+    /// Read by the SIMD kernels only.
+    #[cfg_attr(not(simd), allow(dead_code))]
     pub(crate) lo: [u8; 16],
-    #[cfg_attr(not(x86_simd), allow(dead_code))]
+    #[cfg_attr(not(simd), allow(dead_code))]
     pub(crate) hi: [u8; 16],
+    /// Read by the x86 kernels (and the GFNI test) only.
     #[cfg_attr(not(x86_simd), allow(dead_code))]
     pub(crate) matrix: u64,
 }
@@ -291,7 +293,7 @@ pub(crate) struct Blocks<'a> {
 
 impl Blocks<'_> {
     /// The byte just past the last block (`count` is not zero).
-    #[cfg_attr(not(x86_simd), allow(dead_code))]
+    #[cfg_attr(not(simd), allow(dead_code))]
     pub(crate) fn last_end(&self) -> usize {
         self.first + (self.count - 1) * self.stride + self.block_size
     }
@@ -345,6 +347,8 @@ enum Kernel {
     Gfni,
     #[cfg(x86_simd)]
     Gfni512,
+    #[cfg(arm_simd)]
+    Neon,
 }
 
 impl Kernel {
@@ -359,6 +363,12 @@ impl Kernel {
             }
             if super::fec_x86::has_avx2() {
                 return Kernel::Avx2;
+            }
+        }
+        #[cfg(arm_simd)]
+        {
+            if super::fec_aarch64::has_neon() {
+                return Kernel::Neon;
             }
         }
         Kernel::Generic
@@ -378,6 +388,9 @@ impl Kernel {
             // SAFETY: as above.
             #[cfg(x86_simd)]
             Kernel::Gfni512 => unsafe { super::fec_x86::run_gfni512(code, state, blocks) },
+            // SAFETY: as above.
+            #[cfg(arm_simd)]
+            Kernel::Neon => unsafe { super::fec_aarch64::run_neon(code, state, blocks) },
         }
     }
 }
@@ -933,7 +946,7 @@ mod tests {
     }
 
     fn kernels() -> Vec<Kernel> {
-        #[cfg_attr(not(x86_simd), allow(unused_mut))]
+        #[cfg_attr(not(simd), allow(unused_mut))]
         let mut k = vec![Kernel::Generic];
         #[cfg(x86_simd)]
         {
@@ -945,6 +958,12 @@ mod tests {
             }
             if super::super::fec_x86::has_gfni512() {
                 k.push(Kernel::Gfni512);
+            }
+        }
+        #[cfg(arm_simd)]
+        {
+            if super::super::fec_aarch64::has_neon() {
+                k.push(Kernel::Neon);
             }
         }
         println!("FEC kernels run here: {k:?}");
