@@ -2,7 +2,7 @@
 //! keyslot area cipher and the data segment cipher.
 
 use mdu_cbc::{AesCbc128, AesCbc256};
-use mdu_dmcrypt::{ChainMode, CipherSpec, DataUnitCipher, Direction, Geometry, IvGenerator};
+use mdu_dmcrypt::{ChainMode, CipherSpec, Direction, Geometry, IvGenerator};
 use mdu_xts::{XtsAes128, XtsAes256};
 
 use crate::Luks2Error;
@@ -12,6 +12,20 @@ enum Inner {
     Xts256(XtsAes256),
     Cbc128(AesCbc128),
     Cbc256(AesCbc256),
+}
+
+/// `$e` with `$c` bound to the concrete cipher of `$s.inner` (the IV
+/// generator is generic over it; `mdu_dmcrypt::DataUnitCipher` is not
+/// object-safe).
+macro_rules! with_cipher {
+    ($s:ident, $c:ident => $e:expr) => {
+        match &$s.inner {
+            Inner::Xts128($c) => $e,
+            Inner::Xts256($c) => $e,
+            Inner::Cbc128($c) => $e,
+            Inner::Cbc256($c) => $e,
+        }
+    };
 }
 
 /// AES-XTS or AES-CBC with a dm-crypt IV generator over sectors of one size,
@@ -100,21 +114,7 @@ impl SectorCipher {
     /// # Ok::<(), mdu_luks2::Luks2Error>(())
     /// ```
     pub fn crypt(&self, dir: Direction, first: u64, buf: &mut [u8]) -> Result<(), Luks2Error> {
-        fn run<C: DataUnitCipher>(
-            g: &IvGenerator,
-            dir: Direction,
-            c: &C,
-            first: u64,
-            buf: &mut [u8],
-        ) -> Result<(), Luks2Error> {
-            Ok(g.crypt(dir, c, first, buf)?)
-        }
-        match &self.inner {
-            Inner::Xts128(c) => run(&self.ivgen, dir, c, first, buf),
-            Inner::Xts256(c) => run(&self.ivgen, dir, c, first, buf),
-            Inner::Cbc128(c) => run(&self.ivgen, dir, c, first, buf),
-            Inner::Cbc256(c) => run(&self.ivgen, dir, c, first, buf),
-        }
+        Ok(with_cipher!(self, c => self.ivgen.crypt(dir, c, first, buf))?)
     }
 
     /// As [`crypt`](Self::crypt), split across the current rayon pool
@@ -131,20 +131,6 @@ impl SectorCipher {
     /// ```
     #[cfg(feature = "rayon")]
     pub fn par_crypt(&self, dir: Direction, first: u64, buf: &mut [u8]) -> Result<(), Luks2Error> {
-        fn run<C: DataUnitCipher + Sync>(
-            g: &IvGenerator,
-            dir: Direction,
-            c: &C,
-            first: u64,
-            buf: &mut [u8],
-        ) -> Result<(), Luks2Error> {
-            Ok(g.par_crypt(dir, c, first, buf)?)
-        }
-        match &self.inner {
-            Inner::Xts128(c) => run(&self.ivgen, dir, c, first, buf),
-            Inner::Xts256(c) => run(&self.ivgen, dir, c, first, buf),
-            Inner::Cbc128(c) => run(&self.ivgen, dir, c, first, buf),
-            Inner::Cbc256(c) => run(&self.ivgen, dir, c, first, buf),
-        }
+        Ok(with_cipher!(self, c => self.ivgen.par_crypt(dir, c, first, buf))?)
     }
 }
