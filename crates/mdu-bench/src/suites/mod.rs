@@ -1,7 +1,11 @@
 //! The measured primitives. Each suite checks every implementation's output
 //! against the reference once, then times them all in one run.
 
-use crate::measure::{Imp, Plan, measure};
+use std::hint::black_box;
+
+use mdu_bench::bound::{self, AesBound};
+
+use crate::measure::{Imp, Kind, Plan, measure};
 use crate::report::{CaseResult, Table};
 pub(crate) use mdu_bench::buffer::Buf;
 
@@ -70,5 +74,44 @@ pub(crate) fn check(what: &str, got: &[u8], want: &[u8]) -> Result<(), String> {
         got.len(),
         want.len(),
         at
+    ))
+}
+
+/// The AES-ECB bound `how` with its register name, if this CPU runs it:
+/// the bound of a backend's own vector width in the width tables.
+pub(crate) fn width_bound(how: AesBound) -> Option<(AesBound, &'static str)> {
+    let width = match how {
+        AesBound::Vaes512 => "zmm",
+        AesBound::Vaes256 => "ymm",
+        AesBound::AesNi => "xmm",
+        AesBound::None => return None,
+    };
+    bound::runs(how).then_some((how, width))
+}
+
+/// The bound row of a width table: AES-ECB on `width` registers with the
+/// schedule of `key` (one AES key) over `len` bytes.
+pub(crate) fn ecb_bound_row<'a>(how: AesBound, width: &str, key: &[u8], len: usize) -> Imp<'a> {
+    let rk = bound::expand_key(key);
+    let mut e = Buf::random(len, 5);
+    Imp::new(format!("AES-ECB on {width}"), Kind::Bound, move || {
+        black_box(bound::ecb_encrypt(how, &rk, e.bytes_mut()));
+    })
+}
+
+/// `"<case>: <first row> / <bound row>"` in bytes per cycle at the clock
+/// measured for the run (the bound is the third row, when there is one);
+/// `None` without a clock.
+pub(crate) fn per_cycle_cell(ctx: &Ctx, c: &CaseResult) -> Option<String> {
+    let ghz = ctx.clock_ghz?;
+    let per_cycle = |s: &crate::measure::Samples| c.bytes as f64 / s.median() / ghz;
+    let bound = c
+        .results
+        .get(2)
+        .map_or(String::new(), |s| format!(" / {:.2}", per_cycle(s)));
+    Some(format!(
+        "{}: {:.2}{bound}",
+        c.name,
+        per_cycle(&c.results[0])
     ))
 }

@@ -8,7 +8,7 @@ use mdu_xts::{Backend, DataUnits, Iv, XtsAes128, XtsAes256};
 use openssl::cipher::Cipher;
 use openssl::cipher_ctx::CipherCtx;
 
-use super::{Buf, Ctx, Suite, case, check};
+use super::{Buf, Ctx, Suite, case, check, ecb_bound_row, per_cycle_cell, width_bound};
 use crate::measure::{Imp, Kind};
 use crate::report::{Table, Unit};
 
@@ -291,17 +291,6 @@ fn backends(ctx: &Ctx) -> Result<Table, String> {
     })
 }
 
-/// The AES-ECB bound of the width a backend works at, if this CPU runs it.
-fn own_bound(b: Backend) -> Option<(AesBound, &'static str)> {
-    let bound = match b {
-        Backend::Vaes512 => (AesBound::Vaes512, "zmm"),
-        Backend::Vaes256 => (AesBound::Vaes256, "ymm"),
-        Backend::AesNi => (AesBound::AesNi, "xmm"),
-        _ => return None,
-    };
-    bound::runs(bound.0).then_some(bound)
-}
-
 /// Every SIMD backend, forced, against the AES bound of its own vector
 /// width: what each width achieves of what its AES instructions allow, in
 /// bytes per cycle at the clock measured in the same run.
@@ -311,7 +300,12 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
         if b == Backend::Generic {
             continue;
         }
-        let own = own_bound(b);
+        let own = width_bound(match b {
+            Backend::Vaes512 => AesBound::Vaes512,
+            Backend::Vaes256 => AesBound::Vaes256,
+            Backend::AesNi => AesBound::AesNi,
+            _ => AesBound::None,
+        });
         let mut cases = Vec::new();
         let mut notes = Vec::new();
         let mut per_cycle_cells = Vec::new();
@@ -337,8 +331,6 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
             o.bytes_mut().copy_from_slice(input.bytes());
             xts.per_unit(dir, unit, iv, o.bytes_mut());
             check(&format!("{b:?} one at a time {unit}"), o.bytes(), &want)?;
-            let rk = bound::expand_key(&k[..key_len / 2]);
-            let mut e = Buf::random(REQUEST, 5);
             let (xa, xb) = (xts.clone(), xts.clone());
             let mut imps = vec![
                 Imp::new(format!("{b:?} batched"), Kind::Mdu, || {
@@ -349,13 +341,7 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
                 }),
             ];
             if let Some((how, width)) = own {
-                imps.push(Imp::new(
-                    format!("AES-ECB on {width}"),
-                    Kind::Bound,
-                    move || {
-                        black_box(bound::ecb_encrypt(how, &rk, e.bytes_mut()));
-                    },
-                ));
+                imps.push(ecb_bound_row(how, width, &k[..key_len / 2], REQUEST));
             }
             let verb = if dir == Dir::Enc {
                 "encrypt"
@@ -363,15 +349,8 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
                 "decrypt"
             };
             let name = format!("AES-{} {verb}, {unit}-byte units", key_len * 4);
-            let c = case(ctx, name.clone(), REQUEST, None, imps);
-            if let Some(ghz) = ctx.clock_ghz {
-                let per_cycle = |s: &crate::measure::Samples| REQUEST as f64 / s.median() / ghz;
-                let bound = c
-                    .results
-                    .get(2)
-                    .map_or(String::new(), |s| format!(" / {:.2}", per_cycle(s)));
-                per_cycle_cells.push(format!("{name}: {:.2}{bound}", per_cycle(&c.results[0])));
-            }
+            let c = case(ctx, name, REQUEST, None, imps);
+            per_cycle_cells.extend(per_cycle_cell(ctx, &c));
             cases.push(c);
         }
         if let Some(ghz) = ctx.clock_ghz {
