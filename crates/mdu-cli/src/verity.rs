@@ -461,9 +461,6 @@ fn print_summary(
 }
 
 /// `mdu verity dump`.
-/// Bytes of the algorithm name in a dm-verity superblock.
-const SB_ALGORITHM: std::ops::Range<usize> = 32..64;
-
 fn dump(a: DumpArgs) -> Result<(), CliError> {
     if !a.hash_offset.is_multiple_of(512) {
         return Err(CliError::Usage(format!(
@@ -488,9 +485,7 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
     hash.seek(SeekFrom::Start(a.hash_offset))
         .and_then(|_| hash.read_exact(&mut raw))
         .map_err(|e| CliError::io(&a.hash_dev, "read the superblock", e))?;
-    let name = &raw[SB_ALGORITHM];
-    let name =
-        String::from_utf8_lossy(&name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())]);
+    let name = Superblock::algorithm_name(&raw).unwrap_or_default();
     let hash_blocks = p
         .tree_blocks(sb.data_blocks)
         .map_err(|e| CliError::lib(&a.hash_dev, e))?;

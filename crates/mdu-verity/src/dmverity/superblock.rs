@@ -63,6 +63,26 @@ impl Superblock {
         b
     }
 
+    /// The algorithm name of the superblock at the start of `bytes` as it
+    /// is spelt there (up to its first NUL), before
+    /// [`HashAlg::from_name`] reads it: `veritysetup` stores the name it
+    /// was given (`blake2b512`, `SHA256`) and prints it back as stored.
+    /// `None` if `bytes` is shorter than a superblock.
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::{Params, Superblock};
+    /// let mut b = Params::default().superblock_for(8).to_bytes();
+    /// b[32..38].copy_from_slice(b"SHA256");
+    /// assert_eq!(Superblock::algorithm_name(&b).as_deref(), Some("SHA256"));
+    /// assert_eq!(Superblock::parse(&b)?.hash.name(), "sha256");
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn algorithm_name(bytes: &[u8]) -> Option<String> {
+        let field = bytes.get(..SUPERBLOCK_LEN)?.get(32..64)?;
+        let len = field.iter().position(|&c| c == 0).unwrap_or(field.len());
+        Some(String::from_utf8_lossy(&field[..len]).into_owned())
+    }
+
     /// Parse and check a superblock: signature, version 1, hash type 0 or
     /// 1, a known algorithm, block sizes (powers of two, 512..=65536), a
     /// salt of at most 256 bytes, and a number of data blocks that is not
@@ -95,9 +115,7 @@ impl Superblock {
         if hash_type > 1 {
             return Err(Error::UnknownHashType { hash_type });
         }
-        let name_field = &bytes[32..64];
-        let name_len = name_field.iter().position(|&c| c == 0).unwrap_or(32);
-        let name = String::from_utf8_lossy(&name_field[..name_len]).into_owned();
+        let name = Superblock::algorithm_name(bytes).unwrap_or_default();
         let hash = HashAlg::from_name(&name)?;
         let data_block_size = u32_at(64);
         let hash_block_size = u32_at(68);
