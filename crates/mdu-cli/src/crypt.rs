@@ -2,7 +2,7 @@
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
+use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -12,7 +12,8 @@ use mdu_dmcrypt::{ChainMode, CipherSpec, DataUnitCipher, Direction, Geometry, Iv
 use mdu_xts::{Error as CipherError, XtsAes128, XtsAes256};
 use zeroize::Zeroizing;
 
-use crate::util::{self, AtomicOutput, CliError};
+use crate::output::{self, Output};
+use crate::util::{self, CliError};
 
 /// Bytes per read/encrypt/write step and thread (a multiple of every
 /// sector size): small enough that a chunk is still in cache when it is
@@ -174,55 +175,6 @@ fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
     }
 }
 
-/// Where the output goes: a temporary file renamed into place, or a
-/// device (or FIFO) written in place.
-enum Sink {
-    Atomic(AtomicOutput),
-    Device(File),
-}
-
-impl Sink {
-    fn file(&mut self) -> &mut File {
-        match self {
-            Sink::Atomic(a) => a.file(),
-            Sink::Device(f) => f,
-        }
-    }
-
-    /// Makes the output durable: renames the temporary file into place
-    /// (syncing the file and its directory), or syncs a block device. A
-    /// character device or FIFO has nothing to sync.
-    fn finish(self, path: &Path) -> Result<(), CliError> {
-        match self {
-            Sink::Atomic(o) => o.commit(),
-            Sink::Device(f) => {
-                let block = f.metadata().is_ok_and(|m| m.file_type().is_block_device());
-                if block {
-                    f.sync_all()
-                        .map_err(|e| CliError::io(path, "sync the device", e))?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-/// Whether `output` names the same file or device as the open input
-/// `input`: the same inode on the same file system (a hard link, a symlink,
-/// another path), or two device nodes of the same device. An output that
-/// does not exist yet (or cannot be examined) is not the input.
-fn same_file(input: &Metadata, output: &Path) -> bool {
-    let Ok(out) = std::fs::metadata(output) else {
-        return false;
-    };
-    let device = |m: &Metadata| {
-        let t = m.file_type();
-        t.is_block_device() || t.is_char_device()
-    };
-    (input.dev() == out.dev() && input.ino() == out.ino())
-        || (device(input) && device(&out) && input.rdev() == out.rdev())
-}
-
 fn stream<C: DataUnitCipher + Sync>(
     dir: Direction,
     a: &CryptArgs,
@@ -238,7 +190,7 @@ fn stream<C: DataUnitCipher + Sync>(
     let in_meta = input
         .metadata()
         .map_err(|e| CliError::io(&a.input, "examine", e))?;
-    let same = same_file(&in_meta, &a.output);
+    let same = output::same_file(&in_meta, &a.output);
     match (same, a.in_place) {
         (true, false) => {
             return Err(CliError::Usage(format!(
@@ -285,21 +237,29 @@ fn stream<C: DataUnitCipher + Sync>(
             .map_err(|e| CliError::io(&a.input, "seek to --offset", e))?;
     }
 
-    let mut sink = if util::is_special(&a.output) {
-        let f = OpenOptions::new()
-            .write(true)
-            .open(&a.output)
-            .map_err(|e| CliError::io(&a.output, "open for writing", e))?;
-        Sink::Device(f)
+    // The output's length, when the input's is known (a device's too):
+    // a device too small for it is refused before anything is written.
+    let data_len = if is_regular || in_meta.file_type().is_block_device() {
+        Some(in_len.saturating_sub(skip))
     } else {
-        Sink::Atomic(AtomicOutput::create(&a.output)?)
+        None
     };
+    let out_len = data_len.map(|n| if encrypt { n.saturating_add(header) } else { n });
+    let mut spec = Output::to(&a.output).not_same_as(&a.input, in_meta.clone());
+    if let Some(n) = out_len {
+        spec = spec.len(n);
+    }
+    if !encrypt {
+        spec = spec.private();
+    }
+    let mut sink = spec.open()?;
     if encrypt && header > 0 {
-        let r = match &mut sink {
-            Sink::Atomic(o) => {
-                std::io::copy(&mut std::io::repeat(0).take(header), o.file()).map(drop)
-            }
-            Sink::Device(f) => f.seek(SeekFrom::Start(header)).map(drop),
+        // The --offset area: a hole in a new file, left as it is on a
+        // device, zeros on a stream.
+        let r = if sink.seekable() {
+            sink.file().seek(SeekFrom::Start(header)).map(drop)
+        } else {
+            std::io::copy(&mut std::io::repeat(0).take(header), sink.file()).map(drop)
         };
         r.map_err(|e| CliError::io(&a.output, "write the --offset area", e))?;
     }
@@ -323,7 +283,24 @@ fn stream<C: DataUnitCipher + Sync>(
         // Lets this thread wake a reader waiting for a free buffer after a
         // failure (an empty buffer reads as the end of the input).
         let wake_reader = free_tx.clone();
-        let reader = s.spawn(move || -> Result<(), CliError> {
+        // The writer first: if the reader cannot be started, dropping
+        // `done_tx` ends the writer, which leaves the output as it was.
+        let writer = util::spawn(s, "writer", move || -> Result<(), CliError> {
+            let mut out = sink;
+            // `None` is the order to commit; a closed channel without it
+            // means failure, and dropping `out` leaves the target as it was.
+            for msg in done_rx {
+                let Some((buf, n)) = msg else {
+                    return out.commit();
+                };
+                out.file()
+                    .write_all(&buf[..n])
+                    .map_err(|e| CliError::io(out_path, "write", e))?;
+                let _ = free_tx.send(buf);
+            }
+            Ok(())
+        })?;
+        let reader = util::spawn(s, "reader", move || -> Result<(), CliError> {
             let mut pos = skip;
             while let Ok(mut buf) = free_rx.recv() {
                 let n = util::read_full(&mut input, &mut buf)
@@ -345,22 +322,7 @@ fn stream<C: DataUnitCipher + Sync>(
                 }
             }
             Ok(())
-        });
-        let writer = s.spawn(move || -> Result<(), CliError> {
-            let mut out = sink;
-            // `None` is the order to commit; a closed channel without it
-            // means failure, and dropping `out` removes the temporary file.
-            for msg in done_rx {
-                let Some((buf, n)) = msg else {
-                    return out.finish(out_path);
-                };
-                out.file()
-                    .write_all(&buf[..n])
-                    .map_err(|e| CliError::io(out_path, "write", e))?;
-                let _ = free_tx.send(buf);
-            }
-            Ok(())
-        });
+        })?;
 
         let mut sector = 0u64;
         let mut bytes = 0u64;
@@ -384,9 +346,7 @@ fn stream<C: DataUnitCipher + Sync>(
             }
         }
         let _ = wake_reader.send(Vec::new());
-        let read_result = reader
-            .join()
-            .unwrap_or_else(|_| Err(CliError::Usage("the reader thread panicked".into())));
+        let read_result = util::join(reader, "reader");
         let result = match (failed, read_result) {
             (Some(e), _) | (None, Err(e)) => Err(e),
             (None, Ok(())) if bytes == 0 => Err(CliError::Input {
@@ -400,9 +360,7 @@ fn stream<C: DataUnitCipher + Sync>(
             let _ = done_tx.send(None);
         }
         drop(done_tx);
-        let written = writer
-            .join()
-            .unwrap_or_else(|_| Err(CliError::Usage("the writer thread panicked".into())));
+        let written = util::join(writer, "writer");
         result.and(written).map(|()| bytes)
     })?;
     pb.finish_and_clear();
@@ -470,6 +428,17 @@ fn in_place<C: DataUnitCipher + Sync>(
     }
     let data_len = len - in_base;
     check_sectors(path, in_base, data_len, ss)?;
+    if out_base > in_base {
+        // The file grows by the offset area: the space is taken now, so a
+        // full disk stops the run before anything was moved.
+        output::reserve(&f, len, out_base - in_base).map_err(|e| {
+            CliError::io(
+                path,
+                "grow the file by the --offset area (nothing was changed)",
+                e,
+            )
+        })?;
+    }
 
     let pool = util::pool(a.threads)?;
     let parallel = pool.current_num_threads() > 1;

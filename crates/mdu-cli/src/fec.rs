@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use mdu_verity::dmverity::{self, Formatted, fec};
 
-use crate::util::{self, AtomicOutput, CliError};
+use crate::output::{self, Output};
+use crate::util::{self, CliError};
 
 /// Bytes read per step from the data and hash devices.
 const CHUNK: usize = 4 << 20;
@@ -195,16 +196,53 @@ impl FecArgs {
         }))
     }
 
+    /// The `--fec-device` path, if given.
+    pub(crate) fn device(&self) -> Option<&PathBuf> {
+        self.fec_device.as_ref()
+    }
+
+    /// The FEC device as an output of `format`, checked and opened before
+    /// any hashing: `None` without `--fec-device` or when the parity goes
+    /// into the hash device itself. It may not be DATA (`data_meta`).
+    pub(crate) fn open_output(
+        &self,
+        data: &Path,
+        data_meta: &std::fs::Metadata,
+        hash_path: &Path,
+    ) -> Result<Option<Output>, CliError> {
+        let Some(fec_path) = &self.fec_device else {
+            return Ok(None);
+        };
+        if self.shares_hash_file(hash_path) {
+            return Ok(None);
+        }
+        if output::same_file(data_meta, fec_path) {
+            return Err(CliError::Usage(format!(
+                "--fec-device {} is the data device: put the parity in the hash \
+                 device or a file of its own",
+                fec_path.display()
+            )));
+        }
+        Output::to(fec_path)
+            .keep_existing()
+            .seekable_only()
+            .not_same_as(data, data_meta.clone())
+            .open()
+            .map(Some)
+    }
+
     /// Computes the parity over DATA's `out.data_blocks()` blocks and the
     /// hash device `hash` (already holding the tree) and writes it: into
-    /// `hash` at the offset if that is the FEC device, otherwise into the
-    /// FEC device (a regular file replaced atomically, a device written
-    /// in place and synced). `None` without `--fec-device`.
+    /// `hash` at the offset if that is the FEC device, otherwise into
+    /// `fec_out` (from [`open_output`](Self::open_output), committed by the
+    /// caller). `None` without `--fec-device`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn write(
         &self,
         data: &Path,
         hash_path: &Path,
         hash: &mut File,
+        fec_out: Option<&mut Output>,
         p: &dmverity::Params,
         out: &Formatted,
         early: Option<std::sync::Arc<Early>>,
@@ -212,16 +250,6 @@ impl FecArgs {
         let Some(fec_path) = &self.fec_device else {
             return Ok(None);
         };
-        if std::fs::canonicalize(fec_path).ok() == std::fs::canonicalize(data).ok()
-            && fec_path.exists()
-            && !self.shares_hash_file(hash_path)
-        {
-            return Err(CliError::Usage(format!(
-                "--fec-device {} is the data device: put the parity in the hash \
-                 device or a file of its own",
-                fec_path.display()
-            )));
-        }
         let bs = u64::from(p.data_block_size);
         let in_hash = self.shares_hash_file(hash_path);
         let hash_len = hash
@@ -294,7 +322,7 @@ impl FecArgs {
         let mut d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
         if fed {
             // DATA's blocks went in while they were hashed.
-        } else if util::is_special(data) {
+        } else if !d.metadata().is_ok_and(|m| m.is_file()) {
             feed(&mut enc, &mut d, data, out.data_blocks())?;
         } else {
             // A regular file is taken from the page cache where it lies
@@ -318,20 +346,9 @@ impl FecArgs {
                 .and_then(|_| f.write_all(&parity))
                 .map_err(|e| CliError::io(path, "write the FEC parity", e))
         };
-        if in_hash {
-            put(hash, hash_path)?;
-        } else if util::is_special(fec_path) {
-            let mut dev = OpenOptions::new()
-                .write(true)
-                .open(fec_path)
-                .map_err(|e| CliError::io(fec_path, "open for writing", e))?;
-            put(&mut dev, fec_path)?;
-            dev.sync_all()
-                .map_err(|e| CliError::io(fec_path, "sync", e))?;
-        } else {
-            let mut tmp = AtomicOutput::create_from_existing(fec_path)?;
-            put(tmp.file(), fec_path)?;
-            tmp.commit()?;
+        match fec_out {
+            Some(o) if !in_hash => put(o.file(), fec_path)?,
+            _ => put(hash, hash_path)?,
         }
         Ok(Some(Written {
             roots: self.fec_roots,
@@ -513,30 +530,53 @@ impl FecArgs {
     }
 }
 
-/// Writes `fixes` to `path`: a regular file through a temporary copy
-/// renamed into place, a device in place and synced.
-pub(crate) fn apply(path: &Path, fixes: &Fixes) -> Result<(), CliError> {
-    if fixes.blocks.is_empty() {
-        return Ok(());
+/// The devices `repair` writes, opened before anything is written: the
+/// corrected blocks go back in place (through symbolic links, keeping the
+/// file's mode, owner and hard links), only after the corrections were
+/// verified against the root hash. A stream cannot be repaired.
+pub(crate) struct Repair {
+    files: Vec<(PathBuf, File)>,
+}
+
+impl Repair {
+    /// Opens every path of `targets` that has blocks to write.
+    pub(crate) fn open(targets: &[(&Path, &Fixes)]) -> Result<Repair, CliError> {
+        let mut files = Vec::new();
+        for &(path, fixes) in targets {
+            if fixes.blocks.is_empty() {
+                continue;
+            }
+            let f = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| CliError::io(path, "open for writing the repaired blocks", e))?;
+            let meta = f.metadata().map_err(|e| CliError::io(path, "examine", e))?;
+            let block = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type());
+            if !meta.is_file() && !block {
+                return Err(CliError::Usage(format!(
+                    "{}: is not a regular file or a block device: it cannot be repaired in \
+                     place (nothing was written)",
+                    path.display()
+                )));
+            }
+            files.push((path.to_owned(), f));
+        }
+        Ok(Repair { files })
     }
-    let put = |f: &mut File| -> Result<(), CliError> {
-        for (&at, block) in &fixes.blocks {
-            f.seek(SeekFrom::Start(at))
-                .and_then(|_| f.write_all(block))
-                .map_err(|e| CliError::io(path, "write a repaired block", e))?;
+
+    /// Writes the blocks, each file's in turn, and syncs each file.
+    pub(crate) fn write(self, targets: &[(&Path, &Fixes)]) -> Result<(), CliError> {
+        use std::os::unix::fs::FileExt;
+        for (path, f) in &self.files {
+            let Some((_, fixes)) = targets.iter().find(|(p, _)| p == path) else {
+                continue;
+            };
+            for (&at, block) in &fixes.blocks {
+                f.write_all_at(block, at)
+                    .map_err(|e| CliError::io(path, "write a repaired block", e))?;
+            }
+            output::sync(f).map_err(|e| CliError::io(path, "sync", e))?;
         }
         Ok(())
-    };
-    if util::is_special(path) {
-        let mut dev = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| CliError::io(path, "open for writing", e))?;
-        put(&mut dev)?;
-        dev.sync_all().map_err(|e| CliError::io(path, "sync", e))
-    } else {
-        let mut tmp = AtomicOutput::create_from_existing(path)?;
-        put(tmp.file())?;
-        tmp.commit()
     }
 }

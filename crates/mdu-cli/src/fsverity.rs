@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use mdu_verity::{HashAlg, Source, fsverity};
 
-use crate::util::{self, AtomicOutput, CliError};
+use crate::output::Output;
+use crate::util::{self, CliError};
 
 /// fs-verity subcommands.
 #[derive(Subcommand, Debug)]
@@ -113,26 +114,48 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
         });
     }
     let path = &a.files[0];
+    let (mut tree_out, mut desc_out) = outputs(&a, path)?;
     let (source, _, pb) = util::open_source(path, !a.no_mmap, "fs-verity digest")?;
     let m = pool.install(|| fsverity::measure(source, &params));
     pb.finish_and_clear();
     let m = m.map_err(|e| CliError::lib(path, e))?;
-    if let Some(out) = &a.out_merkle_tree {
-        let mut o = AtomicOutput::create(out)?;
+    if let Some(o) = tree_out.as_mut() {
         m.tree()
             .write_root_first(o.file())
-            .map_err(|e| CliError::io(out, "write the Merkle tree", e))?;
-        o.commit()?;
+            .map_err(|e| CliError::io(o.path(), "write the Merkle tree", e))?;
     }
-    if let Some(out) = &a.out_descriptor {
-        let mut o = AtomicOutput::create(out)?;
+    if let Some(o) = desc_out.as_mut() {
         o.file()
             .write_all(m.descriptor())
-            .map_err(|e| CliError::io(out, "write the descriptor", e))?;
+            .map_err(|e| CliError::io(o.path(), "write the descriptor", e))?;
+    }
+    for o in [tree_out, desc_out].into_iter().flatten() {
         o.commit()?;
     }
     print_line(&mut out, &a, path, &m.digest())?;
     flush(&mut out)
+}
+
+/// The `--out-merkle-tree` and `--out-descriptor` outputs, checked and
+/// opened before any hashing: neither may be FILE, nor the other.
+fn outputs(a: &DigestArgs, path: &Path) -> Result<(Option<Output>, Option<Output>), CliError> {
+    if let (Some(t), Some(d)) = (&a.out_merkle_tree, &a.out_descriptor) {
+        let same = t == d
+            || matches!((std::fs::canonicalize(t), std::fs::canonicalize(d)), (Ok(x), Ok(y)) if x == y);
+        if same {
+            return Err(CliError::Usage(format!(
+                "--out-merkle-tree and --out-descriptor are both {}: give two files",
+                t.display()
+            )));
+        }
+    }
+    let input = std::fs::metadata(path).map_err(|e| CliError::io(path, "examine", e))?;
+    let open = |out: &Option<PathBuf>| {
+        out.as_deref()
+            .map(|o| Output::to(o).not_same_as(path, input.clone()).open())
+            .transpose()
+    };
+    Ok((open(&a.out_merkle_tree)?, open(&a.out_descriptor)?))
 }
 
 /// One FILE of many, opened by the library on the thread that hashes it.

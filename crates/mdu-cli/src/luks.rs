@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::io::{Read as _, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -14,7 +14,8 @@ use mdu_luks2::{
 };
 use zeroize::Zeroizing;
 
-use crate::util::{self, AtomicOutput, CliError};
+use crate::output::{Output, Target};
+use crate::util::{self, CliError};
 
 /// Bytes per read/encrypt/write step and thread (a multiple of every
 /// sector size).
@@ -334,30 +335,88 @@ fn header_region(a: &NewImageArgs) -> Result<NewImage, CliError> {
     })
 }
 
-fn format(a: FormatArgs) -> Result<(), CliError> {
-    let region = header_region(&a.new)?.region;
-    let path = &a.image;
-    if std::fs::metadata(path).is_ok() {
-        let f = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| CliError::io(path, "open for writing", e))?;
-        f.write_all_at(&region, 0)
-            .map_err(|e| CliError::io(path, "write the header", e))?;
-        let sync = f
-            .metadata()
-            .is_ok_and(|m| m.is_file() || m.file_type().is_block_device());
-        if sync {
-            f.sync_all()
-                .map_err(|e| CliError::io(path, "sync to stable storage", e))?;
+/// `--offset` in bytes, checked before any work.
+fn data_offset(a: &NewImageArgs) -> Result<u64, CliError> {
+    a.offset
+        .checked_mul(512)
+        .filter(|_| a.offset.is_multiple_of(8))
+        .ok_or_else(|| CliError::Usage(format!("--offset {}: must be a multiple of 8", a.offset)))
+}
+
+/// Writes the header region `region` at the start of `out` and leaves the
+/// rest up to `data_offset` a hole (a new file) or as it was (a device);
+/// on a stream, zeros.
+fn write_region(out: &mut Output, region: &[u8], data_offset: u64) -> Result<(), CliError> {
+    let path = out.path().to_owned();
+    let len = region.len() as u64;
+    let r = out.file().write_all(region).and_then(|()| {
+        if out.seekable() {
+            out.file().seek(SeekFrom::Start(data_offset)).map(drop)
+        } else {
+            let gap = data_offset.saturating_sub(len);
+            std::io::copy(&mut std::io::repeat(0).take(gap), out.file()).map(drop)
         }
-        Ok(())
-    } else {
-        let mut out = AtomicOutput::create(path)?;
-        out.file()
-            .write_all(&region)
-            .map_err(|e| CliError::io(path, "write", e))?;
-        out.commit()
+    });
+    r.map_err(|e| CliError::io(&path, "write the header", e))
+}
+
+fn format(a: FormatArgs) -> Result<(), CliError> {
+    let path = &a.image;
+    let end = data_offset(&a.new)?;
+    // An existing image gets the header written over its start, in place,
+    // as luksFormat does; a new one is created atomically. Both are checked
+    // before the passphrase is derived.
+    let in_place = match Target::resolve(path)? {
+        Target::New(_) => None,
+        Target::Stream(..) => {
+            return Err(CliError::Usage(format!(
+                "{}: is a FIFO or character device: a LUKS2 header is written at positions \
+                 of a regular file or a block device",
+                path.display()
+            )));
+        }
+        Target::File(p, _) | Target::Block(p, _) => {
+            let f = OpenOptions::new()
+                .write(true)
+                // A device is opened exclusively: the kernel refuses a
+                // mounted one.
+                .custom_flags(if p.is_file() { 0 } else { libc::O_EXCL })
+                .open(&p)
+                .map_err(|e| CliError::io(path, "open for writing", e))?;
+            let size = (&f)
+                .seek(SeekFrom::End(0))
+                .map_err(|e| CliError::io(path, "read its size", e))?;
+            let block = f.metadata().is_ok_and(|m| m.file_type().is_block_device());
+            if block && size < end {
+                return Err(CliError::Usage(format!(
+                    "{}: the device holds {size} bytes, less than the data offset {end}: \
+                     nothing was written",
+                    path.display()
+                )));
+            }
+            Some(f)
+        }
+    };
+    let mut new = match in_place {
+        Some(_) => None,
+        None => Some(Output::to(path).len(end).open()?),
+    };
+    let region = header_region(&a.new)?.region;
+    match (in_place, new.as_mut()) {
+        (Some(f), _) => {
+            f.write_all_at(&region, 0)
+                .map_err(|e| CliError::io(path, "write the header", e))?;
+            f.sync_all()
+                .map_err(|e| CliError::io(path, "sync to stable storage", e))
+        }
+        (None, Some(out)) => {
+            write_region(out, &region, end)?;
+            out.file()
+                .set_len(end)
+                .map_err(|e| CliError::io(path, "write the header", e))?;
+            new.map_or(Ok(()), Output::commit)
+        }
+        (None, None) => Ok(()),
     }
 }
 
@@ -373,6 +432,17 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
             ),
         });
     }
+    let start = data_offset(&a.new)?;
+    let total = start.checked_add(len).ok_or_else(|| {
+        CliError::Usage(format!("--offset {}: the image would be too large", a.new.offset))
+    })?;
+    let in_meta = input
+        .metadata()
+        .map_err(|e| CliError::io(&a.plain, "examine", e))?;
+    let mut out = Output::to(&a.image)
+        .not_same_as(&a.plain, in_meta)
+        .len(total)
+        .open()?;
     let NewImage {
         region,
         params,
@@ -381,16 +451,14 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     let cipher = SectorCipher::new(&params.cipher, &key, params.sector_size)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     drop(key);
-    let mut out = AtomicOutput::create(&a.image)?;
-    out.file()
-        .write_all(&region)
-        .map_err(|e| CliError::io(&a.image, "write the header", e))?;
+    write_region(&mut out, &region, params.data_offset)?;
+    let seekable = out.seekable();
     pipeline(
         Direction::Encrypt,
         &cipher,
         (&input, &a.plain, 0),
         len,
-        (out.file(), &a.image, region.len() as u64),
+        (out.file(), &a.image, params.data_offset, seekable),
         a.threads,
     )?;
     out.commit()
@@ -435,7 +503,6 @@ fn unlock(
 
 fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
     let (f, img) = load(&a.image)?;
-    let key = unlock(&a.image, &f, &img, &a.key_file)?;
     let (_, seg) = img.segment().map_err(|e| image_error(&a.image, e))?;
     let (offset, len) = img
         .payload_range(seg)
@@ -446,16 +513,26 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
             a.image.display()
         )));
     }
+    // The output is checked before the passphrase is derived.
+    let in_meta = f
+        .metadata()
+        .map_err(|e| CliError::io(&a.image, "examine", e))?;
+    let mut out = Output::to(&a.plain)
+        .not_same_as(&a.image, in_meta)
+        .private()
+        .len(len)
+        .open()?;
+    let key = unlock(&a.image, &f, &img, &a.key_file)?;
     let cipher = SectorCipher::new(&seg.encryption, &key.key, seg.sector_size)
         .map_err(|e| image_error(&a.image, e))?;
     drop(key);
-    let mut out = AtomicOutput::create(&a.plain)?;
+    let seekable = out.seekable();
     pipeline(
         Direction::Decrypt,
         &cipher,
         (&f, &a.image, offset),
         len,
-        (out.file(), &a.plain, 0),
+        (out.file(), &a.plain, 0, seekable),
         a.threads,
     )?;
     out.commit()
@@ -513,15 +590,16 @@ fn direct_writer(f: &File) -> Option<File> {
 }
 
 /// Streams `len` bytes of `input` from `in_offset` through `cipher`
-/// (sector 0 first) into `out` from `out_offset`: a reader thread, the
-/// cipher on the rayon pool, a writer thread, three aligned buffers going
-/// round.
+/// (sector 0 first) into `out` from `out_offset` (written at positions if
+/// `seekable`, else in order, the stream being at `out_offset` already): a
+/// reader thread, the cipher on the rayon pool, a writer thread, three
+/// aligned buffers going round.
 fn pipeline(
     dir: Direction,
     cipher: &SectorCipher,
     (input, in_path, in_offset): (&File, &Path, u64),
     len: u64,
-    (out, out_path, out_offset): (&File, &Path, u64),
+    (out, out_path, out_offset, seekable): (&File, &Path, u64, bool),
     threads: Option<usize>,
 ) -> Result<(), CliError> {
     let pool = util::pool(threads)?;
@@ -536,7 +614,35 @@ fn pipeline(
         for _ in 0..3 {
             let _ = free_tx.send(AlignedBuf::new(chunk.min(len as usize)));
         }
-        let reader = s.spawn(move || -> Result<(), CliError> {
+        // The writer first: if the reader cannot be started, dropping
+        // `done_tx` ends the writer.
+        let writer = util::spawn(s, "writer", move || -> Result<(), CliError> {
+            let mut direct = if seekable { direct_writer(out) } else { None };
+            let mut pos = out_offset;
+            for (mut buf, n) in done_rx {
+                let data = &buf.bytes()[..n];
+                let mut written = false;
+                if let Some(d) = &direct {
+                    match d.write_all_at(data, pos) {
+                        Ok(()) => written = true,
+                        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => direct = None,
+                        Err(e) => return Err(CliError::io(out_path, "write", e)),
+                    }
+                }
+                if !written {
+                    let r = if seekable {
+                        out.write_all_at(data, pos)
+                    } else {
+                        (&*out).write_all(data)
+                    };
+                    r.map_err(|e| CliError::io(out_path, "write", e))?;
+                }
+                pos += n as u64;
+                let _ = free_tx.send(buf);
+            }
+            Ok(())
+        })?;
+        let reader = util::spawn(s, "reader", move || -> Result<(), CliError> {
             let mut pos = 0u64;
             while pos < len {
                 let Ok(mut buf) = free_rx.recv() else {
@@ -553,29 +659,7 @@ fn pipeline(
                 }
             }
             Ok(())
-        });
-        let writer = s.spawn(move || -> Result<(), CliError> {
-            let mut direct = direct_writer(out);
-            let mut pos = out_offset;
-            for (mut buf, n) in done_rx {
-                let data = &buf.bytes()[..n];
-                let mut written = false;
-                if let Some(d) = &direct {
-                    match d.write_all_at(data, pos) {
-                        Ok(()) => written = true,
-                        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => direct = None,
-                        Err(e) => return Err(CliError::io(out_path, "write", e)),
-                    }
-                }
-                if !written {
-                    out.write_all_at(data, pos)
-                        .map_err(|e| CliError::io(out_path, "write", e))?;
-                }
-                pos += n as u64;
-                let _ = free_tx.send(buf);
-            }
-            Ok(())
-        });
+        })?;
         let mut sector = 0u64;
         let mut failed = None;
         for (mut buf, n) in full_rx {
@@ -596,9 +680,8 @@ fn pipeline(
             }
         }
         drop(done_tx);
-        let panicked = |what: &str| Err(CliError::Usage(format!("the {what} thread panicked")));
-        let read = reader.join().unwrap_or_else(|_| panicked("reader"));
-        let written = writer.join().unwrap_or_else(|_| panicked("writer"));
+        let read = util::join(reader, "reader");
+        let written = util::join(writer, "writer");
         match failed {
             Some(e) => Err(e),
             None => read.and(written),

@@ -13,6 +13,7 @@ mod crypt;
 mod fec;
 mod fsverity;
 mod luks;
+mod output;
 mod util;
 mod verity;
 

@@ -1,4 +1,4 @@
-//! Errors, exit codes, atomic output files, progress bars, hex and threads.
+//! Errors, exit codes, inputs, progress bars, hex and threads.
 
 use std::fmt;
 use std::fs::File;
@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mdu_verity::Source;
-use tempfile::NamedTempFile;
 
 /// Exit status of a verification that ran and found a mismatch.
 pub(crate) const EXIT_VERIFY_FAILED: u8 = 1;
@@ -80,95 +79,6 @@ impl fmt::Display for CliError {
     }
 }
 
-/// An output file written to a temporary file in the target's directory and
-/// renamed over the target only when everything succeeded; dropped without
-/// [`commit`](Self::commit), it leaves nothing behind. The commit syncs the
-/// file before the rename and the directory after it, so once it returns
-/// the new contents survive a crash under the target's name.
-pub(crate) struct AtomicOutput {
-    target: PathBuf,
-    tmp: NamedTempFile,
-}
-
-impl AtomicOutput {
-    /// A new, empty temporary file next to `target`.
-    pub(crate) fn create(target: &Path) -> Result<AtomicOutput, CliError> {
-        let dir = parent_dir(target);
-        let tmp = tempfile::Builder::new()
-            .prefix(".mdu-")
-            .tempfile_in(dir)
-            .map_err(|e| CliError::io(target, "create a temporary file next to it", e))?;
-        Ok(AtomicOutput {
-            target: target.to_owned(),
-            tmp,
-        })
-    }
-
-    /// As [`create`](Self::create), starting from a copy of `target`'s
-    /// current contents if it exists (for outputs that are updated in
-    /// place, like a hash device with data before `--hash-offset`).
-    pub(crate) fn create_from_existing(target: &Path) -> Result<AtomicOutput, CliError> {
-        let mut out = AtomicOutput::create(target)?;
-        match File::open(target) {
-            Ok(mut old) => {
-                io::copy(&mut old, out.file())
-                    .map_err(|e| CliError::io(target, "copy its current contents", e))?;
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(CliError::io(target, "open for reading", e)),
-        }
-        Ok(out)
-    }
-
-    pub(crate) fn file(&mut self) -> &mut File {
-        self.tmp.as_file_mut()
-    }
-
-    pub(crate) fn target(&self) -> &Path {
-        &self.target
-    }
-
-    /// Sync the file (fsync), rename it over the target, then sync the
-    /// target's directory so that the rename itself is durable.
-    pub(crate) fn commit(self) -> Result<(), CliError> {
-        let target = self.target;
-        sync(self.tmp.as_file()).map_err(|e| CliError::io(&target, "flush the output", e))?;
-        self.tmp
-            .persist(&target)
-            .map_err(|e| CliError::io(&target, "rename the temporary file onto it", e.error))?;
-        let dir = parent_dir(&target);
-        File::open(dir)
-            .and_then(|d| sync(&d))
-            .map_err(|e| CliError::io(dir, "sync the directory after renaming the output", e))?;
-        Ok(())
-    }
-}
-
-/// The directory holding `path` (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// fsync, where the file system supports it: some (tmpfs on old kernels,
-/// some FUSE file systems) refuse it with ENOTSUP or EINVAL, and have no
-/// stable storage to flush to; the rename is still atomic there.
-fn sync(f: &File) -> io::Result<()> {
-    f.sync_all().or_else(|e| match e.kind() {
-        io::ErrorKind::Unsupported | io::ErrorKind::InvalidInput => Ok(()),
-        _ => Err(e),
-    })
-}
-
-/// Whether `path` names something that cannot be replaced by a rename
-/// (a block or character device, a FIFO): such outputs are written in place,
-/// without the atomicity of [`AtomicOutput`].
-pub(crate) fn is_special(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
-}
-
 /// Inputs at least this large get a progress bar (on a terminal).
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
@@ -186,6 +96,28 @@ pub(crate) fn progress(total: u64, what: &str) -> ProgressBar {
     }
     pb.set_message(what.to_owned());
     pb
+}
+
+/// Starts `f` on a new scoped thread called `name`: a thread that cannot
+/// be started (RLIMIT_NPROC, memory) is an error, not a panic.
+pub(crate) fn spawn<'scope, 'env, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> Result<std::thread::ScopedJoinHandle<'scope, T>, CliError> {
+    std::thread::Builder::new()
+        .name(format!("mdu-{name}"))
+        .spawn_scoped(s, f)
+        .map_err(|e| CliError::Usage(format!("cannot start the {name} thread: {e}")))
+}
+
+/// Waits for a thread started by [`spawn`]; a panic in it is an error.
+pub(crate) fn join<T>(
+    h: std::thread::ScopedJoinHandle<'_, Result<T, CliError>>,
+    name: &str,
+) -> Result<T, CliError> {
+    h.join()
+        .unwrap_or_else(|_| Err(CliError::Usage(format!("the {name} thread panicked"))))
 }
 
 /// Parse a hex string of any even length (upper or lower case).

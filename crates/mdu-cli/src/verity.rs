@@ -1,7 +1,7 @@
 //! `mdu verity format|verify`: dm-verity hash devices as `veritysetup`
 //! writes and checks them.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,8 @@ use clap::{Args, Subcommand};
 use mdu_verity::dmverity::{self, Superblock};
 use mdu_verity::{Digest, Error as VerityError, HashAlg};
 
-use crate::util::{self, AtomicOutput, CliError};
+use crate::output::{self, Output};
+use crate::util::{self, CliError};
 
 /// dm-verity subcommands.
 #[derive(Subcommand, Debug)]
@@ -298,6 +299,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     // mapped windows also feed the parity on their way to the hasher.
     let (input, data_len) = util::open_data(&a.data, !a.no_mmap)?;
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
+    let (mut hash_out, mut fec_out, mut root_out) = format_outputs(&a)?;
     let early = match &input {
         util::Input::Mapped(_) => a.fec.early(&a.hash_dev, &p, data_len),
         util::Input::File(_) => None,
@@ -321,41 +323,30 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
         }
     };
     let pool = util::pool(a.opts.threads)?;
-    let format_into = |hash_out: &mut File| pool.install(|| dmverity::format(data, hash_out, &p));
-    let out = if util::is_special(&a.hash_dev) {
-        let mut dev = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&a.hash_dev)
-            .map_err(|e| CliError::io(&a.hash_dev, "open for writing", e))?;
-        let out = format_into(&mut dev).map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
-        let fec = a
-            .fec
-            .write(&a.data, &a.hash_dev, &mut dev, &p, &out, early)?;
-        // A device is written in place, not atomically: make the hash area
-        // durable before reporting success.
-        dev.sync_all()
-            .map_err(|e| CliError::io(&a.hash_dev, "sync", e))?;
-        (out, fec)
-    } else {
-        let mut tmp = AtomicOutput::create_from_existing(&a.hash_dev)?;
-        let out =
-            format_into(tmp.file()).map_err(|e| verity_error(&a.data, tmp.target(), &p, e))?;
-        // The parity goes in before the hash image is renamed into place,
-        // so a failure leaves neither.
-        let fec = a
-            .fec
-            .write(&a.data, &a.hash_dev, tmp.file(), &p, &out, early)?;
-        tmp.commit()?;
-        (out, fec)
-    };
-    let (out, fec) = out;
+    let out = pool
+        .install(|| dmverity::format(data, hash_out.file(), &p))
+        .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
+    // The parity goes in before the hash image is renamed into place, so a
+    // failure leaves neither.
+    let fec = a.fec.write(
+        &a.data,
+        &a.hash_dev,
+        hash_out.file(),
+        fec_out.as_mut(),
+        &p,
+        &out,
+        early,
+    )?;
     pb.finish_and_clear();
     let root = out.root_hash().to_hex();
-    if let Some(f) = &a.root_hash_file {
-        let mut o = AtomicOutput::create(f)?;
+    if let Some(o) = root_out.as_mut() {
         std::io::Write::write_all(o.file(), root.as_bytes())
-            .map_err(|e| CliError::io(f, "write the root hash", e))?;
+            .map_err(|e| CliError::io(o.path(), "write the root hash", e))?;
+    }
+    // The FEC file first, the hash image next, the root hash last: a run
+    // that fails half-way leaves no root hash that verifies a tree not
+    // yet in place.
+    for o in [fec_out, Some(hash_out), root_out].into_iter().flatten() {
         o.commit()?;
     }
     let hash_device_size = (p.hash_offset == 0).then(|| {
@@ -379,6 +370,41 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
         a.json,
     );
     Ok(())
+}
+
+/// The outputs of `format`, checked and opened before any hashing: HASH
+/// (read back for the parity; DATA only where `check_overlap` allowed the
+/// two to share a file or device), the FEC device and the root hash file.
+fn format_outputs(a: &FormatArgs) -> Result<(Output, Option<Output>, Option<Output>), CliError> {
+    let examine = |p: &Path| std::fs::metadata(p).map_err(|e| CliError::io(p, "examine", e));
+    let data = examine(&a.data)?;
+    let mut hash = Output::to(&a.hash_dev)
+        .keep_existing()
+        .read_back()
+        .seekable_only();
+    if !output::same_file(&data, &a.hash_dev) {
+        hash = hash.not_same_as(&a.data, data.clone());
+    }
+    let hash = hash.open()?;
+    let fec = a.fec.open_output(&a.data, &data, &a.hash_dev)?;
+    let root = match &a.root_hash_file {
+        Some(f) => {
+            let named = [Some(&a.hash_dev), a.fec.device()];
+            if named.into_iter().flatten().any(|o| o == f) {
+                return Err(CliError::Usage(format!(
+                    "--root-hash-file {} is also an output of the tree or the parity",
+                    f.display()
+                )));
+            }
+            let mut spec = Output::to(f).not_same_as(&a.data, data);
+            if let Ok(m) = std::fs::metadata(&a.hash_dev) {
+                spec = spec.not_same_as(&a.hash_dev, m);
+            }
+            Some(spec.open()?)
+        }
+        None => None,
+    };
+    Ok((hash, fec, root))
 }
 
 /// The block `veritysetup format` and `dump` print, field for field, or
@@ -726,8 +752,8 @@ fn with_fec(
         hash.blocks.len()
     );
     if repair {
-        crate::fec::apply(&a.data, &data)?;
-        crate::fec::apply(&a.hash_dev, &hash)?;
+        let targets = [(a.data.as_path(), &*data), (a.hash_dev.as_path(), &*hash)];
+        crate::fec::Repair::open(&targets)?.write(&targets)?;
     }
     done(a, repair, Some((what, decoded.bytes, blocks)))
 }

@@ -1,0 +1,725 @@
+//! The one output layer: every file or device a command writes is opened
+//! here, and nowhere else.
+//!
+//! What an output path names decides what happens to it:
+//!
+//! * **A regular file, or a name that does not exist yet**: written
+//!   atomically. The new contents go to a temporary file in the target's
+//!   directory, created without a name where the file system allows it
+//!   (`O_TMPFILE`), so that no signal, not even SIGKILL, can leave it
+//!   behind. On success the file is synced, given a name, renamed over the
+//!   target and the directory synced. Where `O_TMPFILE` is missing the
+//!   temporary file has a name (`.mdu-XXXXXXXX`) from the start, and a
+//!   handler of SIGINT, SIGTERM, SIGHUP and SIGQUIT removes it (SIGKILL
+//!   cannot be handled there). An existing file keeps its mode (and, for
+//!   root, its owner); one the user may not write is refused, as `cp` and
+//!   `veritysetup` refuse it. The rename replaces the directory entry, so
+//!   other hard links of the old file keep the old contents.
+//! * **A symbolic link**: followed; what it points to is the output. A link
+//!   to nothing is refused (as `cp` refuses "writing through a dangling
+//!   symlink"), never replaced by a file.
+//! * **A block device**: written in place, opened with `O_EXCL` (the kernel
+//!   refuses a mounted device then), its size checked against the output's
+//!   before anything is written, synced at the end. Not atomic.
+//! * **A character device or FIFO** (`/dev/null`, `/dev/stdout`, a pipe
+//!   read by another process): written in place as a stream. Not atomic.
+//! * Anything else (a directory, a socket) is refused.
+//!
+//! Before anything is opened for writing, the output is compared with the
+//! command's inputs: the same file under another name (a hard link, a
+//! symlink), the same device under another node, a loop device backed by
+//! the input file (or the reverse), an input file on the file system of
+//! an output device, and two partitions or a partition and its disk that
+//! overlap are refused. Commands that rewrite their input on purpose
+//! (`mdu crypt --in-place`, `mdu verity repair`, `mdu luks format` of an
+//! existing image) do not come here for it.
+
+use std::ffi::{CString, OsString};
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Seek, SeekFrom};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::util::CliError;
+
+/// An output about to be opened: the path and what to check first.
+///
+/// ```ignore
+/// let mut out = Output::to(&path).not_same_as(&input).len(n).private().open()?;
+/// out.file().write_all(..)?;
+/// out.commit()?;
+/// ```
+pub(crate) struct OutputSpec<'a> {
+    path: &'a Path,
+    inputs: Vec<(&'a Path, Metadata)>,
+    len: Option<u64>,
+    keep_existing: bool,
+    private: bool,
+    read: bool,
+    seekable: bool,
+}
+
+/// An opened output; see the module documentation for what each kind does.
+/// Dropped without [`commit`](Output::commit), an atomic output leaves the
+/// target as it was and nothing behind.
+pub(crate) struct Output {
+    /// The path as the user gave it (for messages).
+    path: PathBuf,
+    kind: Kind,
+}
+
+enum Kind {
+    Atomic(Atomic),
+    /// A block device (synced at the end).
+    Block(File),
+    /// A character device or FIFO.
+    Stream(File),
+}
+
+/// What an existing output path is, after following symbolic links.
+pub(crate) enum Target {
+    /// Nothing there yet: a new regular file at this path.
+    New(PathBuf),
+    /// An existing regular file (the resolved path) and its metadata.
+    File(PathBuf, Metadata),
+    /// A block device.
+    Block(PathBuf, Metadata),
+    /// A character device or a FIFO.
+    Stream(PathBuf, Metadata),
+}
+
+impl Target {
+    /// Follows `path` to what a write would reach: refuses a dangling
+    /// symbolic link, a directory and a socket.
+    pub(crate) fn resolve(path: &Path) -> Result<Target, CliError> {
+        let link = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(Target::New(path.to_owned()));
+            }
+            Err(e) => return Err(CliError::io(path, "examine the output", e)),
+        };
+        let (real, meta) = if link.file_type().is_symlink() {
+            match std::fs::canonicalize(path) {
+                Ok(real) => {
+                    let meta = std::fs::metadata(&real)
+                        .map_err(|e| CliError::io(path, "examine the output", e))?;
+                    (real, meta)
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Err(CliError::Usage(format!(
+                        "{}: is a symbolic link to nothing: not writing through a dangling \
+                         symbolic link (create its target first, or remove the link)",
+                        path.display()
+                    )));
+                }
+                Err(e) => return Err(CliError::io(path, "follow the symbolic link", e)),
+            }
+        } else {
+            (path.to_owned(), link)
+        };
+        let t = meta.file_type();
+        if t.is_file() {
+            Ok(Target::File(real, meta))
+        } else if t.is_block_device() {
+            Ok(Target::Block(real, meta))
+        } else if t.is_char_device() || t.is_fifo() {
+            Ok(Target::Stream(real, meta))
+        } else {
+            let what = if t.is_dir() {
+                "a directory"
+            } else {
+                "a socket"
+            };
+            Err(CliError::Usage(format!(
+                "{}: is {what}: an output must be a file, a block or character device, or a FIFO",
+                path.display()
+            )))
+        }
+    }
+
+    fn meta(&self) -> Option<&Metadata> {
+        match self {
+            Target::New(_) => None,
+            Target::File(_, m) | Target::Block(_, m) | Target::Stream(_, m) => Some(m),
+        }
+    }
+}
+
+impl Output {
+    /// An output at `path`, to be checked and opened with
+    /// [`OutputSpec::open`].
+    pub(crate) fn to(path: &Path) -> OutputSpec<'_> {
+        OutputSpec {
+            path,
+            inputs: Vec::new(),
+            len: None,
+            keep_existing: false,
+            private: false,
+            read: false,
+            seekable: false,
+        }
+    }
+
+    /// The file to write (the temporary file of an atomic output).
+    pub(crate) fn file(&mut self) -> &mut File {
+        match &mut self.kind {
+            Kind::Atomic(a) => &mut a.file,
+            Kind::Block(f) | Kind::Stream(f) => f,
+        }
+    }
+
+    /// Whether writes may be positioned (a regular file or a block
+    /// device), rather than a stream written front to back.
+    pub(crate) fn seekable(&self) -> bool {
+        !matches!(self.kind, Kind::Stream(_))
+    }
+
+    /// The path the user gave.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Makes the output durable: an atomic one is synced, named, renamed
+    /// over its target and its directory synced; a block device is synced;
+    /// a stream has nothing to sync.
+    pub(crate) fn commit(self) -> Result<(), CliError> {
+        match self.kind {
+            Kind::Atomic(a) => a.commit(&self.path),
+            Kind::Block(f) => f
+                .sync_all()
+                .map_err(|e| CliError::io(&self.path, "sync the device", e)),
+            Kind::Stream(_) => Ok(()),
+        }
+    }
+}
+
+impl<'a> OutputSpec<'a> {
+    /// Refuses the output if it is `input` (opened with metadata `meta`),
+    /// or overlaps it on one device.
+    pub(crate) fn not_same_as(mut self, input: &'a Path, meta: Metadata) -> Self {
+        self.inputs.push((input, meta));
+        self
+    }
+
+    /// The output will hold `len` bytes: a device smaller than that is
+    /// refused before anything is written, and a new file's space is
+    /// reserved up front where the file system can, so that a full disk is
+    /// found before the work.
+    pub(crate) fn len(mut self, len: u64) -> Self {
+        self.len = Some(len);
+        self
+    }
+
+    /// An atomic output starts as a copy of the existing file (an output
+    /// updated in part, such as a hash image with data before its hash
+    /// area).
+    pub(crate) fn keep_existing(mut self) -> Self {
+        self.keep_existing = true;
+        self
+    }
+
+    /// Plaintext: a new file is created readable by its owner only (0600);
+    /// an existing file keeps its mode.
+    pub(crate) fn private(mut self) -> Self {
+        self.private = true;
+        self
+    }
+
+    /// The output is read back while it is written (opened read-write).
+    pub(crate) fn read_back(mut self) -> Self {
+        self.read = true;
+        self
+    }
+
+    /// Refuse character devices and FIFOs: the command writes at positions.
+    pub(crate) fn seekable_only(mut self) -> Self {
+        self.seekable = true;
+        self
+    }
+
+    /// Checks the output against the inputs and opens it.
+    pub(crate) fn open(self) -> Result<Output, CliError> {
+        let path = self.path;
+        let target = Target::resolve(path)?;
+        if let Some(out) = target.meta() {
+            for (input, in_meta) in &self.inputs {
+                if let Some(why) = overlap(in_meta, input, out, &target) {
+                    return Err(CliError::Usage(format!(
+                        "{} and {}: {why}; the output would overwrite input not yet read \
+                         (give another output)",
+                        input.display(),
+                        path.display()
+                    )));
+                }
+            }
+        }
+        let kind = match target {
+            Target::New(p) => Kind::Atomic(Atomic::create(&p, None, &self)?),
+            Target::File(p, meta) => {
+                let c = CString::new(p.as_os_str().as_bytes())
+                    .map_err(|_| CliError::Usage(format!("{}: NUL in path", path.display())))?;
+                // SAFETY: `c` is a valid NUL-terminated path.
+                if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+                    let e = io::Error::last_os_error();
+                    return Err(CliError::Usage(format!(
+                        "{}: cannot replace it: {e} (mode {:04o}); make it writable or \
+                         remove it first",
+                        path.display(),
+                        meta.mode() & 0o7777
+                    )));
+                }
+                Kind::Atomic(Atomic::create(&p, Some(&meta), &self)?)
+            }
+            Target::Block(p, _) => {
+                let mut f = OpenOptions::new()
+                    .read(self.read)
+                    .write(true)
+                    .custom_flags(libc::O_EXCL)
+                    .open(&p)
+                    .map_err(|e| {
+                        let busy = e.raw_os_error() == Some(libc::EBUSY);
+                        CliError::io(
+                            path,
+                            if busy {
+                                "open the device for writing: it is in use (mounted or held \
+                                 open exclusively)"
+                            } else {
+                                "open the device for writing"
+                            },
+                            e,
+                        )
+                    })?;
+                let size = f
+                    .seek(SeekFrom::End(0))
+                    .and_then(|n| f.seek(SeekFrom::Start(0)).map(|_| n))
+                    .map_err(|e| CliError::io(path, "read the device size", e))?;
+                if let Some(len) = self.len.filter(|&len| len > size) {
+                    return Err(CliError::Usage(format!(
+                        "{}: the device holds {size} bytes but the output is {len} bytes: \
+                         nothing was written",
+                        path.display()
+                    )));
+                }
+                Kind::Block(f)
+            }
+            Target::Stream(p, meta) => {
+                if self.seekable {
+                    let what = if meta.file_type().is_fifo() {
+                        "a FIFO"
+                    } else {
+                        "a character device"
+                    };
+                    return Err(CliError::Usage(format!(
+                        "{}: is {what}, but this output is written at positions: give a \
+                         regular file or a block device",
+                        path.display()
+                    )));
+                }
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(&p)
+                    .map_err(|e| CliError::io(path, "open for writing", e))?;
+                Kind::Stream(f)
+            }
+        };
+        Ok(Output {
+            path: path.to_owned(),
+            kind,
+        })
+    }
+}
+
+/// Whether writing `out` (what `target` resolved to) would overwrite the
+/// input `input` (opened, with metadata `inp`), and why.
+fn overlap(inp: &Metadata, input: &Path, out: &Metadata, target: &Target) -> Option<String> {
+    if inp.dev() == out.dev() && inp.ino() == out.ino() {
+        return Some("they are the same file".into());
+    }
+    let block = |m: &Metadata| m.file_type().is_block_device();
+    let dev = |m: &Metadata| block(m) || m.file_type().is_char_device();
+    if dev(inp) && dev(out) && block(inp) == block(out) && inp.rdev() == out.rdev() {
+        return Some("they are the same device".into());
+    }
+    if block(out) && !dev(inp) && inp.dev() == out.rdev() {
+        return Some("the input lives on the file system of the output device".into());
+    }
+    if block(inp) && !dev(out) && out.dev() == inp.rdev() {
+        return Some("the output lives on the file system of the input device".into());
+    }
+    if block(inp) && block(out) {
+        let (a, b) = (Part::of(inp.rdev())?, Part::of(out.rdev())?);
+        if a.disk == b.disk && a.start < b.end && b.start < a.end {
+            return Some("they overlap on one disk".into());
+        }
+    }
+    // A loop device backed by the other one.
+    let backs = |dev_meta: &Metadata, file: &Path| {
+        let backing = Part::of(dev_meta.rdev()).and_then(|p| p.backing)?;
+        let file = std::fs::canonicalize(file).ok()?;
+        (backing == file).then_some(())
+    };
+    let out_path = match target {
+        Target::New(p) | Target::File(p, _) | Target::Block(p, _) | Target::Stream(p, _) => p,
+    };
+    if block(out) && out.file_type().is_block_device() && backs(out, input).is_some() {
+        return Some("the output is a loop device backed by the input".into());
+    }
+    if block(inp) && backs(inp, out_path).is_some() {
+        return Some("the input is a loop device backed by the output".into());
+    }
+    None
+}
+
+/// Where a block device lies on its disk, from sysfs: the whole disk's
+/// number, the byte range, and a loop device's backing file.
+struct Part {
+    disk: u64,
+    start: u64,
+    end: u64,
+    backing: Option<PathBuf>,
+}
+
+impl Part {
+    fn of(rdev: u64) -> Option<Part> {
+        let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+        let dir = std::fs::canonicalize(format!("/sys/dev/block/{maj}:{min}")).ok()?;
+        let read = |p: &Path| std::fs::read_to_string(p).ok();
+        let num = |p: &Path| read(p).and_then(|s| s.trim().parse::<u64>().ok());
+        let size = num(&dir.join("size"))? * 512;
+        let (disk_dir, start) = match num(&dir.join("start")) {
+            Some(start) if dir.join("partition").exists() => (dir.parent()?.to_owned(), start),
+            _ => (dir.clone(), 0),
+        };
+        let disk = read(&disk_dir.join("dev"))?;
+        let (dmaj, dmin) = disk.trim().split_once(':')?;
+        let disk = libc::makedev(dmaj.parse().ok()?, dmin.parse().ok()?);
+        let backing = read(&disk_dir.join("loop/backing_file"))
+            .map(|s| PathBuf::from(s.trim_end_matches('\n')));
+        Some(Part {
+            disk,
+            start: start * 512,
+            end: start * 512 + size,
+            backing,
+        })
+    }
+}
+
+/// A regular-file output being written: a temporary file in the target's
+/// directory.
+struct Atomic {
+    file: File,
+    /// The resolved target path.
+    target: PathBuf,
+    /// The temporary file's name while it has one (the fallback without
+    /// `O_TMPFILE`), registered for removal on a signal.
+    named: Option<Registered>,
+}
+
+impl Atomic {
+    fn create(
+        target: &Path,
+        existing: Option<&Metadata>,
+        spec: &OutputSpec<'_>,
+    ) -> Result<Atomic, CliError> {
+        let dir = parent_dir(target);
+        let mode = if spec.private { 0o600 } else { 0o666 };
+        let (file, named) = match open_unnamed(dir, mode) {
+            Some(f) => (f, None),
+            None => {
+                let (f, reg) = open_named(dir, mode)
+                    .map_err(|e| CliError::io(target, "create a temporary file next to it", e))?;
+                (f, Some(reg))
+            }
+        };
+        let mut a = Atomic {
+            file,
+            target: target.to_owned(),
+            named,
+        };
+        if let Some(meta) = existing {
+            // The new file takes the old one's owner (when root can give
+            // it; a change of owner clears set-id bits, so it comes first)
+            // and permissions.
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                let _ = std::os::unix::fs::fchown(&a.file, Some(meta.uid()), Some(meta.gid()));
+            }
+            let _ = a
+                .file
+                .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777));
+            if spec.keep_existing {
+                let mut old =
+                    File::open(target).map_err(|e| CliError::io(target, "open for reading", e))?;
+                io::copy(&mut old, &mut a.file)
+                    .map_err(|e| CliError::io(target, "copy its current contents", e))?;
+                a.file
+                    .seek(SeekFrom::Start(0))
+                    .map_err(|e| CliError::io(target, "seek", e))?;
+            }
+        }
+        if let Some(len) = spec.len {
+            reserve(&a.file, 0, len)
+                .map_err(|e| CliError::io(target, "reserve space for the output", e))?;
+        }
+        Ok(a)
+    }
+
+    fn commit(mut self, shown: &Path) -> Result<(), CliError> {
+        sync(&self.file).map_err(|e| CliError::io(shown, "flush the output", e))?;
+        let dir = parent_dir(&self.target).to_owned();
+        let tmp = match self.named.take() {
+            Some(reg) => reg,
+            None => link_unnamed(&self.file, &dir)
+                .map_err(|e| CliError::io(shown, "give the new file a name", e))?,
+        };
+        let renamed = std::fs::rename(&tmp.path, &self.target);
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&tmp.path);
+        }
+        tmp.release();
+        renamed.map_err(|e| CliError::io(shown, "rename the temporary file onto it", e))?;
+        File::open(&dir)
+            .and_then(|d| sync(&d))
+            .map_err(|e| CliError::io(&dir, "sync the directory after renaming the output", e))
+    }
+}
+
+impl Drop for Atomic {
+    fn drop(&mut self) {
+        if let Some(reg) = self.named.take() {
+            let _ = std::fs::remove_file(&reg.path);
+            reg.release();
+        }
+    }
+}
+
+/// The directory holding `path` (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// fsync, where the file system supports it: some (tmpfs on old kernels,
+/// some FUSE file systems) refuse it with ENOTSUP or EINVAL, and have no
+/// stable storage to flush to; the rename is still atomic there.
+pub(crate) fn sync(f: &File) -> io::Result<()> {
+    f.sync_all().or_else(|e| match e.kind() {
+        io::ErrorKind::Unsupported | io::ErrorKind::InvalidInput => Ok(()),
+        _ => Err(e),
+    })
+}
+
+/// Reserves the bytes `offset..offset + len` of `f` (fallocate, which also
+/// extends the file) so that a full disk shows now; a file system without
+/// fallocate is left to show it while writing.
+pub(crate) fn reserve(f: &File, offset: u64, len: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(io::Error::from_raw_os_error(libc::EFBIG));
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: a valid open descriptor; fallocate only changes the file.
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), 0, offset, len) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL) => Ok(()),
+        _ => Err(e),
+    }
+}
+
+/// A temporary file without a name (`O_TMPFILE`) in `dir`, if the file
+/// system and `/proc` (to name it later) allow it.
+fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
+    use std::os::fd::AsRawFd;
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(mode)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir)
+        .ok()?;
+    // Naming it needs /proc/self/fd (or CAP_DAC_READ_SEARCH): check now,
+    // not after the work.
+    std::fs::symlink_metadata(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+    Some(f)
+}
+
+/// Names the unnamed temporary file `f` in `dir` (registered for removal
+/// on a signal until it is renamed).
+fn link_unnamed(f: &File, dir: &Path) -> io::Result<Registered> {
+    use std::os::fd::AsRawFd;
+    let proc = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
+    for _ in 0..16 {
+        let reg = Registered::new(dir.join(temp_name()?))?;
+        // SAFETY: both paths are valid NUL-terminated strings; linkat does
+        // not retain them.
+        let r = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                proc.as_ptr(),
+                libc::AT_FDCWD,
+                reg.c_path(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if r == 0 {
+            return Ok(reg);
+        }
+        let e = io::Error::last_os_error();
+        reg.release();
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
+    }
+    Err(io::Error::from(io::ErrorKind::AlreadyExists))
+}
+
+/// A new named temporary file in `dir`, registered for removal on a
+/// signal.
+fn open_named(dir: &Path, mode: u32) -> io::Result<(File, Registered)> {
+    for _ in 0..16 {
+        let reg = Registered::new(dir.join(temp_name()?))?;
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&reg.path)
+        {
+            Ok(f) => return Ok((f, reg)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => reg.release(),
+            Err(e) => {
+                reg.release();
+                return Err(e);
+            }
+        }
+    }
+    Err(io::Error::from(io::ErrorKind::AlreadyExists))
+}
+
+/// `.mdu-` and 12 random letters.
+fn temp_name() -> io::Result<OsString> {
+    const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut r = [0u8; 12];
+    getrandom::fill(&mut r).map_err(io::Error::other)?;
+    let mut name = b".mdu-".to_vec();
+    name.extend(r.iter().map(|b| LETTERS[usize::from(*b) % LETTERS.len()]));
+    Ok(OsString::from_vec(name))
+}
+
+/// Paths to unlink if the process is ended by a signal: the temporary
+/// files that have a name. A slot holds a leaked C string: the handler may
+/// be reading it at any moment, so it is never freed (a few bytes per
+/// output).
+static CLEANUP: [AtomicPtr<libc::c_char>; 8] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 8];
+
+/// A temporary path in [`CLEANUP`] for as long as this lives.
+struct Registered {
+    path: PathBuf,
+    c: *mut libc::c_char,
+}
+
+// SAFETY: `c` points to a leaked C string that is never written or freed,
+// so any thread may hold and read it.
+unsafe impl Send for Registered {}
+
+impl Registered {
+    fn new(path: PathBuf) -> io::Result<Registered> {
+        install_handlers();
+        let c = CString::new(path.as_os_str().as_bytes())?.into_raw();
+        for slot in &CLEANUP {
+            if slot
+                .compare_exchange(std::ptr::null_mut(), c, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                return Ok(Registered { path, c });
+            }
+        }
+        Err(io::Error::other("too many temporary files at once"))
+    }
+
+    fn c_path(&self) -> *const libc::c_char {
+        self.c
+    }
+
+    /// Takes the path off the list (the file was renamed or removed).
+    fn release(self) {
+        for slot in &CLEANUP {
+            let _ = slot.compare_exchange(
+                self.c,
+                std::ptr::null_mut(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        }
+    }
+}
+
+/// Removes the registered temporary files, then dies of the same signal.
+extern "C" fn on_signal(sig: libc::c_int) {
+    for slot in &CLEANUP {
+        let p = slot.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if !p.is_null() {
+            // SAFETY: `p` is a leaked, never-freed NUL-terminated string;
+            // unlink is async-signal-safe.
+            unsafe { libc::unlink(p) };
+        }
+    }
+    // SAFETY: signal and raise are async-signal-safe; restoring the
+    // default action and raising again ends the process with `sig`.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// Installs [`on_signal`] for the signals that end a run from outside
+/// (once per process). A signal the process was started with ignored
+/// (`nohup`, a background job of a shell) stays ignored.
+fn install_handlers() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+            // SAFETY: sigaction with a null new action only reads the
+            // current one into a zeroed, valid struct; a zeroed sigaction
+            // with a handler of the right type and an empty mask is valid,
+            // and the handler only calls async-signal-safe functions.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction == libc::SIG_IGN
+                {
+                    continue;
+                }
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+/// Whether `output` names the same file or device as the open input
+/// `input` (for `--in-place`, which requires exactly that).
+pub(crate) fn same_file(input: &Metadata, output: &Path) -> bool {
+    let Ok(out) = std::fs::metadata(output) else {
+        return false;
+    };
+    let device = |m: &Metadata| {
+        let t = m.file_type();
+        t.is_block_device() || t.is_char_device()
+    };
+    (input.dev() == out.dev() && input.ino() == out.ino())
+        || (device(input) && device(&out) && input.rdev() == out.rdev())
+}
