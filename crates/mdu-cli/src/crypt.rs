@@ -27,9 +27,12 @@ pub(crate) enum CryptCmd {
     /// OUT, the backing device image: `--offset` 512-byte sectors first
     /// (zero-filled in a new file, left as they are on a block device),
     /// then the ciphertext.
+    #[command(after_long_help = crate::output::HELP)]
     Encrypt(CryptArgs),
     /// Decrypt the backing device image IN (from `--offset` on) into OUT,
-    /// the contents of the mapped device.
+    /// the contents of the mapped device. A new OUT is readable by its
+    /// owner only (mode 0600).
+    #[command(after_long_help = crate::output::HELP)]
     Decrypt(CryptArgs),
 }
 

@@ -14,6 +14,7 @@ use crate::util::{self, CliError};
 pub(crate) enum FsverityCmd {
     /// Print the fs-verity digest of each FILE as `fsverity digest` does:
     /// `<alg>:<hex digest> <file>`.
+    #[command(after_long_help = crate::output::HELP)]
     Digest(DigestArgs),
 }
 

@@ -31,25 +31,29 @@ pub(crate) enum LuksCmd {
     /// `cryptsetup luksFormat`.
     ///
     /// A new IMAGE is created holding the header region only (the data
-    /// offset, 16 MiB): written to a temporary file and renamed into place.
-    /// An existing IMAGE (file or block device) gets the header region
-    /// written over its start, in place, like luksFormat: the bytes after
-    /// the data offset are left as they are, and it is synced at the end.
-    /// A new random volume key is made unless --volume-key-file is given.
+    /// offset, 16 MiB, the part after the keyslots a hole): written
+    /// atomically, as every new output. An existing IMAGE (file or block
+    /// device) gets the header region written over its start, in place,
+    /// like luksFormat: not atomic; the bytes after the data offset are
+    /// left as they are, a block device must be at least the data offset
+    /// long and not mounted, and it is synced at the end. A FIFO or
+    /// character device is refused. Every check runs before the passphrase
+    /// is derived. A new random volume key is made unless
+    /// --volume-key-file is given.
     Format(FormatArgs),
     /// Encrypt PLAIN into a new LUKS2 image IMAGE: header region, then PLAIN
     /// encrypted as the data segment, in one streaming pass.
     ///
-    /// PLAIN must be a whole number of sectors. IMAGE is written to a
-    /// temporary file in its directory, synced and renamed into place, so a
-    /// failed run leaves IMAGE as it was.
+    /// PLAIN must be a whole number of sectors. IMAGE may not be PLAIN.
+    #[command(after_long_help = crate::output::HELP)]
     Encrypt(EncryptArgs),
     /// Decrypt the data segment of the LUKS2 image IMAGE into PLAIN, opening
     /// the volume key with the passphrase in --key-file through any keyslot.
     ///
-    /// PLAIN is written to a temporary file, synced and renamed into place.
-    /// Exit status 1 if the passphrase opens no keyslot or the image is
-    /// damaged.
+    /// A new PLAIN is readable by its owner only (mode 0600); PLAIN may not
+    /// be IMAGE. Exit status 1 if the passphrase opens no keyslot or the
+    /// image is damaged.
+    #[command(after_long_help = crate::output::HELP)]
     Decrypt(DecryptArgs),
     /// Print what the LUKS2 header of IMAGE says, as `cryptsetup luksDump`.
     ///

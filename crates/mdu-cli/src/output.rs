@@ -44,6 +44,26 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::util::CliError;
 
+/// What every command that writes an output does with it, for `--help`.
+pub(crate) const HELP: &str = "\
+Outputs:
+  A regular file (new or existing) is replaced atomically: the new contents
+  are written to a temporary file in the same directory that has no name
+  until it is complete, synced, then renamed over the output and the
+  directory synced. A failed or interrupted run (Ctrl-C, SIGTERM, SIGKILL)
+  leaves the output as it was and nothing next to it. An existing file keeps
+  its mode (and owner, for root); one you may not write is refused. Other
+  hard links of a replaced file keep the old contents.
+  A symbolic link is followed and its target written; a link to nothing is
+  refused.
+  A block device is written in place, after a check that it is large enough
+  and not mounted, and synced at the end: not atomic.
+  A character device or FIFO (/dev/null, /dev/stdout, a pipe) is written in
+  place as a stream: not atomic.
+  An output that is an input of the command under another name (a hard or
+  symbolic link, another node of the same device, a loop device over it, a
+  partition overlapping it) is refused before anything is written.";
+
 /// An output about to be opened: the path and what to check first.
 ///
 /// ```ignore

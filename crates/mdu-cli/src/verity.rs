@@ -18,7 +18,11 @@ pub(crate) enum VerityCmd {
     /// Hash DATA and write the hash device HASH (superblock and tree), like
     /// `veritysetup format`; prints the same summary. HASH is created if it
     /// does not exist; bytes of an existing HASH outside the hash area are
-    /// kept. A regular-file HASH is replaced atomically.
+    /// kept. HASH and the FEC device must be regular files or block devices
+    /// (written at positions); HASH may be DATA itself only with a
+    /// --hash-offset past the data. Every output is checked and opened
+    /// before hashing starts; the root hash file is written last.
+    #[command(after_long_help = crate::output::HELP)]
     Format(FormatArgs),
     /// Check every data block of DATA against HASH and ROOT_HEX, like
     /// `veritysetup verify`: exit 0 if all match, 1 naming the first bad or
@@ -33,10 +37,13 @@ pub(crate) enum VerityCmd {
     Verify(VerifyArgs),
     /// Correct DATA and HASH with the FEC parity (`--fec-device`, required)
     /// where they no longer verify against ROOT_HEX, and write the
-    /// corrected blocks back: regular files through a temporary copy
-    /// renamed into place, devices in place. The corrections are verified
-    /// against the root hash before anything is written; damage beyond
-    /// what the parity corrects is exit status 1 with nothing written.
+    /// corrected blocks back in place: only those blocks, to the file or
+    /// block device itself (through a symbolic link, keeping its mode,
+    /// owner and hard links), synced at the end. The corrections are
+    /// verified against the root hash before anything is written; damage
+    /// beyond what the parity corrects is exit status 1 with nothing
+    /// written. An interrupted repair leaves each block either as it was
+    /// or corrected: run it again.
     Repair(VerifyArgs),
     /// Print the superblock of HASH as `veritysetup dump` does (with
     /// `--fec-device`, the FEC lines too); `--json` for scripts.
