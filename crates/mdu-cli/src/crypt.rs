@@ -87,12 +87,8 @@ pub(crate) struct CryptArgs {
     /// Input file or device.
     #[arg(value_name = "IN")]
     input: PathBuf,
-    /// Output file or device; atomic only for a regular file.
-    ///
-    /// A regular file is written to a temporary file, synced, renamed over
-    /// OUT, and its directory synced: a failed run leaves OUT as it was. A
-    /// block device is written in place and synced at the end: not atomic.
-    /// OUT must not be IN (see --in-place).
+    /// Output file or device; atomic only for a regular file (see
+    /// "Outputs" below). OUT must not be IN (see --in-place).
     #[arg(value_name = "OUT")]
     output: PathBuf,
 }

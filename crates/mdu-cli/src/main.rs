@@ -40,12 +40,11 @@ enum Cmd {
     /// dm-crypt plain-mode encryption with AES-XTS (as a `cryptsetup open
     /// --type plain` mapping would read and write).
     ///
-    /// Which outputs are atomic: only a regular-file OUT. It is written to a
-    /// temporary file in its directory, synced (fsync), renamed over OUT,
-    /// and the directory is synced, so a failed or interrupted run leaves
-    /// OUT as it was. A block-device OUT is written in place and synced at
-    /// the end: a failed run leaves it partly written. A character device
-    /// or FIFO is written as a stream.
+    /// A regular-file OUT is replaced atomically (a failed or interrupted
+    /// run leaves it as it was, and nothing next to it); a block device is
+    /// written in place after a size check and synced; a character device
+    /// or FIFO is written as a stream (`mdu crypt encrypt --help` has the
+    /// details).
     ///
     /// OUT may not be the same file or device as IN (same inode, or the
     /// same device under another name) unless --in-place is given, which
