@@ -401,26 +401,23 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
             Some(f)
         }
     };
-    let mut new = match in_place {
-        Some(_) => None,
-        None => Some(Output::to(path).len(end).open()?),
-    };
-    let region = header_region(&a.new)?.region;
-    match (in_place, new.as_mut()) {
-        (Some(f), _) => {
+    match in_place {
+        Some(f) => {
+            let region = header_region(&a.new)?.region;
             f.write_all_at(&region, 0)
                 .map_err(|e| CliError::io(path, "write the header", e))?;
             f.sync_all()
                 .map_err(|e| CliError::io(path, "sync to stable storage", e))
         }
-        (None, Some(out)) => {
-            write_region(out, &region, end)?;
+        None => {
+            let mut out = Output::to(path).len(end).open()?;
+            let region = header_region(&a.new)?.region;
+            write_region(&mut out, &region, end)?;
             out.file()
                 .set_len(end)
                 .map_err(|e| CliError::io(path, "write the header", e))?;
-            new.map_or(Ok(()), Output::commit)
+            out.commit()
         }
-        (None, None) => Ok(()),
     }
 }
 
