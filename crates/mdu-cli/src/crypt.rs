@@ -245,8 +245,8 @@ fn stream<C: DataUnitCipher + Sync>(
     };
     let out_len = data_len.map(|n| if encrypt { n.saturating_add(header) } else { n });
     let mut spec = Output::to(&a.output).not_same_as(&a.input, in_meta.clone());
-    if let Some(n) = out_len {
-        spec = spec.len(n);
+    if let (Some(n), Some(data)) = (out_len, data_len) {
+        spec = spec.len(n).reserve(n - data, data);
     }
     if !encrypt {
         spec = spec.private();

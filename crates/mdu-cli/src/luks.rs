@@ -410,7 +410,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
                 .map_err(|e| CliError::io(path, "sync to stable storage", e))
         }
         None => {
-            let mut out = Output::to(path).len(end).open()?;
+            let mut out = Output::to(path).open()?;
             let region = header_region(&a.new)?.region;
             write_region(&mut out, &region, end)?;
             out.file()
@@ -443,6 +443,7 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     let mut out = Output::to(&a.image)
         .not_same_as(&a.plain, in_meta)
         .len(total)
+        .reserve(start, len)
         .open()?;
     let NewImage {
         region,
@@ -522,6 +523,7 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
         .not_same_as(&a.image, in_meta)
         .private()
         .len(len)
+        .reserve(0, len)
         .open()?;
     let key = unlock(&a.image, &f, &img, &a.key_file)?;
     let cipher = SectorCipher::new(&seg.encryption, &key.key, seg.sector_size)

@@ -75,6 +75,7 @@ pub(crate) struct OutputSpec<'a> {
     path: &'a Path,
     inputs: Vec<(&'a Path, Metadata)>,
     len: Option<u64>,
+    reserve: Option<(u64, u64)>,
     keep_existing: bool,
     private: bool,
     read: bool,
@@ -176,6 +177,7 @@ impl Output {
             path,
             inputs: Vec::new(),
             len: None,
+            reserve: None,
             keep_existing: false,
             private: false,
             read: false,
@@ -225,11 +227,18 @@ impl<'a> OutputSpec<'a> {
     }
 
     /// The output will hold `len` bytes: a device smaller than that is
-    /// refused before anything is written, and a new file's space is
-    /// reserved up front where the file system can, so that a full disk is
-    /// found before the work.
+    /// refused before anything is written.
     pub(crate) fn len(mut self, len: u64) -> Self {
         self.len = Some(len);
+        self
+    }
+
+    /// The bytes `offset..offset + len` of a file output will be written:
+    /// their space is reserved up front where the file system can, so that
+    /// a full disk is found before the work (what lies before `offset` and
+    /// is not written stays a hole).
+    pub(crate) fn reserve(mut self, offset: u64, len: u64) -> Self {
+        self.reserve = Some((offset, len));
         self
     }
 
@@ -480,8 +489,8 @@ impl Atomic {
                     .map_err(|e| CliError::io(target, "seek", e))?;
             }
         }
-        if let Some(len) = spec.len {
-            reserve(&a.file, 0, len)
+        if let Some((offset, len)) = spec.reserve {
+            reserve(&a.file, offset, len)
                 .map_err(|e| CliError::io(target, "reserve space for the output", e))?;
         }
         Ok(a)

@@ -489,10 +489,11 @@ fn a_full_disk_is_found_before_the_work_and_changes_nothing() {
     let key = d.join("key");
     fs::write(&key, rng.bytes(64)).unwrap();
     let plain = d.join("plain");
-    let data = rng.bytes(1 << 20);
+    let data = rng.bytes(1536 << 10);
     fs::write(&plain, &data).unwrap();
 
-    // Out of place: 1 MiB more does not fit in what is left.
+    // Out of place: 1.5 MiB more (after a 2 MiB hole) does not fit in what
+    // is left.
     let out = run(mdu()
         .args(["crypt", "encrypt", "--offset", "4096", "--key-file"])
         .arg(&key)
