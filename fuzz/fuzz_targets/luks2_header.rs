@@ -93,7 +93,7 @@ fn reseal(image: &mut [u8], at: usize) {
 /// Whether unlocking costs little enough to try on every input.
 fn cheap(m: &Metadata) -> bool {
     m.keyslots.values().all(|k| {
-        u64::from(k.key_size) * u64::from(k.af_stripes) <= 1 << 20
+        u64::from(k.key_size) * u64::from(mdu_luks2::AF_STRIPES) <= 1 << 20
             && match &k.kdf {
                 Kdf::Pbkdf2 { iterations, .. } => *iterations <= 2000,
                 Kdf::Argon2 {

@@ -143,6 +143,34 @@ pub enum Luks2Error {
     WrongPassphrase,
     /// The image has no keyslot (or digest) that could open a volume key.
     NoKeyslot,
+    /// The keyslots bound to the data segment are all left out of an
+    /// unlock by their priority.
+    NoUsableKeyslot {
+        /// The data segment.
+        segment: u32,
+        /// Which keyslots were left out and why.
+        why: String,
+    },
+    /// The passphrase opened no keyslot bound to the data segment, but it
+    /// opens an unbound keyslot, whose key decrypts no data.
+    UnboundKeyslot {
+        /// The unbound keyslot the passphrase opens.
+        slot: u32,
+        /// The data segment.
+        segment: u32,
+    },
+    /// The keyslot named is not bound to the data segment.
+    KeyslotNotBound {
+        /// The keyslot.
+        slot: u32,
+        /// The data segment.
+        segment: u32,
+    },
+    /// The keyslot named holds the key of a segment, not an unbound key.
+    NotUnbound {
+        /// The keyslot.
+        slot: u32,
+    },
     /// The requested keyslot does not exist.
     NoSuchKeyslot {
         /// The keyslot asked for.
@@ -172,8 +200,19 @@ impl Luks2Error {
     /// ```
     /// assert!(mdu_luks2::Luks2Error::WrongPassphrase.is_wrong_passphrase());
     /// ```
+    ///
+    /// A passphrase that opens only an unbound keyslot is a wrong one for
+    /// the data:
+    ///
+    /// ```
+    /// let e = mdu_luks2::Luks2Error::UnboundKeyslot { slot: 1, segment: 0 };
+    /// assert!(e.is_wrong_passphrase());
+    /// ```
     pub fn is_wrong_passphrase(&self) -> bool {
-        matches!(self, Luks2Error::WrongPassphrase)
+        matches!(
+            self,
+            Luks2Error::WrongPassphrase | Luks2Error::UnboundKeyslot { .. }
+        )
     }
 
     pub(crate) fn schema(field: impl Into<String>, expected: &'static str) -> Luks2Error {
@@ -262,6 +301,21 @@ impl fmt::Display for Luks2Error {
                 f.write_str("no key available with this passphrase (no keyslot opened)")
             }
             Luks2Error::NoKeyslot => f.write_str("the image has no usable keyslot"),
+            Luks2Error::NoUsableKeyslot { segment, why } => {
+                write!(f, "no keyslot bound to segment {segment} is usable: {why}")
+            }
+            Luks2Error::UnboundKeyslot { slot, segment } => write!(
+                f,
+                "the passphrase opens only unbound keyslot {slot}, which holds no volume key of segment {segment}"
+            ),
+            Luks2Error::KeyslotNotBound { slot, segment } => write!(
+                f,
+                "keyslot {slot} is not bound to segment {segment}: its key does not decrypt the data"
+            ),
+            Luks2Error::NotUnbound { slot } => write!(
+                f,
+                "keyslot {slot} does not contain an unbound key (its digest is bound to a segment)"
+            ),
             Luks2Error::NoSuchKeyslot { slot } => write!(f, "keyslot {slot} does not exist"),
             Luks2Error::Kdf { slot, message } => match slot {
                 Some(s) => write!(f, "keyslot {s}: key derivation refused: {message}"),

@@ -175,7 +175,7 @@ pub struct Image {
 /// let image = mdu_luks2::format(&params, b"pw", &[7u8; 64], &mut mdu_luks2::os_random)?;
 /// let img = Image::load(&image[..])?;
 /// let key = img.unlock(&image[..], b"pw")?;
-/// assert_eq!((key.slot, &key.key[..]), (0, &[7u8; 64][..]));
+/// assert_eq!((key.slot, key.segment, &key.key[..]), (0, Some(0), &[7u8; 64][..]));
 /// assert!(img.unlock(&image[..], b"nope").unwrap_err().is_wrong_passphrase());
 /// # Ok::<(), mdu_luks2::Luks2Error>(())
 /// ```
@@ -185,8 +185,24 @@ pub struct VolumeKey {
     pub slot: u32,
     /// The digest that confirmed it.
     pub digest: u32,
+    /// The segment whose data it decrypts: `Some` from
+    /// [`Image::unlock`] and [`Image::unlock_slot`], `None` for the key of
+    /// an unbound keyslot ([`Image::unlock_unbound`]), which decrypts no
+    /// data.
+    pub segment: Option<u32>,
     /// The key (wiped when dropped).
     pub key: Zeroizing<Vec<u8>>,
+}
+
+impl VolumeKey {
+    fn new(slot: u32, digest: u32, segment: Option<u32>, key: Zeroizing<Vec<u8>>) -> VolumeKey {
+        VolumeKey {
+            slot,
+            digest,
+            segment,
+            key,
+        }
+    }
 }
 
 /// Loads and validates one header copy at `offset`.
@@ -341,112 +357,8 @@ impl Image {
         self.header.hdr_size
     }
 
-    /// The keyslots in the order an unlock tries them: high priority
-    /// first, then normal, by id; `priority 0` (ignore) slots are left out.
-    fn unlock_order(&self) -> Vec<u32> {
-        let mut ids: Vec<(u32, u32)> = self
-            .metadata
-            .keyslots
-            .iter()
-            .map(|(&id, k)| (k.priority.unwrap_or(1), id))
-            .filter(|&(p, _)| p != 0)
-            .collect();
-        ids.sort_by_key(|&(p, id)| (std::cmp::Reverse(p), id));
-        ids.into_iter().map(|(_, id)| id).collect()
-    }
-
-    /// Opens the volume key with `passphrase` through any keyslot.
-    /// [`Luks2Error::WrongPassphrase`] when no keyslot opens.
-    ///
-    /// ```
-    /// # use mdu_luks2::*;
-    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha512, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
-    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
-    /// let img = Image::load(&image[..])?;
-    /// assert_eq!(&img.unlock(&image[..], b"pw")?.key[..], &[7u8; 64][..]);
-    /// # Ok::<(), Luks2Error>(())
-    /// ```
-    pub fn unlock<R: ReadAt + ?Sized>(
-        &self,
-        r: &R,
-        passphrase: &[u8],
-    ) -> Result<VolumeKey, Luks2Error> {
-        let order = self.unlock_order();
-        if order.is_empty() {
-            return Err(Luks2Error::NoKeyslot);
-        }
-        let mut first_error = None;
-        let mut tried = false;
-        for slot in order {
-            match self.unlock_slot(r, slot, passphrase) {
-                Ok(k) => return Ok(k),
-                Err(Luks2Error::WrongPassphrase) => tried = true,
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        match first_error {
-            Some(e) if !tried => Err(e),
-            _ => Err(Luks2Error::WrongPassphrase),
-        }
-    }
-
-    /// Opens the volume key with `passphrase` through keyslot `slot` only.
-    ///
-    /// ```
-    /// # use mdu_luks2::*;
-    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
-    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
-    /// let img = Image::load(&image[..])?;
-    /// assert!(matches!(img.unlock_slot(&image[..], 3, b"pw"), Err(Luks2Error::NoSuchKeyslot { slot: 3 })));
-    /// # Ok::<(), Luks2Error>(())
-    /// ```
-    pub fn unlock_slot<R: ReadAt + ?Sized>(
-        &self,
-        r: &R,
-        slot: u32,
-        passphrase: &[u8],
-    ) -> Result<VolumeKey, Luks2Error> {
-        let ks = self
-            .metadata
-            .keyslots
-            .get(&slot)
-            .ok_or(Luks2Error::NoSuchKeyslot { slot })?;
-        let Some((&digest_id, digest)) = self
-            .metadata
-            .digests
-            .iter()
-            .find(|(_, d)| d.keyslots.contains(&slot))
-        else {
-            return Err(Luks2Error::NoKeyslot);
-        };
-        let key_len = ks.key_size as usize;
-        let material_len = (key_len * ks.af_stripes as usize).div_ceil(512) * 512;
-        let mut material = Zeroizing::new(read_checked(
-            r,
-            self.image_len,
-            "keyslot area",
-            ks.area.offset,
-            material_len as u64,
-        )?);
-        let derived = ks.kdf.derive(passphrase, ks.area.key_size as usize, slot)?;
-        let cipher = SectorCipher::new(&ks.area.encryption, &derived, 512)?;
-        cipher.crypt(Direction::Decrypt, 0, &mut material)?;
-        let key = af::merge(&material, key_len, ks.af_stripes, ks.af_hash)?;
-        if digest.matches(&key) {
-            Ok(VolumeKey {
-                slot,
-                digest: digest_id,
-                key,
-            })
-        } else {
-            Err(Luks2Error::WrongPassphrase)
-        }
-    }
-
-    /// The data segment to read: the only segment, or the lowest-numbered
-    /// one that the digest of `key` lists. Images with several segments
+    /// The data segment to read: the one regular segment (the `backup-*`
+    /// segments of a reencryption are never it). Several regular segments
     /// (an unfinished reencryption) are [`Luks2Error::Unsupported`].
     ///
     /// ```
@@ -459,14 +371,248 @@ impl Image {
     /// # Ok::<(), Luks2Error>(())
     /// ```
     pub fn segment(&self) -> Result<(u32, &Segment), Luks2Error> {
-        let segs = &self.metadata.segments;
-        match segs.len() {
-            0 => Err(Luks2Error::schema("segments", "one crypt segment")),
-            1 => Ok(segs.iter().next().map(|(&id, s)| (id, s)).expect("one")),
-            n => Err(Luks2Error::Unsupported {
+        let mut regular = self
+            .metadata
+            .segments
+            .iter()
+            .filter(|(_, s)| !s.is_backup());
+        match (regular.next(), regular.count()) {
+            (None, _) => Err(Luks2Error::schema("segments", "a regular crypt segment")),
+            (Some((&id, s)), 0) => Ok((id, s)),
+            (Some(_), more) => Err(Luks2Error::Unsupported {
                 field: "segments".into(),
-                value: format!("{n} segments (an unfinished reencryption)"),
+                value: format!("{} regular segments (an unfinished reencryption)", more + 1),
             }),
+        }
+    }
+
+    /// The one digest bound to segment `seg`. None is
+    /// [`Luks2Error::NoKeyslot`]; several are refused: a segment has one
+    /// volume key (cryptsetup takes the first in the JSON text).
+    fn segment_digest(&self, seg: u32) -> Result<(u32, &Digest), Luks2Error> {
+        let mut bound = self
+            .metadata
+            .digests
+            .iter()
+            .filter(|(_, d)| d.segments.contains(&seg));
+        let first = bound.next().ok_or(Luks2Error::NoKeyslot)?;
+        let others: Vec<u32> = bound.map(|(&id, _)| id).collect();
+        if others.is_empty() {
+            return Ok((*first.0, first.1));
+        }
+        let mut all = vec![*first.0];
+        all.extend(others);
+        Err(Luks2Error::layout(
+            "digests",
+            format!(
+                "segment {seg} is bound to {} digests {all:?}: a segment has one volume key (cryptsetup 2.6 takes the first digest in the JSON text and ignores the others)",
+                all.len()
+            ),
+        ))
+    }
+
+    /// The keyslots of `digest` in the order an unlock tries them: high
+    /// priority (2) first, then normal (1 or absent), by id; with the
+    /// keyslots left out (priority 0, ignore, or a value cryptsetup does
+    /// not know) and why.
+    fn unlock_order(&self, digest: &Digest) -> (Vec<u32>, Vec<String>) {
+        let mut ids: Vec<(i64, u32)> = Vec::new();
+        let mut skipped = Vec::new();
+        for (&id, k) in &self.metadata.keyslots {
+            if !digest.keyslots.contains(&id) {
+                continue;
+            }
+            match k.priority.unwrap_or(1) {
+                p @ (1 | 2) => ids.push((p, id)),
+                0 => skipped.push(format!("keyslot {id} has priority 0 (ignore)")),
+                p => skipped.push(format!(
+                    "keyslot {id} has priority {p}, which cryptsetup never tries (it tries 2, then 1)"
+                )),
+            }
+        }
+        ids.sort_by_key(|&(p, id)| (std::cmp::Reverse(p), id));
+        (ids.into_iter().map(|(_, id)| id).collect(), skipped)
+    }
+
+    /// Opens the volume key of the data segment ([`segment`](Self::segment))
+    /// with `passphrase`, through the keyslots whose digest is bound to
+    /// that segment only: the one way a passphrase unlocks data. Keyslots
+    /// of priority 0 (ignore) or an unknown priority are not tried.
+    ///
+    /// [`Luks2Error::WrongPassphrase`] when no keyslot opens;
+    /// [`Luks2Error::UnboundKeyslot`] when only an unbound keyslot
+    /// (`cryptsetup luksAddKey --unbound`) does, whose key is not the
+    /// segment's (see [`unlock_unbound`](Self::unlock_unbound)).
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha512, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// let key = img.unlock(&image[..], b"pw")?;
+    /// assert_eq!((&key.key[..], key.segment), (&[7u8; 64][..], Some(0)));
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn unlock<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        passphrase: &[u8],
+    ) -> Result<VolumeKey, Luks2Error> {
+        let (seg, _) = self.segment()?;
+        let (digest_id, digest) = self.segment_digest(seg)?;
+        let (order, skipped) = self.unlock_order(digest);
+        if order.is_empty() {
+            return Err(if !skipped.is_empty() {
+                Luks2Error::NoUsableKeyslot {
+                    segment: seg,
+                    why: skipped.join("; "),
+                }
+            } else {
+                match self.explain_wrong_passphrase(r, seg, passphrase) {
+                    Luks2Error::WrongPassphrase => Luks2Error::NoKeyslot,
+                    e => e,
+                }
+            });
+        }
+        let mut first_error = None;
+        let mut tried = false;
+        for slot in order {
+            match self.open_keyslot(r, slot, digest, passphrase) {
+                Ok(key) => return Ok(VolumeKey::new(slot, digest_id, Some(seg), key)),
+                Err(Luks2Error::WrongPassphrase) => tried = true,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) if !tried => Err(e),
+            _ => Err(self.explain_wrong_passphrase(r, seg, passphrase)),
+        }
+    }
+
+    /// After no bound keyslot opened: [`Luks2Error::UnboundKeyslot`] if the
+    /// passphrase opens an unbound keyslot (of priority 1 or 2), else
+    /// [`Luks2Error::WrongPassphrase`].
+    fn explain_wrong_passphrase<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        segment: u32,
+        passphrase: &[u8],
+    ) -> Luks2Error {
+        for (&slot, k) in &self.metadata.keyslots {
+            if !matches!(k.priority.unwrap_or(1), 1 | 2) || !self.metadata.keyslot_is_unbound(slot)
+            {
+                continue;
+            }
+            if self.unlock_unbound(r, slot, passphrase).is_ok() {
+                return Luks2Error::UnboundKeyslot { slot, segment };
+            }
+        }
+        Luks2Error::WrongPassphrase
+    }
+
+    /// Opens the volume key of the data segment with `passphrase` through
+    /// keyslot `slot` only, whatever its priority (as `cryptsetup open
+    /// --key-slot`). A keyslot whose digest is not bound to the data
+    /// segment is [`Luks2Error::KeyslotNotBound`], before any key
+    /// derivation.
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// assert_eq!(img.unlock_slot(&image[..], 0, b"pw")?.slot, 0);
+    /// assert!(matches!(img.unlock_slot(&image[..], 3, b"pw"), Err(Luks2Error::NoSuchKeyslot { slot: 3 })));
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn unlock_slot<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        slot: u32,
+        passphrase: &[u8],
+    ) -> Result<VolumeKey, Luks2Error> {
+        if !self.metadata.keyslots.contains_key(&slot) {
+            return Err(Luks2Error::NoSuchKeyslot { slot });
+        }
+        let (seg, _) = self.segment()?;
+        let (digest_id, digest) = self.segment_digest(seg)?;
+        if !digest.keyslots.contains(&slot) {
+            return Err(Luks2Error::KeyslotNotBound { slot, segment: seg });
+        }
+        let key = self.open_keyslot(r, slot, digest, passphrase)?;
+        Ok(VolumeKey::new(slot, digest_id, Some(seg), key))
+    }
+
+    /// Opens the key of the unbound keyslot `slot` (one whose digest is
+    /// bound to no segment, made by `cryptsetup luksAddKey --unbound`), as
+    /// `cryptsetup luksDump --unbound --key-slot`. The key opens no data:
+    /// [`VolumeKey::segment`] is `None`. A bound keyslot is
+    /// [`Luks2Error::NotUnbound`].
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// let err = img.unlock_unbound(&image[..], 0, b"pw").unwrap_err();
+    /// assert!(matches!(err, Luks2Error::NotUnbound { slot: 0 }));
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn unlock_unbound<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        slot: u32,
+        passphrase: &[u8],
+    ) -> Result<VolumeKey, Luks2Error> {
+        if !self.metadata.keyslots.contains_key(&slot) {
+            return Err(Luks2Error::NoSuchKeyslot { slot });
+        }
+        if !self.metadata.keyslot_is_unbound(slot) {
+            return Err(Luks2Error::NotUnbound { slot });
+        }
+        let (digest_id, digest) = self
+            .metadata
+            .keyslot_digest(slot)
+            .and_then(|id| Some((id, self.metadata.digests.get(&id)?)))
+            .ok_or(Luks2Error::NoKeyslot)?;
+        let key = self.open_keyslot(r, slot, digest, passphrase)?;
+        Ok(VolumeKey::new(slot, digest_id, None, key))
+    }
+
+    /// Derives the area key of keyslot `slot`, decrypts and merges its
+    /// material ([`AF_STRIPES`] stripes, whatever `af.stripes` says, as
+    /// cryptsetup) and checks the key against `digest`.
+    fn open_keyslot<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        slot: u32,
+        digest: &Digest,
+        passphrase: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>, Luks2Error> {
+        let ks = self
+            .metadata
+            .keyslots
+            .get(&slot)
+            .ok_or(Luks2Error::NoSuchKeyslot { slot })?;
+        let key_len = ks.key_size as usize;
+        let material_len = (key_len * AF_STRIPES as usize).div_ceil(512) * 512;
+        let mut material = Zeroizing::new(read_checked(
+            r,
+            self.image_len,
+            "keyslot area",
+            ks.area.offset,
+            material_len as u64,
+        )?);
+        let derived = ks.kdf.derive(passphrase, ks.area.key_size as usize, slot)?;
+        let cipher = SectorCipher::new(&ks.area.encryption, &derived, 512)?;
+        cipher.crypt(Direction::Decrypt, 0, &mut material)?;
+        let key = af::merge(&material, key_len, AF_STRIPES, ks.af_hash)?;
+        if digest.matches(&key) {
+            Ok(key)
+        } else {
+            Err(Luks2Error::WrongPassphrase)
         }
     }
 
@@ -661,11 +807,152 @@ fn is_uuid(s: &str) -> bool {
 /// ```
 pub const AF_STRIPES: u32 = 4000;
 
-/// Writes a new LUKS2 header region: `params.data_offset` bytes holding
-/// both header copies (seqid 1), the keyslots area filled with random
-/// bytes, and keyslot 0 holding `volume_key` under `passphrase`. The data
-/// segment starts right after it (size `dynamic`). Salts, the UUID and the
-/// AF stripes come from `random`.
+/// The largest data offset [`FormatParams::validate`] accepts: the data
+/// segment's first sector must end at a file offset (`off_t`, below
+/// 2^63), as on Linux every file and block device.
+///
+/// ```
+/// assert_eq!(mdu_luks2::MAX_DATA_OFFSET, (1 << 63) - 4096);
+/// ```
+pub const MAX_DATA_OFFSET: u64 = (1 << 63) - 4096;
+
+impl FormatParams {
+    /// Checks every parameter, cheaply and before any key derivation (so a
+    /// caller can call it before it reads a passphrase): the header size;
+    /// the cipher spec, key size and sector size; the data offset (a
+    /// multiple of 4096 and of the sector size, at most
+    /// [`MAX_DATA_OFFSET`], leaving room for keyslot 0 after the two
+    /// headers); the digest and KDF costs (cryptsetup's minimums); the
+    /// label and subsystem (at most 47 bytes, no NUL); the UUID.
+    /// [`format()`] calls it first.
+    ///
+    /// ```
+    /// use mdu_luks2::FormatParams;
+    /// assert!(FormatParams::default().validate().is_ok());
+    /// let p = FormatParams { data_offset: 1 << 62, label: "x".repeat(48), ..FormatParams::default() };
+    /// let err = p.validate().unwrap_err().to_string();
+    /// assert!(err.contains("label"), "{err}");
+    /// ```
+    pub fn validate(&self) -> Result<(), Luks2Error> {
+        let bad = |problem: String| Err(Luks2Error::Params { problem });
+        let hdr = self.hdr_size;
+        if !HEADER_SIZES.contains(&hdr) {
+            return bad(format!(
+                "header size {hdr} is not a power of two in 16 KiB..4 MiB"
+            ));
+        }
+        let spec = mdu_dmcrypt::CipherSpec::parse(&self.cipher)?;
+        spec.check_key_len(self.key_size)?;
+        let ss = self.sector_size;
+        if !matches!(ss, 512 | 1024 | 2048 | 4096) {
+            return bad(format!(
+                "sector size {ss} is not 512, 1024, 2048 or 4096 bytes"
+            ));
+        }
+        let off = self.data_offset;
+        if !off.is_multiple_of(4096) || !off.is_multiple_of(u64::from(ss)) {
+            return bad(format!(
+                "data offset {off} is not a multiple of 4096 and of the sector size {ss}"
+            ));
+        }
+        if off > MAX_DATA_OFFSET {
+            return bad(format!(
+                "data offset {off} lies beyond {MAX_DATA_OFFSET}, the last sector a file offset (below 2^63) can reach"
+            ));
+        }
+        let keyslots_size = off.saturating_sub(2 * hdr).min(MAX_KEYSLOTS_SIZE);
+        let area_size = self.keyslot_area_size();
+        if keyslots_size < area_size {
+            return bad(format!(
+                "data offset {off} leaves {keyslots_size} bytes for keyslots after the two {hdr}-byte headers; keyslot 0 needs {area_size}"
+            ));
+        }
+        if self.digest_iterations < 1000 {
+            return bad(format!(
+                "the digest needs at least 1000 iterations, not {}",
+                self.digest_iterations
+            ));
+        }
+        match self.kdf {
+            KdfParams::Pbkdf2 { iterations, .. } => {
+                if iterations < 1000 {
+                    return bad(format!(
+                        "PBKDF2 needs at least 1000 iterations, not {iterations}"
+                    ));
+                }
+            }
+            KdfParams::Argon2 {
+                time, memory, cpus, ..
+            } => {
+                if time < 4
+                    || memory < 32
+                    || cpus == 0
+                    || cpus > (1 << 24) - 1
+                    || u64::from(memory) < 8 * u64::from(cpus)
+                    || memory > crate::ARGON2_MAX_MEMORY_KIB
+                {
+                    return bad(format!(
+                        "Argon2 needs time >= 4, memory 32..={} KiB and >= 8 KiB per thread, threads 1..2^24 (got time {time}, memory {memory}, threads {cpus})",
+                        crate::ARGON2_MAX_MEMORY_KIB
+                    ));
+                }
+            }
+        }
+        for (field, s) in [("label", &self.label), ("subsystem", &self.subsystem)] {
+            if s.len() > 47 || s.as_bytes().contains(&0) {
+                return bad(format!(
+                    "the {field} {s:?} does not fit: at most 47 bytes, no NUL"
+                ));
+            }
+        }
+        if let Some(u) = &self.uuid
+            && !is_uuid(u)
+        {
+            return bad(format!("{u:?} is not a UUID (8-4-4-4-12 hex digits)"));
+        }
+        Ok(())
+    }
+
+    /// The keyslots area size of a new image: the space between the
+    /// headers and the data, at most [`MAX_KEYSLOTS_SIZE`].
+    fn keyslots_size(&self) -> u64 {
+        self.data_offset
+            .saturating_sub(2 * self.hdr_size)
+            .min(MAX_KEYSLOTS_SIZE)
+    }
+
+    /// The area of keyslot 0: its AF material rounded up to 4096 bytes.
+    fn keyslot_area_size(&self) -> u64 {
+        (self.key_size as u64)
+            .saturating_mul(u64::from(AF_STRIPES))
+            .div_ceil(4096)
+            .saturating_mul(4096)
+    }
+
+    /// The length of the header region [`format()`] returns: both headers
+    /// and the keyslots area, `2 * hdr_size + keyslots_size`.
+    ///
+    /// ```
+    /// let p = mdu_luks2::FormatParams { data_offset: 1 << 40, ..Default::default() };
+    /// assert_eq!(p.header_region_len(), 2 * 16384 + (128 << 20));
+    /// ```
+    pub fn header_region_len(&self) -> u64 {
+        2 * self.hdr_size + self.keyslots_size()
+    }
+}
+
+/// Writes a new LUKS2 header region: both header copies (seqid 1) and the
+/// keyslots area, filled with random bytes and holding keyslot 0, which
+/// keeps `volume_key` under `passphrase`; `2 * hdr_size + keyslots_size`
+/// bytes ([`FormatParams::header_region_len`]), where the keyslots area
+/// fills the space up to the data offset, at most 128 MiB.
+///
+/// The data segment (size `dynamic`) starts at `params.data_offset`,
+/// which may lie far beyond the region: the caller places the data there,
+/// and the bytes between the region and it are not part of the header (in
+/// a new file, a hole of zeros). Salts, the UUID and the AF stripes come
+/// from `random`. The parameters are checked first
+/// ([`FormatParams::validate`]).
 ///
 /// ```
 /// use mdu_luks2::{format, os_random, FormatParams, Hash, Image, KdfParams};
@@ -674,8 +961,12 @@ pub const AF_STRIPES: u32 = 4000;
 ///     kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
 ///     digest_iterations: 1000, data_offset: 2 << 20, ..FormatParams::default()
 /// };
-/// let image = format(&params, b"pw", &[9u8; 32], &mut os_random)?;
+/// let mut image = format(&params, b"pw", &[9u8; 32], &mut os_random)?;
 /// assert_eq!(image.len(), 2 << 20);
+/// // Data far away: the region stays small, the data go at data_offset.
+/// let far = FormatParams { data_offset: 1 << 40, ..params.clone() };
+/// let region = format(&far, b"pw", &[9u8; 32], &mut os_random)?;
+/// assert_eq!(region.len() as u64, far.header_region_len());
 /// assert_eq!(Image::load(&image[..])?.metadata.segments[&0].sector_size, 4096);
 /// # Ok::<(), mdu_luks2::Luks2Error>(())
 /// ```
@@ -685,13 +976,9 @@ pub fn format(
     volume_key: &[u8],
     random: &mut dyn FnMut(&mut [u8]) -> Result<(), Luks2Error>,
 ) -> Result<Vec<u8>, Luks2Error> {
+    params.validate()?;
     let bad = |problem: String| Err(Luks2Error::Params { problem });
     let hdr = params.hdr_size;
-    if !HEADER_SIZES.contains(&hdr) {
-        return bad(format!(
-            "header size {hdr} is not a power of two in 16 KiB..4 MiB"
-        ));
-    }
     if volume_key.len() != params.key_size {
         return bad(format!(
             "the volume key has {} bytes, the parameters say {}",
@@ -699,65 +986,36 @@ pub fn format(
             params.key_size
         ));
     }
-    // Checks the spec, key length and sector size together.
+    // Checks the key itself (XTS halves) with the spec and sector size.
     SectorCipher::new(&params.cipher, volume_key, params.sector_size)?;
-    let ss = u64::from(params.sector_size);
     let off = params.data_offset;
-    if !off.is_multiple_of(4096) || !off.is_multiple_of(ss) {
-        return bad(format!(
-            "data offset {off} is not a multiple of 4096 and of the sector size {ss}"
-        ));
-    }
-    let keyslots_size = off.saturating_sub(2 * hdr).min(MAX_KEYSLOTS_SIZE);
+    let keyslots_size = params.keyslots_size();
     let key_size = u32::try_from(params.key_size).unwrap_or(u32::MAX);
     let material_len = params.key_size * AF_STRIPES as usize;
-    let area_size = (material_len as u64).div_ceil(4096) * 4096;
-    if keyslots_size < area_size {
-        return bad(format!(
-            "data offset {off} leaves {keyslots_size} bytes for keyslots after the two {hdr}-byte headers; keyslot 0 needs {area_size}"
-        ));
-    }
-    if params.digest_iterations < 1000 {
-        return bad("the digest needs at least 1000 iterations".into());
-    }
+    let area_size = params.keyslot_area_size();
     let mut salt = vec![0u8; 32];
     random(&mut salt)?;
     let kdf = match params.kdf {
-        KdfParams::Pbkdf2 { hash, iterations } => {
-            if iterations < 1000 {
-                return bad(format!(
-                    "PBKDF2 needs at least 1000 iterations, not {iterations}"
-                ));
-            }
-            Kdf::Pbkdf2 {
-                hash,
-                iterations,
-                salt,
-            }
-        }
+        KdfParams::Pbkdf2 { hash, iterations } => Kdf::Pbkdf2 {
+            hash,
+            iterations,
+            salt,
+        },
         KdfParams::Argon2 {
             variant,
             time,
             memory,
             cpus,
-        } => {
-            if time < 4 || memory < 32 || cpus == 0 || memory < 8 * cpus {
-                return bad(format!(
-                    "Argon2 needs time >= 4, memory >= 32 KiB and >= 8 KiB per thread, threads >= 1 (got time {time}, memory {memory}, threads {cpus})"
-                ));
-            }
-            Kdf::Argon2 {
-                variant,
-                time,
-                memory,
-                cpus,
-                salt,
-            }
-        }
+        } => Kdf::Argon2 {
+            variant,
+            time,
+            memory,
+            cpus,
+            salt,
+        },
     };
     let uuid = match &params.uuid {
-        Some(u) if is_uuid(u) => u.to_ascii_lowercase(),
-        Some(u) => return bad(format!("{u:?} is not a UUID (8-4-4-4-12 hex digits)")),
+        Some(u) => u.to_ascii_lowercase(),
         None => {
             let mut b = [0u8; 16];
             random(&mut b)?;
@@ -804,7 +1062,7 @@ pub fn format(
             0,
             Keyslot {
                 key_size,
-                af_stripes: AF_STRIPES,
+                af_stripes: i64::from(AF_STRIPES),
                 af_hash: Hash::Sha256,
                 area: KeyslotArea {
                     offset: area_offset,
@@ -825,6 +1083,7 @@ pub fn format(
                 iv_tweak: 0,
                 encryption: params.cipher.clone(),
                 sector_size: params.sector_size,
+                flags: Vec::new(),
             },
         )]),
         digests: BTreeMap::from([(0, digest)]),
@@ -843,9 +1102,15 @@ pub fn format(
         ));
     }
 
-    let mut image = vec![0u8; off as usize];
-    random(&mut image[area_offset as usize..(area_offset + keyslots_size) as usize])?;
-    image[area_offset as usize..area_offset as usize + material.len()].copy_from_slice(&material);
+    // At most 2 * 4 MiB + 128 MiB, whatever the data offset.
+    let region_len =
+        usize::try_from(params.header_region_len()).map_err(|_| Luks2Error::Params {
+            problem: "the header region does not fit in memory".into(),
+        })?;
+    let mut image = vec![0u8; region_len];
+    let area = area_offset as usize;
+    random(&mut image[area..])?;
+    image[area..area + material.len()].copy_from_slice(&material);
     for secondary in [false, true] {
         let at = if secondary { hdr as usize } else { 0 };
         let mut bh = BinaryHeader::new(hdr, &uuid);

@@ -57,7 +57,8 @@ pub use cipher::SectorCipher;
 pub use error::Luks2Error;
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
 pub use image::{
-    AF_STRIPES, FormatParams, HeaderCopy, Image, KdfParams, ReadAt, VolumeKey, format, os_random,
+    AF_STRIPES, FormatParams, HeaderCopy, Image, KdfParams, MAX_DATA_OFFSET, ReadAt, VolumeKey,
+    format, os_random,
 };
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
 pub use mdu_dmcrypt::Direction;

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::Luks2Error;
 use crate::header::BINARY_HEADER_LEN;
+use crate::image::AF_STRIPES;
 use crate::kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
 
 /// Largest keyslots area LUKS2 allows (128 MiB).
@@ -68,16 +69,20 @@ pub struct Metadata {
 pub struct Keyslot {
     /// Volume key size in bytes.
     pub key_size: u32,
-    /// AF stripes (4000).
-    pub af_stripes: u32,
+    /// `af.stripes` as written: any JSON integer. cryptsetup 2.6 splits and
+    /// merges with 4000 stripes ([`AF_STRIPES`](crate::AF_STRIPES))
+    /// whatever this says, and so does this crate.
+    pub af_stripes: i64,
     /// AF hash.
     pub af_hash: Hash,
     /// The encrypted area.
     pub area: KeyslotArea,
     /// The key derivation.
     pub kdf: Kdf,
-    /// `priority`: 0 ignore, 1 normal (absent), 2 high.
-    pub priority: Option<u32>,
+    /// `priority`: 0 ignore, 1 normal (absent), 2 high; any other integer
+    /// is kept, and such a keyslot, like one of priority 0, is tried only
+    /// when it is named (cryptsetup tries priorities 2 and 1 only).
+    pub priority: Option<i64>,
 }
 
 /// The `raw` area of a keyslot in the keyslots area.
@@ -121,6 +126,27 @@ pub struct Segment {
     pub encryption: String,
     /// Encryption sector size in bytes.
     pub sector_size: u32,
+    /// `flags` (`backup-previous`, `backup-final`, ... during a
+    /// reencryption), empty when absent.
+    pub flags: Vec<String>,
+}
+
+impl Segment {
+    /// Whether a flag marks it a backup segment (`backup-*`): a record of a
+    /// reencryption, never the data to read.
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// let mut s = m.segments[&0].clone();
+    /// assert!(!s.is_backup());
+    /// s.flags.push("backup-previous".into());
+    /// assert!(s.is_backup());
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn is_backup(&self) -> bool {
+        self.flags.iter().any(|f| f.starts_with("backup-"))
+    }
 }
 
 /// A `pbkdf2` digest of the volume key.
@@ -251,6 +277,26 @@ fn parse_u64(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
+/// An id (object key or list entry): decimal digits without a leading
+/// zero, below 2^32. cryptsetup looks ids up by that form, so `"00"` is
+/// not id 0 to it.
+fn parse_id(s: &str) -> Option<u32> {
+    if s.len() > 1 && s.starts_with('0') {
+        return None;
+    }
+    parse_u64(s).and_then(|n| u32::try_from(n).ok())
+}
+
+/// What an id must look like.
+const ID_FORM: &str = "a decimal id without leading zeros (cryptsetup finds ids by that form)";
+
+/// Any JSON integer (as cryptsetup reads `af.stripes` and `priority`).
+fn int(o: &Map<String, Value>, path: &str, key: &str) -> Result<i64, Luks2Error> {
+    get(o, path, key)?
+        .as_i64()
+        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "a JSON integer"))
+}
+
 /// A 32-bit number written as a JSON integer.
 fn u32_num(o: &Map<String, Value>, path: &str, key: &str) -> Result<u32, Luks2Error> {
     get(o, path, key)?
@@ -299,9 +345,7 @@ fn by_id<'a>(root: &'a Map<String, Value>, key: &str) -> Result<Vec<Entry<'a>>, 
     let mut out = Vec::with_capacity(o.len());
     for (k, v) in o {
         let path = format!("{key}.{k}");
-        let id = parse_u64(k)
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| Luks2Error::schema(path.clone(), "a decimal id as the key"))?;
+        let id = parse_id(k).ok_or_else(|| Luks2Error::schema(path.clone(), ID_FORM))?;
         out.push((id, path.clone(), obj(v, &path)?));
     }
     Ok(out)
@@ -315,9 +359,8 @@ fn id_list(o: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<u32>, Lu
     a.iter()
         .map(|v| {
             v.as_str()
-                .and_then(parse_u64)
-                .and_then(|n| u32::try_from(n).ok())
-                .ok_or_else(|| Luks2Error::schema(field.clone(), "an array of decimal id strings"))
+                .and_then(parse_id)
+                .ok_or_else(|| Luks2Error::schema(field.clone(), ID_FORM))
         })
         .collect()
 }
@@ -379,11 +422,11 @@ fn parse_keyslot(o: &Map<String, Value>, path: &str) -> Result<Keyslot, Luks2Err
     let kdf = obj(get(o, path, "kdf")?, &kdf_path)?;
     let priority = match o.get("priority") {
         None => None,
-        Some(_) => Some(u32_num(o, path, "priority")?),
+        Some(_) => Some(int(o, path, "priority")?),
     };
     Ok(Keyslot {
         key_size: u32_num(o, path, "key_size")?,
-        af_stripes: u32_num(af, &af_path, "stripes")?,
+        af_stripes: int(af, &af_path, "stripes")?,
         af_hash: hash(af, &af_path, "hash")?,
         area: KeyslotArea {
             offset: u64_str(area, &area_path, "offset")?,
@@ -416,6 +459,7 @@ fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segment, Luks2Err
         iv_tweak: u64_str(o, path, "iv_tweak")?,
         encryption: string(o, path, "encryption")?.to_owned(),
         sector_size: u32_num(o, path, "sector_size")?,
+        flags: string_list(o, path, "flags")?,
     })
 }
 
@@ -567,10 +611,9 @@ impl Metadata {
                     ));
                 }
             }
-            if k.af_stripes == 0 {
-                return Err(Luks2Error::layout(p("af.stripes"), "must be at least 1"));
-            }
-            let material = u64::from(k.key_size) * u64::from(k.af_stripes);
+            // The material always has AF_STRIPES stripes, as cryptsetup
+            // reads it (af.stripes is not consulted).
+            let material = u64::from(k.key_size) * u64::from(AF_STRIPES);
             let need = material.div_ceil(512) * 512;
             let a = &k.area;
             let end = a.offset.checked_add(a.size);
@@ -584,8 +627,8 @@ impl Metadata {
                 return Err(Luks2Error::layout(
                     p("area.size"),
                     format!(
-                        "{} bytes cannot hold {need} bytes of AF material ({} stripes of {} bytes)",
-                        a.size, k.af_stripes, k.key_size
+                        "{} bytes cannot hold {need} bytes of AF material ({AF_STRIPES} stripes of {} bytes)",
+                        a.size, k.key_size
                     ),
                 ));
             }
@@ -725,7 +768,116 @@ impl Metadata {
                 ));
             }
         }
+        self.validate_bindings()
+    }
+
+    /// cryptsetup's rules binding keyslots, digests and segments: every
+    /// keyslot is listed by exactly one digest; every segment is bound to a
+    /// digest; the regular segments are 0, 1, ... without a gap and the
+    /// backup (`backup-*`) segments come after them; there is a regular
+    /// segment if there is any.
+    fn validate_bindings(&self) -> Result<(), Luks2Error> {
+        for &id in self.keyslots.keys() {
+            let digests: Vec<u32> = self
+                .digests
+                .iter()
+                .filter(|(_, d)| d.keyslots.contains(&id))
+                .map(|(&d, _)| d)
+                .collect();
+            if digests.len() != 1 {
+                return Err(Luks2Error::layout(
+                    format!("keyslots.{id}"),
+                    format!(
+                        "keyslot {id} is listed by {} digests {digests:?}; cryptsetup requires exactly one",
+                        digests.len()
+                    ),
+                ));
+            }
+        }
+        for &id in self.segments.keys() {
+            if !self.digests.values().any(|d| d.segments.contains(&id)) {
+                return Err(Luks2Error::layout(
+                    format!("segments.{id}"),
+                    format!(
+                        "segment {id} is bound to no digest; cryptsetup requires every crypt segment to have its volume-key digest"
+                    ),
+                ));
+            }
+        }
+        let first_backup = self
+            .segments
+            .iter()
+            .find(|(_, s)| s.is_backup())
+            .map(|(&id, _)| id);
+        let regular: Vec<u32> = self
+            .segments
+            .iter()
+            .filter(|(_, s)| !s.is_backup())
+            .map(|(&id, _)| id)
+            .collect();
+        if first_backup == Some(0) {
+            return Err(Luks2Error::layout(
+                "segments",
+                "no regular segment: segment 0 is flagged backup-*; cryptsetup requires the data segments first, backups after them",
+            ));
+        }
+        if let (Some(b), Some(&last)) = (first_backup, regular.last())
+            && last > b
+        {
+            return Err(Luks2Error::layout(
+                "segments",
+                format!(
+                    "regular segment {last} comes after backup segment {b}; cryptsetup requires the backups last"
+                ),
+            ));
+        }
+        if let Some((want, &found)) = regular
+            .iter()
+            .enumerate()
+            .find(|&(i, &id)| i as u64 != u64::from(id))
+        {
+            return Err(Luks2Error::layout(
+                "segments",
+                format!(
+                    "no segment {want} before segment {found}; cryptsetup requires the regular segments numbered from 0 without a gap"
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// The digest that lists keyslot `slot` (after validation, exactly one
+    /// does), or `None`.
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// assert_eq!((m.keyslot_digest(0), m.keyslot_digest(1)), (Some(0), None));
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn keyslot_digest(&self, slot: u32) -> Option<u32> {
+        self.digests
+            .iter()
+            .find(|(_, d)| d.keyslots.contains(&slot))
+            .map(|(&id, _)| id)
+    }
+
+    /// Whether keyslot `slot` is unbound, as cryptsetup calls it: no digest
+    /// lists it, or its digest is bound to no segment (`cryptsetup
+    /// luksAddKey --unbound`). Its key opens no data segment.
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let mut m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// assert!(!m.keyslot_is_unbound(0));
+    /// m.digests.get_mut(&0).unwrap().segments.clear();
+    /// assert!(m.keyslot_is_unbound(0));
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn keyslot_is_unbound(&self, slot: u32) -> bool {
+        self.keyslot_digest(slot)
+            .and_then(|d| self.digests.get(&d))
+            .is_none_or(|d| d.segments.is_empty())
     }
 
     /// The JSON text as cryptsetup 2.6 writes it: compact, keys in its
@@ -801,12 +953,17 @@ impl Metadata {
                 .map_or_else(|| "dynamic".to_owned(), |n| n.to_string());
             let _ = write!(
                 j,
-                "\"{id}\":{{\"type\":\"crypt\",\"offset\":\"{}\",\"size\":\"{size}\",\"iv_tweak\":\"{}\",\"encryption\":{},\"sector_size\":{}}}",
+                "\"{id}\":{{\"type\":\"crypt\",\"offset\":\"{}\",\"size\":\"{size}\",\"iv_tweak\":\"{}\",\"encryption\":{},\"sector_size\":{}",
                 s.offset,
                 s.iv_tweak,
                 q(&s.encryption),
                 s.sector_size
             );
+            if !s.flags.is_empty() {
+                let flags: Vec<String> = s.flags.iter().map(|f| q(f)).collect();
+                let _ = write!(j, ",\"flags\":[{}]", flags.join(","));
+            }
+            j.push('}');
         }
         j.push_str("},\"digests\":{");
         let ids = |v: &[u32]| {

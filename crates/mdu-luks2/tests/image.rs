@@ -328,9 +328,9 @@ fn every_validation_rule_has_its_error() {
             |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.key_size"),
         ),
         (
-            "zero stripes",
-            Box::new(|v| v["keyslots"]["0"]["af"]["stripes"] = json!(0)),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.af.stripes"),
+            "stripes not an integer",
+            Box::new(|v| v["keyslots"]["0"]["af"]["stripes"] = json!("4000")),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.af.stripes"),
         ),
         (
             "Argon2 memory above the maximum",
@@ -464,6 +464,8 @@ fn every_validation_rule_has_its_error() {
             |e| matches!(e, Luks2Error::Schema { field, .. } if field == "tokens"),
         ),
     ];
+    let mut cases = cases;
+    cases.extend(cryptsetup_binding_rules());
     let img = image();
     for (name, f, check) in cases {
         let mut bad = img.clone();
@@ -471,6 +473,395 @@ fn every_validation_rule_has_its_error() {
         let e = load_err(&bad);
         assert!(check(&e), "{name}: got {e:?}");
     }
+}
+
+type Rule = (
+    &'static str,
+    Box<dyn Fn(&mut Value)>,
+    fn(&Luks2Error) -> bool,
+);
+
+/// The rules of cryptsetup 2.6.1's header validation on ids and on how
+/// keyslots, digests and segments are bound (each one checked against
+/// cryptsetup itself by the CLI's interop tests).
+fn cryptsetup_binding_rules() -> Vec<Rule> {
+    let layout = |want: &'static str| move |e: &Luks2Error| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains(want));
+    let _ = layout;
+    vec![
+        (
+            "keyslot id with a leading zero",
+            Box::new(|v| {
+                let k = v["keyslots"]["0"].take();
+                v["keyslots"] = json!({ "00": k });
+            }),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.00"),
+        ),
+        (
+            "segment id with a leading zero",
+            Box::new(|v| {
+                let s = v["segments"]["0"].take();
+                v["segments"] = json!({ "00": s });
+            }),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.00"),
+        ),
+        (
+            "digest id with a leading zero",
+            Box::new(|v| {
+                let d = v["digests"]["0"].take();
+                v["digests"] = json!({ "00": d });
+            }),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.00"),
+        ),
+        (
+            "keyslot reference with a leading zero",
+            Box::new(|v| v["digests"]["0"]["keyslots"] = json!(["00"])),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.keyslots"),
+        ),
+        (
+            "segment reference with a leading zero",
+            Box::new(|v| v["digests"]["0"]["segments"] = json!(["00"])),
+            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.segments"),
+        ),
+        (
+            "a keyslot in two digests",
+            Box::new(|v| v["digests"]["1"] = v["digests"]["0"].clone()),
+            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("listed by 2 digests [0, 1]")),
+        ),
+        (
+            "a keyslot in no digest",
+            Box::new(|v| v["digests"]["0"]["keyslots"] = json!([])),
+            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("listed by 0 digests")),
+        ),
+        (
+            "a segment in no digest",
+            Box::new(|v| v["digests"]["0"]["segments"] = json!([])),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0"),
+        ),
+        (
+            "the only segment a backup",
+            Box::new(|v| v["segments"]["0"]["flags"] = json!(["backup-previous"])),
+            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
+        ),
+        (
+            "a gap before the first segment",
+            Box::new(|v| {
+                let s = v["segments"]["0"].take();
+                v["segments"] = json!({ "1": s });
+                v["digests"]["0"]["segments"] = json!(["1"]);
+            }),
+            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no segment 0 before segment 1")),
+        ),
+        (
+            "a backup segment before a regular one",
+            Box::new(|v| {
+                let mut s = v["segments"]["0"].clone();
+                s["offset"] = json!("2097152");
+                v["segments"]["0"]["flags"] = json!(["backup-final"]);
+                v["segments"]["0"]["size"] = json!("4096");
+                v["segments"]["1"] = s;
+                v["digests"]["0"]["segments"] = json!(["0", "1"]);
+            }),
+            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
+        ),
+        (
+            "a regular segment after a backup one",
+            Box::new(|v| {
+                let mut s = v["segments"]["0"].clone();
+                s["size"] = json!("4096");
+                let mut b = s.clone();
+                b["flags"] = json!(["backup-previous"]);
+                v["segments"]["0"] = s.clone();
+                v["segments"]["1"] = b;
+                v["segments"]["2"] = s;
+                v["digests"]["0"]["segments"] = json!(["0", "1", "2"]);
+            }),
+            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("regular segment 2 comes after backup segment 1")),
+        ),
+    ]
+}
+
+/// Makes keyslot 0 unbound: its digest moves to a new digest 1 bound to
+/// no segment, and digest 0 keeps segment 0 with no keyslot.
+fn unbind_keyslot_0(v: &mut Value) {
+    let mut d = v["digests"]["0"].clone();
+    d["segments"] = json!([]);
+    v["digests"]["1"] = d;
+    v["digests"]["0"]["keyslots"] = json!([]);
+}
+
+#[test]
+fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
+    let mut img = image();
+    mutate(&mut img, unbind_keyslot_0);
+    let loaded = Image::load(&img[..]).unwrap();
+    assert!(loaded.metadata.keyslot_is_unbound(0));
+    // The passphrase is right and the key matches digest 1, but digest 1
+    // is bound to no segment: nothing to decrypt with it.
+    let e = loaded.unlock(&img[..], b"pw").unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Luks2Error::UnboundKeyslot {
+                slot: 0,
+                segment: 0
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.is_wrong_passphrase());
+    assert_eq!(
+        e.to_string(),
+        "the passphrase opens only unbound keyslot 0, which holds no volume key of segment 0"
+    );
+    let e = loaded.unlock_slot(&img[..], 0, b"pw").unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Luks2Error::KeyslotNotBound {
+                slot: 0,
+                segment: 0
+            }
+        ),
+        "{e:?}"
+    );
+    // No keyslot is bound to segment 0 at all.
+    assert!(matches!(
+        loaded.unlock(&img[..], b"nope"),
+        Err(Luks2Error::NoKeyslot)
+    ));
+    // Asked for by name, the unbound key opens, with no segment.
+    let k = loaded.unlock_unbound(&img[..], 0, b"pw").unwrap();
+    assert_eq!((k.slot, k.digest, k.segment), (0, 1, None));
+    assert_eq!(&k.key[..], &[0x11; 64][..]);
+    assert!(
+        loaded
+            .unlock_unbound(&img[..], 0, b"nope")
+            .unwrap_err()
+            .is_wrong_passphrase()
+    );
+    // A bound keyslot holds no unbound key.
+    let fresh = image();
+    let loaded = Image::load(&fresh[..]).unwrap();
+    assert!(matches!(
+        loaded.unlock_unbound(&fresh[..], 0, b"pw"),
+        Err(Luks2Error::NotUnbound { slot: 0 })
+    ));
+    assert!(matches!(
+        loaded.unlock_unbound(&fresh[..], 5, b"pw"),
+        Err(Luks2Error::NoSuchKeyslot { slot: 5 })
+    ));
+}
+
+#[test]
+fn af_stripes_is_not_consulted_as_in_cryptsetup() {
+    for stripes in [json!(0), json!(1), json!(3999), json!(10000), json!(-5)] {
+        let mut img = image();
+        mutate(&mut img, |v| {
+            v["keyslots"]["0"]["af"]["stripes"] = stripes.clone()
+        });
+        let loaded = Image::load(&img[..]).unwrap();
+        assert_eq!(json!(loaded.metadata.keyslots[&0].af_stripes), stripes);
+        let k = loaded.unlock(&img[..], b"pw").unwrap();
+        assert_eq!(&k.key[..], &[0x11; 64][..], "stripes {stripes}");
+    }
+}
+
+#[test]
+fn keyslots_of_an_unknown_priority_are_tried_only_by_name() {
+    for (prio, want) in [
+        (0i64, "keyslot 0 has priority 0 (ignore)"),
+        (3, "keyslot 0 has priority 3, which cryptsetup never tries"),
+        (
+            -1,
+            "keyslot 0 has priority -1, which cryptsetup never tries",
+        ),
+    ] {
+        let mut img = image();
+        mutate(&mut img, |v| v["keyslots"]["0"]["priority"] = json!(prio));
+        let loaded = Image::load(&img[..]).unwrap();
+        let e = loaded.unlock(&img[..], b"pw").unwrap_err();
+        assert!(
+            matches!(&e, Luks2Error::NoUsableKeyslot { segment: 0, why } if why.contains(want)),
+            "{prio}: {e}"
+        );
+        let k = loaded.unlock_slot(&img[..], 0, b"pw").unwrap();
+        assert_eq!(&k.key[..], &[0x11; 64][..]);
+    }
+    let mut img = image();
+    mutate(&mut img, |v| v["keyslots"]["0"]["priority"] = json!(2));
+    let loaded = Image::load(&img[..]).unwrap();
+    assert_eq!(loaded.unlock(&img[..], b"pw").unwrap().slot, 0);
+}
+
+#[test]
+fn backup_segments_are_never_the_data_segment() {
+    let mut img = image();
+    img.resize((1 << 20) + 8192, 0);
+    mutate(&mut img, |v| {
+        let mut b = v["segments"]["0"].clone();
+        b["flags"] = json!(["backup-previous"]);
+        b["size"] = json!("4096");
+        v["segments"]["1"] = b;
+        v["digests"]["0"]["segments"] = json!(["0", "1"]);
+    });
+    let loaded = Image::load(&img[..]).unwrap();
+    assert!(loaded.metadata.segments[&1].is_backup());
+    let (id, seg) = loaded.segment().unwrap();
+    assert_eq!((id, seg.size), (0, None));
+    assert_eq!(loaded.unlock(&img[..], b"pw").unwrap().segment, Some(0));
+    // The flags survive a round trip.
+    let again = Metadata::parse(&loaded.metadata.to_json(), 16384).unwrap();
+    assert_eq!(again, loaded.metadata);
+}
+
+#[test]
+fn a_segment_bound_to_two_digests_opens_with_no_passphrase() {
+    let mut img = image();
+    mutate(&mut img, |v| {
+        unbind_keyslot_0(v);
+        v["digests"]["1"]["segments"] = json!(["0"]);
+    });
+    let loaded = Image::load(&img[..]).unwrap();
+    let e = loaded.unlock(&img[..], b"pw").unwrap_err();
+    assert!(
+        matches!(&e, Luks2Error::Layout { problem, .. } if problem.starts_with("segment 0 is bound to 2 digests [0, 1]")),
+        "{e}"
+    );
+}
+
+#[test]
+fn format_returns_the_header_region_whatever_the_data_offset() {
+    for (offset, len) in [
+        (1u64 << 20, 1usize << 20),
+        (16 << 20, 16 << 20),
+        (1 << 49, 2 * HDR + (128 << 20)),
+    ] {
+        let p = FormatParams {
+            data_offset: offset,
+            ..pbkdf2()
+        };
+        let img = format(&p, b"pw", &[0x11; 64], &mut os_random).unwrap();
+        assert_eq!(img.len(), len, "data offset {offset}");
+        assert_eq!(p.header_region_len(), len as u64);
+        // The header is valid for an image that reaches the data offset.
+        let m = Image::load(&img[..]).unwrap().metadata;
+        assert_eq!(m.segments[&0].offset, offset);
+    }
+}
+
+#[test]
+fn format_params_are_validated_before_any_key_derivation() {
+    // An Argon2 cost that would take minutes: validate must refuse the
+    // other parameter at once, and format must not derive first.
+    let slow = FormatParams {
+        kdf: KdfParams::Argon2 {
+            variant: Argon2Variant::Argon2id,
+            time: 1000,
+            memory: 1 << 20,
+            cpus: 1,
+        },
+        ..pbkdf2()
+    };
+    let cases: Vec<(FormatParams, &str)> = vec![
+        (
+            FormatParams {
+                data_offset: 1 << 63,
+                ..slow.clone()
+            },
+            "beyond",
+        ),
+        (
+            FormatParams {
+                data_offset: u64::MAX - 4095,
+                ..slow.clone()
+            },
+            "beyond",
+        ),
+        (
+            FormatParams {
+                data_offset: 65536,
+                ..slow.clone()
+            },
+            "keyslot 0 needs",
+        ),
+        (
+            FormatParams {
+                data_offset: 12288 + (1 << 20),
+                sector_size: 8192,
+                ..slow.clone()
+            },
+            "sector size 8192",
+        ),
+        (
+            FormatParams {
+                key_size: 48,
+                ..slow.clone()
+            },
+            "key",
+        ),
+        (
+            FormatParams {
+                label: "l".repeat(48),
+                ..slow.clone()
+            },
+            "label",
+        ),
+        (
+            FormatParams {
+                subsystem: "a\0b".into(),
+                ..slow.clone()
+            },
+            "subsystem",
+        ),
+        (
+            FormatParams {
+                uuid: Some("1234".into()),
+                ..slow.clone()
+            },
+            "UUID",
+        ),
+        (
+            FormatParams {
+                digest_iterations: 10,
+                ..slow.clone()
+            },
+            "digest",
+        ),
+        (
+            FormatParams {
+                kdf: KdfParams::Argon2 {
+                    variant: Argon2Variant::Argon2i,
+                    time: 4,
+                    memory: 16,
+                    cpus: 1,
+                },
+                ..slow.clone()
+            },
+            "Argon2",
+        ),
+        (
+            FormatParams {
+                kdf: KdfParams::Argon2 {
+                    variant: Argon2Variant::Argon2i,
+                    time: 4,
+                    memory: 64,
+                    cpus: 0,
+                },
+                ..slow.clone()
+            },
+            "Argon2",
+        ),
+    ];
+    for (p, want) in cases {
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains(want), "{p:?}: {e}");
+        let start = std::time::Instant::now();
+        let e = format(&p, b"pw", &vec![0x11; p.key_size], &mut os_random).unwrap_err();
+        assert!(e.to_string().contains(want), "{e}");
+        // Not a timing assertion: a derivation would take minutes.
+        let _ = start;
+    }
+    assert!(slow.validate().is_ok());
 }
 
 #[test]
