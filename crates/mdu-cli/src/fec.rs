@@ -415,12 +415,15 @@ impl Read for Overlay {
 
 impl Seek for Overlay {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        // Reads use positions (`read_at`): the file's own offset is only
+        // used here, to find the end.
+        let bad = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
         self.pos = match to {
             SeekFrom::Start(p) => p,
-            other => {
-                let p = self.file.seek(other)?;
-                self.file.seek(SeekFrom::Start(0))?;
-                p
+            SeekFrom::Current(off) => self.pos.checked_add_signed(off).ok_or_else(bad)?,
+            SeekFrom::End(off) => {
+                let end = self.file.seek(SeekFrom::End(0))?;
+                end.checked_add_signed(off).ok_or_else(bad)?
             }
         };
         Ok(self.pos)
@@ -436,7 +439,10 @@ impl FecArgs {
     /// Decodes every round of the FEC input of DATA's `data_blocks` blocks
     /// and the hash device, reading one round at a time: the blocks to
     /// change, or exit status 1 naming the first round beyond repair. A
-    /// data device that ends early counts its missing blocks as erasures.
+    /// data device that ends early counts its missing blocks as erasures; a
+    /// parity that ends early (a short or truncated FEC file) is damage too,
+    /// exit status 1, as is DATA that cannot be read again by position (a
+    /// pipe). Only other I/O errors are exit status 2.
     pub(crate) fn decode(
         &self,
         data: &Path,
@@ -499,11 +505,30 @@ impl FecArgs {
                         slot.fill(0);
                         erased.push(i);
                     }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotSeekable => {
+                        return Err(CliError::VerifyFailed(format!(
+                            "{}: it does not verify, and FEC cannot correct it: it cannot be \
+                             read again by position ({e})",
+                            path.display()
+                        )));
+                    }
                     Err(e) => return Err(CliError::io(path, "read for FEC decoding", e)),
                 }
             }
-            f.read_exact_at(&mut parity, self.fec_offset + round * round_parity as u64)
-                .map_err(|e| CliError::io(fec_path, "read the FEC parity", e))?;
+            let at = self.fec_offset + round * round_parity as u64;
+            f.read_exact_at(&mut parity, at).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    CliError::VerifyFailed(format!(
+                        "{}: the FEC parity ends before byte {}, but round {round} of {} \
+                         needs bytes {at}..{0}: a short parity cannot correct anything",
+                        fec_path.display(),
+                        at + round_parity as u64,
+                        layout.rounds(),
+                    ))
+                } else {
+                    CliError::io(fec_path, "read the FEC parity", e)
+                }
+            })?;
             let fix = fec::correct_round(&layout, round, &mut buf, &parity, &erased).map_err(|e| match e {
                 mdu_verity::Error::FecUncorrectable { round, .. } => CliError::VerifyFailed(format!(
                     "{}: FEC cannot repair round {round} (input blocks {round}, {}, ...): more \

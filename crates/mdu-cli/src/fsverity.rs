@@ -107,7 +107,7 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
                     Ok(d) => print_line(&mut out, &a, path, &d)?,
                     Err(e) => {
                         flush(&mut out)?;
-                        return Err(CliError::lib(path, e));
+                        return Err(util::source_error(path, e));
                     }
                 }
             }
@@ -116,10 +116,14 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
     }
     let path = &a.files[0];
     let (mut tree_out, mut desc_out) = outputs(&a, path)?;
-    let (source, _, pb) = util::open_source(path, !a.no_mmap, "fs-verity digest")?;
+    // FILE is read up to the size it has now, decided from its type (a
+    // character device or FIFO has none and is refused); one that ends
+    // earlier is an error, never the digest of a shorter file.
+    let (source, _, pb) =
+        util::open_source(path, !a.no_mmap, "fs-verity digest", util::Unsized::Refuse)?;
     let m = pool.install(|| fsverity::measure(source, &params));
     pb.finish_and_clear();
-    let m = m.map_err(|e| CliError::lib(path, e))?;
+    let m = m.map_err(|e| util::source_error(path, e))?;
     if let Some(o) = tree_out.as_mut() {
         m.tree()
             .write_root_first(o.file())
@@ -164,16 +168,21 @@ fn fsverity_source(path: &PathBuf) -> Source<'static> {
     Source::path(path)
 }
 
-/// The line `fsverity digest` prints for `path`.
+/// The line `fsverity digest` prints for `path`, with the file name as its
+/// raw bytes (a name that is not UTF-8 is printed as it is, as `fsverity
+/// digest` does); in `--json`, where a string must be UTF-8, bytes that
+/// are not are replaced with U+FFFD.
 fn print_line(
     out: &mut impl Write,
     a: &DigestArgs,
     path: &Path,
     d: &fsverity::FileDigest,
 ) -> Result<(), CliError> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = path.as_os_str().as_bytes();
     let r = if a.json {
         let v = serde_json::json!({
-            "file": path.display().to_string(),
+            "file": path.to_string_lossy(),
             "algorithm": d.alg().name(),
             "digest": d.digest().to_hex(),
             "block_size": a.block_size,
@@ -182,11 +191,15 @@ fn print_line(
         });
         writeln!(out, "{v}")
     } else if a.for_builtin_sig {
-        writeln!(out, "{} {}", util::to_hex(&d.formatted()), path.display())
+        write!(out, "{} ", util::to_hex(&d.formatted()))
+            .and_then(|()| out.write_all(name))
+            .and_then(|()| out.write_all(b"\n"))
     } else if a.compact {
         writeln!(out, "{}", d.digest())
     } else {
-        writeln!(out, "{d} {}", path.display())
+        write!(out, "{d} ")
+            .and_then(|()| out.write_all(name))
+            .and_then(|()| out.write_all(b"\n"))
     };
     r.map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))
 }

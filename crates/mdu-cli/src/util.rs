@@ -2,11 +2,11 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, IsTerminal, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mdu_verity::Source;
+use mdu_verity::{Error as VerityError, Source};
 
 /// Exit status of a verification that ran and found a mismatch.
 pub(crate) const EXIT_VERIFY_FAILED: u8 = 1;
@@ -180,6 +180,93 @@ pub(crate) fn open_input(path: &Path) -> Result<(File, u64), CliError> {
     Ok((f, len))
 }
 
+/// What an input without a size (a character device such as `/dev/zero`,
+/// a FIFO or pipe, a socket) is: the file type in words, or `None` for a
+/// regular file or block device (or anything else, left to fail on read).
+pub(crate) fn unsized_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+/// The size of an open input, decided from its type before it is read: a
+/// regular file's size, a block device's by seeking to its end (its
+/// metadata says 0; the position is put back at the start), and `None` for
+/// what has no size (see [`unsized_kind`]).
+fn sized_len(path: &Path, f: &File) -> Result<Option<u64>, CliError> {
+    let meta = f
+        .metadata()
+        .map_err(|e| CliError::io(path, "read its size", e))?;
+    if unsized_kind(&meta).is_some() {
+        return Ok(None);
+    }
+    if !std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()) {
+        return Ok(Some(meta.len()));
+    }
+    let mut f = f;
+    let end = f
+        .seek(SeekFrom::End(0))
+        .and_then(|end| f.seek(SeekFrom::Start(0)).map(|_| end))
+        .map_err(|e| CliError::io(path, "find the size of the device", e))?;
+    Ok(Some(end))
+}
+
+/// The size of the file or block device at `path` (a block device's by
+/// seeking to its end, where its metadata says 0); an input without a size
+/// is an error naming it.
+pub(crate) fn input_size(path: &Path) -> Result<u64, CliError> {
+    refuse_unsized(path)?;
+    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    sized_len(path, &f)?.ok_or_else(|| not_sized(path, &f))
+}
+
+/// Refuses, before it is opened (opening a FIFO waits for a writer), an
+/// input that has no size to read up to.
+fn refuse_unsized(path: &Path) -> Result<(), CliError> {
+    match std::fs::metadata(path) {
+        Ok(m) => match unsized_kind(&m) {
+            Some(kind) => Err(CliError::lib(path, VerityError::NotSized { kind })),
+            None => Ok(()),
+        },
+        // Left to the open, which names the error.
+        Err(_) => Ok(()),
+    }
+}
+
+fn not_sized(path: &Path, f: &File) -> CliError {
+    let kind = f
+        .metadata()
+        .ok()
+        .and_then(|m| unsized_kind(&m))
+        .unwrap_or("a file without a size");
+    CliError::lib(path, VerityError::NotSized { kind })
+}
+
+/// A library error about the input `path` as a CLI error (exit 2): an input
+/// that ended before the size it had when it was opened names the offset
+/// where it ended, as `fsverity digest` reports an unexpected end of file.
+pub(crate) fn source_error(path: &Path, e: VerityError) -> CliError {
+    match e {
+        VerityError::UnexpectedEof { expected, got } => CliError::Input {
+            path: path.to_owned(),
+            offset: got,
+            rule: format!(
+                "unexpected end of file: it was {expected} bytes long when it was opened \
+                 (was it truncated while it was read?)"
+            ),
+        },
+        e => CliError::lib(path, e),
+    }
+}
+
 /// An input file: hashed through successive read-only mappings (where the
 /// page cache holds it, without a copy), or read through a buffer.
 pub(crate) enum Input {
@@ -263,9 +350,20 @@ impl Iterator for MappedWindows {
 /// Open `path` for hashing, with its length: mapped window by window if it
 /// is a non-empty regular file and `mmap` is set (falling back to reading
 /// if the first mapping fails, for example on a file system without mmap
-/// support), read otherwise.
+/// support), read otherwise. The length is decided from the file type
+/// before anything is read, as `veritysetup` does: a regular file's size,
+/// a block device's (by seeking to its end); a character device (such as
+/// `/dev/zero`), FIFO or socket has none and is refused (exit 2) before it
+/// is opened.
 pub(crate) fn open_data(path: &Path, mmap: bool) -> Result<(Input, u64), CliError> {
-    let (f, len) = open_input(path)?;
+    refuse_unsized(path)?;
+    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    let len = sized_len(path, &f)?.ok_or_else(|| not_sized(path, &f))?;
+    open_sized(f, len, mmap)
+}
+
+/// `f`, of `len` bytes, mapped or read (see [`open_data`]).
+fn open_sized(f: File, len: u64, mmap: bool) -> Result<(Input, u64), CliError> {
     let regular = f.metadata().is_ok_and(|m| m.is_file());
     if mmap && regular && len > 0 {
         let n = WINDOW.min(len);
@@ -282,16 +380,44 @@ pub(crate) fn open_data(path: &Path, mmap: bool) -> Result<(Input, u64), CliErro
     Ok((Input::File(f), len))
 }
 
+/// What [`open_source`] does with an input that has no size (a character
+/// device, a FIFO or pipe, a socket).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unsized {
+    /// Refuse it (exit 2), as `veritysetup format` does: hashing has no
+    /// end to stop at.
+    Refuse,
+    /// Read it as far as the work needs (dm-verity verification, bounded
+    /// by the tree's block count; a character device that seeks, such as
+    /// `/dev/null`, counts as empty).
+    Bounded,
+}
+
 /// `path` as a [`Source`] for the library, with its length and a progress
 /// bar for `what` when it is read (hidden when it is mapped; finish it when
 /// done): the windows of a mapped regular file, with their total length,
-/// or the file or device read through the library's read ring.
+/// or the file or device read through the library's read ring. The
+/// source holds exactly the length found when it was opened: an input
+/// that ends earlier is an error ([`source_error`]), never a digest of the
+/// shorter data. An input without a size is refused or read as `no_size`
+/// says (its length is then 0).
 pub(crate) fn open_source(
     path: &Path,
     mmap: bool,
     what: &str,
+    no_size: Unsized,
 ) -> Result<(Source<'static>, u64, ProgressBar), CliError> {
-    let (input, len) = open_data(path, mmap)?;
+    if no_size == Unsized::Refuse {
+        refuse_unsized(path)?;
+    }
+    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    let (input, len) = match sized_len(path, &f)? {
+        Some(len) => open_sized(f, len, mmap)?,
+        None if no_size == Unsized::Bounded => {
+            return Ok((Source::seekable(f), 0, ProgressBar::hidden()));
+        }
+        None => return Err(not_sized(path, &f)),
+    };
     Ok(match input {
         Input::Mapped(windows) => (
             Source::chunks(windows).with_len(len),
@@ -300,7 +426,7 @@ pub(crate) fn open_source(
         ),
         Input::File(file) => {
             let pb = progress(len, what);
-            (Source::seekable(pb.wrap_read(file)), len, pb)
+            (Source::seekable(pb.wrap_read(file)).with_len(len), len, pb)
         }
     })
 }

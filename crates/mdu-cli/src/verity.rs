@@ -270,22 +270,30 @@ fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, Cli
     Ok(p)
 }
 
-/// `veritysetup` refuses a data area that overlaps the hash area on one device.
+/// `veritysetup` refuses a data area that overlaps the hash area on one
+/// device ("Data area overlaps with hash area"). DATA and HASH are one
+/// device when they are the same inode under any name, or device nodes of
+/// the same device (same `rdev`, as two nodes of one loop device are). The
+/// data area is bytes `0..data_blocks * data_block_size` (every whole block
+/// of DATA when not pinned, from its real size: a block device's by seeking
+/// to its end, where its metadata says 0); the hash area starts at
+/// `--hash-offset`. `data_len` is the size the caller found, if any.
 fn check_overlap(
     data: &Path,
     hash: &Path,
     p: &dmverity::Params,
     data_len: u64,
 ) -> Result<(), CliError> {
-    let same = match (std::fs::canonicalize(data), std::fs::canonicalize(hash)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
+    let same = std::fs::metadata(data).is_ok_and(|d| output::same_file(&d, hash));
+    if !same {
+        return Ok(());
+    }
+    let blocks = match p.data_blocks {
+        Some(n) => n,
+        None => util::input_size(data)?.max(data_len) / u64::from(p.data_block_size),
     };
-    let blocks = p
-        .data_blocks
-        .unwrap_or(data_len / u64::from(p.data_block_size));
     let data_end = blocks.saturating_mul(u64::from(p.data_block_size));
-    if same && data_end > p.hash_offset {
+    if data_end > p.hash_offset {
         return Err(CliError::Input {
             path: hash.to_owned(),
             offset: p.hash_offset,
@@ -443,7 +451,9 @@ fn print_summary(
         .map(|f| f.parity_len);
     if json {
         let v = serde_json::json!({
-            "hash_device": hash_dev.display().to_string(),
+            // JSON strings are UTF-8: a name that is not is written with
+            // U+FFFD in place of its bad bytes.
+            "hash_device": hash_dev.to_string_lossy(),
             "superblock": p.superblock,
             "uuid": p.superblock.then_some(uuid),
             "hash_type": p.format,
@@ -469,7 +479,16 @@ fn print_summary(
         println!("{v}");
         return;
     }
-    println!("VERITY header information for {}", hash_dev.display());
+    // The name as its raw bytes, as veritysetup prints it.
+    {
+        use std::io::Write;
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = std::io::stdout().lock();
+        let _ = out
+            .write_all(b"VERITY header information for ")
+            .and_then(|()| out.write_all(hash_dev.as_os_str().as_bytes()))
+            .and_then(|()| out.write_all(b"\n"));
+    }
     println!("UUID:            \t{uuid}");
     println!("Hash type:       \t{}", p.format);
     println!("Data blocks:     \t{data_blocks}");
@@ -551,7 +570,14 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
 /// verification failure (exit 1); only I/O errors are not.
 fn verify_error(data: &Path, hash: &Path, p: &dmverity::Params, e: VerityError) -> CliError {
     match e {
-        VerityError::Io(_) => verity_error(data, hash, p, e),
+        VerityError::Io(_) | VerityError::UnexpectedEof { .. } => verity_error(data, hash, p, e),
+        VerityError::DataLengthUnknown => CliError::Input {
+            path: data.to_owned(),
+            offset: 0,
+            rule: "its length cannot be known before it is read (a pipe): \
+                   give --data-blocks, or verify with the superblock"
+                .into(),
+        },
         VerityError::MissingDataBlock { block, data_blocks } => {
             let at = block * u64::from(p.data_block_size);
             CliError::VerifyFailed(format!(
@@ -626,6 +652,7 @@ fn verity_error(data: &Path, hash: &Path, p: &dmverity::Params, e: VerityError) 
             path: data.to_owned(),
             message: format!("I/O error: {io}"),
         },
+        e @ VerityError::UnexpectedEof { .. } => util::source_error(data, e),
         other => CliError::lib(data, other),
     }
 }
@@ -642,7 +669,14 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
     let root = Digest::from_slice(&root_bytes);
     let pool = util::pool(a.opts.threads)?;
     // DATA is hashed from where it lies if it is mapped.
-    let (data, _, pb) = util::open_source(&a.data, !a.no_mmap, "dm-verity verify")?;
+    // DATA is read up to its size when it has one, an error if it ends
+    // earlier; a pipe or character device only as far as the tree goes.
+    let (data, _, pb) = util::open_source(
+        &a.data,
+        !a.no_mmap,
+        "dm-verity verify",
+        util::Unsized::Bounded,
+    )?;
     let mut hash = open(&a.hash_dev)?;
     if a.opts.no_superblock {
         let p = params(&a.opts, false)?;
@@ -718,15 +752,27 @@ fn with_fec(
     if !a.fec.given() || !matches!(err, CliError::VerifyFailed(_)) {
         return Err(err);
     }
+    // Decoding reads DATA a second time, by position: a pipe (already
+    // read) or a character device cannot be, and the failure stands.
+    if let Some(kind) = std::fs::metadata(&a.data)
+        .ok()
+        .as_ref()
+        .and_then(util::unsized_kind)
+    {
+        let CliError::VerifyFailed(m) = err else {
+            return Err(err);
+        };
+        return Err(CliError::VerifyFailed(format!(
+            "{m} (FEC not tried: {} is {kind}, which cannot be read a second time \
+             to correct it)",
+            a.data.display()
+        )));
+    }
     let bs = u64::from(p.data_block_size);
     let data_blocks = match p.data_blocks {
         Some(n) => n,
-        None => {
-            std::fs::metadata(&a.data)
-                .map_err(|e| CliError::io(&a.data, "stat", e))?
-                .len()
-                / bs
-        }
+        // The real size: a block device's metadata says 0.
+        None => util::input_size(&a.data)? / bs,
     };
     let decoded = a.fec.decode(&a.data, &a.hash_dev, p, data_blocks)?;
     if decoded.bytes == 0 {
@@ -772,8 +818,9 @@ fn done(a: &VerifyArgs, repair: bool, fec: Option<(String, u64, usize)>) -> Resu
     if a.json {
         let v = serde_json::json!({
             "verified": true,
-            "data_device": a.data.display().to_string(),
-            "hash_device": a.hash_dev.display().to_string(),
+            // Lossy where a name is not UTF-8: JSON strings are.
+            "data_device": a.data.to_string_lossy(),
+            "hash_device": a.hash_dev.to_string_lossy(),
             "root_hash": a.root.to_ascii_lowercase(),
             "fec_corrected_bytes": fec.as_ref().map_or(0, |f| f.1),
             "fec_corrected_blocks": fec.as_ref().map_or(0, |f| f.2),

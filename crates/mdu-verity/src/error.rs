@@ -189,6 +189,47 @@ pub enum Error {
         /// The first byte offset within the blocks whose codeword failed.
         byte: usize,
     },
+    /// The input ended before the length it was known to have: the length
+    /// given to [`Source::with_len`](crate::Source::with_len), or the size
+    /// a file, device or seekable reader had when the work started (a file
+    /// truncated while it was read, or one whose size overstates what it
+    /// holds). Only the bytes up to that length are the input; a shorter
+    /// read is never taken for the whole of it.
+    ///
+    /// ```
+    /// use mdu_verity::{fsverity, Error, Source};
+    /// let short = Source::reader(&[1u8; 100][..]).with_len(4096);
+    /// let e = fsverity::digest(short, &fsverity::Params::default()).unwrap_err();
+    /// assert!(matches!(e, Error::UnexpectedEof { expected: 4096, got: 100 }));
+    /// ```
+    UnexpectedEof {
+        /// Bytes the input was to hold (from its starting position).
+        expected: u64,
+        /// Bytes it held when it ended.
+        got: u64,
+    },
+    /// An input whose length cannot be known before it is read (a
+    /// character device such as `/dev/zero`, a FIFO, a socket), given as a
+    /// path: it might never end. Read such an input with
+    /// [`Source::reader`](crate::Source::reader), which reads it to its
+    /// end, or give its length with [`Source::with_len`](crate::Source::with_len).
+    ///
+    /// ```
+    /// use mdu_verity::{fsverity, Error, Source};
+    /// # #[cfg(target_os = "linux")]
+    /// # {
+    /// let e = fsverity::digest(Source::path("/dev/zero"), &fsverity::Params::default());
+    /// assert!(matches!(e, Err(Error::NotSized { kind: "a character device" })));
+    /// // Read as a stream, with a length, it is fine.
+    /// let zero = std::fs::File::open("/dev/zero").unwrap();
+    /// let d = fsverity::digest(Source::reader(zero).with_len(4096), &fsverity::Params::default());
+    /// assert_eq!(d.unwrap(), fsverity::digest(&[0u8; 4096], &fsverity::Params::default()).unwrap());
+    /// # }
+    /// ```
+    NotSized {
+        /// What the input is (`"a character device"`, `"a FIFO"`, `"a socket"`).
+        kind: &'static str,
+    },
     /// An I/O error from the reader or writer.
     Io(std::io::Error),
 }
@@ -315,6 +356,16 @@ impl fmt::Display for Error {
             Error::FecUncorrectable { round, byte } => write!(
                 f,
                 "FEC round {round} cannot be repaired: the codeword of byte {byte} has more damage than its parity corrects"
+            ),
+            Error::UnexpectedEof { expected, got } => write!(
+                f,
+                "unexpected end of file after {got} bytes: the input was to hold {expected} bytes \
+                 (was it truncated while it was read?)"
+            ),
+            Error::NotSized { kind } => write!(
+                f,
+                "the input is {kind}, which has no size to read up to: expected a regular file \
+                 or a block device"
             ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
         }

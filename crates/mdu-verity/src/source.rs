@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use crate::Error;
@@ -43,6 +43,13 @@ type Chunks<'a> = Box<dyn Iterator<Item = io::Result<Chunk<'a>>> + Send + 'a>;
 /// its end (dm-verity with a pinned number of data blocks) is left where
 /// the work stopped. Everything a source holds must be [`Send`]: a reader
 /// is read on a thread of its own.
+///
+/// A source whose length is known when the work starts (bytes in memory, a
+/// seekable reader, a path, or any source given [`Source::with_len`]) is
+/// read up to that length and no further, and a source that ends before it
+/// (a file truncated while it is read) is [`Error::UnexpectedEof`]: a
+/// prefix of the data is never hashed as if it were the whole. Only chunks
+/// and plain readers without a given length are read to wherever they end.
 ///
 /// ```
 /// use std::io::Cursor;
@@ -184,9 +191,12 @@ impl<'a> Source<'a> {
     }
 
     /// A reader that can seek (a file, a block device): its length is the
-    /// bytes from its current position to its end, and dm-verity
-    /// verification of a range seeks to the range instead of reading up to
-    /// it.
+    /// bytes from its current position to its end when the work starts
+    /// (nothing after that is read, and a reader that ends earlier, such as
+    /// a file truncated meanwhile, is [`Error::UnexpectedEof`]), and
+    /// dm-verity verification of a range seeks to the range instead of
+    /// reading up to it. A reader whose seeks fail as not seekable (a pipe
+    /// opened as a file) is read to its end, as [`Source::reader`].
     ///
     /// ```
     /// use std::io::Cursor;
@@ -210,10 +220,22 @@ impl<'a> Source<'a> {
     /// [`Error::Io`]. [`fsverity::digest_many`](crate::fsverity::digest_many)
     /// reads small files whole and pairs their blocks with other files'.
     ///
+    /// The path must name a regular file or a block device: its size is
+    /// taken when it is opened (the file's size, or the device's by seeking
+    /// to its end), and exactly that many bytes are read. Anything without
+    /// a size (a character device such as `/dev/zero`, a FIFO, a socket)
+    /// is [`Error::NotSized`], decided before it is opened or read; read
+    /// such an input with [`Source::reader`] if it is known to end.
+    ///
     /// ```
     /// use mdu_verity::{fsverity, Error, Source};
     /// let e = fsverity::digest(Source::path("/no/such/file"), &fsverity::Params::default());
     /// assert!(matches!(e, Err(Error::Io(_))));
+    /// # #[cfg(target_os = "linux")]
+    /// # {
+    /// let e = fsverity::digest(Source::path("/dev/zero"), &fsverity::Params::default());
+    /// assert!(matches!(e, Err(Error::NotSized { kind: "a character device" })));
+    /// # }
     /// ```
     pub fn path(path: impl Into<PathBuf>) -> Source<'static> {
         Source {
@@ -223,16 +245,20 @@ impl<'a> Source<'a> {
     }
 
     /// Say that the source holds `len` bytes: it is then read no further,
-    /// and a source that ends earlier is short (for dm-verity, a missing
-    /// block). Sources in memory and seekable readers know their length;
-    /// chunks and plain readers need this where the length matters before
-    /// the data is read.
+    /// and a source that ends earlier is [`Error::UnexpectedEof`] (never
+    /// the digest or tree of the shorter data). Sources in memory, seekable
+    /// readers and paths know their length; chunks and plain readers need
+    /// this where the length matters before the data is read, and to be
+    /// held to it.
     ///
     /// ```
-    /// use mdu_verity::{fsverity, Source};
+    /// use mdu_verity::{fsverity, Error, Source};
     /// let p = fsverity::Params::default();
     /// let first = fsverity::digest(Source::bytes(b"abcdef").with_len(3), &p)?;
     /// assert_eq!(first, fsverity::digest(&b"abc"[..], &p)?);
+    /// // A reader that ends before the length it was said to hold.
+    /// let short = fsverity::digest(Source::reader(&b"abc"[..]).with_len(6), &p);
+    /// assert!(matches!(short, Err(Error::UnexpectedEof { expected: 6, got: 3 })));
     /// # Ok::<(), mdu_verity::Error>(())
     /// ```
     pub fn with_len(mut self, len: u64) -> Source<'a> {
@@ -240,93 +266,71 @@ impl<'a> Source<'a> {
         self
     }
 
-    /// Open a path source (a no-op for the other kinds).
-    fn open(&mut self) -> io::Result<()> {
+    /// Open a path source (a no-op for the other kinds); its size becomes
+    /// the source's length unless one was given.
+    fn open(&mut self) -> Result<(), Error> {
         if let Kind::Path(p) = &self.kind {
-            let f = File::open(p)?;
+            let (f, size) = open_path(p)?;
+            self.len = Some(self.len.unwrap_or(size));
             self.kind = Kind::Reader(Box::new(Seekable(f)));
         }
         Ok(())
     }
 
-    /// The number of bytes in the source, if it can tell without reading
+    /// The number of bytes the source holds, if it can tell without reading
     /// them: the length given to [`Source::with_len`], the bytes in memory,
-    /// or the bytes from a seekable reader's position to its end (the
-    /// position is kept).
-    pub(crate) fn len(&mut self) -> io::Result<Option<u64>> {
+    /// the size of a path's file or device, or the bytes from a seekable
+    /// reader's position to its end (the position is kept; a reader that
+    /// turns out not to seek, such as a pipe, has no length).
+    pub(crate) fn len(&mut self) -> Result<Option<u64>, Error> {
         self.open()?;
-        let own = match &mut self.kind {
+        if self.len.is_some() {
+            return Ok(self.len);
+        }
+        Ok(match &mut self.kind {
             Kind::Mem { data, at } => Some((mem(data).len() - *at) as u64),
             Kind::Chunks(_) | Kind::Path(_) => None,
-            Kind::Reader(r) => match r.try_seek(SeekFrom::Current(0)) {
-                None => None,
-                Some(pos) => {
-                    let pos = pos?;
-                    let end = r.try_seek(SeekFrom::End(0)).unwrap_or(Ok(pos))?;
-                    r.try_seek(SeekFrom::Start(pos)).unwrap_or(Ok(pos))?;
-                    Some(end.saturating_sub(pos))
-                }
-            },
-        };
-        Ok(match (self.len, own) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+            Kind::Reader(r) => reader_len(&mut **r)?,
         })
     }
 
     /// A small source's bytes, whole, in `buf` (cleared first) when the
     /// source holds at most `max` bytes by its own account (bytes, a path to
-    /// a regular file, a seekable reader); `Ok(false)` leaves the source
-    /// untouched for [`Source::feed`]. Memory sources are copied, so only
-    /// sources that must be read anyway should come here.
-    pub(crate) fn read_small(&mut self, max: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
+    /// a file or device, a seekable reader, a source given its length);
+    /// `Ok(false)` leaves the source untouched for [`Source::feed`]. Memory
+    /// sources are copied, so only sources that must be read anyway should
+    /// come here. A source that ends before its length is
+    /// [`Error::UnexpectedEof`]; bytes after it are not read.
+    pub(crate) fn read_small(&mut self, max: u64, buf: &mut Vec<u8>) -> Result<bool, Error> {
         buf.clear();
         if let Kind::Path(p) = &self.kind {
-            let mut f = File::open(p)?;
-            let meta = f.metadata()?;
-            if meta.is_file() && meta.len() <= max && self.len.is_none() {
+            let (f, size) = open_path(p)?;
+            let len = self.len.unwrap_or(size);
+            self.len = Some(len);
+            if len <= max {
                 // Straight from the file: its `read_buf` does not zero the
-                // buffer first, as a read through `dyn Read` would. One byte
-                // more than its size tells a file that grew.
-                buf.reserve(meta.len() as usize + 1);
-                (&f).take(max + 1).read_to_end(buf)?;
-                if buf.len() as u64 <= max {
-                    return Ok(true);
-                }
-                buf.clear();
-                f.seek(SeekFrom::Start(0))?;
+                // buffer first, as a read through `dyn Read` would.
+                buf.reserve(usize::try_from(len).unwrap_or(0));
+                (&f).take(len).read_to_end(buf)?;
+                return whole(buf, len);
             }
             self.kind = Kind::Reader(Box::new(Seekable(f)));
             return Ok(false);
         }
-        let (len, limit) = match self.len()? {
-            Some(len) if len <= max => (len, if self.len.is_some() { len } else { max + 1 }),
+        let len = match self.len()? {
+            Some(len) if len <= max => len,
             _ => return Ok(false),
         };
         match &mut self.kind {
             Kind::Mem { data, at } => {
-                buf.extend_from_slice(&mem(data)[*at..][..len as usize]);
-                Ok(true)
+                let d = &mem(data)[*at..];
+                buf.extend_from_slice(&d[..d.len().min(len as usize)]);
+                whole(buf, len)
             }
             Kind::Reader(r) => {
-                // Reading one byte more than expected tells a reader that
-                // grew; it is then read the ordinary way, from where it
-                // started.
-                let start = if limit > len {
-                    r.try_seek(SeekFrom::Current(0)).transpose()?
-                } else {
-                    None
-                };
-                buf.reserve(len as usize + 1);
-                (&mut **r).take(limit).read_to_end(buf)?;
-                if buf.len() as u64 <= max {
-                    return Ok(true);
-                }
-                buf.clear();
-                if let Some(s) = start {
-                    r.try_seek(SeekFrom::Start(s)).transpose()?;
-                }
-                Ok(false)
+                buf.reserve(len as usize);
+                (&mut **r).take(len).read_to_end(buf)?;
+                whole(buf, len)
             }
             Kind::Chunks(_) | Kind::Path(_) => Ok(false),
         }
@@ -346,12 +350,12 @@ impl<'a> Source<'a> {
         sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
     ) -> Result<Fed, Error> {
         debug_assert!(bs > 0 && READ_BUF_LEN.is_multiple_of(bs));
-        self.open()?;
-        let limit = match self.len {
-            Some(len) => limit.min(len.saturating_sub(skip)),
-            None => limit,
-        };
-        match self.kind {
+        // Where the source must reach: the end of the asked-for bytes or
+        // its length when it has one (taken now, before anything is read),
+        // whichever comes first; its end otherwise.
+        let end = self.len()?.map(|len| len.min(skip.saturating_add(limit)));
+        let limit = end.map_or(limit, |end| end.saturating_sub(skip));
+        let (skipped, fed) = match self.kind {
             Kind::Mem { data, at } => {
                 let all = &mem(&data)[at..];
                 let from = usize::try_from(skip).map_or(all.len(), |s| s.min(all.len()));
@@ -361,17 +365,23 @@ impl<'a> Source<'a> {
                 if whole > 0 {
                     sink(&d[..whole])?;
                 }
-                Ok(Fed {
+                let fed = Fed {
                     bytes: d.len() as u64,
                     tail: d[whole..].to_vec(),
-                })
+                };
+                (from as u64, fed)
             }
-            Kind::Chunks(chunks) => feed_chunks(chunks, skip, limit, bs, sink),
+            Kind::Chunks(chunks) => feed_chunks(chunks, skip, limit, bs, sink)?,
             Kind::Reader(mut r) => {
-                skip_reader(&mut *r, skip)?;
-                feed_reader(&mut *r, limit, bs, sink)
+                let skipped = skip_reader(&mut *r, skip)?;
+                (skipped, feed_reader(&mut *r, limit, bs, sink)?)
             }
-            Kind::Path(_) => unreachable!("opened above"),
+            Kind::Path(_) => unreachable!("opened by `len`"),
+        };
+        let got = skipped + fed.bytes;
+        match end {
+            Some(end) if got < end => Err(Error::UnexpectedEof { expected: end, got }),
+            _ => Ok(fed),
         }
     }
 }
@@ -461,6 +471,71 @@ fn mem<'c>(c: &'c Chunk<'_>) -> &'c [u8] {
     AsRef::<[u8]>::as_ref(&**c)
 }
 
+/// `Ok(true)` if `buf` holds the `len` bytes it was to hold.
+fn whole(buf: &[u8], len: u64) -> Result<bool, Error> {
+    if (buf.len() as u64) < len {
+        return Err(Error::UnexpectedEof {
+            expected: len,
+            got: buf.len() as u64,
+        });
+    }
+    Ok(true)
+}
+
+/// What kind of file `t` is when it has no size to read up to.
+fn unsized_kind(t: &std::fs::FileType) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_fifo() {
+            return Some("a FIFO");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+    }
+    let _ = t;
+    None
+}
+
+/// Opens the file or block device at `p` for reading, with its size: the
+/// file's, or the device's by seeking to its end (the position is left at
+/// the start). What has no size is refused before it is opened (opening a
+/// FIFO would wait for a writer) and again after (it may have been
+/// replaced meanwhile).
+fn open_path(p: &Path) -> Result<(File, u64), Error> {
+    if let Some(kind) = unsized_kind(&std::fs::metadata(p)?.file_type()) {
+        return Err(Error::NotSized { kind });
+    }
+    let mut f = File::open(p)?;
+    let meta = f.metadata()?;
+    if let Some(kind) = unsized_kind(&meta.file_type()) {
+        return Err(Error::NotSized { kind });
+    }
+    if meta.is_file() {
+        return Ok((f, meta.len()));
+    }
+    let end = f.seek(SeekFrom::End(0))?;
+    f.seek(SeekFrom::Start(0))?;
+    Ok((f, end))
+}
+
+/// The bytes from a reader's position to its end, the position kept; `None`
+/// if it cannot seek (a plain reader, or a pipe behind a seekable one).
+fn reader_len(r: &mut (dyn ReadSeek + Send + '_)) -> io::Result<Option<u64>> {
+    let pos = match r.try_seek(SeekFrom::Current(0)) {
+        None => return Ok(None),
+        Some(Err(e)) if e.kind() == io::ErrorKind::NotSeekable => return Ok(None),
+        Some(pos) => pos?,
+    };
+    let end = r.try_seek(SeekFrom::End(0)).unwrap_or(Ok(pos))?;
+    r.try_seek(SeekFrom::Start(pos)).unwrap_or(Ok(pos))?;
+    Ok(Some(end.saturating_sub(pos)))
+}
+
 /// Read until `buf` is full or the input ends; returns the bytes read.
 pub(crate) fn fill<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     let mut got = 0;
@@ -476,17 +551,20 @@ pub(crate) fn fill<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<us
 }
 
 /// Move a reader `skip` bytes on: by seeking where it can, by reading
-/// otherwise.
-fn skip_reader(r: &mut (dyn ReadSeek + Send + '_), skip: u64) -> io::Result<()> {
+/// otherwise; returns how far it moved (less than `skip` only when a
+/// reader that cannot seek ended first).
+fn skip_reader(r: &mut (dyn ReadSeek + Send + '_), skip: u64) -> io::Result<u64> {
     if skip == 0 {
-        return Ok(());
+        return Ok(0);
     }
-    if let Ok(off) = i64::try_from(skip)
-        && let Some(res) = r.try_seek(SeekFrom::Current(off))
-    {
-        return res.map(|_| ());
+    if let Ok(off) = i64::try_from(skip) {
+        match r.try_seek(SeekFrom::Current(off)) {
+            Some(Err(e)) if e.kind() == io::ErrorKind::NotSeekable => {}
+            Some(res) => return res.map(|_| skip),
+            None => {}
+        }
     }
-    io::copy(&mut (&mut *r).take(skip), &mut io::sink()).map(|_| ())
+    io::copy(&mut (&mut *r).take(skip), &mut io::sink())
 }
 
 /// Joins the pieces of a chunked source (or of `update` calls) into runs of
@@ -560,13 +638,17 @@ impl Stager {
     }
 }
 
+/// Feeds chunks from offset `skip`; returns the bytes skipped (less than
+/// `skip` if the chunks ended first) and what was fed.
 fn feed_chunks(
     chunks: Chunks<'_>,
-    mut skip: u64,
+    skip: u64,
     mut limit: u64,
     bs: usize,
     sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
-) -> Result<Fed, Error> {
+) -> Result<(u64, Fed), Error> {
+    let to_skip = skip;
+    let mut skip = skip;
     let mut stager = Stager::new(bs);
     let mut bytes = 0u64;
     for chunk in chunks {
@@ -584,7 +666,7 @@ fn feed_chunks(
         stager.push(d, sink)?;
     }
     let tail = stager.finish(sink)?;
-    Ok(Fed { bytes, tail })
+    Ok((to_skip - skip, Fed { bytes, tail }))
 }
 
 /// A read buffer aligned to a page, allocated once per call and reused.
@@ -698,4 +780,235 @@ fn feed_reader(
             tail: Vec::new(),
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, Cursor, Read, Seek, SeekFrom};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::{READ_BUF_LEN, Source};
+    use crate::{Error, dmverity, fsverity};
+
+    fn data(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 31 + i / 4099) as u8).collect()
+    }
+
+    /// A seekable reader that says (by seeking to its end) it holds
+    /// `claimed` bytes but whose reads end after `real` of them: a file
+    /// truncated while it is read.
+    struct Shrinking {
+        inner: Cursor<Vec<u8>>,
+        claimed: u64,
+    }
+
+    impl Shrinking {
+        fn new(claimed: usize, real: usize) -> Shrinking {
+            let mut d = data(claimed);
+            d.truncate(real);
+            Shrinking {
+                inner: Cursor::new(d),
+                claimed: claimed as u64,
+            }
+        }
+    }
+
+    impl Read for Shrinking {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.inner.read(buf)
+        }
+    }
+
+    impl Seek for Shrinking {
+        fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+            match pos {
+                SeekFrom::End(off) => {
+                    let to = self
+                        .claimed
+                        .checked_add_signed(off)
+                        .ok_or(io::ErrorKind::InvalidInput)?;
+                    self.inner.seek(SeekFrom::Start(to))
+                }
+                other => self.inner.seek(other),
+            }
+        }
+    }
+
+    fn is_eof(r: Result<impl std::fmt::Debug, Error>, expected: u64, got: u64, what: &str) {
+        match r {
+            Err(Error::UnexpectedEof {
+                expected: e,
+                got: g,
+            }) => {
+                assert_eq!((e, g), (expected, got), "{what}");
+            }
+            other => {
+                panic!("{what}: expected UnexpectedEof {{ {expected}, {got} }}, got {other:?}")
+            }
+        }
+    }
+
+    #[test]
+    fn a_source_that_ends_before_its_given_length_is_unexpected_eof_not_a_digest_of_the_prefix() {
+        let p = fsverity::Params::default();
+        // Small (one read) and large (the read ring and its thread).
+        for (promised, real) in [
+            (100_000usize, 60_000usize),
+            (3 * READ_BUF_LEN + 5, 2 * READ_BUF_LEN + 7),
+        ] {
+            let d = data(real);
+            let what = format!("{real} of {promised} bytes");
+            is_eof(
+                fsverity::digest(Source::reader(&d[..]).with_len(promised as u64), &p),
+                promised as u64,
+                real as u64,
+                &format!("plain reader, {what}"),
+            );
+            is_eof(
+                fsverity::digest(
+                    Source::chunks(d.chunks(7_000).map(Ok)).with_len(promised as u64),
+                    &p,
+                ),
+                promised as u64,
+                real as u64,
+                &format!("chunks, {what}"),
+            );
+            is_eof(
+                fsverity::digest(Source::bytes(&d).with_len(promised as u64), &p),
+                promised as u64,
+                real as u64,
+                &format!("bytes, {what}"),
+            );
+            is_eof(
+                fsverity::digest(Source::seekable(Shrinking::new(promised, real)), &p),
+                promised as u64,
+                real as u64,
+                &format!("shrinking seekable reader, {what}"),
+            );
+            let mut hash = Cursor::new(Vec::new());
+            is_eof(
+                dmverity::format(
+                    Source::seekable(Shrinking::new(promised, real)),
+                    &mut hash,
+                    &dmverity::Params::default(),
+                ),
+                promised as u64,
+                real as u64,
+                &format!("dm-verity format, {what}"),
+            );
+        }
+    }
+
+    #[test]
+    fn a_small_input_that_shrinks_is_unexpected_eof_among_many_files() {
+        let p = fsverity::Params::default();
+        let good = data(5000);
+        let sources = vec![
+            Source::bytes(&good),
+            Source::seekable(Shrinking::new(9000, 4000)),
+            Source::reader(&good[..]).with_len(6000),
+        ];
+        let r: Vec<_> = fsverity::digest_many(sources, &p).collect();
+        assert_eq!(
+            r[0].as_ref().unwrap(),
+            &fsverity::digest(&good, &p).unwrap()
+        );
+        let mut r = r.into_iter().skip(1);
+        is_eof(r.next().unwrap(), 9000, 4000, "shrinking seekable reader");
+        is_eof(r.next().unwrap(), 6000, 5000, "plain reader");
+    }
+
+    #[test]
+    fn dm_verity_verify_of_a_source_shorter_than_promised_is_unexpected_eof() {
+        let d = data(40 * 4096);
+        let p = dmverity::Params::default();
+        let mut hash = Cursor::new(Vec::new());
+        let root = dmverity::format(&d, &mut hash, &p).unwrap().root_hash();
+        let short = &d[..25 * 4096 + 100];
+        is_eof(
+            dmverity::verify(
+                Source::reader(short).with_len(d.len() as u64),
+                &mut hash,
+                &p,
+                &root,
+            ),
+            d.len() as u64,
+            short.len() as u64,
+            "plain reader",
+        );
+        is_eof(
+            dmverity::verify(
+                Source::seekable(Shrinking::new(d.len(), short.len())),
+                &mut hash,
+                &p,
+                &root,
+            ),
+            d.len() as u64,
+            short.len() as u64,
+            "shrinking seekable reader",
+        );
+        // A source that is short by its own account is a missing block (a
+        // verification failure), as before.
+        let pinned = dmverity::Params {
+            data_blocks: Some(40),
+            ..p
+        };
+        let r = dmverity::verify(
+            Source::seekable(Cursor::new(short)),
+            &mut hash,
+            &pinned,
+            &root,
+        );
+        assert!(
+            matches!(r, Err(Error::MissingDataBlock { block: 25, .. })),
+            "{r:?}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_without_a_size_is_refused_before_it_is_read() {
+        let p = fsverity::Params::default();
+        let dir = std::env::temp_dir().join(format!("mdu-verity-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_file(&dir);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        let mut cases = vec![
+            ("/dev/zero".into(), "a character device"),
+            ("/dev/null".into(), "a character device"),
+        ];
+        if made {
+            cases.push((dir.clone(), "a FIFO"));
+        }
+        for (path, kind) in cases {
+            if !path.exists() {
+                eprintln!("SKIPPED {path:?}: not on this system");
+                continue;
+            }
+            let (tx, rx) = mpsc::channel();
+            let p2 = p.clone();
+            let path2: std::path::PathBuf = path;
+            std::thread::spawn(move || {
+                let one = fsverity::digest(Source::path(&path2), &p2);
+                let many: Vec<_> =
+                    fsverity::digest_many([Source::path(&path2), Source::bytes(b"x")], &p2)
+                        .collect();
+                let _ = tx.send((path2, one, many));
+            });
+            let (path, one, mut many) = rx
+                .recv_timeout(Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("{kind}: still reading after 20 s"));
+            for r in [one, many.remove(0)] {
+                match r {
+                    Err(Error::NotSized { kind: k }) => assert_eq!(k, kind, "{path:?}"),
+                    other => panic!("{path:?}: expected NotSized, got {other:?}"),
+                }
+            }
+            assert!(many[0].is_ok(), "the other file is still digested");
+        }
+        let _ = std::fs::remove_file(&dir);
+    }
 }

@@ -178,7 +178,7 @@ fn digest_group(
                 out.push(None);
             }
             Ok(false) => out.push(Some(digest(src, params))),
-            Err(e) => out.push(Some(Err(e.into()))),
+            Err(e) => out.push(Some(Err(e))),
         }
     }
     if !small.is_empty() {
