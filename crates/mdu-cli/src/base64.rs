@@ -1,20 +1,51 @@
-//! `mdu base64 encode|decode` between stdin and stdout.
+//! `mdu base64 encode|decode` between stdin and stdout, streaming in
+//! bounded memory.
+//!
+//! Both directions work a block at a time, so memory stays at a few MiB
+//! whatever the input size. Encode reads blocks whose length is a multiple
+//! of 3 bytes, so only the last one may need padding. Decode reads blocks of
+//! text, drops the line breaks and decodes the symbols in groups of 4; it
+//! holds back the last 1 to 4 symbols until it knows whether more follow, so
+//! that only the final group of the whole input is decoded with the padding
+//! rules (and may be short), and a `=` anywhere before it is an invalid
+//! byte. Errors name the offset in the whole input, line breaks included.
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::path::Path;
 
 use clap::{Args, Subcommand};
-use mdu_base64::{Alphabet, Engine, Padding};
+use mdu_base64::{Alphabet, DecodeError, Engine, Padding};
 
 use crate::util::CliError;
+
+/// Input bytes encoded per block: a multiple of 3 (no padding inside the
+/// stream), 768 KiB in and 1 MiB out, large enough that the per-block cost
+/// vanishes and small enough to stay in cache.
+const ENCODE_BLOCK: usize = 3 << 18;
+
+/// Input bytes (text and line breaks) read per decode block.
+const DECODE_BLOCK: usize = 1 << 20;
+
+/// Symbols decode holds back at the end of a block: the final group of the
+/// input may be short or padded, so a group is decoded as a whole,
+/// unpadded one only once a symbol after it has been seen.
+const HELD: usize = 4;
 
 /// base64 subcommands.
 #[derive(Subcommand, Debug)]
 pub(crate) enum Base64Cmd {
-    /// Encode stdin to one line of base64 on stdout (with a final newline).
+    /// Encode stdin to one line of base64 on stdout (with a final newline),
+    /// streaming in bounded memory.
     Encode(Base64Args),
-    /// Decode base64 from stdin to stdout; line breaks are ignored, anything
-    /// else outside the alphabet is an error naming its offset.
+    /// Decode base64 from stdin to stdout, streaming in bounded memory; line
+    /// breaks (`\n`, `\r`) are ignored.
+    ///
+    /// An error (a byte outside the alphabet, a `=` before the final group
+    /// of 4 symbols, a wrong length or padding, non-zero unused bits) names
+    /// the byte offset in the input, line breaks counted, and exits 2; the
+    /// output before the error has been written: the bytes of every group
+    /// of 4 symbols before the one in error, as `base64 -d` does. A byte
+    /// outside the alphabet is reported before a length or padding error.
     Decode(Base64Args),
 }
 
@@ -29,70 +60,352 @@ pub(crate) struct Base64Args {
     no_pad: bool,
 }
 
-fn engine(a: &Base64Args) -> Engine {
-    let alphabet = if a.url {
+fn alphabet(a: &Base64Args) -> &'static Alphabet {
+    if a.url {
         &Alphabet::URL_SAFE
     } else {
         &Alphabet::STANDARD
-    };
+    }
+}
+
+fn engine(a: &Base64Args) -> Engine {
     let padding = if a.no_pad {
         Padding::None
     } else {
         Padding::Required
     };
-    Engine::new(alphabet, padding)
+    Engine::new(alphabet(a), padding)
 }
+
+const STDIN: &str = "<stdin>";
+const STDOUT: &str = "<stdout>";
 
 pub(crate) fn run(cmd: Base64Cmd) -> Result<(), CliError> {
-    let stdin_path = Path::new("<stdin>");
-    let stdout_path = Path::new("<stdout>");
-    let mut input = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut input)
-        .map_err(|e| CliError::io(stdin_path, "read", e))?;
-    let out = match cmd {
-        Base64Cmd::Encode(a) => {
-            let mut s = engine(&a).encode_to_string(&input).into_bytes();
-            s.push(b'\n');
-            s
-        }
-        Base64Cmd::Decode(a) => {
-            // Drop line breaks, remembering where each kept byte came from.
-            let mut text = Vec::with_capacity(input.len());
-            let mut origin = Vec::with_capacity(input.len());
-            for (i, &b) in input.iter().enumerate() {
-                if b != b'\n' && b != b'\r' {
-                    text.push(b);
-                    origin.push(i as u64);
-                }
-            }
-            engine(&a).decode_to_vec(&text).map_err(|e| {
-                let offset = decode_error_index(&e)
-                    .and_then(|i| origin.get(i).copied())
-                    .unwrap_or(input.len() as u64);
-                CliError::Input {
-                    path: stdin_path.to_owned(),
-                    offset,
-                    rule: e.to_string(),
-                }
-            })?
-        }
-    };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(&out)
-        .and_then(|()| stdout.flush())
-        .map_err(|e| CliError::io(stdout_path, "write", e))
+    let mut input = std::io::stdin().lock();
+    let mut output = std::io::stdout().lock();
+    match cmd {
+        Base64Cmd::Encode(a) => encode(&engine(&a), &mut input, &mut output),
+        Base64Cmd::Decode(a) => Decoder::new(&a).run(&mut input, &mut output),
+    }
 }
 
-/// The input index a decode error points at, if any.
-fn decode_error_index(e: &mdu_base64::DecodeError) -> Option<usize> {
-    use mdu_base64::DecodeError as D;
-    match *e {
-        D::InvalidByte { index, .. } | D::InvalidPadding { index } | D::NonCanonical { index } => {
-            Some(index)
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+/// Filling whole blocks (a pipe gives at most 64 KiB a read) keeps the
+/// blocks, and so the cost per block, the same whatever the input is.
+fn fill(input: &mut impl Read, buf: &mut [u8]) -> Result<usize, CliError> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(CliError::io(Path::new(STDIN), "read", e)),
         }
-        _ => None,
     }
+    Ok(n)
+}
+
+fn write(output: &mut impl Write, bytes: &[u8]) -> Result<(), CliError> {
+    output
+        .write_all(bytes)
+        .map_err(|e| CliError::io(Path::new(STDOUT), "write", e))
+}
+
+fn flush(output: &mut impl Write) -> Result<(), CliError> {
+    output
+        .flush()
+        .map_err(|e| CliError::io(Path::new(STDOUT), "write", e))
+}
+
+/// Encodes `input` to `output` block by block, then a newline.
+fn encode(engine: &Engine, input: &mut impl Read, output: &mut impl Write) -> Result<(), CliError> {
+    let mut block = vec![0u8; ENCODE_BLOCK];
+    // Room for the encoding of a whole block and the final newline.
+    let mut text = vec![0u8; ENCODE_BLOCK / 3 * 4 + 1];
+    loop {
+        let n = fill(input, &mut block)?;
+        // Every block but the last is a multiple of 3 bytes: no padding.
+        let len = engine
+            .encode_slice(&block[..n], &mut text)
+            .map_err(|e| CliError::lib(Path::new(STDIN), e))?;
+        if n < block.len() {
+            let Some(end) = text.get_mut(len) else {
+                // Unreachable: `text` has room for the newline.
+                return Err(CliError::lib(Path::new(STDOUT), "encode buffer too small"));
+            };
+            *end = b'\n';
+            write(output, &text[..=len])?;
+            return flush(output);
+        }
+        write(output, &text[..len])?;
+    }
+}
+
+/// Streaming decoder state.
+struct Decoder {
+    /// The user's engine: decodes the final group of the input.
+    last: Engine,
+    /// Same alphabet, no padding: decodes whole groups before the final one,
+    /// where a `=` is never valid.
+    body: Engine,
+    alphabet: &'static Alphabet,
+    /// One block of input as read.
+    block: Vec<u8>,
+    /// The held-back symbols of earlier blocks (`held` of them), then the
+    /// symbols of `block`.
+    text: Vec<u8>,
+    out: Vec<u8>,
+    /// Input offsets of the held-back symbols.
+    held_at: [u64; HELD],
+    held: usize,
+    /// Input offset of `block[0]`.
+    block_at: u64,
+    /// Symbols of the input before `text[0]`.
+    symbols_before: u64,
+}
+
+impl Decoder {
+    fn new(a: &Base64Args) -> Decoder {
+        let alphabet = alphabet(a);
+        Decoder {
+            last: engine(a),
+            body: Engine::new(alphabet, Padding::None),
+            alphabet,
+            block: vec![0u8; DECODE_BLOCK],
+            text: vec![0u8; DECODE_BLOCK + HELD],
+            out: vec![0u8; (DECODE_BLOCK + HELD) / 4 * 3],
+            held_at: [0; HELD],
+            held: 0,
+            block_at: 0,
+            symbols_before: 0,
+        }
+    }
+
+    fn run(mut self, input: &mut impl Read, output: &mut impl Write) -> Result<(), CliError> {
+        loop {
+            let n = fill(input, &mut self.block)?;
+            if n == 0 {
+                break;
+            }
+            let len = self.held + strip_line_breaks(&self.block[..n], &mut self.text[self.held..]);
+            // Decode every whole group but the last 1 to 4 symbols.
+            let cut = len.saturating_sub(1) / 4 * 4;
+            if cut > 0 {
+                self.decode_body(cut, n, output)?;
+            }
+            self.hold(cut, len, n);
+            self.block_at += n as u64;
+            if n < self.block.len() {
+                break;
+            }
+        }
+        if self.held > 0 {
+            self.decode_last(output)?;
+        }
+        flush(output)
+    }
+
+    /// Decodes `text[..cut]` (whole groups followed by more symbols) and
+    /// writes the bytes, or fails at its first invalid byte after writing
+    /// the groups before it.
+    fn decode_body(
+        &mut self,
+        cut: usize,
+        n: usize,
+        output: &mut impl Write,
+    ) -> Result<(), CliError> {
+        let text = &self.text[..cut];
+        let at = match self.body.decode_slice(text, &mut self.out) {
+            Ok(len) => return write(output, &self.out[..len]),
+            Err(DecodeError::InvalidByte { index, .. }) => index,
+            // A trailing `=` run here (the only other error, as `cut` is a
+            // multiple of 4) is no padding: the first byte that is not a
+            // symbol, `=` included, is the one to blame.
+            Err(e) => first_non_symbol(self.alphabet, text).unwrap_or(match e {
+                DecodeError::InvalidPadding { index } => index,
+                _ => 0,
+            }),
+        };
+        self.fail_at(at, n, output)
+    }
+
+    /// Moves the symbols `text[cut..len]` (1 to 4, or none) to the front of
+    /// `text`, with their input offsets.
+    fn hold(&mut self, cut: usize, len: usize, n: usize) {
+        // Offsets from the end backwards: the last symbols of `text` are the
+        // last non-line-break bytes of the block (held symbols stay where
+        // they are when `cut` is 0).
+        let mut at = [0u64; HELD];
+        let mut pos = n;
+        for i in (cut..len).rev() {
+            let Some(slot) = at.get_mut(i - cut) else {
+                continue;
+            };
+            *slot = if i < self.held {
+                self.held_at.get(i).copied().unwrap_or_default()
+            } else {
+                pos = self.block[..pos]
+                    .iter()
+                    .rposition(|&b| !is_line_break(b))
+                    .unwrap_or_default();
+                self.block_at + pos as u64
+            };
+        }
+        self.held_at = at;
+        self.text.copy_within(cut..len, 0);
+        self.held = len - cut;
+        self.symbols_before += cut as u64;
+    }
+
+    /// Decodes the held-back final group of the input with the padding rules.
+    fn decode_last(&mut self, output: &mut impl Write) -> Result<(), CliError> {
+        let text = &self.text[..self.held];
+        let e = match self.last.decode_slice(text, &mut self.out) {
+            Ok(len) => return write(output, &self.out[..len]),
+            Err(e) => e,
+        };
+        // An invalid byte is reported before a length or padding error: the
+        // first byte that is neither a symbol nor part of the trailing `=`.
+        let pads = text.iter().rev().take_while(|&&b| b == b'=').count();
+        if let Some(at) = first_non_symbol(self.alphabet, &text[..text.len() - pads]) {
+            return self.fail_at(at, 0, output);
+        }
+        let total = self.symbols_before + self.held as u64;
+        let global = |index: usize| index_of(self.symbols_before + index as u64);
+        let (e, offset) = match e {
+            DecodeError::InvalidByte { index, byte } => (
+                DecodeError::InvalidByte {
+                    index: global(index),
+                    byte,
+                },
+                self.symbol_offset(index, 0),
+            ),
+            DecodeError::InvalidPadding { index } => (
+                DecodeError::InvalidPadding {
+                    index: global(index),
+                },
+                self.symbol_offset(index, 0),
+            ),
+            DecodeError::NonCanonical { index } => (
+                DecodeError::NonCanonical {
+                    index: global(index),
+                },
+                self.symbol_offset(index, 0),
+            ),
+            // The length of the whole input is at fault: blame its end.
+            DecodeError::InvalidLength { .. } => (
+                DecodeError::InvalidLength {
+                    len: index_of(total),
+                },
+                self.block_at,
+            ),
+            e => (e, self.block_at),
+        };
+        flush(output)?;
+        Err(input_error(offset, &e))
+    }
+
+    /// Fails on the symbol `text[at]` (not a symbol of the alphabet, or a
+    /// `=` that is no valid padding), after writing the decoding of the
+    /// whole groups before it. `n`: bytes of the current block.
+    fn fail_at(&mut self, at: usize, n: usize, output: &mut impl Write) -> Result<(), CliError> {
+        let whole = at / 4 * 4;
+        // No invalid byte before `at`: the groups before it decode.
+        if let Ok(len) = self.body.decode_slice(&self.text[..whole], &mut self.out) {
+            write(output, &self.out[..len])?;
+        }
+        flush(output)?;
+        let e = DecodeError::InvalidByte {
+            index: index_of(self.symbols_before + at as u64),
+            byte: self.text.get(at).copied().unwrap_or_default(),
+        };
+        Err(input_error(self.symbol_offset(at, n), &e))
+    }
+
+    /// Input offset of `text[i]`: a held-back symbol's saved offset, or the
+    /// position of the symbol in the block (`n` bytes; a scan, on the error
+    /// path only).
+    fn symbol_offset(&self, i: usize, n: usize) -> u64 {
+        if i < self.held {
+            return self.held_at.get(i).copied().unwrap_or(self.block_at);
+        }
+        self.block[..n]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| !is_line_break(b))
+            .nth(i - self.held)
+            .map_or(self.block_at + n as u64, |(pos, _)| {
+                self.block_at + pos as u64
+            })
+    }
+}
+
+/// A symbol index of the whole input as the library's errors carry it
+/// (saturated where `usize` is narrower than the input is long).
+fn index_of(symbols: u64) -> usize {
+    usize::try_from(symbols).unwrap_or(usize::MAX)
+}
+
+fn input_error(offset: u64, e: &DecodeError) -> CliError {
+    CliError::Input {
+        path: Path::new(STDIN).to_owned(),
+        offset,
+        rule: e.to_string(),
+    }
+}
+
+fn is_line_break(b: u8) -> bool {
+    b == b'\n' || b == b'\r'
+}
+
+/// Index of the first byte of `text` that is not a symbol (`=` included).
+fn first_non_symbol(alphabet: &Alphabet, text: &[u8]) -> Option<usize> {
+    text.iter().position(|&b| alphabet.value_of(b).is_none())
+}
+
+/// Copies the bytes of `src` but line breaks to the front of `dst` (at
+/// least as long as `src`); returns how many.
+fn strip_line_breaks(src: &[u8], dst: &mut [u8]) -> usize {
+    // Text from `mdu base64 encode` is one line: one copy (`contains` on
+    // bytes is a memchr).
+    if !src.contains(&b'\n') && !src.contains(&b'\r') {
+        let len = src.len().min(dst.len());
+        dst[..len].copy_from_slice(&src[..len]);
+        return len;
+    }
+    // Wrapped text: 8 bytes at a time, copied whole unless one of them is
+    // a line break (a word test, several times faster than a byte loop).
+    let mut len = 0;
+    let mut words = src.chunks_exact(8);
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        if has_byte(w, b'\n') || has_byte(w, b'\r') {
+            len = push_symbols(word, dst, len);
+        } else if let Some(to) = dst.get_mut(len..len + 8) {
+            to.copy_from_slice(word);
+            len += 8;
+        }
+    }
+    push_symbols(words.remainder(), dst, len)
+}
+
+/// Whether a byte of `w` is `b` (the exact zero-byte test of `w ^ b...b`).
+fn has_byte(w: u64, b: u8) -> bool {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    let v = w ^ (ONES * u64::from(b));
+    v.wrapping_sub(ONES) & !v & (ONES << 7) != 0
+}
+
+/// Copies the bytes of `src` but line breaks to `dst[len..]`; returns the
+/// new length.
+fn push_symbols(src: &[u8], dst: &mut [u8], mut len: usize) -> usize {
+    for &b in src {
+        if !is_line_break(b)
+            && let Some(to) = dst.get_mut(len)
+        {
+            *to = b;
+            len += 1;
+        }
+    }
+    len
 }
