@@ -250,88 +250,61 @@ fn the_input_given_again_as_the_output_is_refused_by_every_command() {
     let before_plain = fs::read(&plain).unwrap();
 
     let pass = d.join("pass");
-    let cases: Vec<(&str, Command)> = vec![
-        ("luks decrypt IMG IMG", {
-            let mut c = mdu();
-            c.args(["luks", "decrypt", "--key-file"])
-                .arg(&pass)
-                .arg(&img)
-                .arg(&img);
-            c
-        }),
-        ("luks decrypt IMG hard link", {
-            let mut c = mdu();
-            c.args(["luks", "decrypt", "--key-file"])
-                .arg(&pass)
-                .arg(&img)
-                .arg(&hard);
-            c
-        }),
-        ("luks decrypt IMG symlink", {
-            let mut c = mdu();
-            c.args(["luks", "decrypt", "--key-file"])
-                .arg(&pass)
-                .arg(&img)
-                .arg(&soft);
-            c
-        }),
-        ("luks encrypt PLAIN PLAIN", {
-            let mut c = mdu();
-            c.args([
+    let hash = d.join("hash");
+    let luks_dec = ["luks", "decrypt", "--key-file"];
+    let cases: Vec<(&str, &[&str], Vec<&Path>)> = vec![
+        ("luks decrypt IMG IMG", &luks_dec, vec![&pass, &img, &img]),
+        (
+            "luks decrypt IMG hard link",
+            &luks_dec,
+            vec![&pass, &img, &hard],
+        ),
+        (
+            "luks decrypt IMG symlink",
+            &luks_dec,
+            vec![&pass, &img, &soft],
+        ),
+        (
+            "luks encrypt PLAIN PLAIN",
+            &[
                 "luks",
                 "encrypt",
                 "--pbkdf",
                 "pbkdf2",
                 "--pbkdf-force-iterations",
                 "1000",
-            ])
-            .arg("--key-file")
-            .arg(&pass)
-            .arg(&plain)
-            .arg(&plain_link);
-            c
-        }),
-        ("crypt decrypt IMG IMG", {
-            let mut c = mdu();
-            c.args(["crypt", "decrypt", "--key-file"])
-                .arg(&key)
-                .arg(&img)
-                .arg(&hard);
-            c
-        }),
-        ("fsverity digest --out-merkle-tree FILE", {
-            let mut c = mdu();
-            c.args(["fsverity", "digest", "--out-merkle-tree"])
-                .arg(&plain_link)
-                .arg(&plain);
-            c
-        }),
-        ("fsverity digest --out-descriptor FILE", {
-            let mut c = mdu();
-            c.args(["fsverity", "digest", "--out-descriptor"])
-                .arg(&plain)
-                .arg(&plain);
-            c
-        }),
-        ("verity format --root-hash-file DATA", {
-            let mut c = mdu();
-            c.args(["verity", "format", "--root-hash-file"])
-                .arg(&plain_link)
-                .arg(&plain)
-                .arg(d.join("hash"));
-            c
-        }),
-        ("verity format --fec-device DATA", {
-            let mut c = mdu();
-            c.args(["verity", "format", "--fec-device"])
-                .arg(&plain_link)
-                .arg(&plain)
-                .arg(d.join("hash"));
-            c
-        }),
+                "--key-file",
+            ],
+            vec![&pass, &plain, &plain_link],
+        ),
+        (
+            "crypt decrypt IMG IMG",
+            &["crypt", "decrypt", "--key-file"],
+            vec![&key, &img, &hard],
+        ),
+        (
+            "fsverity digest --out-merkle-tree FILE",
+            &["fsverity", "digest", "--out-merkle-tree"],
+            vec![&plain_link, &plain],
+        ),
+        (
+            "fsverity digest --out-descriptor FILE",
+            &["fsverity", "digest", "--out-descriptor"],
+            vec![&plain, &plain],
+        ),
+        (
+            "verity format --root-hash-file DATA",
+            &["verity", "format", "--root-hash-file"],
+            vec![&plain_link, &plain, &hash],
+        ),
+        (
+            "verity format --fec-device DATA",
+            &["verity", "format", "--fec-device"],
+            vec![&plain_link, &plain, &hash],
+        ),
     ];
-    for (what, mut cmd) in cases {
-        let out = run(&mut cmd);
+    for (what, words, paths) in cases {
+        let out = run(mdu().args(words).args(paths));
         expect_code(&out, 2, what);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
