@@ -177,10 +177,27 @@ pub(crate) struct DumpArgs {
     /// Print the header, the copy used and the metadata as JSON.
     #[arg(long)]
     json: bool,
-    /// Print the volume key (needs --key-file).
+    /// Print the volume key of the data segment (needs --key-file). Only a
+    /// keyslot bound to the data segment gives it: the passphrase of an
+    /// unbound keyslot is refused (see --unbound).
     #[arg(long, requires = "key_file")]
     dump_volume_key: bool,
-    /// File whose whole contents are the passphrase (with --dump-volume-key).
+    /// Print the key of the unbound keyslot --key-slot (one bound to no
+    /// segment, from `cryptsetup luksAddKey --unbound`), as
+    /// `cryptsetup luksDump --unbound`. Needs --key-slot and --key-file.
+    #[arg(
+        long,
+        requires = "key_slot",
+        requires = "key_file",
+        conflicts_with = "dump_volume_key"
+    )]
+    unbound: bool,
+    /// The keyslot to open (with --unbound, or --dump-volume-key: that
+    /// keyslot only, whatever its priority).
+    #[arg(long, value_name = "N")]
+    key_slot: Option<u32>,
+    /// File whose whole contents are the passphrase (with --dump-volume-key
+    /// or --unbound).
     #[arg(long, value_name = "F")]
     key_file: Option<PathBuf>,
     /// The LUKS2 image.
@@ -211,13 +228,25 @@ fn read_passphrase(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
     let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key file", e))?;
     // A regular file's size bounds the buffer (so that wiping it does not
     // touch 8 MiB for a 32-byte key); one byte more tells a file that grew.
+    // A pipe, a device or a file whose size stat gives as 0 (procfs,
+    // sysfs) is read to its end, up to the limit.
     let cap = match f.metadata() {
-        Ok(m) if m.is_file() => (m.len() as usize).min(MAX_PASSPHRASE) + 1,
+        Ok(m) if m.is_file() && m.len() > 0 => (m.len() as usize).min(MAX_PASSPHRASE) + 1,
         _ => MAX_PASSPHRASE + 1,
     };
     let mut buf = Zeroizing::new(vec![0u8; cap]);
-    let n = util::read_full(&mut f, &mut buf)
-        .map_err(|e| CliError::io(path, "read the key file", e))?;
+    // In pieces of 64 KiB: procfs and sysfs files allocate a kernel buffer
+    // as large as the request and refuse 8 MiB (ENOMEM).
+    let mut n = 0;
+    while n < cap {
+        let end = cap.min(n + (64 << 10));
+        match std::io::Read::read(&mut f, &mut buf[n..end]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(CliError::io(path, "read the key file", e)),
+        }
+    }
     if n == cap && cap <= MAX_PASSPHRASE {
         return Err(CliError::Input {
             path: path.to_owned(),
@@ -241,6 +270,26 @@ fn read_passphrase(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
     }
     buf.truncate(n);
     Ok(buf)
+}
+
+/// `--offset` (512-byte sectors) in bytes, with the reason when it cannot
+/// be a data offset: not a multiple of 8 sectors (4096 bytes), or beyond
+/// the largest file offset.
+fn offset_bytes(sectors: u64) -> Result<u64, CliError> {
+    if !sectors.is_multiple_of(8) {
+        return Err(CliError::Usage(format!(
+            "--offset {sectors}: must be a multiple of 8 sectors (4096 bytes)"
+        )));
+    }
+    sectors
+        .checked_mul(512)
+        .filter(|&b| b <= mdu_luks2::MAX_DATA_OFFSET)
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--offset {sectors}: {sectors} sectors of 512 bytes lie beyond the largest data offset, {} bytes (a file offset is below 2^63)",
+                mdu_luks2::MAX_DATA_OFFSET
+            ))
+        })
 }
 
 /// The format parameters and the volume key of a new image.
@@ -275,13 +324,7 @@ fn new_image(a: &NewImageArgs) -> Result<(FormatParams, Zeroizing<Vec<u8>>), Cli
             cpus: a.pbkdf_parallel,
         },
     };
-    let data_offset = a
-        .offset
-        .checked_mul(512)
-        .filter(|_| a.offset.is_multiple_of(8))
-        .ok_or_else(|| {
-            CliError::Usage(format!("--offset {}: must be a multiple of 8", a.offset))
-        })?;
+    let data_offset = offset_bytes(a.offset)?;
     let params = FormatParams {
         cipher: a.cipher.clone(),
         key_size: bytes,
@@ -298,6 +341,10 @@ fn new_image(a: &NewImageArgs) -> Result<(FormatParams, Zeroizing<Vec<u8>>), Cli
         data_offset,
         ..FormatParams::default()
     };
+    // Every parameter is checked before a key file is read or a key derived.
+    params
+        .validate()
+        .map_err(|e| CliError::Usage(format!("{e}")))?;
     let mut key = Zeroizing::new(vec![0u8; bytes]);
     match &a.volume_key_file {
         Some(p) => {
@@ -435,7 +482,10 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     }
     let start = data_offset(&a.new)?;
     let total = start.checked_add(len).ok_or_else(|| {
-        CliError::Usage(format!("--offset {}: the image would be too large", a.new.offset))
+        CliError::Usage(format!(
+            "--offset {}: the image would be too large",
+            a.new.offset
+        ))
     })?;
     let in_meta = input
         .metadata()
@@ -696,16 +746,29 @@ fn pipeline(
 
 fn dump(a: DumpArgs) -> Result<(), CliError> {
     let (f, img) = load(&a.image)?;
-    let key = match (&a.key_file, a.dump_volume_key) {
-        (Some(kf), true) => Some(unlock(&a.image, &f, &img, kf)?),
+    let key = match (&a.key_file, a.dump_volume_key, a.unbound, a.key_slot) {
+        (Some(kf), _, true, Some(slot)) => {
+            let pass = read_passphrase(kf)?;
+            Some(
+                img.unlock_unbound(&f, slot, &pass)
+                    .map_err(|e| image_error(&a.image, e))?,
+            )
+        }
+        (Some(kf), true, _, Some(slot)) => {
+            let pass = read_passphrase(kf)?;
+            Some(
+                img.unlock_slot(&f, slot, &pass)
+                    .map_err(|e| image_error(&a.image, e))?,
+            )
+        }
+        (Some(kf), true, _, None) => Some(unlock(&a.image, &f, &img, kf)?),
         _ => None,
     };
-    let text = if a.json {
-        dump_json(&img, key.as_ref())
-    } else if let Some(k) = &key {
-        dump_volume_key(&a.image, &img, k)?
-    } else {
-        dump_text(&img)
+    let text = match &key {
+        _ if a.json => dump_json(&img, key.as_ref()),
+        Some(k) if k.segment.is_none() => dump_unbound_key(&a.image, &img, k),
+        Some(k) => dump_volume_key(&a.image, &img, k)?,
+        None => dump_text(&img),
     };
     let mut stdout = std::io::stdout().lock();
     stdout
@@ -767,12 +830,18 @@ fn dump_text(img: &Image) -> String {
     }
     let _ = writeln!(o, "\nKeyslots:");
     for (id, k) in &m.keyslots {
-        let _ = writeln!(o, "  {id}: luks2");
+        let unbound = if m.keyslot_is_unbound(*id) {
+            " (unbound)"
+        } else {
+            ""
+        };
+        let _ = writeln!(o, "  {id}: luks2{unbound}");
         let _ = writeln!(o, "\tKey:        {} bits", k.key_size * 8);
         let prio = match k.priority {
             Some(0) => "ignored",
+            None | Some(1) => "normal",
             Some(2) => "high",
-            _ => "normal",
+            Some(_) => "invalid",
         };
         let _ = writeln!(o, "\tPriority:   {prio}");
         let _ = writeln!(o, "\tCipher:     {}", k.area.encryption);
@@ -795,7 +864,9 @@ fn dump_text(img: &Image) -> String {
         }
         o.push_str("\tSalt:       ");
         hex_lines(&mut o, k.kdf.salt(), "\t            ");
-        let _ = writeln!(o, "\tAF stripes: {}", k.af_stripes);
+        // As cryptsetup prints it: read as a C int, printed unsigned.
+        let stripes = k.af_stripes.clamp(i32::MIN.into(), i32::MAX.into()) as i32 as u32;
+        let _ = writeln!(o, "\tAF stripes: {stripes}");
         let _ = writeln!(o, "\tAF hash:    {}", k.af_hash);
         let _ = writeln!(o, "\tArea offset:{} [bytes]", k.area.offset);
         let _ = writeln!(o, "\tArea length:{} [bytes]", k.area.size);
@@ -843,6 +914,18 @@ fn dump_volume_key(
     Ok(o)
 }
 
+/// The key of an unbound keyslot, as `cryptsetup luksDump --unbound`.
+fn dump_unbound_key(path: &Path, img: &Image, key: &mdu_luks2::VolumeKey) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "LUKS header information for {}", path.display());
+    let _ = writeln!(o, "UUID:    \t{}", img.header.uuid);
+    let _ = writeln!(o, "Keyslot: \t{}", key.slot);
+    let _ = writeln!(o, "Key bits:\t{}", key.key.len() * 8);
+    o.push_str("Unbound Key:\t");
+    hex_lines(&mut o, &key.key, "\t\t");
+    o
+}
+
 fn dump_json(img: &Image, key: Option<&mdu_luks2::VolumeKey>) -> String {
     use serde_json::{Value, json};
     let h = &img.header;
@@ -859,9 +942,32 @@ fn dump_json(img: &Image, key: Option<&mdu_luks2::VolumeKey>) -> String {
         "secondary_error": img.secondary_error.as_ref().map(|e| e.to_string()),
         "metadata": metadata,
     });
+    // Per keyslot: its digest, whether it is unbound (its key opens no
+    // segment) and its priority as luksDump names it.
+    let m = &img.metadata;
+    let keyslots: serde_json::Map<String, Value> = m
+        .keyslots
+        .iter()
+        .map(|(id, k)| {
+            let priority = match k.priority {
+                Some(0) => "ignored",
+                None | Some(1) => "normal",
+                Some(2) => "high",
+                Some(_) => "invalid",
+            };
+            let status = json!({
+                "digest": m.keyslot_digest(*id),
+                "unbound": m.keyslot_is_unbound(*id),
+                "priority": priority,
+            });
+            (id.to_string(), status)
+        })
+        .collect();
+    v["keyslots"] = Value::Object(keyslots);
     if let Some(k) = key {
         v["volume_key"] = Value::String(util::to_hex(&k.key));
         v["keyslot"] = json!(k.slot);
+        v["unbound"] = json!(k.segment.is_none());
     }
     let mut s = v.to_string();
     s.push('\n');
