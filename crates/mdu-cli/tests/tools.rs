@@ -20,6 +20,9 @@ const USES: [(Tool, &[&str]); 5] = [
             "fsverity::a_file_larger_than_one_mapping_window",
             "fsverity::many_files_print_what_fsverity_digest_prints",
             "fsverity::many_files_stop_at_the_first_that_fails_like_fsverity_digest",
+            "inputs::fsverity_digest_of_a_file_that_ends_before_its_size_is_an_error_naming_the_offset (its comparison with fsverity digest)",
+            "inputs::inputs_without_a_size_are_refused_up_front_where_hashing_has_no_end (its comparison with fsverity digest)",
+            "inputs::non_utf8_file_names_are_printed_as_their_bytes_like_fsverity_digest_and_veritysetup (its comparison with fsverity digest)",
         ],
     ),
     (
@@ -33,6 +36,10 @@ const USES: [(Tool, &[&str]); 5] = [
             "verity::dump_matches_veritysetup_and_json_says_the_same (its comparison with veritysetup)",
             "verity::every_hash_matches_veritysetup (its comparison with veritysetup)",
             "fsverity::a_file_larger_than_one_mapping_window",
+            "inputs::inputs_without_a_size_are_refused_up_front_where_hashing_has_no_end (its comparison with veritysetup)",
+            "inputs::verity_format_of_a_block_device_onto_itself_refuses_an_overlap_and_allows_an_offset_past_the_data (its check with veritysetup)",
+            "inputs::fec_verify_of_a_block_device_without_a_superblock_corrects_it_like_veritysetup (its comparison with veritysetup)",
+            "inputs::non_utf8_file_names_are_printed_as_their_bytes_like_fsverity_digest_and_veritysetup (its comparison with veritysetup)",
         ],
     ),
     (
