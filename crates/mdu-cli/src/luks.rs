@@ -292,8 +292,9 @@ fn offset_bytes(sectors: u64) -> Result<u64, CliError> {
         })
 }
 
-/// The format parameters and the volume key of a new image.
-fn new_image(a: &NewImageArgs) -> Result<(FormatParams, Zeroizing<Vec<u8>>), CliError> {
+/// The format parameters of a new image, every one checked: no file is
+/// read, nothing is opened and no key derived before they are.
+fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
     let spec = mdu_dmcrypt::CipherSpec::parse(&a.cipher)
         .map_err(|e| CliError::Usage(format!("--cipher {}: {e}", a.cipher)))?;
     let cbc = spec.chain() == mdu_dmcrypt::ChainMode::Cbc;
@@ -345,6 +346,11 @@ fn new_image(a: &NewImageArgs) -> Result<(FormatParams, Zeroizing<Vec<u8>>), Cli
     params
         .validate()
         .map_err(|e| CliError::Usage(format!("{e}")))?;
+    Ok(params)
+}
+
+/// The volume key of a new image: from --volume-key-file, or random.
+fn volume_key(a: &NewImageArgs, bytes: usize) -> Result<Zeroizing<Vec<u8>>, CliError> {
     let mut key = Zeroizing::new(vec![0u8; bytes]);
     match &a.volume_key_file {
         Some(p) => {
@@ -363,7 +369,7 @@ fn new_image(a: &NewImageArgs) -> Result<(FormatParams, Zeroizing<Vec<u8>>), Cli
         }
         None => util::random_bytes(&mut key)?,
     }
-    Ok((params, key))
+    Ok(key)
 }
 
 /// A new image's header region, its parameters and its volume key.
@@ -373,9 +379,10 @@ struct NewImage {
     key: Zeroizing<Vec<u8>>,
 }
 
-/// The header region of a new image.
-fn header_region(a: &NewImageArgs) -> Result<NewImage, CliError> {
-    let (params, key) = new_image(a)?;
+/// The header region of a new image with the checked `params`: reads the
+/// volume key and the passphrase, and derives the keyslot's key.
+fn header_region(a: &NewImageArgs, params: FormatParams) -> Result<NewImage, CliError> {
+    let key = volume_key(a, params.key_size)?;
     let pass = read_passphrase(&a.key_file)?;
     let region = mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random)
         .map_err(|e| CliError::Usage(e.to_string()))?;
@@ -384,14 +391,6 @@ fn header_region(a: &NewImageArgs) -> Result<NewImage, CliError> {
         params,
         key,
     })
-}
-
-/// `--offset` in bytes, checked before any work.
-fn data_offset(a: &NewImageArgs) -> Result<u64, CliError> {
-    a.offset
-        .checked_mul(512)
-        .filter(|_| a.offset.is_multiple_of(8))
-        .ok_or_else(|| CliError::Usage(format!("--offset {}: must be a multiple of 8", a.offset)))
 }
 
 /// Writes the header region `region` at the start of `out` and leaves the
@@ -413,7 +412,8 @@ fn write_region(out: &mut Output, region: &[u8], data_offset: u64) -> Result<(),
 
 fn format(a: FormatArgs) -> Result<(), CliError> {
     let path = &a.image;
-    let end = data_offset(&a.new)?;
+    let params = format_params(&a.new)?;
+    let end = params.data_offset;
     // An existing image gets the header written over its start, in place,
     // as luksFormat does; a new one is created atomically. Both are checked
     // before the passphrase is derived.
@@ -450,7 +450,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     };
     match in_place {
         Some(f) => {
-            let region = header_region(&a.new)?.region;
+            let region = header_region(&a.new, params)?.region;
             f.write_all_at(&region, 0)
                 .map_err(|e| CliError::io(path, "write the header", e))?;
             f.sync_all()
@@ -458,7 +458,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
         }
         None => {
             let mut out = Output::to(path).open()?;
-            let region = header_region(&a.new)?.region;
+            let region = header_region(&a.new, params)?.region;
             write_region(&mut out, &region, end)?;
             out.file()
                 .set_len(end)
@@ -480,7 +480,8 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
             ),
         });
     }
-    let start = data_offset(&a.new)?;
+    let params = format_params(&a.new)?;
+    let start = params.data_offset;
     let total = start.checked_add(len).ok_or_else(|| {
         CliError::Usage(format!(
             "--offset {}: the image would be too large",
@@ -499,7 +500,7 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         region,
         params,
         key,
-    } = header_region(&a.new)?;
+    } = header_region(&a.new, params)?;
     let cipher = SectorCipher::new(&params.cipher, &key, params.sector_size)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     drop(key);

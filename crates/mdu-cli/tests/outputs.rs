@@ -46,6 +46,22 @@ fn luks_decrypt(dir: &Path, img: &Path, out: &Path) -> Output {
         .arg(out))
 }
 
+/// Under a user-mode emulator (MDU_EMULATED, set by .ci/qemu-aarch64.toml)
+/// the signal tests take smaller inputs and fewer rounds, and say so.
+fn emulated() -> bool {
+    std::env::var_os("MDU_EMULATED").is_some()
+}
+
+/// (MiB of input, rounds per signal) of the signal tests.
+fn signal_test_size(test: &str) -> (usize, usize) {
+    if emulated() {
+        eprintln!("{test}: under emulation: 6 MiB inputs, one round per signal");
+        (6, 1)
+    } else {
+        (24, 3)
+    }
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -369,7 +385,7 @@ fn existing_outputs_keep_their_mode_and_read_only_ones_are_refused() {
     fs::set_permissions(&ro, fs::Permissions::from_mode(0o444)).unwrap();
     let out = Command::new("setpriv")
         .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_mdu"))
+        .args(common::mdu_argv())
         .args(["luks", "decrypt", "--key-file"])
         .arg(d.join("pass"))
         .arg(&img)
@@ -597,7 +613,7 @@ fn a_thread_that_cannot_start_is_an_error_not_a_panic() {
             "--regid=nogroup",
             "--clear-groups",
         ])
-        .arg(env!("CARGO_BIN_EXE_mdu"))
+        .args(common::mdu_argv())
         .args(["crypt", "encrypt", "--threads", "1", "--key-file"])
         .arg(&key)
         .arg(&plain)
@@ -823,9 +839,10 @@ fn interrupted_runs_leave_no_temporary_file_and_no_partial_output() {
     let dir = scratch();
     let d = dir.path();
     let mut rng = Rng::new(test);
-    let cmds = killable(d, &mut rng, 24);
+    let (mib, rounds) = signal_test_size(test);
+    let cmds = killable(d, &mut rng, mib);
     let signals = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL];
-    let t = kill_runs(d, &cmds, &signals, 3, &mut rng, &|args| {
+    let t = kill_runs(d, &cmds, &signals, rounds, &mut rng, &|args| {
         let mut c = mdu();
         c.args(args);
         c
@@ -847,7 +864,8 @@ fn a_repair_killed_half_way_leaves_what_a_second_repair_mends() {
     let dir = scratch();
     let d = dir.path();
     let mut rng = Rng::new(test);
-    let original = rng.bytes(24 << 20);
+    let (mib, rounds) = signal_test_size(test);
+    let original = rng.bytes(mib << 20);
     fs::write(d.join("data"), &original).unwrap();
     let out = run(mdu()
         .args([
@@ -895,7 +913,7 @@ fn a_repair_killed_half_way_leaves_what_a_second_repair_mends() {
     assert_eq!(fs::read(d.join("data")).unwrap(), original);
     let mut kills = 0;
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
-        for _ in 0..3 {
+        for _ in 0..rounds {
             fs::write(d.join("data"), &bad).unwrap();
             let mut child = repair()
                 .stdout(Stdio::null())
@@ -923,7 +941,8 @@ fn a_repair_killed_half_way_leaves_what_a_second_repair_mends() {
         }
     }
     eprintln!(
-        "signal test: verity repair: 9 runs, {kills} killed mid-run, 0 temporary files, every block old or mended"
+        "signal test: verity repair: {} runs, {kills} killed mid-run, 0 temporary files, every block old or mended",
+        3 * rounds
     );
 }
 

@@ -27,6 +27,21 @@ pub fn mdu() -> Command {
     }
 }
 
+/// The words that start the `mdu` binary under test (the emulator and its
+/// arguments first, as [`mdu`] does), for a command that runs it through
+/// another program (`setpriv`, `prlimit`, `unshare`).
+pub fn mdu_argv() -> Vec<String> {
+    let exe = env!("CARGO_BIN_EXE_mdu").to_owned();
+    match std::env::var("MDU_TEST_RUNNER") {
+        Ok(runner) if !runner.trim().is_empty() => runner
+            .split_whitespace()
+            .map(str::to_owned)
+            .chain(std::iter::once(exe))
+            .collect(),
+        _ => vec![exe],
+    }
+}
+
 /// Run a command and collect its output.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output()
