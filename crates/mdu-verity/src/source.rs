@@ -354,6 +354,15 @@ impl<'a> Source<'a> {
         // its length when it has one (taken now, before anything is read),
         // whichever comes first; its end otherwise.
         let end = self.len()?.map(|len| len.min(skip.saturating_add(limit)));
+        if end.is_some_and(|end| skip >= end) {
+            // Asked for bytes past the source's end: nothing to read, and
+            // none missing from what the source said it holds (the caller
+            // sees no bytes, e.g. a missing data block).
+            return Ok(Fed {
+                bytes: 0,
+                tail: Vec::new(),
+            });
+        }
         let limit = end.map_or(limit, |end| end.saturating_sub(skip));
         let (skipped, fed) = match self.kind {
             Kind::Mem { data, at } => {
