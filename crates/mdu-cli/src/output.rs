@@ -161,6 +161,13 @@ impl Target {
         }
     }
 
+    /// The path a write reaches (the link's target for a symbolic link).
+    fn path(&self) -> &Path {
+        match self {
+            Target::New(p) | Target::File(p, _) | Target::Block(p, _) | Target::Stream(p, _) => p,
+        }
+    }
+
     fn meta(&self) -> Option<&Metadata> {
         match self {
             Target::New(_) => None,
@@ -390,13 +397,10 @@ fn overlap(inp: &Metadata, input: &Path, out: &Metadata, target: &Target) -> Opt
         let file = std::fs::canonicalize(file).ok()?;
         (backing == file).then_some(())
     };
-    let out_path = match target {
-        Target::New(p) | Target::File(p, _) | Target::Block(p, _) | Target::Stream(p, _) => p,
-    };
-    if block(out) && out.file_type().is_block_device() && backs(out, input).is_some() {
+    if block(out) && backs(out, input).is_some() {
         return Some("the output is a loop device backed by the input".into());
     }
-    if block(inp) && backs(inp, out_path).is_some() {
+    if block(inp) && backs(inp, target.path()).is_some() {
         return Some("the input is a loop device backed by the output".into());
     }
     None
