@@ -13,7 +13,8 @@
 //!   dm-verity trees;
 //! * [`luks2`] (with `std`): LUKS2 images as plain files (headers,
 //!   keyslots, segments), interoperable with cryptsetup;
-//! * [`base64`]: a block-wise base64 engine and fscrypt's no-key names.
+//! * [`base64`]: a block-wise base64 engine with SIMD backends;
+//! * [`fscrypt`]: fscrypt's on-disk formats (today its no-key names).
 //!
 //! Without the default `std` feature the facade is `no_std` (with `alloc`):
 //! everything but [`verity`] and [`luks2`] is available.
@@ -37,6 +38,7 @@ pub use mdu_core::{
 pub use mdu_base64 as base64;
 pub use mdu_cbc as cbc;
 pub use mdu_dmcrypt as dmcrypt;
+pub use mdu_fscrypt as fscrypt;
 #[cfg(feature = "std")]
 pub use mdu_luks2 as luks2;
 #[cfg(feature = "std")]

@@ -1,12 +1,13 @@
 //! Block-wise base64: one generic engine for any alphabet and padding mode,
-//! strict typed decoding, fscrypt's no-key names, and SIMD backends.
+//! strict typed decoding, and SIMD backends.
 //!
 //! * [`Engine`] = an [`Alphabet`] (RFC 4648 [`STANDARD`](Alphabet::STANDARD),
 //!   [`URL_SAFE`](Alphabet::URL_SAFE), RFC 3501 [`IMAP`](Alphabet::IMAP), or
 //!   any 64 distinct printable ASCII bytes) and a [`Padding`] mode, like the
 //!   Linux kernel's generic `base64_encode/base64_decode(.., padding,
 //!   variant)`. Ready-made engines: [`STANDARD`], [`URL_SAFE`] and
-//!   [`URL_SAFE_NO_PAD`] (fscrypt's encoding).
+//!   [`URL_SAFE_NO_PAD`] (fscrypt's encoding of no-key names, which
+//!   `mdu-fscrypt` builds and parses).
 //! * Decoding is strict and every rejection is a [`DecodeError`] naming the
 //!   index: bytes outside the alphabet, a symbol count of 1 mod 4, padding
 //!   that is not exactly canonical (or not allowed), and non-zero unused
@@ -14,7 +15,6 @@
 //! * The [`Backend`] (AVX-512 VBMI or AVX2 on x86-64, NEON on aarch64, or
 //!   portable scalar) is detected once per process; every backend gives
 //!   byte-identical results and errors.
-//! * [`fscrypt`] builds, encodes and parses fscrypt no-key names.
 //!
 //! `no_std` with `alloc`; the default `std` feature adds
 //! `std::error::Error` impls.
@@ -43,7 +43,6 @@ mod alphabet;
 mod backend;
 mod engine;
 mod error;
-pub mod fscrypt;
 
 pub use alphabet::{Alphabet, AlphabetError, PAD, Padding};
 pub use backend::Backend;

@@ -1,8 +1,8 @@
 //! fscrypt no-key file names.
 //!
 //! Without the key, fscrypt shows each encrypted directory entry as the
-//! base64url (no padding, [`crate::URL_SAFE_NO_PAD`])
-//! encoding of a `struct fscrypt_nokey_name`:
+//! base64url (no padding, [`mdu_base64::URL_SAFE_NO_PAD`]) encoding of a
+//! `struct fscrypt_nokey_name`:
 //!
 //! ```text
 //! offset  size  field
@@ -19,26 +19,27 @@
 //! 9..=157 or exactly 189. (The kernel stores the hashes in CPU byte order;
 //! this module uses little-endian, the order on x86 and arm64.)
 //!
-//! The hash of the ciphertext tail is the caller's to compute: functions that
-//! need it take a closure returning SHA-256 of the bytes they pass.
+//! The ciphertext tail of a long name is hashed with SHA-256 (RustCrypto's
+//! `sha2`).
 //!
 //! ```
-//! use mdu_base64::fscrypt::{self, NoKeyName};
+//! use mdu_fscrypt::nokey::{self, NoKeyName};
 //!
 //! let ciphertext = [0x5au8; 32];
-//! let name = NoKeyName::new(0x1234_5678, 0, &ciphertext, |_| unreachable!())?;
+//! let name = NoKeyName::new(0x1234_5678, 0, &ciphertext)?;
 //! let text = name.encode();
 //! assert_eq!(text.len(), 54); // ceil(4 * (8 + 32) / 3)
-//! let back = fscrypt::decode(text.as_bytes())?;
+//! let back = nokey::decode(text.as_bytes())?;
 //! assert_eq!(back, name);
 //! assert_eq!(back.ciphertext_prefix(), &ciphertext);
-//! # Ok::<(), fscrypt::Error>(())
+//! # Ok::<(), nokey::Error>(())
 //! ```
 
 use alloc::string::String;
 use core::fmt;
 
-use crate::{DecodeError, URL_SAFE_NO_PAD};
+use mdu_base64::{DecodeError, EncodeError, URL_SAFE_NO_PAD};
+use sha2::{Digest, Sha256};
 
 /// Size of the whole `struct fscrypt_nokey_name` (`FSCRYPT_NOKEY_NAME_MAX`).
 pub const NOKEY_NAME_MAX: usize = 189;
@@ -56,10 +57,10 @@ const SHA_OFFSET: usize = HASHES + BYTES_MAX;
 /// Why a no-key name could not be built, encoded or decoded.
 ///
 /// ```
-/// use mdu_base64::fscrypt::{self, Error};
+/// use mdu_fscrypt::nokey::{self, Error};
 ///
-/// assert_eq!(fscrypt::decode(&[b'A'; 253]), Err(Error::NameTooLong { len: 253 }));
-/// assert_eq!(fscrypt::decode(b"AAAAAAAAAAA"), Err(Error::DecodedLength { len: 8 }));
+/// assert_eq!(nokey::decode(&[b'A'; 253]), Err(Error::NameTooLong { len: 253 }));
+/// assert_eq!(nokey::decode(b"AAAAAAAAAAA"), Err(Error::DecodedLength { len: 8 }));
 /// ```
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,7 +125,7 @@ impl From<DecodeError> for Error {
 /// Whether `n` is the decoded length of some no-key name.
 ///
 /// ```
-/// use mdu_base64::fscrypt::is_valid_decoded_len;
+/// use mdu_fscrypt::nokey::is_valid_decoded_len;
 /// assert!(!is_valid_decoded_len(8));
 /// assert!(is_valid_decoded_len(9) && is_valid_decoded_len(157) && is_valid_decoded_len(189));
 /// assert!(!is_valid_decoded_len(158) && !is_valid_decoded_len(188));
@@ -136,17 +137,18 @@ pub const fn is_valid_decoded_len(n: usize) -> bool {
 /// A parsed `struct fscrypt_nokey_name` (the encoded prefix of it).
 ///
 /// ```
-/// use mdu_base64::fscrypt::NoKeyName;
+/// use mdu_fscrypt::nokey::NoKeyName;
 ///
-/// // A 200-byte ciphertext name: 149 bytes kept, the rest hashed.
-/// let ct = [7u8; 200];
-/// let fake_sha256 = |rest: &[u8]| [rest.len() as u8; 32];
-/// let name = NoKeyName::new(1, 2, &ct, fake_sha256)?;
+/// // A 152-byte ciphertext name: 149 bytes kept, the last 3 hashed.
+/// let mut ct = [7u8; 152];
+/// ct[149..].copy_from_slice(b"abc");
+/// let name = NoKeyName::new(1, 2, &ct)?;
 /// assert_eq!(name.encode().len(), 252);
-/// assert_eq!(name.sha256(), Some(&[51u8; 32]));
-/// assert!(name.matches(&ct, fake_sha256));
-/// assert!(!name.matches(&ct[..199], fake_sha256));
-/// # Ok::<(), mdu_base64::fscrypt::Error>(())
+/// // SHA-256("abc") = ba7816bf...
+/// assert_eq!(name.sha256().map(|d| &d[..4]), Some(&[0xba, 0x78, 0x16, 0xbf][..]));
+/// assert!(name.matches(&ct));
+/// assert!(!name.matches(&ct[..151]));
+/// # Ok::<(), mdu_fscrypt::nokey::Error>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NoKeyName {
@@ -168,23 +170,18 @@ impl fmt::Debug for NoKeyName {
 
 impl NoKeyName {
     /// The no-key name of `ciphertext` (1..=255 bytes) with the given hashes
-    /// (zeros when the filesystem does not use them). `sha256` is called only
-    /// for names longer than 149 bytes, with `ciphertext[149..]`.
+    /// (zeros when the filesystem does not use them). For a name longer than
+    /// 149 bytes, SHA-256 of `ciphertext[149..]` takes the place of the rest.
     ///
     /// ```
-    /// use mdu_base64::fscrypt::{Error, NoKeyName};
+    /// use mdu_fscrypt::nokey::{Error, NoKeyName};
     ///
-    /// let n = NoKeyName::new(0, 0, b"0123456789abcdef", |_| [0; 32])?;
+    /// let n = NoKeyName::new(0, 0, b"0123456789abcdef")?;
     /// assert_eq!(n.as_bytes().len(), 24);
-    /// assert_eq!(NoKeyName::new(0, 0, b"", |_| [0; 32]), Err(Error::CiphertextLength { len: 0 }));
+    /// assert_eq!(NoKeyName::new(0, 0, b""), Err(Error::CiphertextLength { len: 0 }));
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn new(
-        dirhash: u32,
-        minor_hash: u32,
-        ciphertext: &[u8],
-        sha256: impl FnOnce(&[u8]) -> [u8; 32],
-    ) -> Result<NoKeyName, Error> {
+    pub fn new(dirhash: u32, minor_hash: u32, ciphertext: &[u8]) -> Result<NoKeyName, Error> {
         let l = ciphertext.len();
         if l == 0 || l > NAME_MAX {
             return Err(Error::CiphertextLength { len: l });
@@ -209,7 +206,7 @@ impl NoKeyName {
     /// Parses the decoded bytes of a no-key name (length 9..=157 or 189).
     ///
     /// ```
-    /// use mdu_base64::fscrypt::{Error, NoKeyName};
+    /// use mdu_fscrypt::nokey::{Error, NoKeyName};
     ///
     /// let n = NoKeyName::from_bytes(&[1, 0, 0, 0, 2, 0, 0, 0, 0xee])?;
     /// assert_eq!((n.dirhash(), n.minor_hash(), n.ciphertext_prefix()), (1, 2, &[0xee][..]));
@@ -232,7 +229,7 @@ impl NoKeyName {
     /// The bytes that are encoded: the struct prefix of 9..=157 or 189 bytes.
     ///
     /// ```
-    /// let n = mdu_base64::fscrypt::NoKeyName::new(0, 0, &[9; 20], |_| [0; 32]).unwrap();
+    /// let n = mdu_fscrypt::nokey::NoKeyName::new(0, 0, &[9; 20]).unwrap();
     /// assert_eq!(n.as_bytes().len(), 28);
     /// ```
     pub fn as_bytes(&self) -> &[u8] {
@@ -242,7 +239,7 @@ impl NoKeyName {
     /// The directory hash (first `u32`).
     ///
     /// ```
-    /// let n = mdu_base64::fscrypt::NoKeyName::new(7, 0, &[1], |_| [0; 32]).unwrap();
+    /// let n = mdu_fscrypt::nokey::NoKeyName::new(7, 0, &[1]).unwrap();
     /// assert_eq!(n.dirhash(), 7);
     /// ```
     pub fn dirhash(&self) -> u32 {
@@ -252,7 +249,7 @@ impl NoKeyName {
     /// The minor hash (second `u32`).
     ///
     /// ```
-    /// let n = mdu_base64::fscrypt::NoKeyName::new(0, 9, &[1], |_| [0; 32]).unwrap();
+    /// let n = mdu_fscrypt::nokey::NoKeyName::new(0, 9, &[1]).unwrap();
     /// assert_eq!(n.minor_hash(), 9);
     /// ```
     pub fn minor_hash(&self) -> u32 {
@@ -263,7 +260,7 @@ impl NoKeyName {
     /// is at most 149 bytes, else its first 149 bytes.
     ///
     /// ```
-    /// let n = mdu_base64::fscrypt::NoKeyName::new(0, 0, &[3; 150], |_| [0; 32]).unwrap();
+    /// let n = mdu_fscrypt::nokey::NoKeyName::new(0, 0, &[3; 150]).unwrap();
     /// assert_eq!(n.ciphertext_prefix(), &[3; 149]);
     /// ```
     pub fn ciphertext_prefix(&self) -> &[u8] {
@@ -274,7 +271,7 @@ impl NoKeyName {
     /// SHA-256 of the ciphertext past byte 149, for long names only.
     ///
     /// ```
-    /// let n = mdu_base64::fscrypt::NoKeyName::new(0, 0, &[3; 149], |_| [0; 32]).unwrap();
+    /// let n = mdu_fscrypt::nokey::NoKeyName::new(0, 0, &[3; 149]).unwrap();
     /// assert_eq!(n.sha256(), None);
     /// ```
     pub fn sha256(&self) -> Option<&[u8; 32]> {
@@ -288,14 +285,14 @@ impl NoKeyName {
     /// Whether a directory entry's ciphertext name is the one this no-key
     /// name stands for (the hashes are not compared). For a long name the
     /// entry must be longer than 149 bytes, agree on the first 149, and
-    /// `sha256` of its remaining bytes must equal [`sha256`](Self::sha256).
+    /// SHA-256 of its remaining bytes must equal [`sha256`](Self::sha256).
     ///
     /// ```
-    /// let n = mdu_base64::fscrypt::NoKeyName::new(0, 0, b"0123456789abcdef", |_| [0; 32]).unwrap();
-    /// assert!(n.matches(b"0123456789abcdef", |_| [0; 32]));
-    /// assert!(!n.matches(b"0123456789abcdeF", |_| [0; 32]));
+    /// let n = mdu_fscrypt::nokey::NoKeyName::new(0, 0, b"0123456789abcdef").unwrap();
+    /// assert!(n.matches(b"0123456789abcdef"));
+    /// assert!(!n.matches(b"0123456789abcdeF"));
     /// ```
-    pub fn matches(&self, ciphertext: &[u8], sha256: impl FnOnce(&[u8]) -> [u8; 32]) -> bool {
+    pub fn matches(&self, ciphertext: &[u8]) -> bool {
         match self.sha256() {
             None => ciphertext == self.ciphertext_prefix(),
             Some(digest) => {
@@ -310,7 +307,7 @@ impl NoKeyName {
     /// most 252 symbols).
     ///
     /// ```
-    /// let n = mdu_base64::fscrypt::NoKeyName::new(0, 0, &[0xff; 4], |_| [0; 32]).unwrap();
+    /// let n = mdu_fscrypt::nokey::NoKeyName::new(0, 0, &[0xff; 4]).unwrap();
     /// assert_eq!(n.encode(), "AAAAAAAAAAD_____");
     /// ```
     pub fn encode(&self) -> String {
@@ -321,12 +318,12 @@ impl NoKeyName {
     /// is always enough) and returns its length; on error nothing is written.
     ///
     /// ```
-    /// let n = mdu_base64::fscrypt::NoKeyName::new(0, 0, &[0xff; 4], |_| [0; 32]).unwrap();
+    /// let n = mdu_fscrypt::nokey::NoKeyName::new(0, 0, &[0xff; 4]).unwrap();
     /// let mut buf = [0u8; 252];
     /// let len = n.encode_slice(&mut buf).unwrap();
     /// assert_eq!(&buf[..len], b"AAAAAAAAAAD_____");
     /// ```
-    pub fn encode_slice(&self, dst: &mut [u8]) -> Result<usize, crate::EncodeError> {
+    pub fn encode_slice(&self, dst: &mut [u8]) -> Result<usize, EncodeError> {
         URL_SAFE_NO_PAD.encode_slice(self.as_bytes(), dst)
     }
 }
@@ -335,10 +332,10 @@ impl NoKeyName {
 /// the length rule first.
 ///
 /// ```
-/// use mdu_base64::fscrypt::{self, Error};
+/// use mdu_fscrypt::nokey::{self, Error};
 ///
-/// assert_eq!(fscrypt::encode(&[0; 9])?, "AAAAAAAAAAAA");
-/// assert_eq!(fscrypt::encode(&[0; 8]), Err(Error::DecodedLength { len: 8 }));
+/// assert_eq!(nokey::encode(&[0; 9])?, "AAAAAAAAAAAA");
+/// assert_eq!(nokey::encode(&[0; 8]), Err(Error::DecodedLength { len: 8 }));
 /// # Ok::<(), Error>(())
 /// ```
 pub fn encode(raw: &[u8]) -> Result<String, Error> {
@@ -353,12 +350,13 @@ pub fn encode(raw: &[u8]) -> Result<String, Error> {
 /// rejects it.
 ///
 /// ```
-/// use mdu_base64::{DecodeError, fscrypt::{self, Error}};
+/// use mdu_fscrypt::DecodeError;
+/// use mdu_fscrypt::nokey::{self, Error};
 ///
-/// let n = fscrypt::decode(b"AQAAAAIAAADu")?;
+/// let n = nokey::decode(b"AQAAAAIAAADu")?;
 /// assert_eq!(n.as_bytes(), &[1, 0, 0, 0, 2, 0, 0, 0, 0xee]);
 /// assert_eq!(
-///     fscrypt::decode(b"AQAAAAIAAADuA"),
+///     nokey::decode(b"AQAAAAIAAADuA"),
 ///     Err(Error::Decode(DecodeError::InvalidLength { len: 13 }))
 /// );
 /// # Ok::<(), Error>(())
@@ -376,4 +374,9 @@ pub fn decode(name: &[u8]) -> Result<NoKeyName, Error> {
         raw,
         len: len as u8,
     })
+}
+
+/// SHA-256 of the ciphertext past byte 149.
+fn sha256(tail: &[u8]) -> [u8; 32] {
+    Sha256::digest(tail).into()
 }
