@@ -74,12 +74,6 @@
 //! next to the root hash.
 
 pub mod fec;
-#[cfg(arm_simd)]
-mod fec_aarch64;
-#[cfg(simd)]
-mod fec_simd;
-#[cfg(x86_simd)]
-mod fec_x86;
 mod format;
 mod superblock;
 mod verify;

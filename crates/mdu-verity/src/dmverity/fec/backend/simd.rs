@@ -1,14 +1,15 @@
 //! The FEC encoder's vector driver, written once over the per-ISA
-//! [`Lanes`] of `fec_x86` and `fec_aarch64`.
+//! [`Lanes`] of `x86` and `aarch64`.
 //!
-//! Every kernel keeps the contract of `fec::run_generic`: `state` holds
+//! Every kernel keeps the contract of `generic::run`: `state` holds
 //! `roots` rows of `bs` bytes, the blocks are `bs` bytes each, `bs` is a
 //! multiple of the vector width, and the result is byte-identical. A
 //! column of 16 to 64 codewords keeps its `roots` registers in vector
 //! registers while up to [`GROUP`] blocks of the run go through it, so the
 //! state is read and written once per group, not once per block.
 
-use super::fec::{Blocks, Code};
+use super::Blocks;
+use crate::dmverity::fec::gf::Code;
 
 /// One vector width and way of multiplying by the generator coefficients.
 /// A value exists only inside the `#[target_feature]` entry point that

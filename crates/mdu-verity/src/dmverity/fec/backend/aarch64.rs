@@ -1,11 +1,12 @@
 //! The FEC encoder's LFSR steps on arm64: the feedback bytes of 16
 //! codewords at a time multiplied by each generator coefficient with two
-//! `tbl` nibble lookups (NEON), run by the driver in `fec_simd`.
+//! `tbl` nibble lookups (NEON), run by the driver in `simd`.
 
 use core::arch::aarch64::*;
 
-use super::fec::{Blocks, Code};
-use super::fec_simd::{Lanes, run_roots};
+use super::Blocks;
+use super::simd::{Lanes, run_roots};
+use crate::dmverity::fec::gf::Code;
 
 /// Whether the CPU runs [`run_neon`] (every arm64 CPU that runs Linux).
 pub(crate) fn has_neon() -> bool {

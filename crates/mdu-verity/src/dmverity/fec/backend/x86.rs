@@ -1,12 +1,13 @@
 //! The FEC encoder's LFSR steps on x86_64: the feedback bytes of 32 or 64
 //! codewords at a time multiplied by each generator coefficient, with two
 //! `vpshufb` nibble lookups (AVX2) or one GFNI affine transform (ymm, or
-//! zmm with AVX-512), run by the driver in `fec_simd`.
+//! zmm with AVX-512), run by the driver in `simd`.
 
 use core::arch::x86_64::*;
 
-use super::fec::{Blocks, Code};
-use super::fec_simd::{Lanes, run_roots};
+use super::Blocks;
+use super::simd::{Lanes, run_roots};
+use crate::dmverity::fec::gf::Code;
 
 /// Whether the CPU runs [`run_avx2`].
 pub(crate) fn has_avx2() -> bool {

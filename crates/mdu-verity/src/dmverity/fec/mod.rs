@@ -1,0 +1,78 @@
+//! dm-verity forward error correction, as `veritysetup format --fec-device`
+//! writes it: Reed-Solomon parity over the data and hash areas, byte for
+//! byte the same.
+//!
+//! # The code and the layout
+//!
+//! * RS(255, 255 - `roots`) over GF(2^8) with the field polynomial `0x11d`,
+//!   primitive element `x`, first consecutive root `alpha^0`, for
+//!   `roots` = 2..=24 parity bytes per codeword ([`MIN_ROOTS`],
+//!   [`MAX_ROOTS`]). Systematic: the parity is `m(x) * x^roots mod g(x)`,
+//!   highest coefficient first.
+//! * The protected input is `I = D || H`: the `data_blocks` whole blocks of
+//!   the data device, then the hash device from the tree's first block
+//!   (never the superblock) to the end of the area; both areas use one
+//!   block size `bs` (data and hash block sizes must be equal).
+//! * With `N` blocks in `I` and `rsn = 255 - roots` message bytes per
+//!   codeword, there are `R = ceil(N / rsn)` rounds. Codeword `(n, b)`
+//!   (round `n`, byte `b` of a block) takes its message byte `i` from byte
+//!   `b` of block `i * R + n`, or zero past the end of `I`: the bytes of one
+//!   block all land in different codewords, and one codeword takes one byte
+//!   from each of `rsn` blocks `R` apart, so a burst of damage spreads over
+//!   many codewords.
+//! * The parity of codeword `(n, b)` is the `roots` bytes at
+//!   `(n * bs + b) * roots` of the parity area, `R * bs * roots` bytes in all.
+//!
+//! # How it is computed
+//!
+//! [`Encoder`] takes the blocks of `I` in order, each exactly once, and
+//! keeps the `roots`-byte LFSR state of every codeword, `R * bs * roots`
+//! bytes: as large as the parity it becomes, and nothing else grows with
+//! the input. Block `k` feeds round `k mod R` at position `k div R`, so
+//! every codeword still sees its message in order. One block updates the
+//! `bs` codewords of its round side by side: the feedback bytes of all of
+//! them form one vector, multiplied by each generator coefficient at once
+//! (nibble lookups with `vpshufb` on AVX2 or `tbl` on arm64, or the GFNI
+//! affine instruction on ymm or zmm, where the CPU has them; 256-entry
+//! tables otherwise). A buffer of many blocks holds several of each round
+//! (every `R`-th block): the SIMD kernels take a column of 16 to 64
+//! codewords through 16 of them at a time with its registers in vector
+//! registers, so the registers are read and written once per 16 blocks,
+//! and the rounds run on all threads.
+//!
+//! ```
+//! use mdu_verity::dmverity::fec::{Encoder, Layout};
+//!
+//! // Three 512-byte blocks, two parity bytes per codeword: one round.
+//! let layout = Layout::new(3, 512, 2)?;
+//! assert_eq!((layout.rounds(), layout.parity_len()), (1, 1024));
+//! let mut enc = Encoder::new(layout)?;
+//! enc.push(&vec![0u8; 3 * 512])?;
+//! assert_eq!(enc.finish()?, vec![0u8; 1024]); // zero data, zero parity
+//! # Ok::<(), mdu_verity::Error>(())
+//! ```
+
+//!
+//! # Modules
+//!
+//! * `gf`: GF(2^8) arithmetic and the generator polynomial;
+//! * [`Layout`] (`layout`): the interleave of one FEC input;
+//! * [`Encoder`] (`encode`): the parity, block by block;
+//! * [`correct_round`] (`decode`): the Reed-Solomon decoder;
+//! * `backend`: the encoder's LFSR kernels, one dispatch point, a portable
+//!   kernel and one thin file per ISA over a shared vector driver.
+
+mod backend;
+mod decode;
+mod encode;
+mod gf;
+mod layout;
+
+pub use decode::{RoundFix, correct_round};
+pub use encode::{Encoder, encode_bytes};
+pub use layout::Layout;
+
+/// Fewest parity bytes per codeword `veritysetup` accepts.
+pub const MIN_ROOTS: u8 = 2;
+/// Most parity bytes per codeword `veritysetup` accepts.
+pub const MAX_ROOTS: u8 = 24;
