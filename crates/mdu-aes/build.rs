@@ -10,16 +10,9 @@
 //! vendor intrinsics.
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(x86_simd, arm_simd, simd)");
-    let var = |name: &str| std::env::var(name).unwrap_or_default();
-    let miri = std::env::var_os("CARGO_CFG_MIRI").is_some();
-    let arch = var("CARGO_CFG_TARGET_ARCH");
-    let little = var("CARGO_CFG_TARGET_ENDIAN") == "little";
-    let x86 = !miri && arch == "x86_64";
-    let arm = !miri && arch == "aarch64" && little;
-    for (name, on) in [("x86_simd", x86), ("arm_simd", arm), ("simd", x86 || arm)] {
-        if on {
-            println!("cargo::rustc-cfg={name}");
-        }
+    cfg_aliases::cfg_aliases! {
+        x86_simd: { all(target_arch = "x86_64", not(miri)) },
+        arm_simd: { all(target_arch = "aarch64", target_endian = "little", not(miri)) },
+        simd: { any(x86_simd, arm_simd) },
     }
 }
