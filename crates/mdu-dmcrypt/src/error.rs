@@ -16,12 +16,15 @@ use mdu_core::Error;
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DmCryptError {
-    /// The cipher spec is not `aes-xts-<ivmode>` or `aes-cbc-<ivmode>`.
+    /// The cipher and chaining mode of the spec are not a row of
+    /// [`SUPPORTED`](crate::SUPPORTED) (`aes-xts-<ivmode>`,
+    /// `aes-cbc-<ivmode>`); the message lists the rows.
     UnsupportedCipher {
         /// The spec given.
         spec: String,
     },
-    /// The IV generator is not one of [`IvMode::ALL`](crate::IvMode::ALL).
+    /// The IV generator is not one of [`IvMode::ALL`](crate::IvMode::ALL);
+    /// the message lists them.
     UnknownIvMode {
         /// The IV generator name given.
         mode: String,
@@ -34,6 +37,12 @@ pub enum DmCryptError {
         len: usize,
         /// The lengths the cipher takes, in bytes.
         expected: &'static [usize],
+    },
+    /// An XTS key whose two halves are equal, refused by the weak-key
+    /// policy ([`WeakKeys`](crate::WeakKeys)).
+    WeakXtsKey {
+        /// The spec's cipher and chaining mode (`aes-xts`).
+        cipher: &'static str,
     },
     /// The sector size is not 512, 1024, 2048 or 4096.
     SectorSize {
@@ -62,15 +71,27 @@ pub enum DmCryptError {
 impl fmt::Display for DmCryptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DmCryptError::UnsupportedCipher { spec } => write!(
+            DmCryptError::UnsupportedCipher { spec } => {
+                write!(f, "unsupported cipher {spec:?}: supported are ")?;
+                for (i, row) in crate::SUPPORTED.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(f, "{sep}{}-<ivmode>", row.name)?;
+                }
+                f.write_str(" (e.g. aes-xts-plain64 or aes-cbc-essiv:sha256)")
+            }
+            DmCryptError::UnknownIvMode { mode } => {
+                write!(f, "unknown IV mode {mode:?}: supported are ")?;
+                for (i, m) in crate::IvMode::ALL.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(f, "{sep}{m}")?;
+                }
+                Ok(())
+            }
+            DmCryptError::WeakXtsKey { cipher } => write!(
                 f,
-                "unsupported cipher {spec:?}: expected aes-xts-<ivmode> or aes-cbc-<ivmode>, \
-                 e.g. aes-xts-plain64 or aes-cbc-essiv:sha256"
-            ),
-            DmCryptError::UnknownIvMode { mode } => write!(
-                f,
-                "unknown IV mode {mode:?}: expected one of plain, plain64, plain64be, \
-                 essiv:sha256, benbi, null, eboiv"
+                "weak {cipher} key: its two halves (data key and tweak key) are equal, which \
+                 the kernel refuses where weak keys are forbidden; accepting it takes an \
+                 explicit opt-in"
             ),
             DmCryptError::KeyLength {
                 cipher,
@@ -171,6 +192,17 @@ mod tests {
             msg.ends_with("(2 whole sectors and 76 bytes left over)"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn refusals_name_what_is_supported() {
+        let msg = DmCryptError::UnsupportedCipher {
+            spec: "serpent-xts-plain64".into(),
+        }
+        .to_string();
+        assert!(msg.contains("aes-xts-<ivmode>, aes-cbc-<ivmode>"), "{msg}");
+        let msg = DmCryptError::UnknownIvMode { mode: "lmk".into() }.to_string();
+        assert!(msg.ends_with("plain, plain64, plain64be, essiv:sha256, benbi, null, eboiv"));
     }
 
     #[test]

@@ -14,13 +14,17 @@
 //!   2, ...
 //!
 //! [`CipherSpec`] parses `aes-xts-plain64`, `aes-cbc-essiv:sha256`,
-//! `aes-cbc-plain64`, ...: the chaining mode ([`ChainMode`], which says
-//! which cipher to build and which key lengths fit it) and the [`IvMode`]:
-//! `plain`, `plain64`, `plain64be`, `essiv:sha256`, `benbi`, `null` and
-//! `eboiv`. [`Geometry`] holds the sector size, `iv_offset` and the flag;
-//! [`IvGenerator`] combines the two with the volume key, computes IVs one
-//! at a time or a batch at a time, and encrypts whole sectors with any
-//! [`DataUnitCipher`] (from `mdu-xts`, `mdu-cbc`, or your own):
+//! `aes-cbc-plain64`, ... against one table, [`SUPPORTED`] (cipher,
+//! chaining mode, IV modes, key lengths): the chaining mode ([`ChainMode`])
+//! and the [`IvMode`]: `plain`, `plain64`, `plain64be`, `essiv:sha256`,
+//! `benbi`, `null` and `eboiv`. [`Geometry`] holds the sector size,
+//! `iv_offset` and the flag. [`SectorCipher`] makes a spec, a key and a
+//! geometry into a running cipher (mdu's AES-XTS or AES-CBC), with the one
+//! weak-key policy ([`WeakKeys`]: an XTS key with equal halves is refused
+//! unless the caller opts in). Underneath, [`IvGenerator`] combines an IV
+//! mode and a geometry with the volume key, computes IVs one at a time or a
+//! batch at a time, and encrypts whole sectors with any [`DataUnitCipher`]
+//! (from `mdu-xts`, `mdu-cbc`, or your own):
 //!
 //! * affine runs (`plain64`, and `plain` between its 2^32 wraps) go to the
 //!   cipher as one request with one starting IV and the geometry's IV step;
@@ -29,6 +33,22 @@
 //!   cipher runs on its native multi-unit path too.
 //!
 //! The bytes are always those of one sector at a time.
+//!
+//! ```
+//! use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
+//!
+//! // cryptsetup open --type plain --cipher aes-xts-plain64 --key-size 512
+//! let spec: CipherSpec = "aes-xts-plain64".parse()?;
+//! let key: Vec<u8> = (0..64).collect();
+//! let c = SectorCipher::new(spec, &key, Geometry::new(512, 0, false)?, WeakKeys::Refuse)?;
+//! let mut disk = vec![0u8; 8 * 512];
+//! c.crypt(Direction::Encrypt, 0, &mut disk)?;
+//! // Equal halves are a weak XTS key: refused unless allowed.
+//! assert!(SectorCipher::new(spec, &[7u8; 64], c.geometry(), WeakKeys::Refuse).is_err());
+//! # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+//! ```
+//!
+//! The same with a cipher of your own choosing, through the IV generator:
 //!
 //! ```
 //! use mdu_cbc::AesCbc256;
@@ -58,7 +78,8 @@
 //! * `std` (default): `std::error::Error` for [`DmCryptError`]. Without it
 //!   the crate is `no_std` (with `alloc`).
 //! * `rayon`: `IvGenerator::par_crypt` (and `par_encrypt`, `par_decrypt`)
-//!   split a large request across the rayon pool; same bytes.
+//!   and `SectorCipher::par_crypt` split a large request across the rayon
+//!   pool; same bytes.
 #![no_std]
 
 extern crate alloc;
@@ -68,10 +89,12 @@ extern crate std;
 mod error;
 mod geometry;
 mod ivgen;
+mod sector;
 mod spec;
 
 pub use error::DmCryptError;
 pub use geometry::{Geometry, SECTOR_SIZES};
 pub use ivgen::IvGenerator;
 pub use mdu_core::{DataUnitCipher, Direction, Iv};
-pub use spec::{ChainMode, CipherSpec, IvMode};
+pub use sector::SectorCipher;
+pub use spec::{ChainMode, CipherSpec, IvMode, MAX_KEY_LEN, SUPPORTED, SupportedCipher, WeakKeys};

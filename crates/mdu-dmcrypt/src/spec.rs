@@ -1,4 +1,5 @@
-//! dm-crypt cipher specs: `aes-<chainmode>-<ivmode>`.
+//! dm-crypt cipher specs: `<cipher>-<chainmode>-<ivmode>`, and the one
+//! table that says which of them this crate runs.
 
 use alloc::string::ToString;
 use core::fmt;
@@ -6,12 +7,151 @@ use core::str::FromStr;
 
 use crate::DmCryptError;
 
+/// One row of [`SUPPORTED`]: a cipher and chaining mode this crate runs,
+/// the IV modes it takes and its key lengths.
+///
+/// ```
+/// use mdu_dmcrypt::{ChainMode, SUPPORTED};
+/// let xts = SUPPORTED.iter().find(|c| c.chain == ChainMode::Xts).unwrap();
+/// assert_eq!((xts.name, xts.key_lens), ("aes-xts", &[32, 64][..]));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SupportedCipher {
+    /// The cipher and chaining mode as a spec names them (`aes-xts`).
+    pub name: &'static str,
+    /// The block cipher (`aes`).
+    pub cipher: &'static str,
+    /// Its chaining mode.
+    pub chain: ChainMode,
+    /// The IV modes it takes.
+    pub iv_modes: &'static [IvMode],
+    /// The whole key lengths in bytes it takes, shortest first (for XTS
+    /// both halves together).
+    pub key_lens: &'static [usize],
+}
+
+/// Every cipher spec this crate runs, one row per cipher and chaining
+/// mode: parsing, key checks and error messages all read it, and nothing
+/// else lists key lengths.
+///
+/// ```
+/// use mdu_dmcrypt::SUPPORTED;
+/// let names: Vec<&str> = SUPPORTED.iter().map(|c| c.name).collect();
+/// assert_eq!(names, ["aes-xts", "aes-cbc"]);
+/// ```
+pub const SUPPORTED: &[SupportedCipher] = &[
+    SupportedCipher {
+        name: "aes-xts",
+        cipher: "aes",
+        chain: ChainMode::Xts,
+        iv_modes: &IvMode::ALL,
+        key_lens: &[32, 64],
+    },
+    SupportedCipher {
+        name: "aes-cbc",
+        cipher: "aes",
+        chain: ChainMode::Cbc,
+        iv_modes: &IvMode::ALL,
+        key_lens: &[16, 32],
+    },
+];
+
+/// The row of `chain` (every chaining mode has one: see the test
+/// `table_has_a_row_per_chain_mode`).
+const fn row(chain: ChainMode) -> &'static SupportedCipher {
+    let mut i = 0;
+    while i < SUPPORTED.len() {
+        if SUPPORTED[i].chain as u8 == chain as u8 {
+            return &SUPPORTED[i];
+        }
+        i += 1;
+    }
+    &SUPPORTED[0]
+}
+
+/// The longest key of any supported spec, in bytes (AES-256-XTS: 64).
+///
+/// ```
+/// assert_eq!(mdu_dmcrypt::MAX_KEY_LEN, 64);
+/// ```
+pub const MAX_KEY_LEN: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < SUPPORTED.len() {
+        let lens = SUPPORTED[i].key_lens;
+        let mut j = 0;
+        while j < lens.len() {
+            if lens[j] > max {
+                max = lens[j];
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    max
+};
+
+/// Whether the two halves of `key` are equal, compared without an early
+/// exit.
+fn halves_equal(key: &[u8]) -> bool {
+    let (a, b) = key.split_at(key.len() / 2);
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// What to do with a weak key: an XTS key whose two halves (the data key
+/// and the tweak key) are equal.
+///
+/// The policy is the kernel's where weak keys are forbidden (its
+/// `xts_verify_key`, in FIPS mode or for a caller that asks for it): such a
+/// key is refused ([`DmCryptError::WeakXtsKey`]) unless the caller opts in
+/// with [`WeakKeys::Allow`]. IEEE 1619 test vector 1 and images made with
+/// such a key need the opt-in; nothing else should. It is applied in one
+/// place, [`CipherSpec::check_key`], which every
+/// [`SectorCipher`](crate::SectorCipher) calls; CBC has no weak keys.
+///
+/// ```
+/// use mdu_dmcrypt::{CipherSpec, DmCryptError, WeakKeys};
+/// let spec = CipherSpec::parse("aes-xts-plain64")?;
+/// let weak = [7u8; 64];
+/// assert!(matches!(spec.check_key(&weak, WeakKeys::Refuse), Err(DmCryptError::WeakXtsKey { .. })));
+/// assert!(spec.check_key(&weak, WeakKeys::Allow).is_ok());
+/// assert_eq!(WeakKeys::default(), WeakKeys::Refuse);
+/// # Ok::<(), DmCryptError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WeakKeys {
+    /// Refuse a weak key (the default).
+    #[default]
+    Refuse,
+    /// Accept it.
+    Allow,
+}
+
+impl WeakKeys {
+    /// `Allow` if `allow`, else `Refuse` (for a command-line flag).
+    ///
+    /// ```
+    /// use mdu_dmcrypt::WeakKeys;
+    /// assert_eq!(WeakKeys::allow_if(true), WeakKeys::Allow);
+    /// assert_eq!(WeakKeys::allow_if(false), WeakKeys::Refuse);
+    /// ```
+    pub const fn allow_if(allow: bool) -> WeakKeys {
+        if allow {
+            WeakKeys::Allow
+        } else {
+            WeakKeys::Refuse
+        }
+    }
+}
+
 /// The chaining mode of an AES cipher spec.
 ///
-/// This crate encrypts with any [`DataUnitCipher`](mdu_core::DataUnitCipher);
-/// the mode only says which cipher the spec names and which key lengths
-/// fit it (the caller builds the cipher, e.g. `mdu_xts::XtsAes256` or
-/// `mdu_cbc::AesCbc128`).
+/// The mode says which cipher the spec names and (through [`SUPPORTED`])
+/// which key lengths fit it; [`SectorCipher`](crate::SectorCipher) builds
+/// the cipher (from `mdu_xts` or `mdu_cbc`), and
+/// [`IvGenerator`](crate::IvGenerator) runs any other
+/// [`DataUnitCipher`](mdu_core::DataUnitCipher).
 ///
 /// ```
 /// use mdu_dmcrypt::ChainMode;
@@ -41,16 +181,13 @@ impl ChainMode {
     }
 
     /// The key lengths in bytes the mdu ciphers of this mode take, shortest
-    /// first (AES-128, then AES-256).
+    /// first (AES-128, then AES-256), from [`SUPPORTED`].
     ///
     /// ```
     /// assert_eq!(mdu_dmcrypt::ChainMode::Xts.key_lens(), [32, 64]);
     /// ```
     pub const fn key_lens(self) -> &'static [usize] {
-        match self {
-            ChainMode::Xts => &[32, 64],
-            ChainMode::Cbc => &[16, 32],
-        }
+        row(self).key_lens
     }
 }
 
@@ -145,7 +282,8 @@ impl fmt::Display for IvMode {
     }
 }
 
-/// A dm-crypt cipher spec, `aes-<chainmode>-<ivmode>`, as in a dm-crypt
+/// A dm-crypt cipher spec, `<cipher>-<chainmode>-<ivmode>` (one of
+/// [`SUPPORTED`]), as in a dm-crypt
 /// table or `cryptsetup --cipher`: `aes-xts-plain64` (LUKS2's default),
 /// `aes-cbc-essiv:sha256` (LUKS1's and old plain mode's), `aes-cbc-plain64`,
 /// ...
@@ -179,22 +317,24 @@ impl CipherSpec {
         CipherSpec { chain, iv_mode }
     }
 
-    /// Parses `aes-<chainmode>-<ivmode>` (the case of `aes` and of the
-    /// chaining mode is ignored, as cryptsetup does).
+    /// Parses `<cipher>-<chainmode>-<ivmode>` against [`SUPPORTED`] (the
+    /// case of the cipher and of the chaining mode is ignored, as
+    /// cryptsetup does).
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::UnsupportedCipher`] unless the spec starts with
-    /// `aes-xts-` or `aes-cbc-`; [`DmCryptError::UnknownIvMode`] for any
-    /// other IV generator (including `lmk`, `tcw`, `random`, `elephant`).
+    /// [`DmCryptError::UnsupportedCipher`] unless the spec's cipher and
+    /// chaining mode are a row of [`SUPPORTED`] (`aes-xts-`, `aes-cbc-`);
+    /// [`DmCryptError::UnknownIvMode`] for an IV generator that row does
+    /// not take (including `lmk`, `tcw`, `random`, `elephant`). Both
+    /// messages list what is supported.
     ///
     /// ```
     /// use mdu_dmcrypt::{CipherSpec, DmCryptError, IvMode};
     /// assert_eq!(CipherSpec::parse("AES-XTS-plain64")?.iv_mode(), IvMode::Plain64);
-    /// assert!(matches!(
-    ///     CipherSpec::parse("twofish-cbc-plain64"),
-    ///     Err(DmCryptError::UnsupportedCipher { .. })
-    /// ));
+    /// let err = CipherSpec::parse("twofish-cbc-plain64").unwrap_err();
+    /// assert!(matches!(err, DmCryptError::UnsupportedCipher { .. }));
+    /// assert!(err.to_string().contains("aes-xts"), "{err}");
     /// assert!(matches!(
     ///     CipherSpec::parse("aes-cbc-lmk"),
     ///     Err(DmCryptError::UnknownIvMode { .. })
@@ -210,16 +350,21 @@ impl CipherSpec {
         else {
             return Err(unsupported());
         };
-        if !cipher.eq_ignore_ascii_case("aes") {
-            return Err(unsupported());
-        }
-        let chain = [ChainMode::Xts, ChainMode::Cbc]
-            .into_iter()
-            .find(|c| chain.eq_ignore_ascii_case(c.name()))
+        let row = SUPPORTED
+            .iter()
+            .find(|r| {
+                cipher.eq_ignore_ascii_case(r.cipher) && chain.eq_ignore_ascii_case(r.chain.name())
+            })
             .ok_or_else(unsupported)?;
+        let iv_mode = row
+            .iv_modes
+            .iter()
+            .copied()
+            .find(|m| m.name() == iv)
+            .ok_or_else(|| DmCryptError::UnknownIvMode { mode: iv.into() })?;
         Ok(CipherSpec {
-            chain,
-            iv_mode: iv.parse()?,
+            chain: row.chain,
+            iv_mode,
         })
     }
 
@@ -245,12 +390,51 @@ impl CipherSpec {
         self.iv_mode
     }
 
+    /// The spec's cipher and chaining mode as a spec names them (`aes-xts`).
+    ///
+    /// ```
+    /// use mdu_dmcrypt::CipherSpec;
+    /// assert_eq!(CipherSpec::parse("aes-cbc-essiv:sha256")?.cipher_name(), "aes-cbc");
+    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// ```
+    pub const fn cipher_name(&self) -> &'static str {
+        row(self.chain).name
+    }
+
+    /// The whole key lengths in bytes the spec's cipher takes, shortest
+    /// first (from [`SUPPORTED`]).
+    ///
+    /// ```
+    /// use mdu_dmcrypt::CipherSpec;
+    /// assert_eq!(CipherSpec::parse("aes-xts-plain64")?.key_lens(), [32, 64]);
+    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// ```
+    pub const fn key_lens(&self) -> &'static [usize] {
+        row(self.chain).key_lens
+    }
+
+    /// The key length cryptsetup picks when none is given: the longest
+    /// (AES-256: 64 bytes for XTS, 32 for CBC).
+    ///
+    /// ```
+    /// use mdu_dmcrypt::CipherSpec;
+    /// assert_eq!(CipherSpec::parse("aes-xts-plain64")?.default_key_len(), 64);
+    /// assert_eq!(CipherSpec::parse("aes-cbc-plain64")?.default_key_len(), 32);
+    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// ```
+    pub const fn default_key_len(&self) -> usize {
+        match self.key_lens() {
+            [.., last] => *last,
+            [] => 0,
+        }
+    }
+
     /// Checks that a key of `len` bytes fits the spec's cipher.
     ///
     /// # Errors
     ///
     /// [`DmCryptError::KeyLength`] unless `len` is one of
-    /// [`ChainMode::key_lens`].
+    /// [`key_lens`](Self::key_lens).
     ///
     /// ```
     /// use mdu_dmcrypt::CipherSpec;
@@ -260,18 +444,47 @@ impl CipherSpec {
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
     pub fn check_key_len(&self, len: usize) -> Result<(), DmCryptError> {
-        let expected = self.chain.key_lens();
-        if expected.contains(&len) {
+        let row = row(self.chain);
+        if row.key_lens.contains(&len) {
             return Ok(());
         }
         Err(DmCryptError::KeyLength {
-            cipher: match self.chain {
-                ChainMode::Xts => "aes-xts",
-                ChainMode::Cbc => "aes-cbc",
-            },
+            cipher: row.name,
             len,
-            expected,
+            expected: row.key_lens,
         })
+    }
+
+    /// Checks a whole key: its length ([`check_key_len`](Self::check_key_len)),
+    /// then, for XTS, the weak-key policy ([`WeakKeys`]): two equal halves
+    /// are refused unless `weak` is [`WeakKeys::Allow`]. This is the one
+    /// place the policy lives; [`SectorCipher::new`](crate::SectorCipher::new)
+    /// calls it.
+    ///
+    /// # Errors
+    ///
+    /// [`DmCryptError::KeyLength`], or [`DmCryptError::WeakXtsKey`].
+    ///
+    /// ```
+    /// use mdu_dmcrypt::{CipherSpec, DmCryptError, WeakKeys};
+    /// let xts = CipherSpec::parse("aes-xts-plain64")?;
+    /// let good: Vec<u8> = (0..64).collect();
+    /// assert!(xts.check_key(&good, WeakKeys::Refuse).is_ok());
+    /// let err = xts.check_key(&[1u8; 32], WeakKeys::Refuse).unwrap_err();
+    /// assert_eq!(err, DmCryptError::WeakXtsKey { cipher: "aes-xts" });
+    /// // CBC has no weak keys.
+    /// let cbc = CipherSpec::parse("aes-cbc-plain64")?;
+    /// assert!(cbc.check_key(&[1u8; 32], WeakKeys::Refuse).is_ok());
+    /// # Ok::<(), DmCryptError>(())
+    /// ```
+    pub fn check_key(&self, key: &[u8], weak: WeakKeys) -> Result<(), DmCryptError> {
+        self.check_key_len(key.len())?;
+        if self.chain == ChainMode::Xts && weak == WeakKeys::Refuse && halves_equal(key) {
+            return Err(DmCryptError::WeakXtsKey {
+                cipher: self.cipher_name(),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -286,6 +499,56 @@ impl FromStr for CipherSpec {
 
 impl fmt::Display for CipherSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "aes-{}-{}", self.chain, self.iv_mode)
+        write!(f, "{}-{}", self.cipher_name(), self.iv_mode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+    use alloc::vec::Vec;
+
+    #[test]
+    fn table_has_a_row_per_chain_mode() {
+        for chain in [ChainMode::Xts, ChainMode::Cbc] {
+            let rows = SUPPORTED.iter().filter(|r| r.chain == chain).count();
+            assert_eq!(rows, 1, "{chain}");
+            assert_eq!(row(chain).chain, chain);
+            assert_eq!(row(chain).name, format!("aes-{chain}"));
+        }
+    }
+
+    #[test]
+    fn every_supported_spec_round_trips_and_checks_its_keys() {
+        for r in SUPPORTED {
+            for mode in r.iv_modes {
+                let text = format!("{}-{mode}", r.name);
+                let spec = CipherSpec::parse(&text).unwrap();
+                assert_eq!(spec.to_string(), text);
+                for len in 0..=MAX_KEY_LEN + 1 {
+                    let fits = r.key_lens.contains(&len);
+                    assert_eq!(spec.check_key_len(len).is_ok(), fits, "{text} {len}");
+                    let key: Vec<u8> = (0..len as u8).collect();
+                    assert_eq!(spec.check_key(&key, WeakKeys::Refuse).is_ok(), fits);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn weak_xts_keys_are_refused_unless_allowed() {
+        let xts = CipherSpec::parse("aes-xts-plain64").unwrap();
+        for len in [32, 64] {
+            let mut key = alloc::vec![0x5au8; len];
+            assert!(xts.check_key(&key, WeakKeys::Refuse).is_err());
+            assert!(xts.check_key(&key, WeakKeys::Allow).is_ok());
+            // One differing byte anywhere in either half makes it strong.
+            for i in [0, len / 2 - 1, len / 2, len - 1] {
+                key[i] ^= 1;
+                assert!(xts.check_key(&key, WeakKeys::Refuse).is_ok(), "{len} {i}");
+                key[i] ^= 1;
+            }
+        }
     }
 }
