@@ -189,6 +189,40 @@ pub enum Error {
         /// The first byte offset within the blocks whose codeword failed.
         byte: usize,
     },
+    /// FEC over a dm-verity image whose data and hash block sizes differ
+    /// (`veritysetup` protects both areas in blocks of one size).
+    FecBlockSizes {
+        /// The data block size.
+        data: u32,
+        /// The hash block size.
+        hash: u32,
+    },
+    /// A FEC parity offset that is not a multiple of 512.
+    FecOffset {
+        /// The offset given.
+        offset: u64,
+    },
+    /// The FEC device ends before the parity of a round: a short or
+    /// truncated parity, which cannot correct anything.
+    FecParityShort {
+        /// The round whose parity is missing.
+        round: u64,
+        /// Rounds of the layout.
+        rounds: u64,
+        /// Where the round's parity starts on the FEC device.
+        offset: u64,
+        /// Where it ends.
+        end: u64,
+    },
+    /// An I/O error reading one of the devices for FEC decoding.
+    FecIo {
+        /// Which device: `"data"`, `"hash"` or `"FEC"`.
+        device: &'static str,
+        /// The byte offset of the read.
+        offset: u64,
+        /// What the read said.
+        error: std::io::Error,
+    },
     /// The input ended before the length it was known to have: the length
     /// given to [`Source::with_len`](crate::Source::with_len), or the size
     /// a file, device or seekable reader had when the work started (a file
@@ -357,6 +391,33 @@ impl fmt::Display for Error {
                 f,
                 "FEC round {round} cannot be repaired: the codeword of byte {byte} has more damage than its parity corrects"
             ),
+            Error::FecBlockSizes { data, hash } => write!(
+                f,
+                "FEC needs equal block sizes, but the data blocks are {data} bytes and the hash \
+                 blocks {hash}"
+            ),
+            Error::FecOffset { offset } => write!(
+                f,
+                "FEC offset {offset} is invalid: it must be a multiple of 512"
+            ),
+            Error::FecParityShort {
+                round,
+                rounds,
+                offset,
+                end,
+            } => write!(
+                f,
+                "the FEC parity ends before byte {end}, but round {round} of {rounds} needs bytes \
+                 {offset}..{end}: a short parity cannot correct anything"
+            ),
+            Error::FecIo {
+                device,
+                offset,
+                error,
+            } => write!(
+                f,
+                "I/O error reading the {device} device at byte {offset} for FEC decoding: {error}"
+            ),
             Error::UnexpectedEof { expected, got } => write!(
                 f,
                 "unexpected end of file after {got} bytes: the input was to hold {expected} bytes \
@@ -375,7 +436,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io(e) => Some(e),
+            Error::Io(e) | Error::FecIo { error: e, .. } => Some(e),
             _ => None,
         }
     }

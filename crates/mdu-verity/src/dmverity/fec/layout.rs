@@ -110,3 +110,236 @@ impl Layout {
             .take_while(move |&k| k < blocks)
     }
 }
+
+/// The FEC options of a dm-verity image, as `veritysetup` takes them:
+/// `--fec-roots`, `--fec-offset`, and whether `--fec-device` names the hash
+/// device itself (the parity then follows the tree, and the protected hash
+/// area ends where it starts). They are stored nowhere on disk: give them
+/// again to verify, repair or describe an image.
+///
+/// ```
+/// use mdu_verity::dmverity::fec::FecParams;
+/// let f = FecParams::default();
+/// assert_eq!((f.roots, f.offset, f.in_hash_device), (2, 0, false));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FecParams {
+    /// Parity bytes per codeword, 2..=24 (`--fec-roots`, default 2).
+    pub roots: u8,
+    /// Byte offset of the parity on its device, a multiple of 512
+    /// (`--fec-offset`).
+    pub offset: u64,
+    /// The parity lies on the hash device (`--fec-device` is the hash
+    /// device).
+    pub in_hash_device: bool,
+}
+
+impl Default for FecParams {
+    fn default() -> Self {
+        FecParams {
+            roots: 2,
+            offset: 0,
+            in_hash_device: false,
+        }
+    }
+}
+
+impl FecParams {
+    /// Checks the number of roots and the offset.
+    ///
+    /// ```
+    /// use mdu_verity::{dmverity::fec::FecParams, Error};
+    /// let f = FecParams { offset: 100, ..FecParams::default() };
+    /// assert!(matches!(f.validate(), Err(Error::FecOffset { offset: 100 })));
+    /// let f = FecParams { roots: 1, ..FecParams::default() };
+    /// assert!(matches!(f.validate(), Err(Error::FecRoots { roots: 1 })));
+    /// ```
+    pub fn validate(&self) -> Result<(), Error> {
+        if !(MIN_ROOTS..=MAX_ROOTS).contains(&self.roots) {
+            return Err(Error::FecRoots { roots: self.roots });
+        }
+        if !self.offset.is_multiple_of(512) {
+            return Err(Error::FecOffset {
+                offset: self.offset,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// One of the two areas the FEC input is made of.
+///
+/// ```
+/// use mdu_verity::dmverity::fec::Area;
+/// assert_ne!(Area::Data, Area::Hash);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Area {
+    /// The data device.
+    Data,
+    /// The hash device.
+    Hash,
+}
+
+/// The FEC geometry of a dm-verity image, computed once as `veritysetup`
+/// computes it: the input `I = D || H` is the `data_blocks` whole blocks
+/// of the data device, then the hash device from the tree's first block
+/// (never the superblock) to its end, or to the parity where the parity
+/// shares the hash device; the parity of round `n` lies at
+/// `offset + n * block_size * roots` of the FEC device. Built by
+/// [`Layout::for_verity`].
+///
+/// ```
+/// use mdu_verity::dmverity::{self, fec::{Area, FecParams, Layout}};
+///
+/// // 256 data blocks, a 16 KiB hash device (superblock and 3 tree blocks).
+/// let p = dmverity::Params::default();
+/// let l = Layout::for_verity(&p, 256, 16384, &FecParams::default())?;
+/// assert_eq!((l.hash_start_block(), l.hash_blocks()), (1, 3));
+/// assert_eq!(l.layout().blocks(), 259);
+/// assert_eq!(l.block(256), Some((Area::Hash, 4096)));
+/// assert_eq!(l.parity_offset(1), Some(8192));
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerityLayout {
+    layout: Layout,
+    data_blocks: u64,
+    hash_start: u64,
+    hash_blocks: u64,
+    fec: FecParams,
+}
+
+impl Layout {
+    /// The FEC layout of a dm-verity image of `data_blocks` data blocks
+    /// whose hash device is `hash_device_size` bytes, with the tree where
+    /// `params` puts it ([`Params::hash_start_block`](crate::dmverity::Params::hash_start_block))
+    /// and the parity where `fec` puts it. Data and hash block sizes must
+    /// be equal.
+    ///
+    /// ```
+    /// use mdu_verity::{dmverity::{self, fec::{FecParams, Layout}}, Error};
+    ///
+    /// let p = dmverity::Params::default();
+    /// // The parity in the hash device at 16 KiB: it protects 3 hash blocks,
+    /// // whatever the device's size.
+    /// let fec = FecParams { offset: 16384, in_hash_device: true, ..FecParams::default() };
+    /// let l = Layout::for_verity(&p, 256, 1 << 30, &fec)?;
+    /// assert_eq!((l.hash_blocks(), l.layout().parity_len()), (3, 16384));
+    ///
+    /// let p = dmverity::Params { hash_block_size: 512, ..p };
+    /// let err = Layout::for_verity(&p, 256, 16384, &FecParams::default()).unwrap_err();
+    /// assert!(matches!(err, Error::FecBlockSizes { data: 4096, hash: 512 }));
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn for_verity(
+        params: &crate::dmverity::Params,
+        data_blocks: u64,
+        hash_device_size: u64,
+        fec: &FecParams,
+    ) -> Result<VerityLayout, Error> {
+        fec.validate()?;
+        crate::dmverity::check_block_size("data block", params.data_block_size)?;
+        if params.data_block_size != params.hash_block_size {
+            return Err(Error::FecBlockSizes {
+                data: params.data_block_size,
+                hash: params.hash_block_size,
+            });
+        }
+        let bs = u64::from(params.data_block_size);
+        let hash_start = params.hash_start_block();
+        let end = if fec.in_hash_device {
+            fec.offset / bs
+        } else {
+            hash_device_size / bs
+        };
+        let hash_blocks = end.saturating_sub(hash_start);
+        let too_large = Error::TreeTooLarge { data_blocks };
+        // Every block of I must have a byte offset on its device.
+        data_blocks.checked_mul(bs).ok_or(too_large)?;
+        let blocks = data_blocks
+            .checked_add(hash_blocks)
+            .ok_or(Error::TreeTooLarge { data_blocks })?;
+        let layout = Layout::new(blocks, params.data_block_size, fec.roots)?;
+        fec.offset
+            .checked_add(layout.parity_len())
+            .ok_or_else(|| Error::FecInput {
+                reason: format!(
+                    "{} parity bytes at offset {} end past the largest offset",
+                    layout.parity_len(),
+                    fec.offset
+                ),
+            })?;
+        Ok(VerityLayout {
+            layout,
+            data_blocks,
+            hash_start,
+            hash_blocks,
+            fec: *fec,
+        })
+    }
+}
+
+impl VerityLayout {
+    /// The interleave of the input (blocks, rounds, parity size).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The FEC options this layout was computed for.
+    pub fn fec(&self) -> &FecParams {
+        &self.fec
+    }
+
+    /// Data blocks at the start of the input.
+    pub fn data_blocks(&self) -> u64 {
+        self.data_blocks
+    }
+
+    /// The hash block where the protected hash area starts (the tree's
+    /// first block).
+    pub fn hash_start_block(&self) -> u64 {
+        self.hash_start
+    }
+
+    /// Hash blocks in the input, after the data blocks.
+    pub fn hash_blocks(&self) -> u64 {
+        self.hash_blocks
+    }
+
+    /// Where block `k` of the input lies: its area and its byte offset on
+    /// that device; `None` past the input.
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::{self, fec::{Area, FecParams, Layout}};
+    /// let p = dmverity::Params { superblock: false, ..Default::default() };
+    /// let l = Layout::for_verity(&p, 10, 3 * 4096, &FecParams::default())?;
+    /// assert_eq!(l.block(9), Some((Area::Data, 9 * 4096)));
+    /// assert_eq!(l.block(10), Some((Area::Hash, 0)));
+    /// assert_eq!(l.block(13), None);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn block(&self, k: u64) -> Option<(Area, u64)> {
+        let bs = u64::from(self.layout.block_size);
+        if k < self.data_blocks {
+            Some((Area::Data, k * bs))
+        } else if k < self.layout.blocks {
+            // Below the end of the hash area, itself below a `u64` offset.
+            Some((Area::Hash, (self.hash_start + (k - self.data_blocks)) * bs))
+        } else {
+            None
+        }
+    }
+
+    /// Bytes of parity per round: `block_size * roots`.
+    pub fn round_parity_len(&self) -> u64 {
+        u64::from(self.layout.block_size) * u64::from(self.layout.roots)
+    }
+
+    /// The byte offset of round `round`'s parity on the FEC device;
+    /// `None` past the last round.
+    pub fn parity_offset(&self, round: u64) -> Option<u64> {
+        // Checked in `for_verity`: offset + parity_len fits.
+        (round < self.layout.rounds).then(|| self.fec.offset + round * self.round_parity_len())
+    }
+}

@@ -60,17 +60,31 @@
 //! * [`Encoder`] (`encode`): the parity, block by block;
 //! * [`correct_round`] (`decode`): the Reed-Solomon decoder;
 //! * `backend`: the encoder's LFSR kernels, one dispatch point, a portable
-//!   kernel and one thin file per ISA over a shared vector driver.
+//!   kernel and one thin file per ISA over a shared vector driver;
+//! * [`VerityLayout`] (`layout`): where a dm-verity image's FEC input and
+//!   parity lie, computed once ([`Layout::for_verity`]);
+//! * [`ReadAt`], [`WriteAt`], [`Corrections`], [`Overlay`] (`device`): the
+//!   devices read and written by position, and corrected blocks over them;
+//! * [`correct`] (`correct`): every round of an image decoded from its
+//!   devices;
+//! * [`verify_with_fec`] (`verify`): verify, correct, verify again, and
+//!   [`FecOutcome::repair`].
 
 mod backend;
+mod correct;
 mod decode;
+mod device;
 mod encode;
 mod gf;
 mod layout;
+mod verify;
 
+pub use correct::{Decoded, correct};
 pub use decode::{RoundFix, correct_round};
+pub use device::{Corrections, Overlay, ReadAt, WriteAt};
 pub use encode::{Encoder, encode_bytes};
-pub use layout::Layout;
+pub use layout::{Area, FecParams, Layout, VerityLayout};
+pub use verify::{FecOutcome, Shape, verify_with_fec};
 
 /// Fewest parity bytes per codeword `veritysetup` accepts.
 pub const MIN_ROOTS: u8 = 2;
