@@ -2,7 +2,8 @@
 //! image with bytes flipped, and a valid image whose JSON text (in both
 //! copies, checksums recomputed) is the fuzzer's. Whatever the input:
 //!
-//! * `Image::load`, `unlock`, `segment` and `payload_range` never panic;
+//! * `Image::load`, `unlock`, `segment`, `segment_cipher` (whatever cipher
+//!   spec a keyslot or segment names) and `payload_range` never panic;
 //! * no read goes past the end of the image (the reader below panics if
 //!   one does);
 //! * an accepted image has a copy whose SHA-256, recomputed here with
@@ -14,7 +15,9 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mdu_luks2::{FormatParams, Hash, HeaderCopy, Image, Kdf, KdfParams, Metadata, ReadAt, format};
+use mdu_luks2::{
+    FormatParams, Hash, HeaderCopy, Image, Kdf, KdfParams, Metadata, ReadAt, WeakKeys, format,
+};
 use sha2::{Digest, Sha256};
 
 const HDR: usize = 16384;
@@ -70,7 +73,9 @@ fn valid() -> &'static [u8] {
             }
             Ok(())
         };
-        let mut image = format(&params, PASSPHRASE, &[0x5a; 32], &mut random).expect("format");
+        // Halves that differ: a weak XTS key would be refused.
+        let key: Vec<u8> = (0..32).map(|i| 0x5a ^ i).collect();
+        let mut image = format(&params, PASSPHRASE, &key, &mut random).expect("format");
         image.extend_from_slice(&[0u8; 4096]);
         image
     })
@@ -132,8 +137,13 @@ fn check(image: &[u8], try_unlock: bool) {
             );
         }
     }
-    if try_unlock && cheap(&img.metadata) {
-        let _ = img.unlock(&r, PASSPHRASE);
+    if try_unlock
+        && cheap(&img.metadata)
+        && let Ok(key) = img.unlock(&r, PASSPHRASE)
+    {
+        for weak in [WeakKeys::Refuse, WeakKeys::Allow] {
+            let _ = img.segment_cipher(&key, weak);
+        }
     }
 }
 

@@ -185,6 +185,15 @@ pub enum Luks2Error {
     },
     /// A cipher spec, key or sector size was refused.
     Cipher(DmCryptError),
+    /// A keyslot area or segment names a cipher spec this crate does not
+    /// run; the header still loads and dumps, and the error comes when that
+    /// keyslot or segment is used.
+    UnsupportedCipher {
+        /// The field, like `keyslots.1.area.encryption`.
+        field: String,
+        /// Why the spec was refused (it lists what is supported).
+        error: DmCryptError,
+    },
     /// A parameter of [`FormatParams`](crate::FormatParams) or a call is
     /// out of range.
     Params {
@@ -322,6 +331,9 @@ impl fmt::Display for Luks2Error {
                 None => write!(f, "digest: key derivation refused: {message}"),
             },
             Luks2Error::Cipher(e) => write!(f, "cipher: {e}"),
+            Luks2Error::UnsupportedCipher { field, error } => {
+                write!(f, "JSON field {field}: {error}")
+            }
             Luks2Error::Params { problem } => f.write_str(problem),
         }
     }
@@ -332,6 +344,7 @@ impl std::error::Error for Luks2Error {
         match self {
             Luks2Error::Io(e) => Some(e),
             Luks2Error::Cipher(e) => Some(e),
+            Luks2Error::UnsupportedCipher { error, .. } => Some(error),
             Luks2Error::NoValidHeader { primary, .. } => Some(primary.as_ref()),
             _ => None,
         }

@@ -4,12 +4,14 @@
 use std::collections::BTreeMap;
 use std::io;
 
+use mdu_dmcrypt::{CipherSpec, Geometry, SectorCipher, WeakKeys};
 use zeroize::Zeroizing;
 
-use crate::cipher::SectorCipher;
 use crate::header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum, seal};
 use crate::kdf::{Argon2Variant, Hash, Kdf};
-use crate::metadata::{Config, Digest, Keyslot, KeyslotArea, MAX_KEYSLOTS_SIZE, Metadata, Segment};
+use crate::metadata::{
+    Config, Digest, Encryption, Keyslot, KeyslotArea, MAX_KEYSLOTS_SIZE, Metadata, Segment,
+};
 use crate::{Direction, Luks2Error, af};
 
 /// Random access to an image of known length: a byte slice or a file.
@@ -143,7 +145,7 @@ impl HeaderCopy {
 /// use mdu_luks2::{FormatParams, Image, KdfParams, HeaderCopy};
 /// let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: mdu_luks2::Hash::Sha256, iterations: 1000 },
 ///     data_offset: 1 << 20, ..FormatParams::default() };
-/// let mut image = mdu_luks2::format(&params, b"pw", &[7u8; 64], &mut mdu_luks2::os_random)?;
+/// let mut image = mdu_luks2::format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
 /// image[100] ^= 1; // damage the primary header
 /// let img = Image::load(&image[..])?;
 /// assert_eq!(img.copy, HeaderCopy::Secondary);
@@ -172,10 +174,10 @@ pub struct Image {
 /// use mdu_luks2::{FormatParams, Image, KdfParams};
 /// let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: mdu_luks2::Hash::Sha1, iterations: 1000 },
 ///     data_offset: 1 << 20, ..FormatParams::default() };
-/// let image = mdu_luks2::format(&params, b"pw", &[7u8; 64], &mut mdu_luks2::os_random)?;
+/// let image = mdu_luks2::format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
 /// let img = Image::load(&image[..])?;
 /// let key = img.unlock(&image[..], b"pw")?;
-/// assert_eq!((key.slot, key.segment, &key.key[..]), (0, Some(0), &[7u8; 64][..]));
+/// assert_eq!((key.slot, key.segment, &key.key[..]), (0, Some(0), &(0..64).collect::<Vec<u8>>()[..]));
 /// assert!(img.unlock(&image[..], b"nope").unwrap_err().is_wrong_passphrase());
 /// # Ok::<(), mdu_luks2::Luks2Error>(())
 /// ```
@@ -349,7 +351,7 @@ impl Image {
     /// ```
     /// # use mdu_luks2::*;
     /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
-    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// assert_eq!(Image::load(&image[..])?.hdr_size(), 16384);
     /// # Ok::<(), Luks2Error>(())
     /// ```
@@ -364,7 +366,7 @@ impl Image {
     /// ```
     /// # use mdu_luks2::*;
     /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
-    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// let img = Image::load(&image[..])?;
     /// let (id, seg) = img.segment()?;
     /// assert_eq!((id, seg.offset), (0, 1 << 20));
@@ -447,10 +449,10 @@ impl Image {
     /// ```
     /// # use mdu_luks2::*;
     /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha512, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
-    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// let img = Image::load(&image[..])?;
     /// let key = img.unlock(&image[..], b"pw")?;
-    /// assert_eq!((&key.key[..], key.segment), (&[7u8; 64][..], Some(0)));
+    /// assert_eq!((&key.key[..], key.segment), (&(0..64).collect::<Vec<u8>>()[..], Some(0)));
     /// # Ok::<(), Luks2Error>(())
     /// ```
     pub fn unlock<R: ReadAt + ?Sized>(
@@ -521,7 +523,7 @@ impl Image {
     /// ```
     /// # use mdu_luks2::*;
     /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
-    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// let img = Image::load(&image[..])?;
     /// assert_eq!(img.unlock_slot(&image[..], 0, b"pw")?.slot, 0);
     /// assert!(matches!(img.unlock_slot(&image[..], 3, b"pw"), Err(Luks2Error::NoSuchKeyslot { slot: 3 })));
@@ -554,7 +556,7 @@ impl Image {
     /// ```
     /// # use mdu_luks2::*;
     /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
-    /// # let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// let img = Image::load(&image[..])?;
     /// let err = img.unlock_unbound(&image[..], 0, b"pw").unwrap_err();
     /// assert!(matches!(err, Luks2Error::NotUnbound { slot: 0 }));
@@ -605,15 +607,57 @@ impl Image {
             ks.area.offset,
             material_len as u64,
         )?);
+        let spec = ks
+            .area
+            .encryption
+            .spec_of(|| format!("keyslots.{slot}.area.encryption"))?;
         let derived = ks.kdf.derive(passphrase, ks.area.key_size as usize, slot)?;
-        let cipher = SectorCipher::new(&ks.area.encryption, &derived, 512)?;
-        cipher.crypt(Direction::Decrypt, 0, &mut material)?;
+        area_cipher(spec, &derived)?.crypt(Direction::Decrypt, 0, &mut material)?;
         let key = af::merge(&material, key_len, AF_STRIPES, ks.af_hash)?;
         if digest.matches(&key) {
             Ok(key)
         } else {
             Err(Luks2Error::WrongPassphrase)
         }
+    }
+
+    /// The cipher of the data segment ([`segment`](Self::segment)) with the
+    /// volume key `key`: its spec, sector size, and IV sector numbers in
+    /// 512-byte units from the segment start (LUKS2 never sets
+    /// `iv_large_sectors`; cryptsetup 2.6 ignores `iv_tweak` for one
+    /// segment). `weak` is the weak-key policy: a volume key whose XTS
+    /// halves are equal is refused unless it is [`WeakKeys::Allow`].
+    ///
+    /// # Errors
+    ///
+    /// [`Luks2Error::UnsupportedCipher`] (naming `segments.<id>.encryption`)
+    /// for a spec this crate does not run; [`Luks2Error::Cipher`] for a key
+    /// that does not fit it or a weak key
+    /// ([`DmCryptError::WeakXtsKey`](mdu_dmcrypt::DmCryptError::WeakXtsKey)).
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
+    ///     data_offset: 1 << 20, weak_keys: WeakKeys::Allow, ..FormatParams::default() };
+    /// let image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// let key = img.unlock(&image[..], b"pw")?;
+    /// // Equal halves: refused unless allowed.
+    /// assert!(matches!(img.segment_cipher(&key, WeakKeys::Refuse), Err(Luks2Error::Cipher(_))));
+    /// assert_eq!(img.segment_cipher(&key, WeakKeys::Allow)?.sector_size(), 512);
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn segment_cipher(
+        &self,
+        key: &VolumeKey,
+        weak: WeakKeys,
+    ) -> Result<SectorCipher, Luks2Error> {
+        let (id, seg) = self.segment()?;
+        let spec = seg
+            .encryption
+            .spec_of(|| format!("segments.{id}.encryption"))?;
+        let geometry = Geometry::new(seg.sector_size, 0, false)?;
+        Ok(SectorCipher::new(spec, &key.key, geometry, weak)?)
     }
 
     /// The byte range `(offset, len)` of segment `seg` in this image: its
@@ -624,7 +668,7 @@ impl Image {
     /// ```
     /// # use mdu_luks2::*;
     /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
-    /// # let mut image = format(&params, b"pw", &[7u8; 64], &mut os_random)?;
+    /// # let mut image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// image.resize((1 << 20) + 8192, 0);
     /// let img = Image::load(&image[..])?;
     /// let (_, seg) = img.segment()?;
@@ -724,12 +768,13 @@ impl KdfParams {
 ///
 /// ```
 /// let p = mdu_luks2::FormatParams::default();
-/// assert_eq!((p.cipher.as_str(), p.key_size, p.data_offset), ("aes-xts-plain64", 64, 16 << 20));
+/// assert_eq!((p.cipher.to_string(), p.key_size, p.data_offset), ("aes-xts-plain64".into(), 64, 16 << 20));
+/// assert_eq!(p.weak_keys, mdu_luks2::WeakKeys::Refuse);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FormatParams {
     /// Cipher spec of the data segment and of the keyslot area.
-    pub cipher: String,
+    pub cipher: CipherSpec,
     /// Volume key size in bytes.
     pub key_size: usize,
     /// Encryption sector size (512..4096).
@@ -749,6 +794,9 @@ pub struct FormatParams {
     /// Start of the data segment in bytes; the keyslots area fills the
     /// space between the headers and it.
     pub data_offset: u64,
+    /// Whether a volume key whose XTS halves are equal is accepted
+    /// ([`WeakKeys`]; refused by default).
+    pub weak_keys: WeakKeys,
 }
 
 impl Default for FormatParams {
@@ -757,7 +805,7 @@ impl Default for FormatParams {
     /// headers, data at 16 MiB.
     fn default() -> FormatParams {
         FormatParams {
-            cipher: "aes-xts-plain64".into(),
+            cipher: CipherSpec::new(mdu_dmcrypt::ChainMode::Xts, mdu_dmcrypt::IvMode::Plain64),
             key_size: 64,
             sector_size: 512,
             kdf: KdfParams::Argon2 {
@@ -772,8 +820,22 @@ impl Default for FormatParams {
             subsystem: String::new(),
             hdr_size: 16 << 10,
             data_offset: 16 << 20,
+            weak_keys: WeakKeys::Refuse,
         }
     }
+}
+
+/// The cipher of a keyslot area: 512-byte sectors numbered from the area
+/// start. Its key is a KDF output, checked by the same weak-key policy
+/// with no opt-in: equal XTS halves there come only from a broken KDF.
+fn area_cipher(spec: CipherSpec, derived: &[u8]) -> Result<SectorCipher, Luks2Error> {
+    let geometry = Geometry::new(512, 0, false)?;
+    Ok(SectorCipher::new(
+        spec,
+        derived,
+        geometry,
+        WeakKeys::Refuse,
+    )?)
 }
 
 /// Random bytes from the operating system (for [`format()`]).
@@ -841,8 +903,7 @@ impl FormatParams {
                 "header size {hdr} is not a power of two in 16 KiB..4 MiB"
             ));
         }
-        let spec = mdu_dmcrypt::CipherSpec::parse(&self.cipher)?;
-        spec.check_key_len(self.key_size)?;
+        self.cipher.check_key_len(self.key_size)?;
         let ss = self.sector_size;
         if !matches!(ss, 512 | 1024 | 2048 | 4096) {
             return bad(format!(
@@ -957,7 +1018,7 @@ impl FormatParams {
 /// ```
 /// use mdu_luks2::{format, os_random, FormatParams, Hash, Image, KdfParams};
 /// let params = FormatParams {
-///     cipher: "aes-cbc-essiv:sha256".into(), key_size: 32, sector_size: 4096,
+///     cipher: "aes-cbc-essiv:sha256".parse()?, key_size: 32, sector_size: 4096,
 ///     kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
 ///     digest_iterations: 1000, data_offset: 2 << 20, ..FormatParams::default()
 /// };
@@ -986,8 +1047,8 @@ pub fn format(
             params.key_size
         ));
     }
-    // Checks the key itself (XTS halves) with the spec and sector size.
-    SectorCipher::new(&params.cipher, volume_key, params.sector_size)?;
+    // The key itself: its length and the weak-key policy (XTS halves).
+    params.cipher.check_key(volume_key, params.weak_keys)?;
     let off = params.data_offset;
     let keyslots_size = params.keyslots_size();
     let key_size = u32::try_from(params.key_size).unwrap_or(u32::MAX);
@@ -1040,11 +1101,7 @@ pub fn format(
     let mut material = Zeroizing::new(vec![0u8; material_len.div_ceil(512) * 512]);
     material[..material_len].copy_from_slice(&split);
     drop(split);
-    SectorCipher::new(&params.cipher, &derived, 512)?.crypt(
-        Direction::Encrypt,
-        0,
-        &mut material,
-    )?;
+    area_cipher(params.cipher, &derived)?.crypt(Direction::Encrypt, 0, &mut material)?;
     drop(derived);
 
     let mut digest_salt = vec![0u8; 32];
@@ -1067,7 +1124,7 @@ pub fn format(
                 area: KeyslotArea {
                     offset: area_offset,
                     size: area_size,
-                    encryption: params.cipher.clone(),
+                    encryption: Encryption::from(params.cipher),
                     key_size,
                 },
                 kdf,
@@ -1081,7 +1138,7 @@ pub fn format(
                 offset: off,
                 size: None,
                 iv_tweak: 0,
-                encryption: params.cipher.clone(),
+                encryption: Encryption::from(params.cipher),
                 sector_size: params.sector_size,
                 flags: Vec::new(),
             },

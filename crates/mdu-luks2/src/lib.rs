@@ -11,7 +11,7 @@
 //! the secondary copy, and [`Image::primary_error`] says why.
 //!
 //! ```
-//! use mdu_luks2::{format, os_random, Direction, FormatParams, Hash, Image, KdfParams, SectorCipher};
+//! use mdu_luks2::{format, os_random, Direction, FormatParams, Geometry, Hash, Image, KdfParams, SectorCipher, WeakKeys};
 //!
 //! // A new image: header region, then two 4096-byte sectors of data.
 //! let params = FormatParams {
@@ -25,7 +25,9 @@
 //! os_random(&mut volume_key)?;
 //! let mut image = format(&params, b"passphrase", &volume_key, &mut os_random)?;
 //! let mut data = vec![0x42u8; 8192];
-//! SectorCipher::new(&params.cipher, &volume_key, 4096)?.crypt(Direction::Encrypt, 0, &mut data)?;
+//! let geometry = Geometry::new(4096, 0, false)?;
+//! SectorCipher::new(params.cipher, &volume_key, geometry, WeakKeys::Refuse)?
+//!     .crypt(Direction::Encrypt, 0, &mut data)?;
 //! image.extend_from_slice(&data);
 //!
 //! // Open it again.
@@ -34,10 +36,17 @@
 //! let (_, seg) = img.segment()?;
 //! let (offset, len) = img.payload_range(seg)?;
 //! let mut plain = image[offset as usize..(offset + len) as usize].to_vec();
-//! SectorCipher::new(&seg.encryption, &key.key, seg.sector_size)?.crypt(Direction::Decrypt, 0, &mut plain)?;
+//! img.segment_cipher(&key, WeakKeys::Refuse)?.crypt(Direction::Decrypt, 0, &mut plain)?;
 //! assert!(plain.iter().all(|&b| b == 0x42));
 //! # Ok::<(), mdu_luks2::Luks2Error>(())
 //! ```
+//!
+//! The sector cipher is dm-crypt's [`SectorCipher`] (re-exported from
+//! `mdu-dmcrypt` with [`CipherSpec`], [`Geometry`] and [`WeakKeys`]): the
+//! metadata hold each `encryption` as a parsed spec ([`Encryption`]), and
+//! an XTS volume key with equal halves is refused unless the caller
+//! passes [`WeakKeys::Allow`] ([`Image::segment_cipher`],
+//! [`FormatParams::weak_keys`]).
 //!
 //! # Features
 //!
@@ -46,14 +55,12 @@
 #![forbid(unsafe_code)]
 
 pub mod af;
-mod cipher;
 mod error;
 mod header;
 mod image;
 mod kdf;
 mod metadata;
 
-pub use cipher::SectorCipher;
 pub use error::Luks2Error;
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
 pub use image::{
@@ -61,7 +68,8 @@ pub use image::{
     format, os_random,
 };
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
-pub use mdu_dmcrypt::Direction;
+pub use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
 pub use metadata::{
-    Config, Digest, Keyslot, KeyslotArea, MAX_KEYSLOTS, MAX_KEYSLOTS_SIZE, Metadata, Segment,
+    Config, Digest, Encryption, Keyslot, KeyslotArea, MAX_KEYSLOTS, MAX_KEYSLOTS_SIZE, Metadata,
+    Segment,
 };

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use mdu_dmcrypt::{CipherSpec, DmCryptError};
 use serde_json::{Map, Value};
 
 use crate::Luks2Error;
@@ -90,7 +91,8 @@ pub struct Keyslot {
 /// ```
 /// # let text = include_str!("../tests/data/pbkdf2.json");
 /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
-/// assert_eq!(m.keyslots[&0].area.encryption, "aes-xts-plain64");
+/// assert_eq!(m.keyslots[&0].area.encryption.as_str(), "aes-xts-plain64");
+/// assert_eq!(m.keyslots[&0].area.encryption.spec()?.to_string(), "aes-xts-plain64");
 /// # Ok::<(), mdu_luks2::Luks2Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,10 +101,108 @@ pub struct KeyslotArea {
     pub offset: u64,
     /// Size, bytes.
     pub size: u64,
-    /// Cipher spec of the area.
-    pub encryption: String,
+    /// Cipher spec of the area, parsed when the JSON was read.
+    pub encryption: Encryption,
     /// Key size of the area cipher in bytes (the KDF output length).
     pub key_size: u32,
+}
+
+/// The `encryption` of a keyslot area or a segment: the cipher spec as the
+/// JSON text names it, parsed once when the metadata are read.
+///
+/// A spec this crate does not run (`serpent-xts-plain64`,
+/// `aes-xts-random`) does not stop the metadata from loading, as
+/// cryptsetup loads and dumps such a header: the parse error is kept and
+/// becomes [`Luks2Error::UnsupportedCipher`], naming the field, when the
+/// keyslot or segment is used. The text is kept as written (case included),
+/// so [`Metadata::to_json`] gives back the same bytes.
+///
+/// ```
+/// use mdu_luks2::{CipherSpec, Encryption};
+/// let e = Encryption::parse("aes-xts-plain64");
+/// assert_eq!(e.spec()?, "aes-xts-plain64".parse::<CipherSpec>()?);
+/// let odd = Encryption::parse("serpent-xts-plain64");
+/// assert_eq!(odd.as_str(), "serpent-xts-plain64");
+/// assert!(odd.spec().is_err());
+/// assert_eq!(Encryption::from("aes-cbc-essiv:sha256".parse::<CipherSpec>()?).as_str(), "aes-cbc-essiv:sha256");
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Encryption {
+    text: String,
+    spec: Result<CipherSpec, DmCryptError>,
+}
+
+impl Encryption {
+    /// The spec `text` as a header holds it, parsed ([`CipherSpec::parse`]);
+    /// a refusal is kept for [`spec`](Self::spec).
+    ///
+    /// ```
+    /// let e = mdu_luks2::Encryption::parse("AES-xts-plain64");
+    /// assert_eq!(e.as_str(), "AES-xts-plain64");
+    /// assert_eq!(e.spec()?.to_string(), "aes-xts-plain64");
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn parse(text: &str) -> Encryption {
+        Encryption {
+            text: text.to_owned(),
+            spec: CipherSpec::parse(text),
+        }
+    }
+
+    /// The text as written in the JSON.
+    ///
+    /// ```
+    /// assert_eq!(mdu_luks2::Encryption::parse("aes-cbc-plain").as_str(), "aes-cbc-plain");
+    /// ```
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The parsed spec.
+    ///
+    /// # Errors
+    ///
+    /// Why the spec is not one this crate runs ([`DmCryptError::UnsupportedCipher`]
+    /// or [`DmCryptError::UnknownIvMode`], listing what is supported).
+    ///
+    /// ```
+    /// use mdu_luks2::Encryption;
+    /// assert!(Encryption::parse("aes-xts-plain64").spec().is_ok());
+    /// let err = Encryption::parse("aes-xts-elephant").spec().unwrap_err();
+    /// assert!(err.to_string().contains("plain64"), "{err}");
+    /// ```
+    pub fn spec(&self) -> Result<CipherSpec, DmCryptError> {
+        self.spec.clone()
+    }
+
+    /// The parsed spec, or [`Luks2Error::UnsupportedCipher`] naming `field`
+    /// (`segments.0.encryption`).
+    pub(crate) fn spec_of(&self, field: impl FnOnce() -> String) -> Result<CipherSpec, Luks2Error> {
+        self.spec
+            .clone()
+            .map_err(|error| Luks2Error::UnsupportedCipher {
+                field: field(),
+                error,
+            })
+    }
+}
+
+impl From<CipherSpec> for Encryption {
+    /// The spec, written as [`CipherSpec`]'s `Display` writes it.
+    fn from(spec: CipherSpec) -> Encryption {
+        Encryption {
+            text: spec.to_string(),
+            spec: Ok(spec),
+        }
+    }
+}
+
+impl std::fmt::Display for Encryption {
+    /// The text as written.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 /// A data segment of type `crypt`.
@@ -122,8 +222,8 @@ pub struct Segment {
     pub size: Option<u64>,
     /// IV tweak (written as 0; cryptsetup 2.6 ignores it for one segment).
     pub iv_tweak: u64,
-    /// Cipher spec.
-    pub encryption: String,
+    /// Cipher spec, parsed when the JSON was read.
+    pub encryption: Encryption,
     /// Encryption sector size in bytes.
     pub sector_size: u32,
     /// `flags` (`backup-previous`, `backup-final`, ... during a
@@ -431,7 +531,7 @@ fn parse_keyslot(o: &Map<String, Value>, path: &str) -> Result<Keyslot, Luks2Err
         area: KeyslotArea {
             offset: u64_str(area, &area_path, "offset")?,
             size: u64_str(area, &area_path, "size")?,
-            encryption: string(area, &area_path, "encryption")?.to_owned(),
+            encryption: Encryption::parse(string(area, &area_path, "encryption")?),
             key_size: u32_num(area, &area_path, "key_size")?,
         },
         kdf: parse_kdf(kdf, &kdf_path)?,
@@ -457,7 +557,7 @@ fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segment, Luks2Err
         offset: u64_str(o, path, "offset")?,
         size,
         iv_tweak: u64_str(o, path, "iv_tweak")?,
-        encryption: string(o, path, "encryption")?.to_owned(),
+        encryption: Encryption::parse(string(o, path, "encryption")?),
         sector_size: u32_num(o, path, "sector_size")?,
         flags: string_list(o, path, "flags")?,
     })
@@ -906,7 +1006,7 @@ impl Metadata {
                 k.af_hash,
                 k.area.offset,
                 k.area.size,
-                q(&k.area.encryption),
+                q(k.area.encryption.as_str()),
                 k.area.key_size
             );
             match &k.kdf {
@@ -956,7 +1056,7 @@ impl Metadata {
                 "\"{id}\":{{\"type\":\"crypt\",\"offset\":\"{}\",\"size\":\"{size}\",\"iv_tweak\":\"{}\",\"encryption\":{},\"sector_size\":{}",
                 s.offset,
                 s.iv_tweak,
-                q(&s.encryption),
+                q(s.encryption.as_str()),
                 s.sector_size
             );
             if !s.flags.is_empty() {

@@ -2,8 +2,8 @@
 //! validation rule has a test that breaks it and names the error it gives.
 
 use mdu_luks2::{
-    Argon2Variant, Direction, FormatParams, Hash, HeaderCopy, Image, KdfParams, Luks2Error,
-    Metadata, SectorCipher, format, header_checksum, os_random,
+    Argon2Variant, CipherSpec, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image,
+    KdfParams, Luks2Error, Metadata, SectorCipher, WeakKeys, format, header_checksum, os_random,
 };
 use serde_json::{Value, json};
 
@@ -25,8 +25,15 @@ fn pbkdf2() -> FormatParams {
     })
 }
 
+/// A volume key of `len` bytes from `seed` whose XTS halves differ (a
+/// key with equal halves is refused unless allowed: see
+/// `a_weak_volume_key_is_refused_unless_allowed`).
+fn key_bytes(seed: u8, len: usize) -> Vec<u8> {
+    (0..len).map(|i| seed ^ i as u8).collect()
+}
+
 fn image() -> Vec<u8> {
-    format(&pbkdf2(), b"pw", &[0x11; 64], &mut os_random).unwrap()
+    format(&pbkdf2(), b"pw", &key_bytes(0x11, 64), &mut os_random).unwrap()
 }
 
 /// The JSON text of the copy at `at`.
@@ -148,7 +155,7 @@ fn every_kdf_unlocks_and_a_wrong_passphrase_is_a_typed_error() {
     for kdf in kdfs {
         for (cipher, key_size) in [("aes-xts-plain64", 64), ("aes-cbc-essiv:sha256", 16)] {
             let p = FormatParams {
-                cipher: cipher.into(),
+                cipher: cipher.parse().unwrap(),
                 key_size,
                 ..cheap(kdf)
             };
@@ -178,7 +185,7 @@ fn a_damaged_primary_falls_back_to_the_secondary_and_says_so() {
     ));
     assert_eq!(
         &loaded.unlock(&img[..], b"pw").unwrap().key[..],
-        &[0x11; 64]
+        &key_bytes(0x11, 64)[..]
     );
     // A wiped primary: the secondary is found by scanning.
     img[..4096].fill(0);
@@ -632,7 +639,7 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     // Asked for by name, the unbound key opens, with no segment.
     let k = loaded.unlock_unbound(&img[..], 0, b"pw").unwrap();
     assert_eq!((k.slot, k.digest, k.segment), (0, 1, None));
-    assert_eq!(&k.key[..], &[0x11; 64][..]);
+    assert_eq!(&k.key[..], &key_bytes(0x11, 64)[..]);
     assert!(
         loaded
             .unlock_unbound(&img[..], 0, b"nope")
@@ -662,7 +669,7 @@ fn af_stripes_is_not_consulted_as_in_cryptsetup() {
         let loaded = Image::load(&img[..]).unwrap();
         assert_eq!(json!(loaded.metadata.keyslots[&0].af_stripes), stripes);
         let k = loaded.unlock(&img[..], b"pw").unwrap();
-        assert_eq!(&k.key[..], &[0x11; 64][..], "stripes {stripes}");
+        assert_eq!(&k.key[..], &key_bytes(0x11, 64)[..], "stripes {stripes}");
     }
 }
 
@@ -685,7 +692,7 @@ fn keyslots_of_an_unknown_priority_are_tried_only_by_name() {
             "{prio}: {e}"
         );
         let k = loaded.unlock_slot(&img[..], 0, b"pw").unwrap();
-        assert_eq!(&k.key[..], &[0x11; 64][..]);
+        assert_eq!(&k.key[..], &key_bytes(0x11, 64)[..]);
     }
     let mut img = image();
     mutate(&mut img, |v| v["keyslots"]["0"]["priority"] = json!(2));
@@ -740,7 +747,7 @@ fn format_returns_the_header_region_whatever_the_data_offset() {
             data_offset: offset,
             ..pbkdf2()
         };
-        let img = format(&p, b"pw", &[0x11; 64], &mut os_random).unwrap();
+        let img = format(&p, b"pw", &key_bytes(0x11, 64), &mut os_random).unwrap();
         assert_eq!(img.len(), len, "data offset {offset}");
         assert_eq!(p.header_region_len(), len as u64);
         // The header is valid for an image that reaches the data offset.
@@ -856,7 +863,7 @@ fn format_params_are_validated_before_any_key_derivation() {
         let e = p.validate().unwrap_err().to_string();
         assert!(e.contains(want), "{p:?}: {e}");
         let start = std::time::Instant::now();
-        let e = format(&p, b"pw", &vec![0x11; p.key_size], &mut os_random).unwrap_err();
+        let e = format(&p, b"pw", &key_bytes(0x11, p.key_size), &mut os_random).unwrap_err();
         assert!(e.to_string().contains(want), "{e}");
         // Not a timing assertion: a derivation would take minutes.
         let _ = start;
@@ -898,7 +905,9 @@ fn the_payload_must_be_whole_sectors_inside_the_image() {
 fn segment_ivs_count_512_byte_units() {
     // FORMATS-2 10.1: CBC-ESSIV of a zero sector 0 with key 00..1f.
     let key: Vec<u8> = (0..32).collect();
-    let c = SectorCipher::new("aes-cbc-essiv:sha256", &key, 512).unwrap();
+    let spec: CipherSpec = "aes-cbc-essiv:sha256".parse().unwrap();
+    let sectors = |size| Geometry::new(size, 0, false).unwrap();
+    let c = SectorCipher::new(spec, &key, sectors(512), WeakKeys::Refuse).unwrap();
     let mut s = vec![0u8; 512];
     c.crypt(Direction::Encrypt, 0, &mut s).unwrap();
     assert_eq!(
@@ -909,7 +918,7 @@ fn segment_ivs_count_512_byte_units() {
         ]
     );
     // Two zero 4096-byte sectors: sector 1 uses IV sector 8.
-    let c = SectorCipher::new("aes-cbc-essiv:sha256", &key, 4096).unwrap();
+    let c = SectorCipher::new(spec, &key, sectors(4096), WeakKeys::Refuse).unwrap();
     let mut s = vec![0u8; 8192];
     c.crypt(Direction::Encrypt, 0, &mut s).unwrap();
     assert_eq!(
@@ -924,7 +933,7 @@ fn segment_ivs_count_512_byte_units() {
 #[test]
 fn format_refuses_bad_parameters() {
     let base = pbkdf2();
-    let vk = [1u8; 64];
+    let vk = key_bytes(1, 64);
     let cases = [
         FormatParams {
             sector_size: 768,
@@ -954,7 +963,7 @@ fn format_refuses_bad_parameters() {
             ..base.clone()
         },
         FormatParams {
-            cipher: "serpent-xts-plain64".into(),
+            key_size: 16,
             ..base.clone()
         },
     ];
@@ -992,7 +1001,7 @@ fn a_valid_primary_is_never_passed_over_for_a_header_elsewhere() {
             ..pbkdf2()
         },
         b"other",
-        &[0x22; 64],
+        &key_bytes(0x22, 64),
         &mut os_random,
     )
     .unwrap();
@@ -1017,4 +1026,98 @@ fn a_valid_primary_is_never_passed_over_for_a_header_elsewhere() {
         (loaded.copy, loaded.hdr_size()),
         (HeaderCopy::Secondary, 32768)
     );
+}
+
+#[test]
+fn a_weak_volume_key_is_refused_unless_allowed() {
+    // Equal XTS halves: format refuses the key unless allowed, and an
+    // image holding one (cryptsetup writes them) opens, but its segment
+    // cipher is refused unless allowed.
+    let weak = [0x11u8; 64];
+    let e = format(&pbkdf2(), b"pw", &weak, &mut os_random).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Luks2Error::Cipher(mdu_dmcrypt::DmCryptError::WeakXtsKey { .. })
+        ),
+        "{e}"
+    );
+    let p = FormatParams {
+        weak_keys: WeakKeys::Allow,
+        ..pbkdf2()
+    };
+    let mut img = format(&p, b"pw", &weak, &mut os_random).unwrap();
+    img.resize((1 << 20) + 1024, 0);
+    let loaded = Image::load(&img[..]).unwrap();
+    let key = loaded.unlock(&img[..], b"pw").unwrap();
+    assert_eq!(&key.key[..], &weak[..]);
+    let e = loaded.segment_cipher(&key, WeakKeys::Refuse).unwrap_err();
+    assert!(e.to_string().contains("halves"), "{e}");
+    let c = loaded.segment_cipher(&key, WeakKeys::Allow).unwrap();
+    let mut a = vec![3u8; 1024];
+    c.crypt(Direction::Encrypt, 0, &mut a).unwrap();
+    // The same bytes as dm-crypt's cipher built directly.
+    let direct = SectorCipher::new(
+        p.cipher,
+        &weak,
+        Geometry::new(512, 0, false).unwrap(),
+        WeakKeys::Allow,
+    )
+    .unwrap();
+    let mut b = vec![3u8; 1024];
+    direct.crypt(Direction::Encrypt, 0, &mut b).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn an_unsupported_cipher_loads_dumps_and_fails_where_it_is_used() {
+    // As cryptsetup: the header loads (and re-serialises byte for byte);
+    // the keyslot or segment that names the spec fails when it is used,
+    // with a typed error naming the field and what is supported.
+    for (field, spec) in [
+        ("keyslot", "serpent-xts-plain64"),
+        ("segment", "aes-xts-random"),
+        ("segment", "AES-xts-plain64"),
+    ] {
+        let mut img = image();
+        img.resize((1 << 20) + 4096, 0);
+        mutate(&mut img, |v| match field {
+            "keyslot" => v["keyslots"]["0"]["area"]["encryption"] = json!(spec),
+            _ => v["segments"]["0"]["encryption"] = json!(spec),
+        });
+        let loaded = Image::load(&img[..]).unwrap();
+        let m = &loaded.metadata;
+        assert_eq!(
+            Metadata::parse(&m.to_json(), HDR as u64).unwrap(),
+            *m,
+            "{spec}"
+        );
+        assert!(m.to_json().contains(&format!("\"encryption\":\"{spec}\"")));
+        let unlocked = loaded.unlock(&img[..], b"pw");
+        match (field, spec) {
+            ("keyslot", _) => match unlocked.unwrap_err() {
+                Luks2Error::UnsupportedCipher { field, error } => {
+                    assert_eq!(field, "keyslots.0.area.encryption");
+                    assert!(error.to_string().contains("aes-xts-<ivmode>"), "{error}");
+                }
+                e => panic!("{spec}: {e}"),
+            },
+            // Parsed without regard to case, written back as it was.
+            (_, "AES-xts-plain64") => {
+                let key = unlocked.unwrap();
+                assert!(loaded.segment_cipher(&key, WeakKeys::Refuse).is_ok());
+                assert_eq!(m.segments[&0].encryption.as_str(), spec);
+            }
+            _ => {
+                let key = unlocked.unwrap();
+                match loaded.segment_cipher(&key, WeakKeys::Refuse).unwrap_err() {
+                    Luks2Error::UnsupportedCipher { field, error } => {
+                        assert_eq!(field, "segments.0.encryption");
+                        assert!(error.to_string().contains("plain64"), "{error}");
+                    }
+                    e => panic!("{spec}: {e}"),
+                }
+            }
+        }
+    }
 }
