@@ -5,6 +5,7 @@
 //! Without `veritysetup` the interop test prints a `SKIPPED` line (see
 //! `mdu_core::testing::tools`); the published images need no tool.
 
+use std::cell::RefCell;
 use std::io::Cursor;
 use std::process::Command;
 
@@ -28,14 +29,19 @@ const UUID: [u8; 16] = [
     0xa6, 0x0c, 0x98, 0xd2, 0xae, 0x9b, 0x48, 0x65, 0xbf, 0xcb, 0xb4, 0xe3, 0xac, 0xe1, 0x10, 0x33,
 ];
 
-/// The FEC input of an image: the data blocks, then the hash device from
-/// the tree's first block to its end.
+/// The FEC input of an image, block by block where the library's verity
+/// layout puts it: the data blocks, then the hash device from the tree's
+/// first block to its end.
 fn fec_input(data: &[u8], hash: &[u8], p: &dmverity::Params, data_blocks: u64) -> Vec<u8> {
     let bs = p.data_block_size as usize;
-    let start = p.hash_start_block() as usize * bs;
-    let end = hash.len() / bs * bs;
-    let mut input = data[..data_blocks as usize * bs].to_vec();
-    input.extend_from_slice(&hash[start..end]);
+    let l =
+        fec::Layout::for_verity(p, data_blocks, hash.len() as u64, &Default::default()).unwrap();
+    let mut input = Vec::new();
+    for k in 0..l.layout().blocks() {
+        let (area, at) = l.block(k).unwrap();
+        let dev = if area == fec::Area::Data { data } else { hash };
+        input.extend_from_slice(&dev[at as usize..at as usize + bs]);
+    }
     input
 }
 
@@ -161,4 +167,83 @@ fn fec_matches_veritysetup() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `verify_with_fec` on an image whose parity follows the tree in the hash
+/// device: clean (FEC not needed), damaged data and tree (corrected in
+/// view, then repaired exactly), a data device that ends early (erasures,
+/// and still not verified), a short parity and hostile parity (typed
+/// outcomes, never a panic).
+#[test]
+fn verify_with_fec_corrects_repairs_and_refuses() {
+    let p = dmverity::Params {
+        salt: unhex(SALT),
+        data_blocks: Some(64),
+        ..Default::default()
+    };
+    let data: Vec<u8> = (0..64 * 4096).map(|i| (i * 7 + 3) as u8).collect();
+    let (mut hash, blocks) = image(&p, &data);
+    let root = dmverity::format(&data[..], &mut Cursor::new(Vec::new()), &p)
+        .unwrap()
+        .root_hash();
+    let offset = hash.len() as u64;
+    let fec_params = fec::FecParams {
+        roots: 4,
+        offset,
+        in_hash_device: true,
+    };
+    let input = fec_input(&data, &hash, &p, blocks);
+    hash.extend(fec::encode_bytes(&input, 4096, 4).unwrap());
+    let shape = fec::Shape::Params(&p);
+    let run =
+        |d: &[u8], h: &[u8], f: &[u8]| fec::verify_with_fec(d, h, f, shape, &root, &fec_params);
+
+    let out = run(&data, &hash, &hash).unwrap();
+    assert!(out.verified() && out.first_failure().is_none() && out.corrections().is_empty());
+
+    let (mut bad, mut bad_hash) = (data.clone(), hash.clone());
+    bad[9 * 4096 + 77] ^= 0x10;
+    bad_hash[4096 + 5] ^= 0x01; // the tree's first block
+    let out = run(&bad, &bad_hash, &bad_hash).unwrap();
+    assert!(out.verified());
+    assert!(matches!(
+        out.first_failure(),
+        Some(mdu_verity::Error::CorruptHashBlock { .. })
+    ));
+    let c = out.corrections();
+    assert_eq!(
+        (c.bytes(), c.len(fec::Area::Data), c.len(fec::Area::Hash)),
+        (2, 1, 1)
+    );
+    let (d, h) = (RefCell::new(bad.clone()), RefCell::new(bad_hash.clone()));
+    out.repair(&d, &h).unwrap();
+    assert!(d.into_inner() == data && h.into_inner() == hash);
+
+    // The last data block missing: an erasure FEC restores, but only in
+    // the decoder; the device still ends early.
+    let short = &data[..63 * 4096];
+    let out = run(short, &hash, &hash).unwrap();
+    assert!(!out.verified());
+    assert_eq!(out.corrections().len(fec::Area::Data), 1);
+    assert!(matches!(
+        out.failure_after_correction(),
+        Some(mdu_verity::Error::MissingDataBlock { block: 63, .. })
+    ));
+    let (d, h) = (RefCell::new(short.to_vec()), RefCell::new(hash.clone()));
+    assert!(out.repair(&d, &h).is_err());
+    assert!(d.into_inner() == short, "a refused repair wrote");
+
+    // A parity that ends early, and parity of other data.
+    let cut = &hash[..offset as usize + 100];
+    assert!(matches!(
+        run(&bad, cut, cut),
+        Err(mdu_verity::Error::FecParityShort { round: 0, .. })
+    ));
+    let mut forged = bad_hash.clone();
+    for (i, b) in forged[offset as usize..].iter_mut().enumerate() {
+        *b = (i * 131 + 7) as u8;
+    }
+    let out = run(&bad, &forged, &forged).unwrap();
+    assert!(!out.verified());
+    assert!(out.into_result().is_err());
 }
