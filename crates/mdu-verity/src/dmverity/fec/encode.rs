@@ -7,7 +7,7 @@ use super::layout::Layout;
 use crate::Error;
 
 /// Computes the parity of a FEC input fed block by block, in order (see
-/// the [module documentation](self)).
+/// the [module documentation](super)).
 ///
 /// ```
 /// use mdu_verity::dmverity::fec::{Encoder, Layout};
