@@ -1,23 +1,19 @@
 //! `mdu crypt encrypt|decrypt`: dm-crypt plain-mode images.
 
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 
 use clap::{Args, Subcommand};
-use mdu_cbc::{AesCbc128, AesCbc256};
-use mdu_dmcrypt::{ChainMode, CipherSpec, DataUnitCipher, Direction, Geometry, IvGenerator};
-use mdu_xts::{Error as CipherError, XtsAes128, XtsAes256};
+use mdu_dmcrypt::{ChainMode, CipherSpec, Direction, Geometry, MAX_KEY_LEN, SectorCipher};
 use zeroize::Zeroizing;
 
 use crate::output::{self, Output};
-use crate::util::{self, CliError};
+use crate::pipeline::{self, Sink, Source};
+use crate::util::{self, CliError, WeakKeyArg};
 
-/// Bytes per read/encrypt/write step and thread (a multiple of every
-/// sector size): small enough that a chunk is still in cache when it is
-/// encrypted and written.
+/// Bytes per read/encrypt/write step and thread of `--in-place`.
 const CHUNK_PER_THREAD: usize = 1 << 20;
 
 /// dm-crypt subcommands.
@@ -49,6 +45,8 @@ pub(crate) struct CryptArgs {
     /// (AES-256).
     #[arg(long, value_name = "F")]
     key_file: PathBuf,
+    #[command(flatten)]
+    weak: WeakKeyArg,
     /// Encryption sector size in bytes.
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(512..=4096))]
     sector_size: u32,
@@ -100,33 +98,35 @@ pub(crate) fn run(cmd: CryptCmd) -> Result<(), CliError> {
     }
 }
 
-/// The longest raw key of any cipher spec (AES-256-XTS).
-const MAX_KEY: usize = 64;
-
 /// The raw volume key for `spec`, in a buffer that is zeroized when
 /// dropped. The buffer is allocated once at its final size (one byte more
 /// than the longest key, to tell a longer file) and never grows, so no copy
 /// of the key is left behind in memory given back to the allocator.
 fn read_key(path: &Path, spec: &CipherSpec) -> Result<Zeroizing<Vec<u8>>, CliError> {
     let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key", e))?;
-    let mut key = Zeroizing::new(vec![0u8; MAX_KEY + 1]);
+    let mut key = Zeroizing::new(vec![0u8; MAX_KEY_LEN + 1]);
     let n = util::read_full(&mut f, &mut key).map_err(|e| CliError::io(path, "read the key", e))?;
     if spec.check_key_len(n).is_err() {
         let len = match f.metadata() {
-            Ok(m) if n > MAX_KEY && m.is_file() => m.len().to_string(),
-            _ if n > MAX_KEY => format!("more than {MAX_KEY}"),
+            Ok(m) if n > MAX_KEY_LEN && m.is_file() => m.len().to_string(),
+            _ if n > MAX_KEY_LEN => format!("more than {MAX_KEY_LEN}"),
             _ => n.to_string(),
         };
-        let (chain, short, long) = match spec.chain() {
-            ChainMode::Cbc => ("aes-cbc", 16, 32),
-            _ => ("aes-xts", 32, 64),
-        };
+        // The lengths of the spec's table row, with the AES key size each
+        // means (an XTS key is two AES keys).
+        let keys = if spec.chain() == ChainMode::Xts { 2 } else { 1 };
+        let lens: Vec<String> = spec
+            .key_lens()
+            .iter()
+            .map(|n| format!("{n} (AES-{})", n * 8 / keys))
+            .collect();
         return Err(CliError::Input {
             path: path.to_owned(),
-            offset: n.min(MAX_KEY) as u64,
+            offset: n.min(MAX_KEY_LEN) as u64,
             rule: format!(
-                "key file holds {len} bytes; {chain} needs exactly {short} (AES-128) or {long} \
-                 (AES-256) raw key bytes"
+                "key file holds {len} bytes; {} needs exactly {} raw key bytes",
+                spec.cipher_name(),
+                lens.join(" or ")
             ),
         });
     }
@@ -135,57 +135,24 @@ fn read_key(path: &Path, spec: &CipherSpec) -> Result<Zeroizing<Vec<u8>>, CliErr
     Ok(key)
 }
 
-fn key_error(path: &Path, e: CipherError) -> CliError {
-    match e {
-        CipherError::WeakKey { reason } => CliError::Input {
-            path: path.to_owned(),
-            offset: 0,
-            rule: format!("the key is refused as weak: {reason}"),
-        },
-        other => CliError::lib(path, other),
-    }
-}
-
 fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
     let spec = CipherSpec::parse(&a.cipher).map_err(|e| CliError::Usage(e.to_string()))?;
     let geometry = Geometry::new(a.sector_size, a.iv_offset, a.iv_large_sectors)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let key = read_key(&a.key_file, &spec)?;
-    let ivgen = IvGenerator::new(spec.iv_mode(), geometry, &key)
-        .map_err(|e| CliError::lib(&a.key_file, e))?;
-    let path = &a.key_file;
-    match (spec.chain(), key.len()) {
-        (ChainMode::Cbc, 16) => {
-            let cbc = AesCbc128::new(&key).map_err(|e| key_error(path, e))?;
-            stream(dir, &a, &ivgen, &cbc)
-        }
-        (ChainMode::Cbc, _) => {
-            let cbc = AesCbc256::new(&key).map_err(|e| key_error(path, e))?;
-            stream(dir, &a, &ivgen, &cbc)
-        }
-        (_, 32) => {
-            let xts = XtsAes128::new(&key).map_err(|e| key_error(path, e))?;
-            stream(dir, &a, &ivgen, &xts)
-        }
-        _ => {
-            let xts = XtsAes256::new(&key).map_err(|e| key_error(path, e))?;
-            stream(dir, &a, &ivgen, &xts)
-        }
-    }
+    let cipher = SectorCipher::new(spec, &key, geometry, a.weak.policy())
+        .map_err(|e| util::key_error(&a.key_file, "the key", e))?;
+    drop(key);
+    stream(dir, &a, &cipher)
 }
 
-fn stream<C: DataUnitCipher + Sync>(
-    dir: Direction,
-    a: &CryptArgs,
-    ivgen: &IvGenerator,
-    cipher: &C,
-) -> Result<(), CliError> {
+fn stream(dir: Direction, a: &CryptArgs, cipher: &SectorCipher) -> Result<(), CliError> {
     let ss = a.sector_size as usize;
     let header = a
         .offset
         .checked_mul(512)
         .ok_or_else(|| CliError::Usage(format!("--offset {} is too large", a.offset)))?;
-    let (mut input, in_len) = util::open_input(&a.input)?;
+    let (mut input, mut in_len) = util::open_input(&a.input)?;
     let in_meta = input
         .metadata()
         .map_err(|e| CliError::io(&a.input, "examine", e))?;
@@ -209,11 +176,18 @@ fn stream<C: DataUnitCipher + Sync>(
         }
         (true, true) => {
             drop(input);
-            return in_place(dir, a, ivgen, cipher, &in_meta);
+            return in_place(dir, a, cipher, &in_meta);
         }
         (false, false) => {}
     }
     let is_regular = in_meta.is_file();
+    let is_block = in_meta.file_type().is_block_device();
+    if is_block {
+        // A device's metadata say 0 bytes: its size is where it ends.
+        in_len = input
+            .seek(SeekFrom::End(0))
+            .map_err(|e| CliError::io(&a.input, "find the size of the device", e))?;
+    }
     let encrypt = dir.is_encrypt();
     // Decrypt reads the backing device from --offset on.
     let skip = if encrypt { 0 } else { header };
@@ -230,19 +204,18 @@ fn stream<C: DataUnitCipher + Sync>(
         }
         check_sectors(&a.input, skip, in_len - skip, ss)?;
     }
-    if skip > 0 {
-        input
-            .seek(SeekFrom::Start(skip))
-            .map_err(|e| CliError::io(&a.input, "seek to --offset", e))?;
-    }
-
     // The output's length, when the input's is known (a device's too):
     // a device too small for it is refused before anything is written.
-    let data_len = if is_regular || in_meta.file_type().is_block_device() {
+    let data_len = if is_regular || is_block {
         Some(in_len.saturating_sub(skip))
     } else {
         None
     };
+    if data_len.is_none() && skip > 0 {
+        // A stream is read in order: skip to --offset.
+        std::io::copy(&mut (&input).take(skip), &mut std::io::sink())
+            .map_err(|e| CliError::io(&a.input, "skip to --offset", e))?;
+    }
     let out_len = data_len.map(|n| if encrypt { n.saturating_add(header) } else { n });
     let mut spec = Output::to(&a.output).not_same_as(&a.input, in_meta.clone());
     if let (Some(n), Some(data)) = (out_len, data_len) {
@@ -263,108 +236,35 @@ fn stream<C: DataUnitCipher + Sync>(
         r.map_err(|e| CliError::io(&a.output, "write the --offset area", e))?;
     }
 
-    let pool = util::pool(a.threads)?;
-    let parallel = pool.current_num_threads() > 1;
-    let chunk_len = CHUNK_PER_THREAD * pool.current_num_threads();
-    let pb = util::progress(in_len.saturating_sub(skip), dir.name());
-    let in_path = a.input.as_path();
-    let out_path = a.output.as_path();
-
-    // Three stages: a reader thread fills chunks, this thread encrypts them
-    // on the pool, a writer thread writes them; buffers go round.
-    let total = std::thread::scope(|s| -> Result<u64, CliError> {
-        let (full_tx, full_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(1);
-        let (done_tx, done_rx) = mpsc::sync_channel::<Option<(Vec<u8>, usize)>>(1);
-        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
-        for _ in 0..3 {
-            let _ = free_tx.send(vec![0u8; chunk_len]);
-        }
-        // Lets this thread wake a reader waiting for a free buffer after a
-        // failure (an empty buffer reads as the end of the input).
-        let wake_reader = free_tx.clone();
-        // The writer first: if the reader cannot be started, dropping
-        // `done_tx` ends the writer, which leaves the output as it was.
-        let writer = util::spawn(s, "writer", move || -> Result<(), CliError> {
-            let mut out = sink;
-            // `None` is the order to commit; a closed channel without it
-            // means failure, and dropping `out` leaves the target as it was.
-            for msg in done_rx {
-                let Some((buf, n)) = msg else {
-                    return out.commit();
-                };
-                out.file()
-                    .write_all(&buf[..n])
-                    .map_err(|e| CliError::io(out_path, "write", e))?;
-                let _ = free_tx.send(buf);
-            }
-            Ok(())
-        })?;
-        let reader = util::spawn(s, "reader", move || -> Result<(), CliError> {
-            let mut pos = skip;
-            while let Ok(mut buf) = free_rx.recv() {
-                let n = util::read_full(&mut input, &mut buf)
-                    .map_err(|e| CliError::io(in_path, "read", e))?;
-                if n == 0 {
-                    return Ok(());
-                }
-                if !n.is_multiple_of(ss) {
-                    return Err(partial_sector(
-                        in_path,
-                        pos + (n - n % ss) as u64,
-                        n % ss,
-                        ss,
-                    ));
-                }
-                pos += n as u64;
-                if full_tx.send((buf, n)).is_err() {
-                    return Ok(());
-                }
-            }
-            Ok(())
-        })?;
-
-        let mut sector = 0u64;
-        let mut bytes = 0u64;
-        let mut failed = None;
-        for (mut buf, n) in full_rx {
-            let chunk = &mut buf[..n];
-            let r = if parallel {
-                pool.install(|| ivgen.par_crypt(dir, cipher, sector, chunk))
-            } else {
-                ivgen.crypt(dir, cipher, sector, chunk)
-            };
-            if let Err(e) = r {
-                failed = Some(CliError::lib(in_path, e));
-                break;
-            }
-            sector += (n / ss) as u64;
-            bytes += n as u64;
-            pb.inc(n as u64);
-            if done_tx.send(Some((buf, n))).is_err() {
-                break;
-            }
-        }
-        let _ = wake_reader.send(Vec::new());
-        let read_result = util::join(reader, "reader");
-        let result = match (failed, read_result) {
-            (Some(e), _) | (None, Err(e)) => Err(e),
-            (None, Ok(())) if bytes == 0 => Err(CliError::Input {
-                path: in_path.to_owned(),
-                offset: skip,
-                rule: format!("no data: the input must hold at least one {ss}-byte sector"),
-            }),
-            (None, Ok(())) => Ok(()),
-        };
-        if result.is_ok() {
-            let _ = done_tx.send(None);
-        }
-        drop(done_tx);
-        let written = util::join(writer, "writer");
-        result.and(written).map(|()| bytes)
-    })?;
-    pb.finish_and_clear();
-    debug_assert!(total > 0);
-    Ok(())
+    let seekable = sink.seekable();
+    let bytes = pipeline::run(
+        dir,
+        cipher,
+        Source {
+            file: &input,
+            path: &a.input,
+            offset: skip,
+            len: data_len,
+        },
+        Sink {
+            file: sink.file(),
+            path: &a.output,
+            // Encrypt writes after the --offset area.
+            offset: if encrypt { header } else { 0 },
+            seekable,
+        },
+        a.threads,
+    )?;
+    if bytes == 0 {
+        // Only a stream gets here (a sized input was checked above);
+        // dropping the output leaves the target as it was.
+        return Err(CliError::Input {
+            path: a.input.clone(),
+            offset: skip,
+            rule: format!("no data: the input must hold at least one {ss}-byte sector"),
+        });
+    }
+    sink.commit()
 }
 
 /// `--in-place`: converts the regular file or block device IN where it
@@ -378,11 +278,10 @@ fn stream<C: DataUnitCipher + Sync>(
 /// written would cover input not yet read, so the chunks go back to front:
 /// every later read lies below the chunk just read, and so below where it
 /// was written. Without `--offset` the two orders are the same.
-fn in_place<C: DataUnitCipher + Sync>(
+fn in_place(
     dir: Direction,
     a: &CryptArgs,
-    ivgen: &IvGenerator,
-    cipher: &C,
+    cipher: &SectorCipher,
     meta: &Metadata,
 ) -> Result<(), CliError> {
     let path = a.input.as_path();
@@ -455,9 +354,9 @@ fn in_place<C: DataUnitCipher + Sync>(
             .map_err(|e| CliError::io(path, "read", e))?;
         let sector = p / ss as u64;
         let r = if parallel {
-            pool.install(|| ivgen.par_crypt(dir, cipher, sector, piece))
+            pool.install(|| cipher.par_crypt(dir, sector, piece))
         } else {
-            ivgen.crypt(dir, cipher, sector, piece)
+            cipher.crypt(dir, sector, piece)
         };
         r.map_err(|e| CliError::lib(path, e))?;
         f.write_all_at(piece, out_base + p)
@@ -489,16 +388,6 @@ fn in_place<C: DataUnitCipher + Sync>(
     Ok(())
 }
 
-fn partial_sector(path: &Path, offset: u64, left: usize, ss: usize) -> CliError {
-    CliError::Input {
-        path: path.to_owned(),
-        offset,
-        rule: format!(
-            "{left} trailing bytes are not a whole sector: the data must be a whole number of {ss}-byte sectors"
-        ),
-    }
-}
-
 fn check_sectors(path: &Path, start: u64, len: u64, ss: usize) -> Result<(), CliError> {
     let ss64 = ss as u64;
     if len == 0 {
@@ -509,7 +398,7 @@ fn check_sectors(path: &Path, start: u64, len: u64, ss: usize) -> Result<(), Cli
         });
     }
     if !len.is_multiple_of(ss64) {
-        return Err(partial_sector(
+        return Err(pipeline::partial_sector(
             path,
             start + len - len % ss64,
             (len % ss64) as usize,

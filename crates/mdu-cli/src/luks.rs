@@ -5,21 +5,18 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 
 use clap::{Args, Subcommand, ValueEnum};
+use mdu_dmcrypt::{CipherSpec, DmCryptError};
 use mdu_luks2::{
-    Argon2Variant, Direction, FormatParams, Hash, HeaderCopy, Image, Kdf, KdfParams, Luks2Error,
-    SectorCipher,
+    Argon2Variant, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image, Kdf, KdfParams,
+    Luks2Error, SectorCipher,
 };
 use zeroize::Zeroizing;
 
 use crate::output::{Output, Target};
-use crate::util::{self, CliError};
-
-/// Bytes per read/encrypt/write step and thread (a multiple of every
-/// sector size).
-const CHUNK_PER_THREAD: usize = 2 << 20;
+use crate::pipeline::{self, Sink, Source};
+use crate::util::{self, CliError, WeakKeyArg};
 
 /// The longest passphrase read from a key file (cryptsetup's limit).
 const MAX_PASSPHRASE: usize = 8 << 20;
@@ -122,6 +119,8 @@ pub(crate) struct NewImageArgs {
     /// random one.
     #[arg(long, value_name = "F")]
     volume_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    weak: WeakKeyArg,
     /// Where the data segment starts, in 512-byte sectors (cryptsetup
     /// --offset); a multiple of 8. Default: 32768 (16 MiB).
     #[arg(long, value_name = "SECTORS", default_value_t = 32768)]
@@ -160,6 +159,8 @@ pub(crate) struct DecryptArgs {
     /// File whose whole contents are the passphrase.
     #[arg(long, value_name = "F")]
     key_file: PathBuf,
+    #[command(flatten)]
+    weak: WeakKeyArg,
     /// Decryption threads (default: every core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -295,16 +296,21 @@ fn offset_bytes(sectors: u64) -> Result<u64, CliError> {
 /// The format parameters of a new image, every one checked: no file is
 /// read, nothing is opened and no key derived before they are.
 fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
-    let spec = mdu_dmcrypt::CipherSpec::parse(&a.cipher)
+    let spec = CipherSpec::parse(&a.cipher)
         .map_err(|e| CliError::Usage(format!("--cipher {}: {e}", a.cipher)))?;
-    let cbc = spec.chain() == mdu_dmcrypt::ChainMode::Cbc;
-    let bits = a.key_size.unwrap_or(if cbc { 256 } else { 512 });
+    let default_bits = u32::try_from(spec.default_key_len() * 8).unwrap_or(u32::MAX);
+    let bits = a.key_size.unwrap_or(default_bits);
     let bytes = (bits / 8) as usize;
     if !bits.is_multiple_of(8) || spec.check_key_len(bytes).is_err() {
+        let lens: Vec<String> = spec
+            .key_lens()
+            .iter()
+            .map(|n| (n * 8).to_string())
+            .collect();
         return Err(CliError::Usage(format!(
             "--key-size {bits}: {} takes {}",
             a.cipher,
-            if cbc { "128 or 256" } else { "256 or 512" }
+            lens.join(" or ")
         )));
     }
     let hash = Hash::parse(&a.hash)
@@ -327,7 +333,8 @@ fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
     };
     let data_offset = offset_bytes(a.offset)?;
     let params = FormatParams {
-        cipher: a.cipher.clone(),
+        cipher: spec,
+        weak_keys: a.weak.policy(),
         key_size: bytes,
         sector_size: a.sector_size,
         kdf,
@@ -384,8 +391,15 @@ struct NewImage {
 fn header_region(a: &NewImageArgs, params: FormatParams) -> Result<NewImage, CliError> {
     let key = volume_key(a, params.key_size)?;
     let pass = read_passphrase(&a.key_file)?;
-    let region = mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let region =
+        mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random).map_err(|e| {
+            match (e, &a.volume_key_file) {
+                (Luks2Error::Cipher(e @ DmCryptError::WeakXtsKey { .. }), Some(p)) => {
+                    util::key_error(p, "the volume key", e)
+                }
+                (e, _) => CliError::Usage(e.to_string()),
+            }
+        })?;
     Ok(NewImage {
         region,
         params,
@@ -501,17 +515,28 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         params,
         key,
     } = header_region(&a.new, params)?;
-    let cipher = SectorCipher::new(&params.cipher, &key, params.sector_size)
+    let geometry =
+        Geometry::new(params.sector_size, 0, false).map_err(|e| CliError::Usage(e.to_string()))?;
+    let cipher = SectorCipher::new(params.cipher, &key, geometry, params.weak_keys)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     drop(key);
     write_region(&mut out, &region, params.data_offset)?;
     let seekable = out.seekable();
-    pipeline(
+    pipeline::run(
         Direction::Encrypt,
         &cipher,
-        (&input, &a.plain, 0),
-        len,
-        (out.file(), &a.image, params.data_offset, seekable),
+        Source {
+            file: &input,
+            path: &a.plain,
+            offset: 0,
+            len: Some(len),
+        },
+        Sink {
+            file: out.file(),
+            path: &a.image,
+            offset: params.data_offset,
+            seekable,
+        },
         a.threads,
     )?;
     out.commit()
@@ -577,172 +602,34 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
         .reserve(0, len)
         .open()?;
     let key = unlock(&a.image, &f, &img, &a.key_file)?;
-    let cipher = SectorCipher::new(&seg.encryption, &key.key, seg.sector_size)
-        .map_err(|e| image_error(&a.image, e))?;
+    let cipher = img
+        .segment_cipher(&key, a.weak.policy())
+        .map_err(|e| match e {
+            Luks2Error::Cipher(e @ DmCryptError::WeakXtsKey { .. }) => {
+                util::key_error(&a.image, "the volume key", e)
+            }
+            e => image_error(&a.image, e),
+        })?;
     drop(key);
     let seekable = out.seekable();
-    pipeline(
+    pipeline::run(
         Direction::Decrypt,
         &cipher,
-        (&f, &a.image, offset),
-        len,
-        (out.file(), &a.plain, 0, seekable),
+        Source {
+            file: &f,
+            path: &a.image,
+            offset,
+            len: Some(len),
+        },
+        Sink {
+            file: out.file(),
+            path: &a.plain,
+            offset: 0,
+            seekable,
+        },
         a.threads,
     )?;
     out.commit()
-}
-
-/// Alignment of the pipeline's buffers: what O_DIRECT needs of memory.
-const ALIGN: usize = 4096;
-
-/// A buffer whose bytes start at a 4096-byte boundary.
-struct AlignedBuf {
-    raw: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl AlignedBuf {
-    fn new(len: usize) -> AlignedBuf {
-        let raw = vec![0u8; len + ALIGN];
-        // An unaligned start only costs the direct path (the kernel
-        // refuses it and the buffered path takes over).
-        let start = raw.as_ptr().align_offset(ALIGN).min(ALIGN);
-        AlignedBuf { raw, start, len }
-    }
-
-    fn bytes(&mut self) -> &mut [u8] {
-        &mut self.raw[self.start..self.start + self.len]
-    }
-}
-
-/// A second handle on `f` that writes around the page cache (O_DIRECT),
-/// where the system offers one.
-///
-/// A new image or plaintext is synced before it is renamed into place, so
-/// every byte goes to the disk anyway; written through the page cache it
-/// is first copied into newly allocated cache pages, which costs more than
-/// the encryption itself. Direct writes go from the pipeline's reused
-/// buffers to the disk. A file system that refuses them (EINVAL: tmpfs, an
-/// unaligned tail) gets buffered writes instead.
-fn direct_writer(f: &File) -> Option<File> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::OpenOptionsExt;
-        OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(format!("/proc/self/fd/{}", f.as_raw_fd()))
-            .ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = f;
-        None
-    }
-}
-
-/// Streams `len` bytes of `input` from `in_offset` through `cipher`
-/// (sector 0 first) into `out` from `out_offset` (written at positions if
-/// `seekable`, else in order, the stream being at `out_offset` already): a
-/// reader thread, the cipher on the rayon pool, a writer thread, three
-/// aligned buffers going round.
-fn pipeline(
-    dir: Direction,
-    cipher: &SectorCipher,
-    (input, in_path, in_offset): (&File, &Path, u64),
-    len: u64,
-    (out, out_path, out_offset, seekable): (&File, &Path, u64, bool),
-    threads: Option<usize>,
-) -> Result<(), CliError> {
-    let pool = util::pool(threads)?;
-    let parallel = pool.current_num_threads() > 1;
-    let chunk = CHUNK_PER_THREAD * pool.current_num_threads();
-    let ss = cipher.sector_size() as usize;
-    let pb = util::progress(len, dir.name());
-    let result = std::thread::scope(|s| -> Result<(), CliError> {
-        let (full_tx, full_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
-        let (done_tx, done_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
-        let (free_tx, free_rx) = mpsc::channel::<AlignedBuf>();
-        for _ in 0..3 {
-            let _ = free_tx.send(AlignedBuf::new(chunk.min(len as usize)));
-        }
-        // The writer first: if the reader cannot be started, dropping
-        // `done_tx` ends the writer.
-        let writer = util::spawn(s, "writer", move || -> Result<(), CliError> {
-            let mut direct = if seekable { direct_writer(out) } else { None };
-            let mut pos = out_offset;
-            for (mut buf, n) in done_rx {
-                let data = &buf.bytes()[..n];
-                let mut written = false;
-                if let Some(d) = &direct {
-                    match d.write_all_at(data, pos) {
-                        Ok(()) => written = true,
-                        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => direct = None,
-                        Err(e) => return Err(CliError::io(out_path, "write", e)),
-                    }
-                }
-                if !written {
-                    let r = if seekable {
-                        out.write_all_at(data, pos)
-                    } else {
-                        (&*out).write_all(data)
-                    };
-                    r.map_err(|e| CliError::io(out_path, "write", e))?;
-                }
-                pos += n as u64;
-                let _ = free_tx.send(buf);
-            }
-            Ok(())
-        })?;
-        let reader = util::spawn(s, "reader", move || -> Result<(), CliError> {
-            let mut pos = 0u64;
-            while pos < len {
-                let Ok(mut buf) = free_rx.recv() else {
-                    return Ok(());
-                };
-                let bytes = buf.bytes();
-                let n = (len - pos).min(bytes.len() as u64) as usize;
-                input
-                    .read_exact_at(&mut bytes[..n], in_offset + pos)
-                    .map_err(|e| CliError::io(in_path, "read", e))?;
-                pos += n as u64;
-                if full_tx.send((buf, n)).is_err() {
-                    return Ok(());
-                }
-            }
-            Ok(())
-        })?;
-        let mut sector = 0u64;
-        let mut failed = None;
-        for (mut buf, n) in full_rx {
-            let piece = &mut buf.bytes()[..n];
-            let r = if parallel {
-                pool.install(|| cipher.par_crypt(dir, sector, piece))
-            } else {
-                cipher.crypt(dir, sector, piece)
-            };
-            if let Err(e) = r {
-                failed = Some(CliError::lib(in_path, e));
-                break;
-            }
-            sector += (n / ss) as u64;
-            pb.inc(n as u64);
-            if done_tx.send((buf, n)).is_err() {
-                break;
-            }
-        }
-        drop(done_tx);
-        let read = util::join(reader, "reader");
-        let written = util::join(writer, "writer");
-        match failed {
-            Some(e) => Err(e),
-            None => read.and(written),
-        }
-    });
-    pb.finish_and_clear();
-    result
 }
 
 fn dump(a: DumpArgs) -> Result<(), CliError> {
@@ -900,7 +787,7 @@ fn dump_volume_key(
     key: &mdu_luks2::VolumeKey,
 ) -> Result<String, CliError> {
     let (_, seg) = img.segment().map_err(|e| image_error(path, e))?;
-    let mut parts = seg.encryption.splitn(2, '-');
+    let mut parts = seg.encryption.as_str().splitn(2, '-');
     let name = parts.next().unwrap_or_default();
     let mode = parts.next().unwrap_or_default();
     let mut o = String::new();

@@ -14,6 +14,7 @@ mod fec;
 mod fsverity;
 mod luks;
 mod output;
+mod pipeline;
 mod util;
 mod verity;
 

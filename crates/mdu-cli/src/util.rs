@@ -79,6 +79,41 @@ impl fmt::Display for CliError {
     }
 }
 
+/// `--allow-weak-key`, the one opt-in of `mdu crypt` and `mdu luks` to the
+/// weak-key policy of `mdu_dmcrypt::WeakKeys`.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub(crate) struct WeakKeyArg {
+    /// Accept an aes-xts key whose two halves (the data key and the tweak
+    /// key) are equal.
+    ///
+    /// Such a key is weak: XTS is only secure with two independent keys,
+    /// and the kernel refuses equal halves wherever weak keys are forbidden
+    /// (FIPS mode). Without this option mdu refuses it, whether it comes
+    /// from a key file or from a LUKS2 image. aes-cbc has no weak keys.
+    #[arg(long)]
+    pub(crate) allow_weak_key: bool,
+}
+
+impl WeakKeyArg {
+    /// The policy the option asks for.
+    pub(crate) fn policy(self) -> mdu_dmcrypt::WeakKeys {
+        mdu_dmcrypt::WeakKeys::allow_if(self.allow_weak_key)
+    }
+}
+
+/// A key refused by the library, as a CLI error about `path`: a weak key
+/// names the option that accepts it (exit 2).
+pub(crate) fn key_error(path: &Path, what: &str, e: mdu_dmcrypt::DmCryptError) -> CliError {
+    match e {
+        e @ mdu_dmcrypt::DmCryptError::WeakXtsKey { .. } => CliError::Input {
+            path: path.to_owned(),
+            offset: 0,
+            rule: format!("{what} is refused: {e} (--allow-weak-key accepts it)"),
+        },
+        e => CliError::lib(path, e),
+    }
+}
+
 /// Inputs at least this large get a progress bar (on a terminal).
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 

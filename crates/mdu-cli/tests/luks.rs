@@ -1253,3 +1253,142 @@ fn a_key_file_that_stat_calls_empty_is_read_to_its_end() {
     let out = child.wait_with_output().unwrap();
     expect_code(&out, 0, "decrypt with the passphrase on a pipe");
 }
+
+#[test]
+fn a_weak_xts_key_gets_one_answer_from_crypt_and_luks() {
+    // A volume key whose two aes-xts halves are equal: `mdu crypt` (a raw
+    // key file) and `mdu luks` (a volume key file, then the image's key)
+    // both refuse it naming --allow-weak-key, and with the option write the
+    // same ciphertext.
+    let d = scratch();
+    let dir = d.path();
+    let weak = write(dir, "weak.key", &[0x42; 64]);
+    let pass = write(dir, "pass", b"pw");
+    let plain_bytes = Rng::new("weak_xts_key").bytes(16 * 4096);
+    let plain = write(dir, "plain", &plain_bytes);
+    let crypt_out = dir.join("crypt.out").to_str().unwrap().to_owned();
+    let img = dir.join("img.luks").to_str().unwrap().to_owned();
+    let crypt = |weak_opt: &[&str]| {
+        run(mdu()
+            .args([
+                "crypt",
+                "encrypt",
+                "--key-file",
+                &weak,
+                "--sector-size",
+                "4096",
+            ])
+            .args(weak_opt)
+            .args([&plain, &crypt_out]))
+    };
+    let luks = |weak_opt: &[&str]| {
+        run(mdu()
+            .args([
+                "luks",
+                "encrypt",
+                "--key-file",
+                &pass,
+                "--volume-key-file",
+                &weak,
+            ])
+            .args(["--sector-size", "4096", "--offset", "4096"])
+            .args(PBKDF2)
+            .args(weak_opt)
+            .args([&plain, &img]))
+    };
+    for (what, out) in [("crypt", crypt(&[])), ("luks", luks(&[]))] {
+        expect_code(&out, 2, &format!("{what} encrypt with a weak key"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--allow-weak-key"), "{what}: {err}");
+        assert!(err.contains("halves"), "{what}: {err}");
+    }
+    assert!(!Path::new(&crypt_out).exists() && !Path::new(&img).exists());
+
+    expect_code(
+        &crypt(&["--allow-weak-key"]),
+        0,
+        "crypt encrypt --allow-weak-key",
+    );
+    expect_code(
+        &luks(&["--allow-weak-key"]),
+        0,
+        "luks encrypt --allow-weak-key",
+    );
+    let image = std::fs::read(&img).unwrap();
+    assert_eq!(
+        image[2 << 20..],
+        std::fs::read(&crypt_out).unwrap()[..],
+        "the data segment is the plain mapping's ciphertext"
+    );
+
+    // Opening the image: refused without the option, the plaintext with it.
+    let back = dir.join("back").to_str().unwrap().to_owned();
+    let decrypt = |weak_opt: &[&str]| {
+        run(mdu()
+            .args(["luks", "decrypt", "--key-file", &pass])
+            .args(weak_opt)
+            .args([&img, &back]))
+    };
+    let out = decrypt(&[]);
+    expect_code(&out, 2, "luks decrypt of a weak volume key");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-weak-key"));
+    assert!(!Path::new(&back).exists());
+    expect_code(
+        &decrypt(&["--allow-weak-key"]),
+        0,
+        "luks decrypt --allow-weak-key",
+    );
+    assert_eq!(std::fs::read(&back).unwrap(), plain_bytes);
+    for cmd in [
+        &["crypt", "encrypt"][..],
+        &["luks", "encrypt"],
+        &["luks", "decrypt"],
+    ] {
+        let help = stdout(&run(mdu().args(cmd).arg("--help")));
+        assert!(help.contains("--allow-weak-key"), "{cmd:?} --help");
+    }
+}
+
+#[test]
+fn a_header_naming_an_unsupported_cipher_dumps_and_fails_on_use() {
+    // As cryptsetup: `luks dump` prints the spec as written; decrypt names
+    // the field and what is supported.
+    let d = scratch();
+    let dir = d.path();
+    let pass = write(dir, "pass", b"pw");
+    let plain = write(dir, "plain", &[7u8; 4096]);
+    let img = dir.join("img.luks").to_str().unwrap().to_owned();
+    let out = run(mdu()
+        .args(["luks", "encrypt", "--key-file", &pass, "--offset", "4096"])
+        .args(PBKDF2)
+        .args([&plain, &img]));
+    expect_code(&out, 0, "luks encrypt");
+    let mut image = std::fs::read(&img).unwrap();
+    // Same length: the JSON area and checksums stay valid once resealed.
+    for at in [0, 16384] {
+        let area = &mut image[at + 4096..at + 16384];
+        let text = String::from_utf8_lossy(area).into_owned();
+        let pos = text.find("\"segments\"").unwrap();
+        let seg = pos + text[pos..].find("aes-xts-plain64").unwrap();
+        area[seg..seg + 15].copy_from_slice(b"aes-xts-elephnt");
+        let sum = mdu_luks2::header_checksum(&image[at..at + 16384]);
+        image[at + 448..at + 512].fill(0);
+        image[at + 448..at + 480].copy_from_slice(&sum);
+    }
+    std::fs::write(&img, &image).unwrap();
+    let out = run(mdu().args(["luks", "dump", &img]));
+    expect_code(&out, 0, "dump");
+    assert!(
+        stdout(&out).contains("cipher: aes-xts-elephnt"),
+        "{}",
+        stdout(&out)
+    );
+    let back = dir.join("back").to_str().unwrap().to_owned();
+    let out = run(mdu().args(["luks", "decrypt", "--key-file", &pass, &img, &back]));
+    expect_code(&out, 1, "decrypt");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("segments.0.encryption") && err.contains("plain64"),
+        "{err}"
+    );
+}

@@ -1,0 +1,280 @@
+//! The one read -> crypt -> write pipeline of `mdu crypt` and `mdu luks`.
+//!
+//! Three stages with three aligned buffers going round: a reader thread
+//! fills a buffer, this thread encrypts or decrypts it with a
+//! [`SectorCipher`] (split across a rayon pool), a writer thread writes it
+//! out and hands it back to the reader.
+//!
+//! * **Input.** A sized input (a regular file or a block device) is read
+//!   at positions through a second handle opened with `O_DIRECT` where the
+//!   file system takes it: the data go from the disk into the pipeline's
+//!   buffers without a copy through the page cache. A file system that
+//!   refuses direct reads (tmpfs: `EINVAL` on open or on read, an unaligned
+//!   offset or length) is read through the page cache from then on, from
+//!   the same position. An input without a size (a pipe, a character
+//!   device) is read in order until it ends; it must end on a sector
+//!   boundary.
+//! * **Output.** A seekable output (a new file of the output layer, a block
+//!   device) is written at positions, through a second `O_DIRECT` handle
+//!   where the file system takes it (the output layer syncs the file
+//!   before it commits it, so every byte goes to the disk anyway; written
+//!   through the page cache it would first be copied into new cache
+//!   pages), else buffered; a stream is written in order.
+//!
+//! The bytes are those of the cipher run over the whole input at once:
+//! chunk `k` starts at sector `k * chunk / sector_size`.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::mpsc;
+
+use mdu_dmcrypt::{Direction, SectorCipher};
+
+use crate::util::{self, CliError};
+
+/// Bytes per read/crypt/write step and thread (a multiple of every sector
+/// size and of the direct-I/O alignment).
+const CHUNK_PER_THREAD: usize = 2 << 20;
+
+/// Alignment of the buffers, what `O_DIRECT` needs of memory.
+const ALIGN: usize = 4096;
+
+/// Where the pipeline reads.
+pub(crate) struct Source<'a> {
+    /// The open input.
+    pub(crate) file: &'a File,
+    /// Its name, for errors.
+    pub(crate) path: &'a Path,
+    /// Where the data start in it, in bytes (read at positions from here
+    /// when `len` is known; a stream must already be there).
+    pub(crate) offset: u64,
+    /// How many bytes to read: `Some` for a regular file or block device,
+    /// `None` for a stream read to its end.
+    pub(crate) len: Option<u64>,
+}
+
+/// Where the pipeline writes.
+pub(crate) struct Sink<'a> {
+    /// The open output (from the output layer).
+    pub(crate) file: &'a File,
+    /// Its name, for errors.
+    pub(crate) path: &'a Path,
+    /// Where the data go in it, in bytes (a stream must already be there).
+    pub(crate) offset: u64,
+    /// Whether it is written at positions (else in order).
+    pub(crate) seekable: bool,
+}
+
+/// A buffer whose bytes start at an [`ALIGN`]-byte boundary.
+struct AlignedBuf {
+    raw: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    fn new(len: usize) -> AlignedBuf {
+        let raw = vec![0u8; len + ALIGN];
+        // An unaligned start only costs the direct path (the kernel refuses
+        // it and the buffered path takes over).
+        let start = raw.as_ptr().align_offset(ALIGN).min(ALIGN);
+        AlignedBuf { raw, start, len }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        &mut self.raw[self.start..self.start + self.len]
+    }
+}
+
+/// A second handle on `f` with `O_DIRECT`, for reading (`write` false) or
+/// writing, where the system and the file system offer one.
+fn direct(f: &File, write: bool) -> Option<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .custom_flags(libc::O_DIRECT)
+            .open(format!("/proc/self/fd/{}", f.as_raw_fd()))
+            .ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (f, write);
+        None
+    }
+}
+
+/// Whether `e` is the kernel refusing a direct transfer (alignment, or a
+/// file system without direct I/O).
+fn refused(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EINVAL)
+}
+
+/// Reads `buf.len()` bytes at `pos` through `direct` while it lasts, else
+/// through `file`.
+fn read_at(
+    direct: &mut Option<File>,
+    file: &File,
+    buf: &mut [u8],
+    pos: u64,
+) -> std::io::Result<()> {
+    if let Some(d) = direct {
+        match d.read_exact_at(buf, pos) {
+            Err(e) if refused(&e) => *direct = None,
+            r => return r,
+        }
+    }
+    file.read_exact_at(buf, pos)
+}
+
+/// Streams the input through `cipher` (its first sector is sector 0) into
+/// the output, with `threads` crypt threads (default: every core). Returns
+/// the number of bytes written; the caller commits the output.
+pub(crate) fn run(
+    dir: Direction,
+    cipher: &SectorCipher,
+    src: Source<'_>,
+    sink: Sink<'_>,
+    threads: Option<usize>,
+) -> Result<u64, CliError> {
+    let pool = util::pool(threads)?;
+    let parallel = pool.current_num_threads() > 1;
+    let ss = cipher.sector_size() as usize;
+    let mut chunk = CHUNK_PER_THREAD * pool.current_num_threads();
+    if let Some(len) = src.len {
+        // A small input gets small buffers, still a multiple of ALIGN.
+        let need = usize::try_from(len).unwrap_or(usize::MAX);
+        chunk = chunk.min(need.div_ceil(ALIGN).max(1) * ALIGN);
+    }
+    let pb = util::progress(src.len.unwrap_or(0), dir.name());
+    let Source {
+        file: input,
+        path: in_path,
+        offset: in_offset,
+        len: in_len,
+    } = src;
+    let Sink {
+        file: out,
+        path: out_path,
+        offset: out_offset,
+        seekable,
+    } = sink;
+    let result = std::thread::scope(|s| -> Result<u64, CliError> {
+        let (full_tx, full_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
+        let (done_tx, done_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
+        let (free_tx, free_rx) = mpsc::channel::<AlignedBuf>();
+        for _ in 0..3 {
+            let _ = free_tx.send(AlignedBuf::new(chunk));
+        }
+        // The writer first: if the reader cannot be started, dropping
+        // `done_tx` ends the writer.
+        let writer = util::spawn(s, "writer", move || -> Result<(), CliError> {
+            let mut direct = if seekable { direct(out, true) } else { None };
+            let mut pos = out_offset;
+            for (mut buf, n) in done_rx {
+                let data = &buf.bytes()[..n];
+                let mut written = false;
+                if let Some(d) = &direct {
+                    match d.write_all_at(data, pos) {
+                        Ok(()) => written = true,
+                        Err(e) if refused(&e) => direct = None,
+                        Err(e) => return Err(CliError::io(out_path, "write", e)),
+                    }
+                }
+                if !written {
+                    let r = if seekable {
+                        out.write_all_at(data, pos)
+                    } else {
+                        (&*out).write_all(data)
+                    };
+                    r.map_err(|e| CliError::io(out_path, "write", e))?;
+                }
+                pos += n as u64;
+                // The reader may have stopped: the buffer is then dropped.
+                let _ = free_tx.send(buf);
+            }
+            Ok(())
+        })?;
+        let reader = util::spawn(s, "reader", move || -> Result<(), CliError> {
+            let mut direct = in_len.and_then(|_| direct(input, false));
+            let mut pos = 0u64;
+            while let Ok(mut buf) = free_rx.recv() {
+                let bytes = buf.bytes();
+                let n = match in_len {
+                    Some(len) => {
+                        let n = (len - pos).min(bytes.len() as u64) as usize;
+                        read_at(&mut direct, input, &mut bytes[..n], in_offset + pos)
+                            .map_err(|e| CliError::io(in_path, "read", e))?;
+                        n
+                    }
+                    None => {
+                        let n = util::read_full(&mut &*input, bytes)
+                            .map_err(|e| CliError::io(in_path, "read", e))?;
+                        if !n.is_multiple_of(ss) {
+                            let at = in_offset + pos + (n - n % ss) as u64;
+                            return Err(partial_sector(in_path, at, n % ss, ss));
+                        }
+                        n
+                    }
+                };
+                if n == 0 || full_tx.send((buf, n)).is_err() {
+                    return Ok(());
+                }
+                pos += n as u64;
+                if in_len == Some(pos) {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        })?;
+        let mut sector = 0u64;
+        let mut bytes = 0u64;
+        let mut failed = None;
+        for (mut buf, n) in full_rx.iter() {
+            let piece = &mut buf.bytes()[..n];
+            let r = if parallel {
+                pool.install(|| cipher.par_crypt(dir, sector, piece))
+            } else {
+                cipher.crypt(dir, sector, piece)
+            };
+            if let Err(e) = r {
+                failed = Some(CliError::lib(in_path, e));
+                break;
+            }
+            sector += (n / ss) as u64;
+            bytes += n as u64;
+            pb.inc(n as u64);
+            if done_tx.send((buf, n)).is_err() {
+                break;
+            }
+        }
+        // A failure here leaves the reader waiting for a buffer or blocked
+        // on a full channel: dropping the receiver ends it either way.
+        drop(full_rx);
+        drop(done_tx);
+        let read = util::join(reader, "reader");
+        let written = util::join(writer, "writer");
+        match failed {
+            Some(e) => Err(e),
+            None => read.and(written).map(|()| bytes),
+        }
+    });
+    pb.finish_and_clear();
+    result
+}
+
+/// `left` bytes at `offset` that do not make a whole sector.
+pub(crate) fn partial_sector(path: &Path, offset: u64, left: usize, ss: usize) -> CliError {
+    CliError::Input {
+        path: path.to_owned(),
+        offset,
+        rule: format!(
+            "{left} trailing bytes are not a whole sector: the data must be a whole number of {ss}-byte sectors"
+        ),
+    }
+}
