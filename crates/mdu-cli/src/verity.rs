@@ -6,9 +6,10 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use mdu_verity::dmverity::{self, Superblock};
+use mdu_verity::dmverity::{self, Formatted, Superblock, fec};
 use mdu_verity::{Digest, Error as VerityError, HashAlg};
 
+use crate::fec::FecArgs;
 use crate::output::{self, Output};
 use crate::util::{self, CliError};
 
@@ -316,7 +317,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
     let (mut hash_out, mut fec_out, mut root_out) = format_outputs(&a)?;
     let early = match &input {
-        util::Input::Mapped(_) => a.fec.early(&a.hash_dev, &p, data_len),
+        util::Input::Mapped(_) => early_encoder(&a.fec, &a.hash_dev, &p, data_len),
         util::Input::File(_) => None,
     };
     let (data, pb) = match input {
@@ -343,7 +344,8 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
         .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
     // The parity goes in before the hash image is renamed into place, so a
     // failure leaves neither.
-    let fec = a.fec.write(
+    let fec = write_parity(
+        &a.fec,
         &a.data,
         &a.hash_dev,
         hash_out.file(),
@@ -422,6 +424,230 @@ fn format_outputs(a: &FormatArgs) -> Result<(Output, Option<Output>, Option<Outp
     Ok((hash, fec, root))
 }
 
+/// Bytes read per step from the data and hash devices for the parity.
+const CHUNK: usize = 4 << 20;
+
+/// An encoder fed with the data blocks while `format` hashes them (the
+/// mapped windows pass through it on their way to the hasher), so that
+/// DATA is read once. Its layout is predicted before the tree exists;
+/// `write_parity` uses it only if the prediction holds.
+struct Early {
+    layout: fec::VerityLayout,
+    state: std::sync::Mutex<EarlyState>,
+}
+
+struct EarlyState {
+    enc: fec::Encoder,
+    fed: u64,
+    failed: bool,
+}
+
+impl Early {
+    /// Takes the whole blocks of one window of DATA, up to the data
+    /// block count.
+    fn take(&self, window: &[u8]) {
+        let bs = self.layout.layout().block_size() as usize;
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        let blocks = ((window.len() / bs) as u64).min(self.layout.data_blocks() - st.fed);
+        if st.failed || blocks == 0 {
+            return;
+        }
+        let bytes = &window[..blocks as usize * bs];
+        if st.enc.push(bytes).is_err() {
+            st.failed = true;
+        } else {
+            st.fed += blocks;
+        }
+    }
+}
+
+/// An encoder to feed DATA's blocks to while they are hashed, when the FEC
+/// layout can be predicted: the hash image is a new regular file (or the
+/// parity shares it at a given offset), so the protected hash area is
+/// exactly the tree.
+fn early_encoder(
+    f: &FecArgs,
+    hash_path: &Path,
+    p: &dmverity::Params,
+    data_len: u64,
+) -> Option<std::sync::Arc<Early>> {
+    f.device()?;
+    let bs = u64::from(p.data_block_size);
+    let data_blocks = p.data_blocks.unwrap_or(data_len / bs);
+    let hash_size = if f.shares_hash_file(hash_path) {
+        // The protected area ends at the parity: the size does not count.
+        0
+    } else if hash_path.exists() {
+        // Bytes past the tree of an existing image are protected too:
+        // known only once the image is written.
+        return None;
+    } else {
+        (p.hash_start_block() + p.tree_blocks(data_blocks).ok()?).checked_mul(bs)?
+    };
+    let layout = fec::Layout::for_verity(p, data_blocks, hash_size, &f.params(hash_path)).ok()?;
+    Some(std::sync::Arc::new(Early {
+        layout,
+        state: std::sync::Mutex::new(EarlyState {
+            enc: fec::Encoder::new(*layout.layout()).ok()?,
+            fed: 0,
+            failed: false,
+        }),
+    }))
+}
+
+/// What was written, for the summary.
+struct Written {
+    roots: u8,
+    parity_blocks: u64,
+    parity_len: u64,
+    /// The parity went into the hash device.
+    in_hash: bool,
+    offset: u64,
+}
+
+impl Written {
+    fn of(layout: &fec::VerityLayout) -> Written {
+        Written {
+            roots: layout.fec().roots,
+            parity_blocks: layout.layout().parity_blocks(),
+            parity_len: layout.layout().parity_len(),
+            in_hash: layout.fec().in_hash_device,
+            offset: layout.fec().offset,
+        }
+    }
+}
+
+/// The FEC layout of an existing image, for `dump`: what `write_parity`
+/// would write, without reading the data. `None` without `--fec-device`.
+fn describe_parity(
+    f: &FecArgs,
+    hash_path: &Path,
+    p: &dmverity::Params,
+    data_blocks: u64,
+) -> Result<Option<Written>, CliError> {
+    if !f.given() {
+        return Ok(None);
+    }
+    f.check(p)?;
+    let hash_size = if f.shares_hash_file(hash_path) {
+        0
+    } else {
+        let mut h =
+            File::open(hash_path).map_err(|e| CliError::io(hash_path, "open for reading", e))?;
+        h.seek(SeekFrom::End(0))
+            .map_err(|e| CliError::io(hash_path, "seek", e))?
+    };
+    let layout = f.layout(hash_path, p, data_blocks, hash_size)?;
+    Ok(Some(Written::of(&layout)))
+}
+
+/// Computes the parity over DATA's `out.data_blocks()` blocks and the hash
+/// device `hash` (already holding the tree) and writes it: into `hash` at
+/// the offset if that is the FEC device, otherwise into `fec_out` (opened
+/// by [`FecArgs::open_output`], committed by the caller). `None` without
+/// `--fec-device`.
+#[allow(clippy::too_many_arguments)]
+fn write_parity(
+    f: &FecArgs,
+    data: &Path,
+    hash_path: &Path,
+    hash: &mut File,
+    fec_out: Option<&mut Output>,
+    p: &dmverity::Params,
+    out: &Formatted,
+    early: Option<std::sync::Arc<Early>>,
+) -> Result<Option<Written>, CliError> {
+    let Some(fec_path) = f.device() else {
+        return Ok(None);
+    };
+    let bs = u64::from(p.data_block_size);
+    let fec_params = f.params(hash_path);
+    let hash_len = hash
+        .seek(SeekFrom::End(0))
+        .map_err(|e| CliError::io(hash_path, "seek", e))?;
+    let tree_end = out.hash_device_size().max(p.hash_offset);
+    if fec_params.in_hash_device {
+        if fec_params.offset < tree_end {
+            return Err(CliError::Usage(format!(
+                "--fec-offset {} lies inside the hash tree, which ends at byte {tree_end}",
+                fec_params.offset
+            )));
+        }
+        if fec_params.offset > hash_len {
+            return Err(CliError::Usage(format!(
+                "--fec-offset {} is past the end of {} ({hash_len} bytes): make the file \
+                 that long first, as veritysetup requires",
+                fec_params.offset,
+                hash_path.display()
+            )));
+        }
+    }
+    // The protected hash area runs from the tree's first block to the end
+    // of the hash device, or to the parity when it shares the file.
+    let layout = f.layout(hash_path, p, out.data_blocks(), hash_len)?;
+    // The encoder that already took DATA's blocks while they were hashed,
+    // if its predicted layout is the real one.
+    let early = early
+        .and_then(std::sync::Arc::into_inner)
+        .and_then(|e| e.state.into_inner().ok().map(|st| (e.layout, st)))
+        .filter(|(l, st)| *l == layout && st.fed == l.data_blocks() && !st.failed)
+        .map(|(_, st)| st.enc);
+    let fed = early.is_some();
+    let mut enc = match early {
+        Some(enc) => enc,
+        None => fec::Encoder::new(*layout.layout()).map_err(|e| CliError::lib(fec_path, e))?,
+    };
+    let mut buf = vec![0u8; CHUNK - CHUNK % bs as usize];
+    let mut feed = |enc: &mut fec::Encoder,
+                    src: &mut dyn Read,
+                    path: &Path,
+                    mut blocks: u64|
+     -> Result<(), CliError> {
+        while blocks > 0 {
+            let n = (buf.len() as u64 / bs).min(blocks) as usize * bs as usize;
+            src.read_exact(&mut buf[..n])
+                .map_err(|e| CliError::io(path, "read for the FEC parity", e))?;
+            enc.push(&buf[..n]).map_err(|e| CliError::lib(path, e))?;
+            blocks -= (n as u64) / bs;
+        }
+        Ok(())
+    };
+    let mut d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
+    if fed {
+        // DATA's blocks went in while they were hashed.
+    } else if !d.metadata().is_ok_and(|m| m.is_file()) {
+        feed(&mut enc, &mut d, data, out.data_blocks())?;
+    } else {
+        // A regular file is taken from the page cache where it lies (the
+        // hashing pass just read it), a window at a time.
+        let total = out.data_blocks() * bs;
+        let mut at = 0;
+        while at < total {
+            let len = util::WINDOW.min(total - at);
+            let map = util::map_window_populated(&d, at, len)
+                .map_err(|e| CliError::io(data, "map for the FEC parity", e))?;
+            enc.push(&map).map_err(|e| CliError::lib(data, e))?;
+            at += len;
+        }
+    }
+    hash.seek(SeekFrom::Start(layout.hash_start_block() * bs))
+        .map_err(|e| CliError::io(hash_path, "seek", e))?;
+    feed(&mut enc, hash, hash_path, layout.hash_blocks())?;
+    let parity = enc.finish().map_err(|e| CliError::lib(fec_path, e))?;
+    let put = |file: &mut File, path: &Path| -> Result<(), CliError> {
+        file.seek(SeekFrom::Start(fec_params.offset))
+            .and_then(|_| std::io::Write::write_all(file, &parity))
+            .map_err(|e| CliError::io(path, "write the FEC parity", e))
+    };
+    match fec_out {
+        Some(o) if !fec_params.in_hash_device => put(o.file(), fec_path)?,
+        _ => put(hash, hash_path)?,
+    }
+    Ok(Some(Written::of(&layout)))
+}
+
 /// The block `veritysetup format` and `dump` print, field for field, or
 /// the same fields as one JSON object.
 #[allow(clippy::too_many_arguments)]
@@ -433,7 +659,7 @@ fn print_summary(
     hash_blocks: u64,
     root: Option<&str>,
     hash_device_size: Option<u64>,
-    fec: Option<&crate::fec::Written>,
+    fec: Option<&Written>,
     json: bool,
 ) {
     let salt = if p.salt.is_empty() {
@@ -541,7 +767,7 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
     let hash_blocks = p
         .tree_blocks(sb.data_blocks)
         .map_err(|e| CliError::lib(&a.hash_dev, e))?;
-    let fec = a.fec.describe(&a.hash_dev, &p, sb.data_blocks)?;
+    let fec = describe_parity(&a.fec, &a.hash_dev, &p, sb.data_blocks)?;
     let hbs = u64::from(p.hash_block_size);
     let hash_device_size = (a.hash_offset == 0).then(|| {
         let parity = fec
@@ -668,6 +894,15 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
     let root_bytes = util::parse_hex("root hash", &a.root)?;
     let root = Digest::from_slice(&root_bytes);
     let pool = util::pool(a.opts.threads)?;
+    // FEC reads DATA a second time, by position: a pipe or a character
+    // device cannot be, and is only verified.
+    let unsized_data = std::fs::metadata(&a.data)
+        .ok()
+        .as_ref()
+        .and_then(util::unsized_kind);
+    if a.fec.given() && unsized_data.is_none() {
+        return verify_with_fec(&a, repair, &root_bytes, &root, &pool);
+    }
     // DATA is hashed from where it lies if it is mapped.
     // DATA is read up to its size when it has one, an error if it ends
     // earlier; a pipe or character device only as far as the tree goes.
@@ -678,28 +913,48 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
         util::Unsized::Bounded,
     )?;
     let mut hash = open(&a.hash_dev)?;
-    if a.opts.no_superblock {
+    let (r, p) = if a.opts.no_superblock {
         let p = params(&a.opts, false)?;
         check_root_len(&a.root, &root_bytes, &p)?;
-        let r = pool.install(|| dmverity::verify(data, hash, &p, &root));
-        pb.finish_and_clear();
-        let err = match r {
-            Ok(()) => return done(&a, repair, None),
-            Err(e) => verify_error(&a.data, &a.hash_dev, &p, e),
-        };
-        return with_fec(&a, repair, err, &p, &|d, h| {
-            pool.install(|| dmverity::verify(d, h, &p, &root))
+        (pool.install(|| dmverity::verify(data, hash, &p, &root)), p)
+    } else {
+        // The superblock chooses what was not pinned on the command line.
+        let pins = pins(&a.opts)?;
+        let p = read_superblock(&a, &mut hash, &root_bytes)?;
+        let r = pool.install(|| {
+            dmverity::verify_with_superblock(data, hash, a.opts.hash_offset, &pins, &root)
         });
+        (r.map(|_| ()), p)
+    };
+    pb.finish_and_clear();
+    match r.map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e)) {
+        Ok(()) => done(&a, repair, None),
+        Err(CliError::VerifyFailed(m)) if a.fec.given() => {
+            let kind = unsized_data.unwrap_or("a stream");
+            Err(CliError::VerifyFailed(format!(
+                "{m} (FEC not tried: {} is {kind}, which cannot be read a second time \
+                 to correct it)",
+                a.data.display()
+            )))
+        }
+        Err(e) => Err(e),
     }
-    // The superblock chooses what was not pinned on the command line.
-    let pins = pins(&a.opts)?;
+}
+
+/// Reads the superblock of HASH for `verify` (the parameters it names,
+/// for the messages), and checks the length of the root hash against it.
+fn read_superblock(
+    a: &VerifyArgs,
+    hash: &mut File,
+    root_bytes: &[u8],
+) -> Result<dmverity::Params, CliError> {
     if !a.opts.hash_offset.is_multiple_of(512) {
         return Err(CliError::Usage(format!(
             "--hash-offset {} is invalid: it must be a multiple of 512",
             a.opts.hash_offset
         )));
     }
-    let sb = Superblock::read_from(&mut hash, a.opts.hash_offset).map_err(|e| match e {
+    let sb = Superblock::read_from(&mut *hash, a.opts.hash_offset).map_err(|e| match e {
         VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
         // No superblock at all: most likely the wrong file or a missing
         // --no-superblock; a superblock with bad fields is a damaged image.
@@ -722,93 +977,171 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
     // algorithm is a mismatch the library reports (exit 1); any other
     // length is a usage error.
     if ![32, 64].contains(&root_bytes.len()) {
-        check_root_len(&a.root, &root_bytes, &p)?;
+        check_root_len(&a.root, root_bytes, &p)?;
     }
     hash.seek(SeekFrom::Start(0))
         .map_err(|e| CliError::io(&a.hash_dev, "seek", e))?;
-    let r = pool
-        .install(|| dmverity::verify_with_superblock(data, hash, a.opts.hash_offset, &pins, &root));
-    pb.finish_and_clear();
-    let err = match r {
-        Ok(_) => return done(&a, repair, None),
-        Err(e) => verify_error(&a.data, &a.hash_dev, &p, e),
-    };
-    with_fec(&a, repair, err, &p, &|d, h| {
-        pool.install(|| dmverity::verify_with_superblock(d, h, a.opts.hash_offset, &pins, &root))
-            .map(|_| ())
-    })
+    Ok(p)
 }
 
-/// A verification that failed with `err` (exit status 1): with
-/// `--fec-device`, decode the parity and verify again with the corrections
-/// applied to views of the devices; then, for `repair`, write them back.
-fn with_fec(
+/// DATA read by position with a progress bar.
+struct Progress<'a> {
+    file: &'a File,
+    pb: &'a indicatif::ProgressBar,
+}
+
+impl fec::ReadAt for Progress<'_> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        let n = fec::ReadAt::read_at(self.file, buf, offset)?;
+        self.pb.inc(n as u64);
+        Ok(n)
+    }
+
+    fn size(&self) -> std::io::Result<u64> {
+        fec::ReadAt::size(self.file)
+    }
+}
+
+/// `verify` and `repair` with `--fec-device`: the library verifies, and
+/// where that fails decodes the parity and verifies again with the
+/// corrections in view; `repair` then writes them back.
+fn verify_with_fec(
     a: &VerifyArgs,
     repair: bool,
-    err: CliError,
-    p: &dmverity::Params,
-    check: &dyn Fn(mdu_verity::Source<'static>, crate::fec::Overlay) -> Result<(), VerityError>,
+    root_bytes: &[u8],
+    root: &Digest,
+    pool: &rayon::ThreadPool,
 ) -> Result<(), CliError> {
-    if !a.fec.given() || !matches!(err, CliError::VerifyFailed(_)) {
-        return Err(err);
-    }
-    // Decoding reads DATA a second time, by position: a pipe (already
-    // read) or a character device cannot be, and the failure stands.
-    if let Some(kind) = std::fs::metadata(&a.data)
-        .ok()
-        .as_ref()
-        .and_then(util::unsized_kind)
-    {
-        let CliError::VerifyFailed(m) = err else {
-            return Err(err);
-        };
-        return Err(CliError::VerifyFailed(format!(
-            "{m} (FEC not tried: {} is {kind}, which cannot be read a second time \
-             to correct it)",
-            a.data.display()
-        )));
-    }
-    let bs = u64::from(p.data_block_size);
-    let data_blocks = match p.data_blocks {
-        Some(n) => n,
-        // The real size: a block device's metadata says 0.
-        None => util::input_size(&a.data)? / bs,
-    };
-    let decoded = a.fec.decode(&a.data, &a.hash_dev, p, data_blocks)?;
-    if decoded.bytes == 0 {
-        return Err(err);
-    }
+    use fec::ReadAt;
     let open =
         |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
-    let data = std::sync::Arc::new(decoded.data);
-    let hash = std::sync::Arc::new(decoded.hash);
-    let view = |path: &Path, fixes: &std::sync::Arc<crate::fec::Fixes>| {
-        Ok::<_, CliError>(crate::fec::Overlay::new(open(path)?, bs, fixes.clone()))
+    let Some(fec_path) = a.fec.device() else {
+        return Err(CliError::Usage("--fec-device is needed to correct".into()));
     };
-    let blocks = data.blocks.len() + hash.blocks.len();
-    check(
-        mdu_verity::Source::seekable(view(&a.data, &data)?),
-        view(&a.hash_dev, &hash)?,
-    )
-    .map_err(|e| {
-        CliError::VerifyFailed(format!(
-            "{}: the FEC corrections ({} bytes in {blocks} blocks) do not make the data \
+    let (data, mut hash, parity) = (open(&a.data)?, open(&a.hash_dev)?, open(fec_path)?);
+    let pins = pins(&a.opts)?;
+    let (p, shape_params) = if a.opts.no_superblock {
+        let p = params(&a.opts, false)?;
+        check_root_len(&a.root, root_bytes, &p)?;
+        (p.clone(), Some(p))
+    } else {
+        (read_superblock(a, &mut hash, root_bytes)?, None)
+    };
+    let shape = match &shape_params {
+        Some(p) => fec::Shape::Params(p),
+        None => fec::Shape::Superblock {
+            hash_offset: a.opts.hash_offset,
+            pins: &pins,
+        },
+    };
+    let size = data
+        .size()
+        .map_err(|e| CliError::io(&a.data, "examine", e))?;
+    let pb = util::progress(size, "dm-verity verify");
+    let reader = Progress {
+        file: &data,
+        pb: &pb,
+    };
+    let fec_params = a.fec.params(&a.hash_dev);
+    let r = pool
+        .install(|| dmverity::verify_with_fec(&reader, &hash, &parity, shape, root, &fec_params));
+    pb.finish_and_clear();
+    let out = r.map_err(|e| match e {
+        e @ VerityError::FecParityShort { .. } => {
+            CliError::VerifyFailed(format!("{}: {e}", fec_path.display()))
+        }
+        VerityError::FecIo { device, error, .. } => {
+            let (path, what) = match device {
+                "data" => (a.data.as_path(), "read for FEC decoding"),
+                "hash" => (a.hash_dev.as_path(), "read for FEC decoding"),
+                _ => (fec_path.as_path(), "read the FEC parity"),
+            };
+            CliError::io(path, what, error)
+        }
+        e @ (VerityError::FecRoots { .. }
+        | VerityError::FecOffset { .. }
+        | VerityError::FecBlockSizes { .. }) => match a.fec.check(&p) {
+            Err(usage) => usage,
+            Ok(()) => CliError::lib(fec_path, e),
+        },
+        e @ (VerityError::ZeroDataBlocks { .. } | VerityError::TreeTooLarge { .. }) => {
+            CliError::lib(fec_path, e)
+        }
+        e => verify_error(&a.data, &a.hash_dev, &p, e),
+    })?;
+    if out.first_failure().is_none() {
+        return done(a, repair, None);
+    }
+    if let Some(round) = out.uncorrectable_rounds().next() {
+        let rounds = out.layout().map_or(0, |l| l.layout().rounds());
+        return Err(CliError::VerifyFailed(format!(
+            "{}: FEC cannot repair round {round} (input blocks {round}, {}, ...): more \
+             damage than {} parity bytes per codeword correct",
+            fec_path.display(),
+            round + rounds,
+            fec_params.roots
+        )));
+    }
+    let c = out.corrections();
+    let (bytes, data_fixed, hash_fixed) =
+        (c.bytes(), c.len(fec::Area::Data), c.len(fec::Area::Hash));
+    let blocks = data_fixed + hash_fixed;
+    if let Some(e) = out.failure_after_correction() {
+        return Err(CliError::VerifyFailed(format!(
+            "{}: the FEC corrections ({bytes} bytes in {blocks} blocks) do not make the data \
              verify: {e}",
             a.data.display(),
-            decoded.bytes
-        ))
-    })?;
+        )));
+    }
+    let out = match out.into_result() {
+        Ok(out) => out,
+        // FEC found nothing to correct: the first failure stands.
+        Err(e) => return Err(verify_error(&a.data, &a.hash_dev, &p, e)),
+    };
     let what = format!(
-        "FEC corrected {} bytes in {blocks} blocks ({} of the data, {} of the hash device)",
-        decoded.bytes,
-        data.blocks.len(),
-        hash.blocks.len()
+        "FEC corrected {bytes} bytes in {blocks} blocks ({data_fixed} of the data, {hash_fixed} \
+         of the hash device)"
     );
     if repair {
-        let targets = [(a.data.as_path(), &*data), (a.hash_dev.as_path(), &*hash)];
-        crate::fec::Repair::open(&targets)?.write(&targets)?;
+        write_back(
+            out.corrections(),
+            &[(fec::Area::Data, &a.data), (fec::Area::Hash, &a.hash_dev)],
+        )?;
     }
-    done(a, repair, Some((what, decoded.bytes, blocks)))
+    done(a, repair, Some((what, bytes, blocks)))
+}
+
+/// Writes the corrected blocks back in place: every device with blocks to
+/// write is opened first (through symbolic links, keeping the file's mode,
+/// owner and hard links; a regular file or a block device only, as a
+/// stream cannot be repaired), then each is written in turn and synced.
+fn write_back(c: &fec::Corrections, targets: &[(fec::Area, &PathBuf)]) -> Result<(), CliError> {
+    let mut files = Vec::new();
+    for &(area, path) in targets {
+        if c.len(area) == 0 {
+            continue;
+        }
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| CliError::io(path, "open for writing the repaired blocks", e))?;
+        let meta = f.metadata().map_err(|e| CliError::io(path, "examine", e))?;
+        let block = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type());
+        if !meta.is_file() && !block {
+            return Err(CliError::Usage(format!(
+                "{}: is not a regular file or a block device: it cannot be repaired in \
+                 place (nothing was written)",
+                path.display()
+            )));
+        }
+        files.push((area, path, f));
+    }
+    for (area, path, f) in &files {
+        c.write_to(*area, f)
+            .map_err(|e| CliError::io(path, "write a repaired block", e))?;
+        output::sync(f).map_err(|e| CliError::io(path, "sync", e))?;
+    }
+    Ok(())
 }
 
 /// Reports success: what FEC corrected (a sentence, bytes, blocks), if
