@@ -8,10 +8,13 @@
 //! * **Input.** A sized input (a regular file or a block device) is read
 //!   at positions through a second handle opened with `O_DIRECT` where the
 //!   file system takes it: the data go from the disk into the pipeline's
-//!   buffers without a copy through the page cache. A file system that
-//!   refuses direct reads (tmpfs: `EINVAL` on open or on read, an unaligned
-//!   offset or length) is read through the page cache from then on, from
-//!   the same position. An input without a size (a pipe, a character
+//!   buffers without a copy through the page cache, and without filling it
+//!   with a file read once. A chunk the page cache already holds (mostly,
+//!   says `mincore`) is read from there instead: a copy from memory is
+//!   faster than reading the disk again. A file system that refuses direct
+//!   reads (tmpfs: `EINVAL` on open or on read, an unaligned offset or
+//!   length) is read through the page cache from then on, from the same
+//!   position. An input without a size (a pipe, a character
 //!   device) is read in order until it ends; it must end on a sector
 //!   boundary.
 //! * **Output.** A seekable output (a new file of the output layer, a block
@@ -115,15 +118,65 @@ fn refused(e: &std::io::Error) -> bool {
     e.raw_os_error() == Some(libc::EINVAL)
 }
 
-/// Reads `buf.len()` bytes at `pos` through `direct` while it lasts, else
-/// through `file`.
+/// Whether the page cache holds most of the `len` bytes of `file` at
+/// `offset` (false where that cannot be told).
+fn cached(file: &File, offset: u64, len: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let Ok(page) = u64::try_from(page) else {
+            return false;
+        };
+        if page == 0 || len == 0 {
+            return false;
+        }
+        let start = offset - offset % page;
+        let Ok(span) = usize::try_from(offset + len as u64 - start) else {
+            return false;
+        };
+        // SAFETY: the mapping is never read or written, only its address
+        // range handed to mincore, so no change to the file (not even a
+        // truncation) can fault through it. Its offset is page-aligned, so
+        // the mapping starts at the page mincore asks about.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(start)
+                .len(span)
+                .map(file)
+        };
+        let Ok(map) = map else {
+            return false;
+        };
+        let pages = span.div_ceil(page as usize);
+        let mut resident = vec![0u8; pages];
+        // SAFETY: the range is the live mapping's (page-aligned start,
+        // `span` bytes); `resident` holds one byte per page of it.
+        let r = unsafe {
+            libc::mincore(
+                map.as_ptr() as *mut libc::c_void,
+                span,
+                resident.as_mut_ptr(),
+            )
+        };
+        r == 0 && resident.iter().filter(|&&b| b & 1 != 0).count() * 2 > pages
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, offset, len);
+        false
+    }
+}
+
+/// Reads `buf.len()` bytes at `pos` through `direct` while it lasts and the
+/// page cache does not hold them, else through `file`.
 fn read_at(
     direct: &mut Option<File>,
     file: &File,
     buf: &mut [u8],
     pos: u64,
 ) -> std::io::Result<()> {
-    if let Some(d) = direct {
+    if let Some(d) = direct.as_ref().filter(|_| !cached(file, pos, buf.len())) {
         match d.read_exact_at(buf, pos) {
             Err(e) if refused(&e) => *direct = None,
             r => return r,
