@@ -207,6 +207,7 @@ macro_rules! cbc_cipher {
         }
 
         impl DataUnitCipher for $name {
+            type Iv = Iv;
             const NATIVE_MULTI_UNIT: bool = true;
             const UNIT_ALIGN: usize = 16;
 

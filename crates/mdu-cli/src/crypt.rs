@@ -174,7 +174,7 @@ fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
     }
 }
 
-fn stream<C: DataUnitCipher + Sync>(
+fn stream<C: DataUnitCipher<Iv = mdu_dmcrypt::Iv> + Sync>(
     dir: Direction,
     a: &CryptArgs,
     ivgen: &IvGenerator,
@@ -378,7 +378,7 @@ fn stream<C: DataUnitCipher + Sync>(
 /// written would cover input not yet read, so the chunks go back to front:
 /// every later read lies below the chunk just read, and so below where it
 /// was written. Without `--offset` the two orders are the same.
-fn in_place<C: DataUnitCipher + Sync>(
+fn in_place<C: DataUnitCipher<Iv = mdu_dmcrypt::Iv> + Sync>(
     dir: Direction,
     a: &CryptArgs,
     ivgen: &IvGenerator,

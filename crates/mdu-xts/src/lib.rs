@@ -279,6 +279,7 @@ macro_rules! xts_cipher {
         }
 
         impl DataUnitCipher for $name {
+            type Iv = Iv;
             const NATIVE_MULTI_UNIT: bool = true;
 
             #[inline]
