@@ -67,7 +67,7 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-fn check<C: DataUnitCipher + Clone>(cipher: C, c: &Case) -> Result<(), TestCaseError> {
+fn check<C: DataUnitCipher<Iv = Iv> + Clone>(cipher: C, c: &Case) -> Result<(), TestCaseError> {
     let len = c.unit * c.count;
     let plain: Vec<u8> = (0..len)
         .map(|i| (i as u8).wrapping_mul(13) ^ c.seed)

@@ -55,7 +55,7 @@ fn oracle<A: Aes>(a: &A, enc: bool, iv: Iv, unit: &mut [u8]) {
     }
 }
 
-fn run<C: DataUnitCipher, A: Aes>(c: &C, a: &A, input: &Input) {
+fn run<C: DataUnitCipher<Iv = Iv>, A: Aes>(c: &C, a: &A, input: &Input) {
     // Short units of any block count, and sector sizes whose groups run in
     // phases (1, 2, 4 KiB).
     let (unit, count) = match input.blocks {

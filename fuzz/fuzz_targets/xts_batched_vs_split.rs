@@ -34,7 +34,7 @@ fn iv_of(input: &Input) -> Iv {
     }
 }
 
-fn run<C: DataUnitCipher + Clone>(fast: C, generic: C, input: &Input) {
+fn run<C: DataUnitCipher<Iv = Iv> + Clone>(fast: C, generic: C, input: &Input) {
     let unit = usize::from(input.unit % 4200);
     let count = usize::from(input.count % 12) + 1;
     let iv = iv_of(input);

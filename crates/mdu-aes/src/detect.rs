@@ -41,8 +41,40 @@ pub struct CpuFeatures {
 const DONE: u32 = 1 << 31;
 
 impl CpuFeatures {
-    fn pack(self) -> u32 {
-        [
+    /// No feature at all: what the portable backends need.
+    ///
+    /// ```
+    /// assert_eq!(mdu_aes::CpuFeatures::NONE, mdu_aes::CpuFeatures::default());
+    /// ```
+    pub const NONE: CpuFeatures = CpuFeatures {
+        aes: false,
+        avx2: false,
+        avx512f: false,
+        avx512bw: false,
+        avx512vl: false,
+        vaes: false,
+        vpclmulqdq: false,
+        pclmulqdq: false,
+        pmull: false,
+        neon: false,
+    };
+
+    /// Whether every feature of `needs` is present here.
+    ///
+    /// ```
+    /// use mdu_aes::CpuFeatures;
+    /// let aes = CpuFeatures { aes: true, ..CpuFeatures::NONE };
+    /// let aes_clmul = CpuFeatures { pclmulqdq: true, ..aes };
+    /// assert!(aes_clmul.contains(aes));
+    /// assert!(!aes.contains(aes_clmul));
+    /// ```
+    pub const fn contains(self, needs: CpuFeatures) -> bool {
+        let (have, need) = (self.pack(), needs.pack());
+        have & need == need
+    }
+
+    const fn pack(self) -> u32 {
+        let bits = [
             self.aes,
             self.avx2,
             self.avx512f,
@@ -53,10 +85,14 @@ impl CpuFeatures {
             self.pclmulqdq,
             self.pmull,
             self.neon,
-        ]
-        .iter()
-        .enumerate()
-        .fold(DONE, |acc, (i, &on)| acc | (u32::from(on) << i))
+        ];
+        let mut acc = DONE;
+        let mut i = 0;
+        while i < bits.len() {
+            acc |= (bits[i] as u32) << i;
+            i += 1;
+        }
+        acc
     }
 
     fn unpack(bits: u32) -> CpuFeatures {

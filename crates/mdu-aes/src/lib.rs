@@ -33,6 +33,7 @@ pub mod aarch64;
 mod detect;
 mod ivs;
 mod keys;
+mod mode;
 #[doc(hidden)]
 pub mod wipe;
 #[cfg(x86_simd)]
@@ -42,6 +43,7 @@ pub mod x86;
 pub use detect::{CpuFeatures, subsets};
 pub use ivs::Ivs;
 pub use keys::RoundKeys;
+pub use mode::{Aes128, Aes256, Backend, BlockAes, Engine, ForMode, Io, KeySize, Mode, Request};
 
 /// Round keys as stored bytes: `[u8; 16]` each, 15 slots (AES-128 uses
 /// 11).

@@ -70,7 +70,7 @@ impl Xts {
     /// One batched request through `DataUnits`.
     #[inline]
     fn batched(&self, enc: bool, unit: usize, iv: Iv, buf: &mut [u8]) {
-        fn go<C: DataUnitCipher>(c: &C, enc: bool, unit: usize, iv: Iv, buf: &mut [u8]) {
+        fn go<C: DataUnitCipher<Iv = Iv>>(c: &C, enc: bool, unit: usize, iv: Iv, buf: &mut [u8]) {
             let units = DataUnits::new(c, unit).expect("unit size");
             let r = if enc {
                 units.encrypt(iv, buf)

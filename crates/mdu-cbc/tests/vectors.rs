@@ -38,7 +38,7 @@ const CASES: [(&str, &str); 2] = [
     ),
 ];
 
-fn check<C: DataUnitCipher>(c: &C, what: &str, plain: &[u8], cipher: &[u8], iv: Iv) {
+fn check<C: DataUnitCipher<Iv = Iv>>(c: &C, what: &str, plain: &[u8], cipher: &[u8], iv: Iv) {
     // One four-block unit.
     let mut buf = plain.to_vec();
     c.encrypt_unit(iv, &mut buf).unwrap();

@@ -1,6 +1,6 @@
 //! The [`DataUnitCipher`] trait, [`Direction`] and the auto-splitters.
 
-use crate::{DataUnitSize, Error, Iv};
+use crate::{DataUnitSize, Error, Tweak};
 
 /// Which way a request goes.
 ///
@@ -103,8 +103,30 @@ impl core::fmt::Display for Direction {
 /// Every method validates its arguments first and leaves the buffer untouched
 /// when it returns `Err`.
 ///
+/// # The IV width is the cipher's
+///
+/// The associated type [`Iv`](Self::Iv) names it: [`Iv`](crate::Iv)
+/// (`Iv<16>`) for XTS and CBC, `Iv<32>` for a cipher with a 32-byte tweak
+/// such as HCTR2 or Adiantum. Counter IVs are little-endian over the whole
+/// width ([`Iv::advance`](crate::Iv::advance)); a format whose counter wraps
+/// at a narrower width (dm-crypt `plain`, fscrypt `IV_INO_LBLK_32`) splits
+/// its runs at the wrap itself.
+///
+/// # Units of different lengths
+///
+/// A many-unit request is units of one length. Units whose lengths differ
+/// (file names, 16 to 255 bytes each, padded per name) go one call each
+/// through [`encrypt_unit`] / [`decrypt_unit`], which take any length the
+/// cipher accepts: a name is one short message, so a batch of them would save
+/// a call, not work, and a list of lengths per batch would burden every
+/// cipher's native path with a shape only names need.
+///
 /// [`encrypt_unit`]: Self::encrypt_unit
 /// [`decrypt_unit`]: Self::decrypt_unit
+///
+/// # Examples
+///
+/// A cipher with the 16-byte IV of XTS and CBC:
 ///
 /// ```
 /// use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
@@ -113,6 +135,7 @@ impl core::fmt::Display for Direction {
 /// struct AddIv;
 ///
 /// impl DataUnitCipher for AddIv {
+///     type Iv = Iv;
 ///     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
 ///         self.check_unit_len(unit.len())?;
 ///         unit.iter_mut().for_each(|b| *b = b.wrapping_add(iv.0[0]));
@@ -137,7 +160,43 @@ impl core::fmt::Display for Direction {
 /// assert_eq!((buf[0], buf[16], buf[32]), (9, 4, 7));
 /// # Ok::<(), Error>(())
 /// ```
+///
+/// A cipher with a 32-byte tweak: every request of it carries `Iv<32>`, and
+/// batches count over all 32 bytes.
+///
+/// ```
+/// use mdu_core::{DataUnitCipher, DataUnits, Error, Iv};
+///
+/// /// A toy (insecure!) cipher: XORs each byte with the tweak byte under it.
+/// struct XorTweak;
+///
+/// impl DataUnitCipher for XorTweak {
+///     type Iv = Iv<32>;
+///     fn encrypt_unit(&self, tweak: Iv<32>, unit: &mut [u8]) -> Result<(), Error> {
+///         self.check_unit_len(unit.len())?;
+///         unit.iter_mut().zip(tweak.0.iter().cycle()).for_each(|(b, t)| *b ^= t);
+///         Ok(())
+///     }
+///     fn decrypt_unit(&self, tweak: Iv<32>, unit: &mut [u8]) -> Result<(), Error> {
+///         self.encrypt_unit(tweak, unit)
+///     }
+/// }
+///
+/// // Two 32-byte units; the second tweak carries out of byte 15 into byte 16.
+/// let units = DataUnits::new(XorTweak, 32)?;
+/// let mut buf = [0u8; 64];
+/// units.encrypt(Iv::<32>::from_low_u128(u128::MAX), &mut buf)?;
+/// assert_eq!((buf[15], buf[16]), (0xff, 0));
+/// assert_eq!((buf[32 + 15], buf[32 + 16]), (0, 1));
+/// # Ok::<(), Error>(())
+/// ```
 pub trait DataUnitCipher {
+    /// The IV (tweak) of one data unit, whose width is the cipher's:
+    /// [`Iv`](crate::Iv) (16 bytes) for XTS and CBC, `Iv<32>` for HCTR2
+    /// and Adiantum. Batches, explicit-IV lists and the conformance harness
+    /// all carry IVs of this type.
+    type Iv: Tweak;
+
     /// `true` when the many-unit methods are a native multi-unit path rather
     /// than the auto-splitters.
     const NATIVE_MULTI_UNIT: bool = false;
@@ -159,14 +218,14 @@ pub trait DataUnitCipher {
     /// [`MIN_UNIT_BYTES`](Self::MIN_UNIT_BYTES) or longer than
     /// [`DataUnitSize::MAX`]; [`Error::UnitSizeMisaligned`] if its length is
     /// not a multiple of [`UNIT_ALIGN`](Self::UNIT_ALIGN).
-    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error>;
+    fn encrypt_unit(&self, iv: Self::Iv, unit: &mut [u8]) -> Result<(), Error>;
 
     /// Decrypts one data unit in place under `iv`.
     ///
     /// # Errors
     ///
     /// As for [`encrypt_unit`](Self::encrypt_unit).
-    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error>;
+    fn decrypt_unit(&self, iv: Self::Iv, unit: &mut [u8]) -> Result<(), Error>;
 
     /// One data unit in place, in the direction `dir`.
     ///
@@ -178,6 +237,7 @@ pub trait DataUnitCipher {
     /// # use mdu_core::{DataUnitCipher, Direction, Error, Iv};
     /// # struct Inc;
     /// # impl DataUnitCipher for Inc {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, _: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] += 1; Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] -= 1; Ok(()) }
     /// # }
@@ -187,7 +247,7 @@ pub trait DataUnitCipher {
     /// # Ok::<(), Error>(())
     /// ```
     #[inline]
-    fn crypt_unit(&self, dir: Direction, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+    fn crypt_unit(&self, dir: Direction, iv: Self::Iv, unit: &mut [u8]) -> Result<(), Error> {
         match dir {
             Direction::Encrypt => self.encrypt_unit(iv, unit),
             Direction::Decrypt => self.decrypt_unit(iv, unit),
@@ -207,6 +267,7 @@ pub trait DataUnitCipher {
     /// # use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
     /// # struct Nop;
     /// # impl DataUnitCipher for Nop {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// # }
@@ -232,6 +293,7 @@ pub trait DataUnitCipher {
     /// # use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
     /// # struct Mark;
     /// # impl DataUnitCipher for Mark {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// # }
@@ -244,7 +306,7 @@ pub trait DataUnitCipher {
     fn crypt_units(
         &self,
         dir: Direction,
-        first_iv: Iv,
+        first_iv: Self::Iv,
         iv_step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
@@ -266,6 +328,7 @@ pub trait DataUnitCipher {
     /// # use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
     /// # struct Inc;
     /// # impl DataUnitCipher for Inc {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, _: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] += 1; Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] -= 1; Ok(()) }
     /// # }
@@ -279,7 +342,7 @@ pub trait DataUnitCipher {
     fn crypt_units_to(
         &self,
         dir: Direction,
-        first_iv: Iv,
+        first_iv: Self::Iv,
         iv_step: u64,
         unit: DataUnitSize,
         src: &[u8],
@@ -312,6 +375,7 @@ pub trait DataUnitCipher {
     /// # use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
     /// # struct Mark;
     /// # impl DataUnitCipher for Mark {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// # }
@@ -329,7 +393,7 @@ pub trait DataUnitCipher {
     fn crypt_units_with_ivs(
         &self,
         dir: Direction,
-        ivs: &[Iv],
+        ivs: &[Self::Iv],
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
@@ -347,6 +411,7 @@ pub trait DataUnitCipher {
     /// # use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
     /// # struct Mark;
     /// # impl DataUnitCipher for Mark {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// # }
@@ -358,7 +423,7 @@ pub trait DataUnitCipher {
     #[inline]
     fn encrypt_units(
         &self,
-        first_iv: Iv,
+        first_iv: Self::Iv,
         iv_step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
@@ -377,6 +442,7 @@ pub trait DataUnitCipher {
     /// # use mdu_core::{DataUnitCipher, DataUnitSize, Error, Iv};
     /// # struct Nop;
     /// # impl DataUnitCipher for Nop {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// # }
@@ -387,7 +453,7 @@ pub trait DataUnitCipher {
     #[inline]
     fn decrypt_units(
         &self,
-        first_iv: Iv,
+        first_iv: Self::Iv,
         iv_step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
@@ -397,27 +463,28 @@ pub trait DataUnitCipher {
 }
 
 impl<C: DataUnitCipher + ?Sized> DataUnitCipher for &C {
+    type Iv = C::Iv;
     const NATIVE_MULTI_UNIT: bool = C::NATIVE_MULTI_UNIT;
     const MIN_UNIT_BYTES: usize = C::MIN_UNIT_BYTES;
     const UNIT_ALIGN: usize = C::UNIT_ALIGN;
 
     #[inline]
-    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+    fn encrypt_unit(&self, iv: Self::Iv, unit: &mut [u8]) -> Result<(), Error> {
         (**self).encrypt_unit(iv, unit)
     }
     #[inline]
-    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+    fn decrypt_unit(&self, iv: Self::Iv, unit: &mut [u8]) -> Result<(), Error> {
         (**self).decrypt_unit(iv, unit)
     }
     #[inline]
-    fn crypt_unit(&self, dir: Direction, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+    fn crypt_unit(&self, dir: Direction, iv: Self::Iv, unit: &mut [u8]) -> Result<(), Error> {
         (**self).crypt_unit(dir, iv, unit)
     }
     #[inline]
     fn crypt_units(
         &self,
         dir: Direction,
-        iv: Iv,
+        iv: Self::Iv,
         step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
@@ -428,7 +495,7 @@ impl<C: DataUnitCipher + ?Sized> DataUnitCipher for &C {
     fn crypt_units_to(
         &self,
         dir: Direction,
-        iv: Iv,
+        iv: Self::Iv,
         step: u64,
         unit: DataUnitSize,
         src: &[u8],
@@ -440,7 +507,7 @@ impl<C: DataUnitCipher + ?Sized> DataUnitCipher for &C {
     fn crypt_units_with_ivs(
         &self,
         dir: Direction,
-        ivs: &[Iv],
+        ivs: &[Self::Iv],
         unit: DataUnitSize,
         buf: &mut [u8],
     ) -> Result<(), Error> {
@@ -487,6 +554,7 @@ fn check_unit_len<C: DataUnitCipher + ?Sized>(len: usize) -> Result<(), Error> {
 /// # use mdu_core::{check_request, DataUnitCipher, DataUnitSize, Error, Iv};
 /// # struct Nop;
 /// # impl DataUnitCipher for Nop {
+/// #     type Iv = Iv;
 /// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
 /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
 /// # }
@@ -515,6 +583,7 @@ pub fn check_request<C: DataUnitCipher + ?Sized>(
 /// # use mdu_core::{check_request_with_ivs, DataUnitCipher, DataUnitSize, Error, Iv};
 /// # struct Nop;
 /// # impl DataUnitCipher for Nop {
+/// #     type Iv = Iv;
 /// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
 /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
 /// # }
@@ -566,6 +635,7 @@ pub(crate) fn check_same_len(src: usize, dst: usize) -> Result<(), Error> {
 /// # use mdu_core::{split_units, DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 /// # struct Mark;
 /// # impl DataUnitCipher for Mark {
+/// #     type Iv = Iv;
 /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
 /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
 /// # }
@@ -577,7 +647,7 @@ pub(crate) fn check_same_len(src: usize, dst: usize) -> Result<(), Error> {
 pub fn split_units<C: DataUnitCipher + ?Sized>(
     cipher: &C,
     dir: Direction,
-    first_iv: Iv,
+    first_iv: C::Iv,
     iv_step: u64,
     unit: DataUnitSize,
     buf: &mut [u8],
@@ -604,6 +674,7 @@ pub fn split_units<C: DataUnitCipher + ?Sized>(
 /// # use mdu_core::{split_units_with_ivs, DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 /// # struct Mark;
 /// # impl DataUnitCipher for Mark {
+/// #     type Iv = Iv;
 /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> { u[0] = iv.0[0]; Ok(()) }
 /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
 /// # }
@@ -616,7 +687,7 @@ pub fn split_units<C: DataUnitCipher + ?Sized>(
 pub fn split_units_with_ivs<C: DataUnitCipher + ?Sized>(
     cipher: &C,
     dir: Direction,
-    ivs: &[Iv],
+    ivs: &[C::Iv],
     unit: DataUnitSize,
     buf: &mut [u8],
 ) -> Result<(), Error> {

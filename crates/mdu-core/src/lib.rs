@@ -4,7 +4,9 @@
 //! file-contents blocks. Each unit is encrypted on its own under an IV derived
 //! from its position. `mdu-core` lets a caller hand over **many consecutive
 //! units in one request with one starting IV**: unit `i` uses IV
-//! `first_iv + i * step`, read as a 128-bit little-endian counter ([`Iv`]).
+//! `first_iv + i * step`, read as a little-endian counter ([`Iv`]) whose
+//! width is the cipher's: 16 bytes for XTS and CBC, 32 for a cipher with a
+//! 32-byte tweak ([`DataUnitCipher::Iv`]).
 //!
 //! * [`DataUnitCipher`] is the cipher side: one unit in place, and many units
 //!   in one call. A cipher without a multi-unit path of its own gets one for
@@ -27,6 +29,7 @@
 //! /// A toy cipher for illustration only: XOR with a keystream made of the IV.
 //! struct XorIv;
 //! impl DataUnitCipher for XorIv {
+//!     type Iv = Iv;
 //!     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
 //!         self.check_unit_len(unit.len())?;
 //!         for (i, b) in unit.iter_mut().enumerate() {
@@ -87,6 +90,6 @@ pub use cipher::{
     split_units_with_ivs,
 };
 pub use error::Error;
-pub use iv::Iv;
+pub use iv::{Iv, Tweak};
 pub use size::DataUnitSize;
 pub use units::DataUnits;

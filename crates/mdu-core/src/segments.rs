@@ -11,7 +11,7 @@ use zeroize::Zeroizing;
 
 use crate::cipher::check_request;
 use crate::units::run;
-use crate::{DataUnitCipher, DataUnits, Direction, Error, Iv};
+use crate::{DataUnitCipher, DataUnits, Direction, Error, Tweak};
 
 /// A position in a list of segments: segment index and offset within it.
 #[derive(Clone, Copy, Default)]
@@ -72,7 +72,7 @@ fn scatter(segs: &mut [&mut [u8]], cur: &mut Cursor, data: &[u8]) {
 pub(crate) fn in_place<C: DataUnitCipher>(
     units: &DataUnits<C>,
     dir: Direction,
-    first_iv: Iv,
+    first_iv: C::Iv,
     segs: &mut [&mut [u8]],
 ) -> Result<(), Error> {
     let unit = units.unit_size();
@@ -108,7 +108,7 @@ pub(crate) fn in_place<C: DataUnitCipher>(
 pub(crate) fn out_of_place<C: DataUnitCipher>(
     units: &DataUnits<C>,
     dir: Direction,
-    first_iv: Iv,
+    first_iv: C::Iv,
     src: &[&[u8]],
     dst: &mut [&mut [u8]],
 ) -> Result<(), Error> {

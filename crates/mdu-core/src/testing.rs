@@ -30,6 +30,7 @@
 //!
 //! struct AddIv;
 //! impl DataUnitCipher for AddIv {
+//!     type Iv = Iv;
 //!     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
 //!         self.check_unit_len(u.len())?;
 //!         u.iter_mut().for_each(|b| *b = b.wrapping_add(iv.0[0]));
@@ -52,7 +53,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
-use crate::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
+use crate::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Tweak};
 
 pub mod backends;
 pub mod tools;
@@ -163,16 +164,35 @@ pub fn split<'a>(mut buf: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
     out
 }
 
-struct Ctx {
+struct Ctx<I> {
     cipher: &'static str,
     seed: u64,
     unit: usize,
     count: usize,
-    iv: Iv,
+    iv: I,
     step: u64,
 }
 
-impl Ctx {
+/// An IV of the cipher's width whose low 16 bytes (all of them, for a
+/// 16-byte IV) are `low` and whose bytes above are random: a `low` next to
+/// 2^64 or 2^128 puts a carry across byte 8 or byte 16 within the request.
+fn iv_with_low<I: Tweak>(rng: &mut Rng, low: u128) -> I {
+    let mut iv = I::ZERO;
+    let bytes = iv.as_mut();
+    rng.fill(bytes);
+    let n = bytes.len().min(16);
+    bytes[..n].copy_from_slice(&low.to_le_bytes()[..n]);
+    iv
+}
+
+/// A random IV of the cipher's width.
+fn random_iv<I: Tweak>(rng: &mut Rng) -> I {
+    let mut iv = I::ZERO;
+    rng.fill(iv.as_mut());
+    iv
+}
+
+impl<I: Tweak> Ctx<I> {
     fn describe(&self, path: &str) -> String {
         let mut s = String::new();
         let _ = write!(
@@ -246,10 +266,10 @@ pub fn check_cipher_seeded<C: DataUnitCipher>(cipher: &C, seed: u64) -> Report {
         let max_units = MAX_UNITS;
         for count in 1..=max_units {
             let r = (1 + rng.below(count)) as u128;
-            let iv = match count % 3 {
-                0 => Iv::from_u128(u128::from(rng.next()) << 64 | u128::from(rng.next())),
-                1 => Iv::from_u128((1u128 << 64) - r),
-                _ => Iv::from_u128(0u128.wrapping_sub(r)),
+            let iv: C::Iv = match count % 3 {
+                0 => random_iv(&mut rng),
+                1 => iv_with_low(&mut rng, (1u128 << 64) - r),
+                _ => iv_with_low(&mut rng, 0u128.wrapping_sub(r)),
             };
             let step = match count % 4 {
                 0 | 2 => 1,
@@ -271,7 +291,12 @@ pub fn check_cipher_seeded<C: DataUnitCipher>(cipher: &C, seed: u64) -> Report {
     report
 }
 
-fn check_request<C: DataUnitCipher>(cipher: &C, ctx: &Ctx, rng: &mut Rng, report: &mut Report) {
+fn check_request<C: DataUnitCipher>(
+    cipher: &C,
+    ctx: &Ctx<C::Iv>,
+    rng: &mut Rng,
+    report: &mut Report,
+) {
     let (unit, count, step) = (ctx.unit, ctx.count, ctx.step);
     let len = unit * count;
     let mut plain = vec![0u8; len];
@@ -377,13 +402,19 @@ fn check_request<C: DataUnitCipher>(cipher: &C, ctx: &Ctx, rng: &mut Rng, report
 
     // An explicit-IV batch: unrelated IVs (some equal, some next to the
     // carries), against one single-unit request per unit.
-    let mut ivs: Vec<Iv> = Vec::with_capacity(count);
+    let mut ivs: Vec<C::Iv> = Vec::with_capacity(count);
     for i in 0..count {
         let iv = match rng.below(4) {
             0 if i > 0 => ivs[rng.below(i)],
-            1 => Iv::from_u128(0u128.wrapping_sub(rng.below(3) as u128)),
-            2 => Iv::from_u128((1u128 << 64) - 1 - rng.below(2) as u128),
-            _ => Iv::from_u128(u128::from(rng.next()) << 64 | u128::from(rng.next())),
+            1 => {
+                let low = 0u128.wrapping_sub(rng.below(3) as u128);
+                iv_with_low(rng, low)
+            }
+            2 => {
+                let low = (1u128 << 64) - 1 - rng.below(2) as u128;
+                iv_with_low(rng, low)
+            }
+            _ => random_iv(rng),
         };
         ivs.push(iv);
     }
@@ -426,7 +457,7 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
         seed: 0,
         unit,
         count: 2,
-        iv: Iv::ZERO,
+        iv: C::Iv::ZERO,
         step: 1,
     };
     let units = DataUnits::new(cipher, unit).expect("unit size accepted above");
@@ -440,23 +471,23 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
     };
     ctx.err(
         "encrypt of a ragged request",
-        units.encrypt(Iv::ZERO, &mut buf),
+        units.encrypt(C::Iv::ZERO, &mut buf),
         not_multiple,
     );
     ctx.err(
         "decrypt of a ragged request",
-        units.decrypt(Iv::ZERO, &mut buf),
+        units.decrypt(C::Iv::ZERO, &mut buf),
         not_multiple,
     );
     ctx.same("ragged request left unchanged", &buf, &orig);
     ctx.err(
         "encrypt of nothing",
-        units.encrypt(Iv::ZERO, &mut []),
+        units.encrypt(C::Iv::ZERO, &mut []),
         Error::EmptyRequest,
     );
     ctx.err(
         "encrypt_segments of nothing",
-        units.encrypt_segments(Iv::ZERO, &mut [&mut [][..], &mut [][..]]),
+        units.encrypt_segments(C::Iv::ZERO, &mut [&mut [][..], &mut [][..]]),
         Error::EmptyRequest,
     );
 
@@ -467,12 +498,12 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
     };
     ctx.err(
         "encrypt_to, lengths differ",
-        units.encrypt_to(Iv::ZERO, &orig[..2 * unit], &mut dst),
+        units.encrypt_to(C::Iv::ZERO, &orig[..2 * unit], &mut dst),
         mismatch,
     );
     ctx.err(
         "decrypt_to, lengths differ",
-        units.decrypt_to(Iv::ZERO, &orig[..2 * unit], &mut dst),
+        units.decrypt_to(C::Iv::ZERO, &orig[..2 * unit], &mut dst),
         mismatch,
     );
     ctx.same("mismatched destination left unchanged", &dst, &orig);
@@ -484,7 +515,11 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
     };
     ctx.err(
         "encrypt_segments_to, totals differ",
-        units.encrypt_segments_to(Iv::ZERO, &[a, &b[..unit]], &mut split_mut(&mut dst, &[3])),
+        units.encrypt_segments_to(
+            C::Iv::ZERO,
+            &[a, &b[..unit]],
+            &mut split_mut(&mut dst, &[3]),
+        ),
         totals,
     );
     ctx.same("segment destination left unchanged", &dst, &orig);
@@ -492,7 +527,7 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
     let ragged = &mut buf[..unit + 1];
     ctx.err(
         "encrypt_segments of a ragged request",
-        units.encrypt_segments(Iv::ZERO, &mut [ragged]),
+        units.encrypt_segments(C::Iv::ZERO, &mut [ragged]),
         Error::LengthNotMultiple {
             len: unit + 1,
             unit,
@@ -506,12 +541,12 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
     for n in [1, 3] {
         ctx.err(
             "crypt_units_with_ivs, wrong IV count",
-            cipher.crypt_units_with_ivs(Direction::Encrypt, &vec![Iv::ZERO; n], size, &mut two),
+            cipher.crypt_units_with_ivs(Direction::Encrypt, &vec![C::Iv::ZERO; n], size, &mut two),
             Error::IvCountMismatch { ivs: n, units: 2 },
         );
         ctx.err(
             "DataUnits::decrypt_with_ivs, wrong IV count",
-            units.decrypt_with_ivs(&vec![Iv::ZERO; n], &mut two),
+            units.decrypt_with_ivs(&vec![C::Iv::ZERO; n], &mut two),
             Error::IvCountMismatch { ivs: n, units: 2 },
         );
     }
@@ -527,18 +562,18 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
         let before = big.clone();
         ctx.err(
             "encrypt_unit of a misaligned unit",
-            cipher.encrypt_unit(Iv::ZERO, &mut big[..odd]),
+            cipher.encrypt_unit(C::Iv::ZERO, &mut big[..odd]),
             want,
         );
         ctx.err(
             "decrypt_unit of a misaligned unit",
-            cipher.decrypt_unit(Iv::ZERO, &mut big[..odd]),
+            cipher.decrypt_unit(C::Iv::ZERO, &mut big[..odd]),
             want,
         );
         if let Ok(odd_size) = DataUnitSize::new(odd) {
             ctx.err(
                 "crypt_units with a misaligned unit size",
-                cipher.crypt_units(Direction::Encrypt, Iv::ZERO, 1, odd_size, &mut big),
+                cipher.crypt_units(Direction::Encrypt, C::Iv::ZERO, 1, odd_size, &mut big),
                 want,
             );
         }
@@ -558,12 +593,12 @@ fn check_errors<C: DataUnitCipher>(cipher: &C, unit: usize, rng: &mut Rng, repor
     if let Err(e) = short {
         ctx.err(
             "encrypt_unit below the minimum",
-            cipher.encrypt_unit(Iv::ZERO, &mut buf[..15]),
+            cipher.encrypt_unit(C::Iv::ZERO, &mut buf[..15]),
             e,
         );
         ctx.err(
             "decrypt_unit below the minimum",
-            cipher.decrypt_unit(Iv::ZERO, &mut buf[..15]),
+            cipher.decrypt_unit(C::Iv::ZERO, &mut buf[..15]),
             e,
         );
         ctx.same("short unit left unchanged", &buf, &orig);

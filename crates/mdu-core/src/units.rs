@@ -1,7 +1,7 @@
 //! [`DataUnits`]: a cipher bound to a data-unit size and an IV step.
 
 use crate::cipher::{check_request, check_request_with_ivs, check_same_len};
-use crate::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+use crate::{DataUnitCipher, DataUnitSize, Direction, Error, Tweak};
 
 /// Runs a validated, non-empty run of whole units in place. A run of one
 /// unit goes straight to the one-unit method.
@@ -9,7 +9,7 @@ use crate::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 pub(crate) fn run<C: DataUnitCipher + ?Sized>(
     cipher: &C,
     dir: Direction,
-    iv: Iv,
+    iv: C::Iv,
     step: u64,
     unit: DataUnitSize,
     buf: &mut [u8],
@@ -37,6 +37,7 @@ pub(crate) fn run<C: DataUnitCipher + ?Sized>(
 /// // Any DataUnitCipher works; this toy one is NOT a real cipher.
 /// struct Toy;
 /// impl DataUnitCipher for Toy {
+///     type Iv = Iv;
 ///     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
 ///         self.check_unit_len(u.len())?;
 ///         u.iter_mut().for_each(|b| *b ^= iv.0[0]);
@@ -82,6 +83,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # use mdu_core::{DataUnitCipher, DataUnits, Error, Iv};
     /// # struct Nop;
     /// # impl DataUnitCipher for Nop {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// # }
@@ -105,6 +107,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # use mdu_core::{DataUnitCipher, DataUnits, Error, Iv};
     /// # struct Nop;
     /// # impl DataUnitCipher for Nop {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// # }
@@ -144,6 +147,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # use mdu_core::{DataUnitCipher, DataUnits, Error, Iv};
     /// # struct Nop;
     /// # impl DataUnitCipher for Nop {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// #     fn decrypt_unit(&self, _: Iv, _: &mut [u8]) -> Result<(), Error> { Ok(()) }
     /// # }
@@ -151,7 +155,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// assert_eq!(units.iv_of(Iv::plain64(0), 3), Iv::plain64(24));
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn iv_of(&self, first_iv: Iv, index: u64) -> Iv {
+    pub fn iv_of(&self, first_iv: C::Iv, index: u64) -> C::Iv {
         first_iv.advance(u128::from(index) * u128::from(self.step))
     }
 
@@ -167,6 +171,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # use mdu_core::{DataUnitCipher, DataUnits, Direction, Error, Iv};
     /// # struct Toy;
     /// # impl DataUnitCipher for Toy {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
     /// #         u.iter_mut().for_each(|b| *b ^= iv.0[0]); Ok(())
     /// #     }
@@ -180,7 +185,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// assert_eq!(buf, [0u8; 32]);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn crypt(&self, dir: Direction, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+    pub fn crypt(&self, dir: Direction, first_iv: C::Iv, buf: &mut [u8]) -> Result<(), Error> {
         check_request::<C>(self.unit, buf.len())?;
         run(&self.cipher, dir, first_iv, self.step, self.unit, buf)
     }
@@ -197,6 +202,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # use mdu_core::{DataUnitCipher, DataUnits, Direction, Error, Iv};
     /// # struct Toy;
     /// # impl DataUnitCipher for Toy {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
     /// #         u.iter_mut().for_each(|b| *b ^= iv.0[0]); Ok(())
     /// #     }
@@ -211,7 +217,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     pub fn crypt_to(
         &self,
         dir: Direction,
-        first_iv: Iv,
+        first_iv: C::Iv,
         src: &[u8],
         dst: &mut [u8],
     ) -> Result<(), Error> {
@@ -235,6 +241,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # use mdu_core::{DataUnitCipher, DataUnits, Direction, Error, Iv};
     /// # struct Toy;
     /// # impl DataUnitCipher for Toy {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
     /// #         u.iter_mut().for_each(|b| *b ^= iv.0[0]); Ok(())
     /// #     }
@@ -248,7 +255,12 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// assert!(units.crypt_with_ivs(Direction::Encrypt, &ivs[..2], &mut buf).is_err());
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn crypt_with_ivs(&self, dir: Direction, ivs: &[Iv], buf: &mut [u8]) -> Result<(), Error> {
+    pub fn crypt_with_ivs(
+        &self,
+        dir: Direction,
+        ivs: &[C::Iv],
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
         check_request_with_ivs::<C>(self.unit, ivs.len(), buf.len())?;
         if buf.len() == self.unit.get() {
             return self.cipher.crypt_unit(dir, ivs[0], buf);
@@ -262,7 +274,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # Errors
     ///
     /// As for [`crypt_with_ivs`](Self::crypt_with_ivs).
-    pub fn encrypt_with_ivs(&self, ivs: &[Iv], buf: &mut [u8]) -> Result<(), Error> {
+    pub fn encrypt_with_ivs(&self, ivs: &[C::Iv], buf: &mut [u8]) -> Result<(), Error> {
         self.crypt_with_ivs(Direction::Encrypt, ivs, buf)
     }
 
@@ -272,7 +284,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # Errors
     ///
     /// As for [`crypt_with_ivs`](Self::crypt_with_ivs).
-    pub fn decrypt_with_ivs(&self, ivs: &[Iv], buf: &mut [u8]) -> Result<(), Error> {
+    pub fn decrypt_with_ivs(&self, ivs: &[C::Iv], buf: &mut [u8]) -> Result<(), Error> {
         self.crypt_with_ivs(Direction::Decrypt, ivs, buf)
     }
 
@@ -282,7 +294,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     ///
     /// [`Error::EmptyRequest`] or [`Error::LengthNotMultiple`]; `buf` is then
     /// unchanged.
-    pub fn encrypt(&self, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+    pub fn encrypt(&self, first_iv: C::Iv, buf: &mut [u8]) -> Result<(), Error> {
         self.crypt(Direction::Encrypt, first_iv, buf)
     }
 
@@ -291,7 +303,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # Errors
     ///
     /// As for [`encrypt`](Self::encrypt).
-    pub fn decrypt(&self, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+    pub fn decrypt(&self, first_iv: C::Iv, buf: &mut [u8]) -> Result<(), Error> {
         self.crypt(Direction::Decrypt, first_iv, buf)
     }
 
@@ -301,7 +313,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     ///
     /// [`Error::EmptyRequest`], [`Error::LengthNotMultiple`] or
     /// [`Error::LengthMismatch`]; `dst` is then unchanged.
-    pub fn encrypt_to(&self, first_iv: Iv, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
+    pub fn encrypt_to(&self, first_iv: C::Iv, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
         self.crypt_to(Direction::Encrypt, first_iv, src, dst)
     }
 
@@ -310,7 +322,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # Errors
     ///
     /// As for [`encrypt_to`](Self::encrypt_to).
-    pub fn decrypt_to(&self, first_iv: Iv, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
+    pub fn decrypt_to(&self, first_iv: C::Iv, src: &[u8], dst: &mut [u8]) -> Result<(), Error> {
         self.crypt_to(Direction::Decrypt, first_iv, src, dst)
     }
 
@@ -330,6 +342,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # use mdu_core::{DataUnitCipher, DataUnits, Error, Iv};
     /// # struct Toy;
     /// # impl DataUnitCipher for Toy {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
     /// #         u.iter_mut().enumerate().for_each(|(i, b)| *b ^= iv.0[0] ^ i as u8); Ok(())
     /// #     }
@@ -347,7 +360,11 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # Ok::<(), Error>(())
     /// ```
     #[cfg(feature = "alloc")]
-    pub fn encrypt_segments(&self, first_iv: Iv, segments: &mut [&mut [u8]]) -> Result<(), Error> {
+    pub fn encrypt_segments(
+        &self,
+        first_iv: C::Iv,
+        segments: &mut [&mut [u8]],
+    ) -> Result<(), Error> {
         crate::segments::in_place(self, Direction::Encrypt, first_iv, segments)
     }
 
@@ -358,7 +375,11 @@ impl<C: DataUnitCipher> DataUnits<C> {
     ///
     /// As for [`encrypt_segments`](Self::encrypt_segments).
     #[cfg(feature = "alloc")]
-    pub fn decrypt_segments(&self, first_iv: Iv, segments: &mut [&mut [u8]]) -> Result<(), Error> {
+    pub fn decrypt_segments(
+        &self,
+        first_iv: C::Iv,
+        segments: &mut [&mut [u8]],
+    ) -> Result<(), Error> {
         crate::segments::in_place(self, Direction::Decrypt, first_iv, segments)
     }
 
@@ -378,6 +399,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     /// # use mdu_core::{DataUnitCipher, DataUnits, Error, Iv};
     /// # struct Toy;
     /// # impl DataUnitCipher for Toy {
+    /// #     type Iv = Iv;
     /// #     fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
     /// #         u.iter_mut().enumerate().for_each(|(i, b)| *b ^= iv.0[0] ^ i as u8); Ok(())
     /// #     }
@@ -396,7 +418,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     #[cfg(feature = "alloc")]
     pub fn encrypt_segments_to(
         &self,
-        first_iv: Iv,
+        first_iv: C::Iv,
         src: &[&[u8]],
         dst: &mut [&mut [u8]],
     ) -> Result<(), Error> {
@@ -412,7 +434,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
     #[cfg(feature = "alloc")]
     pub fn decrypt_segments_to(
         &self,
-        first_iv: Iv,
+        first_iv: C::Iv,
         src: &[&[u8]],
         dst: &mut [&mut [u8]],
     ) -> Result<(), Error> {
@@ -422,7 +444,7 @@ impl<C: DataUnitCipher> DataUnits<C> {
 
 #[cfg(feature = "rayon")]
 impl<C: DataUnitCipher + Sync> DataUnits<C> {
-    fn par(&self, dir: Direction, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+    fn par(&self, dir: Direction, first_iv: C::Iv, buf: &mut [u8]) -> Result<(), Error> {
         use rayon::prelude::*;
 
         let units = check_request::<C>(self.unit, buf.len())?;
@@ -450,7 +472,7 @@ impl<C: DataUnitCipher + Sync> DataUnits<C> {
     /// # Errors
     ///
     /// As for [`encrypt`](Self::encrypt); `buf` is then unchanged.
-    pub fn par_encrypt(&self, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+    pub fn par_encrypt(&self, first_iv: C::Iv, buf: &mut [u8]) -> Result<(), Error> {
         self.par(Direction::Encrypt, first_iv, buf)
     }
 
@@ -460,7 +482,7 @@ impl<C: DataUnitCipher + Sync> DataUnits<C> {
     /// # Errors
     ///
     /// As for [`decrypt`](Self::decrypt); `buf` is then unchanged.
-    pub fn par_decrypt(&self, first_iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+    pub fn par_decrypt(&self, first_iv: C::Iv, buf: &mut [u8]) -> Result<(), Error> {
         self.par(Direction::Decrypt, first_iv, buf)
     }
 }

@@ -30,6 +30,7 @@ fn harness_catches_a_wrong_iv_step() {
 
     struct OffByOne(Toy);
     impl DataUnitCipher for OffByOne {
+        type Iv = Iv;
         const NATIVE_MULTI_UNIT: bool = true;
         fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
             self.0.encrypt_unit(iv, u)
@@ -64,6 +65,7 @@ fn harness_catches_explicit_ivs_used_out_of_order() {
 
     struct Reversed(Toy);
     impl DataUnitCipher for Reversed {
+        type Iv = Iv;
         const NATIVE_MULTI_UNIT: bool = true;
         fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
             self.0.encrypt_unit(iv, u)
@@ -106,6 +108,7 @@ fn harness_catches_a_decryption_that_does_not_invert() {
 
     struct BadDecrypt(Toy);
     impl DataUnitCipher for BadDecrypt {
+        type Iv = Iv;
         fn encrypt_unit(&self, iv: Iv, u: &mut [u8]) -> Result<(), Error> {
             self.0.encrypt_unit(iv, u)
         }

@@ -8,7 +8,7 @@ use common::{NativeToy, Toy, split, split_mut};
 use mdu_core::{DataUnitCipher, DataUnits, Iv};
 use proptest::prelude::*;
 
-fn per_unit<C: DataUnitCipher>(c: &C, iv: Iv, step: u64, unit: usize, data: &mut [u8]) {
+fn per_unit<C: DataUnitCipher<Iv = Iv>>(c: &C, iv: Iv, step: u64, unit: usize, data: &mut [u8]) {
     for (i, chunk) in data.chunks_mut(unit).enumerate() {
         c.encrypt_unit(iv.advance(i as u128 * u128::from(step)), chunk)
             .unwrap();

@@ -103,7 +103,7 @@ fn essiv_ivs(essiv: &AesCbc256, ivs: &mut [Iv]) -> Result<(), Error> {
 /// Replaces each of the (at most [`BATCH`]) byte offsets in `ivs` by the
 /// encryption of one zero block under the volume's `cipher` with the offset
 /// as IV, in one explicit-IV call.
-fn eboiv_ivs<C: DataUnitCipher + ?Sized>(cipher: &C, ivs: &mut [Iv]) -> Result<(), Error> {
+fn eboiv_ivs<C: DataUnitCipher<Iv = Iv> + ?Sized>(cipher: &C, ivs: &mut [Iv]) -> Result<(), Error> {
     let mut blocks = [0u8; 16 * BATCH];
     let blocks = &mut blocks[..16 * ivs.len()];
     if let [one] = ivs {
@@ -204,7 +204,11 @@ impl IvGenerator {
     /// assert_eq!(g.iv(&xts, 1)?, Iv::ZERO); // plain wraps at 2^32
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn iv<C: DataUnitCipher + ?Sized>(&self, cipher: &C, index: u64) -> Result<Iv, Error> {
+    pub fn iv<C: DataUnitCipher<Iv = Iv> + ?Sized>(
+        &self,
+        cipher: &C,
+        index: u64,
+    ) -> Result<Iv, Error> {
         let mut iv = Iv::ZERO;
         self.ivs(cipher, index, core::slice::from_mut(&mut iv))?;
         Ok(iv)
@@ -231,7 +235,7 @@ impl IvGenerator {
     /// assert_eq!(ivs[2], g.iv(&xts, 7)?);
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn ivs<C: DataUnitCipher + ?Sized>(
+    pub fn ivs<C: DataUnitCipher<Iv = Iv> + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -246,7 +250,7 @@ impl IvGenerator {
     }
 
     /// [`ivs`](Self::ivs) for at most [`BATCH`] sectors.
-    fn ivs_batch<C: DataUnitCipher + ?Sized>(
+    fn ivs_batch<C: DataUnitCipher<Iv = Iv> + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -342,7 +346,7 @@ impl IvGenerator {
 
     /// The number of sectors in `len` bytes, and the sector size as a
     /// [`DataUnitSize`], for cipher `C`.
-    fn check<C: DataUnitCipher + ?Sized>(
+    fn check<C: DataUnitCipher<Iv = Iv> + ?Sized>(
         &self,
         len: usize,
     ) -> Result<(u64, DataUnitSize), DmCryptError> {
@@ -383,7 +387,7 @@ impl IvGenerator {
     /// assert!(buf.iter().all(|&b| b == 7));
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn crypt<C: DataUnitCipher + ?Sized>(
+    pub fn crypt<C: DataUnitCipher<Iv = Iv> + ?Sized>(
         &self,
         dir: Direction,
         cipher: &C,
@@ -447,7 +451,7 @@ impl IvGenerator {
     /// assert!(g.encrypt(&xts, 0, &mut [0u8; 100]).is_err());
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn encrypt<C: DataUnitCipher + ?Sized>(
+    pub fn encrypt<C: DataUnitCipher<Iv = Iv> + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -474,7 +478,7 @@ impl IvGenerator {
     /// assert!(buf.iter().all(|&b| b == 7));
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn decrypt<C: DataUnitCipher + ?Sized>(
+    pub fn decrypt<C: DataUnitCipher<Iv = Iv> + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -505,7 +509,7 @@ impl IvGenerator {
     /// assert_eq!(a, b);
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn par_crypt<C: DataUnitCipher + Sync + ?Sized>(
+    pub fn par_crypt<C: DataUnitCipher<Iv = Iv> + Sync + ?Sized>(
         &self,
         dir: Direction,
         cipher: &C,
@@ -549,7 +553,7 @@ impl IvGenerator {
     /// assert!(a.iter().all(|&b| b == 1));
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn par_encrypt<C: DataUnitCipher + Sync + ?Sized>(
+    pub fn par_encrypt<C: DataUnitCipher<Iv = Iv> + Sync + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -576,7 +580,7 @@ impl IvGenerator {
     /// assert!(a.iter().all(|&b| b == 1));
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn par_decrypt<C: DataUnitCipher + Sync + ?Sized>(
+    pub fn par_decrypt<C: DataUnitCipher<Iv = Iv> + Sync + ?Sized>(
         &self,
         cipher: &C,
         first: u64,

@@ -301,7 +301,13 @@ fn length_errors_leave_buffer_alone() {
     assert!(g.decrypt(&xts, 0, &mut []).is_err());
 }
 
-fn per_sector<C: DataUnitCipher>(g: &IvGenerator, c: &C, first: u64, buf: &mut [u8], enc: bool) {
+fn per_sector<C: DataUnitCipher<Iv = Iv>>(
+    g: &IvGenerator,
+    c: &C,
+    first: u64,
+    buf: &mut [u8],
+    enc: bool,
+) {
     let ss = g.geometry().sector_size() as usize;
     for (i, sector) in buf.chunks_mut(ss).enumerate() {
         let iv = g.iv(c, first.wrapping_add(i as u64)).unwrap();
@@ -324,7 +330,7 @@ fn offsets_near() -> impl Strategy<Value = u64> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn check_batched<C: DataUnitCipher>(
+fn check_batched<C: DataUnitCipher<Iv = Iv>>(
     c: &C,
     mode: IvMode,
     ss: u32,
@@ -434,6 +440,7 @@ struct Recorder {
 }
 
 impl DataUnitCipher for Recorder {
+    type Iv = Iv;
     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
         self.singles
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -84,315 +84,299 @@ extern crate alloc;
 extern crate std;
 
 use core::fmt;
+use core::marker::PhantomData;
 
 mod backend;
 
-pub use backend::Backend;
+pub use backend::{Backend, XtsMode};
+pub use mdu_aes::{Aes128, Aes256, KeySize};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
-use backend::{Aes128Keys, Aes256Keys, Engine, Io};
-use mdu_aes::Ivs;
+use mdu_aes::{Engine, Io};
 
-/// The shared body of the two XTS ciphers.
-macro_rules! xts_cipher {
-    (
-        $(#[$meta:meta])*
-        $name:ident, $size:ty, $key_len:literal, $half:literal
-    ) => {
-        $(#[$meta])*
-        #[derive(Clone)]
-        pub struct $name {
-            engine: Engine<$size>,
-        }
-
-        impl $name {
-            /// Length of the key in bytes: the data key K1 followed by the
-            /// tweak key K2.
-            pub const KEY_LEN: usize = $key_len;
-
-            /// Expands `key` (K1 || K2) for the best backend of this CPU.
-            ///
-            /// # Errors
-            ///
-            #[doc = concat!("[`Error::InvalidKeyLength`] unless `key` is ", $key_len, " bytes;")]
-            /// [`Error::WeakKey`] if the two halves are equal.
-            ///
-            /// ```
-            #[doc = concat!("use mdu_xts::{Error, ", stringify!($name), "};")]
-            ///
-            #[doc = concat!("let mut key = [7u8; ", $key_len, "];")]
-            #[doc = concat!("key[", $half, "..].fill(9);")]
-            #[doc = concat!("assert!(", stringify!($name), "::new(&key).is_ok());")]
-            #[doc = concat!("assert!(matches!(", stringify!($name), "::new(&[7; ", $key_len, "]), Err(Error::WeakKey { .. })));")]
-            #[doc = concat!("assert_eq!(")]
-            #[doc = concat!("    ", stringify!($name), "::new(&key[1..]).unwrap_err(),")]
-            #[doc = concat!("    Error::InvalidKeyLength { len: ", $key_len, " - 1, expected: ", $key_len, " }")]
-            /// );
-            /// ```
-            pub fn new(key: &[u8]) -> Result<Self, Error> {
-                Self::with_backend(key, Backend::detect())
-            }
-
-            /// As [`new`](Self::new), but accepts a key whose two halves are
-            /// equal. Such keys void XTS's security argument; this exists
-            /// for published test vectors (IEEE 1619 vector 1) only.
-            ///
-            /// # Errors
-            ///
-            #[doc = concat!("[`Error::InvalidKeyLength`] unless `key` is ", $key_len, " bytes.")]
-            ///
-            /// ```
-            #[doc = concat!("use mdu_xts::", stringify!($name), ";")]
-            ///
-            #[doc = concat!("assert!(", stringify!($name), "::new_allow_equal_halves(&[0; ", $key_len, "]).is_ok());")]
-            /// ```
-            pub fn new_allow_equal_halves(key: &[u8]) -> Result<Self, Error> {
-                Self::with_backend_allow_equal_halves(key, Backend::detect())
-            }
-
-            /// Expands `key` for a given backend (to pin one in tests and
-            /// benchmarks).
-            ///
-            /// # Errors
-            ///
-            /// As for [`new`](Self::new), then
-            /// [`Error::BackendUnavailable`] if this CPU cannot run
-            /// `backend` (or it is not compiled for this target).
-            ///
-            /// ```
-            #[doc = concat!("use mdu_xts::{Backend, ", stringify!($name), "};")]
-            ///
-            #[doc = concat!("let key: Vec<u8> = (0..", $key_len, ").collect();")]
-            /// for &backend in Backend::available() {
-            #[doc = concat!("    let xts = ", stringify!($name), "::with_backend(&key, backend)?;")]
-            ///     assert_eq!(xts.backend(), backend);
-            /// }
-            /// # Ok::<(), mdu_xts::Error>(())
-            /// ```
-            pub fn with_backend(key: &[u8], backend: Backend) -> Result<Self, Error> {
-                Ok($name {
-                    engine: Engine::new(key, backend, false)?,
-                })
-            }
-
-            /// As [`with_backend`](Self::with_backend), accepting equal key
-            /// halves (test vectors only; see
-            /// [`new_allow_equal_halves`](Self::new_allow_equal_halves)).
-            ///
-            /// # Errors
-            ///
-            /// [`Error::InvalidKeyLength`] or [`Error::BackendUnavailable`].
-            ///
-            /// ```
-            #[doc = concat!("use mdu_xts::{Backend, ", stringify!($name), "};")]
-            ///
-            #[doc = concat!("let xts = ", stringify!($name), "::with_backend_allow_equal_halves(&[0; ", $key_len, "], Backend::Generic)?;")]
-            /// assert_eq!(xts.backend(), Backend::Generic);
-            /// # Ok::<(), mdu_xts::Error>(())
-            /// ```
-            pub fn with_backend_allow_equal_halves(
-                key: &[u8],
-                backend: Backend,
-            ) -> Result<Self, Error> {
-                Ok($name {
-                    engine: Engine::new(key, backend, true)?,
-                })
-            }
-
-            /// The backend this key was expanded for.
-            ///
-            /// ```
-            #[doc = concat!("use mdu_xts::{Backend, ", stringify!($name), "};")]
-            ///
-            #[doc = concat!("let key: Vec<u8> = (0..", $key_len, ").collect();")]
-            #[doc = concat!("assert_eq!(", stringify!($name), "::new(&key)?.backend(), Backend::detect());")]
-            /// # Ok::<(), mdu_xts::Error>(())
-            /// ```
-            pub fn backend(&self) -> Backend {
-                self.engine.backend()
-            }
-
-            /// Encrypts one message (data unit) in place under `iv`, the
-            /// tweak input (for dm-crypt `plain64`: the sector number,
-            /// [`Iv::plain64`]). Any length from 16 bytes to
-            /// [`DataUnitSize::MAX`] (16 MiB, IEEE 1619's limit of 2^20
-            /// blocks); a length that is not a multiple of 16 uses
-            /// ciphertext stealing.
-            ///
-            /// # Errors
-            ///
-            /// [`Error::UnitSizeOutOfRange`] for a length outside 16..=16 MiB;
-            /// `buf` is then unchanged.
-            ///
-            /// ```
-            #[doc = concat!("use mdu_xts::{Iv, ", stringify!($name), "};")]
-            ///
-            #[doc = concat!("let key: Vec<u8> = (0..", $key_len, ").collect();")]
-            #[doc = concat!("let xts = ", stringify!($name), "::new(&key)?;")]
-            /// let mut msg = *b"nineteen byte text";
-            /// xts.encrypt(Iv::plain64(5), &mut msg)?;
-            /// assert_ne!(&msg, b"nineteen byte text");
-            /// xts.decrypt(Iv::plain64(5), &mut msg)?;
-            /// assert_eq!(&msg, b"nineteen byte text");
-            /// assert!(xts.encrypt(Iv::ZERO, &mut [0u8; 15]).is_err());
-            /// # Ok::<(), mdu_xts::Error>(())
-            /// ```
-            #[inline]
-            pub fn encrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-                self.crypt_one(Direction::Encrypt, iv, buf)
-            }
-
-            /// Decrypts one message in place under `iv`; the inverse of
-            /// [`encrypt`](Self::encrypt).
-            ///
-            /// # Errors
-            ///
-            /// As for [`encrypt`](Self::encrypt).
-            ///
-            /// ```
-            #[doc = concat!("use mdu_xts::{Iv, ", stringify!($name), "};")]
-            ///
-            #[doc = concat!("let key: Vec<u8> = (0..", $key_len, ").collect();")]
-            #[doc = concat!("let xts = ", stringify!($name), "::new(&key)?;")]
-            /// let mut sector = [0u8; 512];
-            /// xts.encrypt(Iv::plain64(1), &mut sector)?;
-            /// xts.decrypt(Iv::plain64(1), &mut sector)?;
-            /// assert_eq!(sector, [0u8; 512]);
-            /// # Ok::<(), mdu_xts::Error>(())
-            /// ```
-            #[inline]
-            pub fn decrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-                self.crypt_one(Direction::Decrypt, iv, buf)
-            }
-        }
-
-        impl $name {
-            /// One message in place: the one-unit path of both directions.
-            #[inline]
-            fn crypt_one(&self, dir: Direction, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-                self.check_unit_len(buf.len())?;
-                let len = buf.len();
-                let ivs = Ivs::Counter { first: iv.to_u128(), step: 0 };
-                self.engine.crypt(dir, &ivs, len, Io::InPlace(buf));
-                Ok(())
-            }
-        }
-
-        impl DataUnitCipher for $name {
-            const NATIVE_MULTI_UNIT: bool = true;
-
-            #[inline]
-            fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
-                self.encrypt(iv, unit)
-            }
-
-            #[inline]
-            fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
-                self.decrypt(iv, unit)
-            }
-
-            fn crypt_units(
-                &self,
-                dir: Direction,
-                first_iv: Iv,
-                iv_step: u64,
-                unit: DataUnitSize,
-                buf: &mut [u8],
-            ) -> Result<(), Error> {
-                mdu_core::check_request::<Self>(unit, buf.len())?;
-                let ivs = Ivs::Counter { first: first_iv.to_u128(), step: iv_step };
-                self.engine.crypt(dir, &ivs, unit.get(), Io::InPlace(buf));
-                Ok(())
-            }
-
-            fn crypt_units_to(
-                &self,
-                dir: Direction,
-                first_iv: Iv,
-                iv_step: u64,
-                unit: DataUnitSize,
-                src: &[u8],
-                dst: &mut [u8],
-            ) -> Result<(), Error> {
-                mdu_core::check_request::<Self>(unit, src.len())?;
-                check_same_len(src.len(), dst.len())?;
-                let ivs = Ivs::Counter { first: first_iv.to_u128(), step: iv_step };
-                self.engine.crypt(dir, &ivs, unit.get(), Io::To(src, dst));
-                Ok(())
-            }
-
-            fn crypt_units_with_ivs(
-                &self,
-                dir: Direction,
-                ivs: &[Iv],
-                unit: DataUnitSize,
-                buf: &mut [u8],
-            ) -> Result<(), Error> {
-                mdu_core::check_request_with_ivs::<Self>(unit, ivs.len(), buf.len())?;
-                self.engine.crypt(dir, &Ivs::List(ivs), unit.get(), Io::InPlace(buf));
-                Ok(())
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($name))
-                    .field("backend", &self.backend())
-                    .finish_non_exhaustive()
-            }
-        }
-    };
+/// XTS-AES with AES key size `K` ([`Aes128`] or [`Aes256`]): the type
+/// behind [`XtsAes128`] and [`XtsAes256`].
+///
+/// The key is the data key K1 followed by the tweak key K2, each an AES key
+/// of size `K`, expanded once for the chosen [`Backend`]. Every method
+/// validates its arguments before touching a byte.
+pub struct Xts<K: KeySize> {
+    engine: Engine<XtsMode, K>,
+    size: PhantomData<K>,
 }
 
-/// Out-of-place requests need equal lengths (the error the default trait
-/// methods give).
-fn check_same_len(src: usize, dst: usize) -> Result<(), Error> {
-    if src != dst {
-        return Err(Error::LengthMismatch { src, dst });
-    }
-    Ok(())
-}
+/// XTS-AES-128: a 32-byte key, K1 (data) || K2 (tweak), each an AES-128
+/// key.
+///
+/// ```
+/// use mdu_xts::{DataUnits, Iv, XtsAes128};
+///
+/// // IEEE 1619 vector 2.
+/// let mut key = [0x11u8; 32];
+/// key[16..].fill(0x22);
+/// let xts = XtsAes128::new(&key)?;
+/// let mut data = [0x44u8; 32];
+/// xts.encrypt(Iv::from_u128(0x3333333333), &mut data)?;
+/// assert_eq!(data[..4], [0xc4, 0x54, 0x18, 0x5e]);
+///
+/// // Three 16-byte data units with consecutive tweaks, in one request.
+/// let units = DataUnits::new(&xts, 16)?;
+/// let mut three = [0x44u8; 48];
+/// units.encrypt(Iv::from_u128(0x3333333333), &mut three)?;
+/// assert_eq!(three[..16], data[..16]);
+/// # Ok::<(), mdu_xts::Error>(())
+/// ```
+pub type XtsAes128 = Xts<Aes128>;
 
-xts_cipher! {
-    /// XTS-AES-128: a 32-byte key, K1 (data) || K2 (tweak), each an AES-128
-    /// key.
+/// XTS-AES-256: a 64-byte key, K1 (data) || K2 (tweak), each an AES-256
+/// key (dm-crypt `aes-xts-plain64` with a 512-bit key).
+///
+/// ```
+/// use mdu_xts::{DataUnits, Iv, XtsAes256};
+///
+/// let key: Vec<u8> = (0..64).collect();
+/// let xts = XtsAes256::new(&key)?;
+/// let sectors = DataUnits::new(xts, 4096)?.with_iv_step(8);
+/// let mut buf = vec![0u8; 4 * 4096];
+/// sectors.encrypt(Iv::plain64(64), &mut buf)?;
+/// sectors.decrypt(Iv::plain64(64), &mut buf)?;
+/// assert!(buf.iter().all(|&b| b == 0));
+/// # Ok::<(), mdu_xts::Error>(())
+/// ```
+pub type XtsAes256 = Xts<Aes256>;
+
+impl<K: KeySize> Xts<K> {
+    /// Length of the key in bytes: the data key K1 followed by the tweak
+    /// key K2 (32 for [`XtsAes128`], 64 for [`XtsAes256`]).
     ///
     /// ```
-    /// use mdu_xts::{DataUnits, Iv, XtsAes128};
+    /// assert_eq!(mdu_xts::XtsAes256::KEY_LEN, 64);
+    /// ```
+    pub const KEY_LEN: usize = Engine::<XtsMode, K>::KEY_LEN;
+
+    /// Expands `key` (K1 || K2) for the best backend of this CPU.
     ///
-    /// // IEEE 1619 vector 2.
-    /// let mut key = [0x11u8; 32];
-    /// key[16..].fill(0x22);
-    /// let xts = XtsAes128::new(&key)?;
-    /// let mut data = [0x44u8; 32];
-    /// xts.encrypt(Iv::from_u128(0x3333333333), &mut data)?;
-    /// assert_eq!(data[..4], [0xc4, 0x54, 0x18, 0x5e]);
+    /// # Errors
     ///
-    /// // Three 16-byte data units with consecutive tweaks, in one request.
-    /// let units = DataUnits::new(&xts, 16)?;
-    /// let mut three = [0x44u8; 48];
-    /// units.encrypt(Iv::from_u128(0x3333333333), &mut three)?;
-    /// assert_eq!(three[..16], data[..16]);
+    /// [`Error::InvalidKeyLength`] unless `key` is [`KEY_LEN`](Self::KEY_LEN)
+    /// bytes; [`Error::WeakKey`] if the two halves are equal.
+    ///
+    /// ```
+    /// use mdu_xts::{Error, XtsAes256};
+    ///
+    /// let mut key = [7u8; 64];
+    /// key[32..].fill(9);
+    /// assert!(XtsAes256::new(&key).is_ok());
+    /// assert!(matches!(XtsAes256::new(&[7; 64]), Err(Error::WeakKey { .. })));
+    /// assert_eq!(
+    ///     XtsAes256::new(&key[1..]).unwrap_err(),
+    ///     Error::InvalidKeyLength { len: 63, expected: 64 }
+    /// );
+    /// ```
+    pub fn new(key: &[u8]) -> Result<Self, Error> {
+        Self::with_backend(key, Backend::detect())
+    }
+
+    /// As [`new`](Self::new), but accepts a key whose two halves are equal.
+    /// Such keys void XTS's security argument; this exists for published
+    /// test vectors (IEEE 1619 vector 1) only.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidKeyLength`] unless `key` is [`KEY_LEN`](Self::KEY_LEN)
+    /// bytes.
+    ///
+    /// ```
+    /// use mdu_xts::XtsAes128;
+    ///
+    /// assert!(XtsAes128::new_allow_equal_halves(&[0; 32]).is_ok());
+    /// ```
+    pub fn new_allow_equal_halves(key: &[u8]) -> Result<Self, Error> {
+        Self::with_backend_allow_equal_halves(key, Backend::detect())
+    }
+
+    /// Expands `key` for a given backend (to pin one in tests and
+    /// benchmarks).
+    ///
+    /// # Errors
+    ///
+    /// As for [`new`](Self::new), then [`Error::BackendUnavailable`] if this
+    /// CPU cannot run `backend` (or it is not compiled for this target).
+    ///
+    /// ```
+    /// use mdu_xts::{Backend, XtsAes256};
+    ///
+    /// let key: Vec<u8> = (0..64).collect();
+    /// for &backend in Backend::available() {
+    ///     let xts = XtsAes256::with_backend(&key, backend)?;
+    ///     assert_eq!(xts.backend(), backend);
+    /// }
     /// # Ok::<(), mdu_xts::Error>(())
     /// ```
-    XtsAes128, Aes128Keys, 32, 16
-}
+    pub fn with_backend(key: &[u8], backend: Backend) -> Result<Self, Error> {
+        Self::build(key, backend, false)
+    }
 
-xts_cipher! {
-    /// XTS-AES-256: a 64-byte key, K1 (data) || K2 (tweak), each an AES-256
-    /// key (dm-crypt `aes-xts-plain64` with a 512-bit key).
+    /// As [`with_backend`](Self::with_backend), accepting equal key halves
+    /// (test vectors only; see
+    /// [`new_allow_equal_halves`](Self::new_allow_equal_halves)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidKeyLength`] or [`Error::BackendUnavailable`].
     ///
     /// ```
-    /// use mdu_xts::{DataUnits, Iv, XtsAes256};
+    /// use mdu_xts::{Backend, XtsAes128};
+    ///
+    /// let xts = XtsAes128::with_backend_allow_equal_halves(&[0; 32], Backend::Generic)?;
+    /// assert_eq!(xts.backend(), Backend::Generic);
+    /// # Ok::<(), mdu_xts::Error>(())
+    /// ```
+    pub fn with_backend_allow_equal_halves(key: &[u8], backend: Backend) -> Result<Self, Error> {
+        Self::build(key, backend, true)
+    }
+
+    fn build(key: &[u8], backend: Backend, allow_equal: bool) -> Result<Self, Error> {
+        Ok(Xts {
+            engine: Engine::new(key, backend, allow_equal)?,
+            size: PhantomData,
+        })
+    }
+
+    /// The backend this key was expanded for.
+    ///
+    /// ```
+    /// use mdu_xts::{Backend, XtsAes256};
+    ///
+    /// let key: Vec<u8> = (0..64).collect();
+    /// assert_eq!(XtsAes256::new(&key)?.backend(), Backend::detect());
+    /// # Ok::<(), mdu_xts::Error>(())
+    /// ```
+    pub fn backend(&self) -> Backend {
+        self.engine.backend()
+    }
+
+    /// Encrypts one message (data unit) in place under `iv`, the tweak input
+    /// (for dm-crypt `plain64`: the sector number, [`Iv::plain64`]). Any
+    /// length from 16 bytes to [`DataUnitSize::MAX`] (16 MiB, IEEE 1619's
+    /// limit of 2^20 blocks); a length that is not a multiple of 16 uses
+    /// ciphertext stealing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnitSizeOutOfRange`] for a length outside 16..=16 MiB; `buf`
+    /// is then unchanged.
+    ///
+    /// ```
+    /// use mdu_xts::{Iv, XtsAes256};
     ///
     /// let key: Vec<u8> = (0..64).collect();
     /// let xts = XtsAes256::new(&key)?;
-    /// let sectors = DataUnits::new(xts, 4096)?.with_iv_step(8);
-    /// let mut buf = vec![0u8; 4 * 4096];
-    /// sectors.encrypt(Iv::plain64(64), &mut buf)?;
-    /// sectors.decrypt(Iv::plain64(64), &mut buf)?;
-    /// assert!(buf.iter().all(|&b| b == 0));
+    /// let mut msg = *b"nineteen byte text";
+    /// xts.encrypt(Iv::plain64(5), &mut msg)?;
+    /// assert_ne!(&msg, b"nineteen byte text");
+    /// xts.decrypt(Iv::plain64(5), &mut msg)?;
+    /// assert_eq!(&msg, b"nineteen byte text");
+    /// assert!(xts.encrypt(Iv::ZERO, &mut [0u8; 15]).is_err());
     /// # Ok::<(), mdu_xts::Error>(())
     /// ```
-    XtsAes256, Aes256Keys, 64, 32
+    #[inline]
+    pub fn encrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+        self.engine.one(self, Direction::Encrypt, iv, buf)
+    }
+
+    /// Decrypts one message in place under `iv`; the inverse of
+    /// [`encrypt`](Self::encrypt).
+    ///
+    /// # Errors
+    ///
+    /// As for [`encrypt`](Self::encrypt).
+    ///
+    /// ```
+    /// use mdu_xts::{Iv, XtsAes128};
+    ///
+    /// let key: Vec<u8> = (0..32).collect();
+    /// let xts = XtsAes128::new(&key)?;
+    /// let mut sector = [0u8; 512];
+    /// xts.encrypt(Iv::plain64(1), &mut sector)?;
+    /// xts.decrypt(Iv::plain64(1), &mut sector)?;
+    /// assert_eq!(sector, [0u8; 512]);
+    /// # Ok::<(), mdu_xts::Error>(())
+    /// ```
+    #[inline]
+    pub fn decrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
+        self.engine.one(self, Direction::Decrypt, iv, buf)
+    }
+}
+
+impl<K: KeySize> Clone for Xts<K> {
+    fn clone(&self) -> Self {
+        Xts {
+            engine: self.engine.clone(),
+            size: PhantomData,
+        }
+    }
+}
+
+impl<K: KeySize> DataUnitCipher for Xts<K> {
+    type Iv = Iv;
+    const NATIVE_MULTI_UNIT: bool = true;
+
+    #[inline]
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.encrypt(iv, unit)
+    }
+
+    #[inline]
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+        self.decrypt(iv, unit)
+    }
+
+    fn crypt_units(
+        &self,
+        dir: Direction,
+        first_iv: Iv,
+        iv_step: u64,
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        let io = Io::InPlace(buf);
+        self.engine.units::<Self>(dir, first_iv, iv_step, unit, io)
+    }
+
+    fn crypt_units_to(
+        &self,
+        dir: Direction,
+        first_iv: Iv,
+        iv_step: u64,
+        unit: DataUnitSize,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), Error> {
+        let io = Io::To(src, dst);
+        self.engine.units::<Self>(dir, first_iv, iv_step, unit, io)
+    }
+
+    fn crypt_units_with_ivs(
+        &self,
+        dir: Direction,
+        ivs: &[Iv],
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        self.engine.units_with_ivs::<Self>(dir, ivs, unit, buf)
+    }
+}
+
+impl<K: KeySize> fmt::Debug for Xts<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = if K::BITS == 128 {
+            "XtsAes128"
+        } else {
+            "XtsAes256"
+        };
+        f.debug_struct(name)
+            .field("backend", &self.backend())
+            .finish_non_exhaustive()
+    }
 }

@@ -60,7 +60,7 @@ fn check(test: &str, key: &[u8], iv: Iv, pt: &[u8], ct: &[u8]) {
 
 /// Runs all paths of `cipher` on `buf` and checks they agree, leaving the
 /// result of the one-message function in `buf`.
-fn run<C: DataUnitCipher>(cipher: &C, enc: bool, iv: Iv, buf: &mut [u8]) {
+fn run<C: DataUnitCipher<Iv = Iv>>(cipher: &C, enc: bool, iv: Iv, buf: &mut [u8]) {
     let unit = DataUnitSize::new(buf.len()).unwrap();
     let src = buf.to_vec();
     let mut batched = src.clone();

@@ -82,7 +82,7 @@ trait Erased {
     fn one(&self, dir: Direction, iv: Iv, unit: &mut [u8]);
 }
 
-impl<C: DataUnitCipher> Erased for C {
+impl<C: DataUnitCipher<Iv = Iv>> Erased for C {
     fn units(&self, dir: Direction, iv: Iv, unit: DataUnitSize, buf: &mut [u8]) {
         self.crypt_units(dir, iv, 1, unit, buf)
             .expect("valid request");

@@ -264,7 +264,7 @@ fn backends(ctx: &Ctx) -> Result<Table, String> {
     let mut ciphers = Vec::new();
     for &b in Backend::available() {
         let x = Xts::new(&k, b);
-        let mut buf = Buf::random(REQUEST, b as u64);
+        let mut buf = Buf::random(REQUEST, b.rank() as u64);
         buf.bytes_mut().copy_from_slice(input.bytes());
         x.batched(Dir::Enc, 4096, iv, buf.bytes_mut());
         check(&format!("{b:?}"), buf.bytes(), &want)?;

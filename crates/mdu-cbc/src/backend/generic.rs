@@ -7,23 +7,9 @@
 use alloc::boxed::Box;
 
 use aes::Block;
-use aes::cipher::consts::U16;
-use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, Key, KeyInit};
-use mdu_aes::Ivs;
+use aes::cipher::Key;
+use mdu_aes::{BlockAes, Ivs};
 use mdu_core::Direction;
-
-use super::Io;
-
-/// What the portable backend needs of an AES implementation.
-pub(crate) trait BlockAes:
-    BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + KeyInit + Clone
-{
-}
-
-impl<A> BlockAes for A where
-    A: BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + KeyInit + Clone
-{
-}
 
 /// The key `key`, which has the AES key length of `A` (checked by the
 /// caller), expanded into a new heap allocation; the `aes` ciphers zeroize
@@ -94,16 +80,15 @@ fn xor(a: &[u8; 16], b: &[u8; 16]) -> [u8; 16] {
     (u128::from_ne_bytes(*a) ^ u128::from_ne_bytes(*b)).to_ne_bytes()
 }
 
-/// Runs a validated request: `io` holds whole units of `unit` bytes (a
-/// multiple of 16), unit `i` under IV `i` of `ivs`.
-pub(crate) fn crypt<A: BlockAes>(aes: &A, dir: Direction, ivs: &Ivs<'_>, unit: usize, io: Io<'_>) {
-    let buf = match io {
-        Io::InPlace(buf) => buf,
-        Io::To(src, dst) => {
-            dst.copy_from_slice(src);
-            dst
-        }
-    };
+/// Runs a validated request in place: `buf` holds whole units of `unit`
+/// bytes (a multiple of 16), unit `i` under IV `i` of `ivs`.
+pub(crate) fn crypt<A: BlockAes>(
+    aes: &A,
+    dir: Direction,
+    ivs: &Ivs<'_>,
+    unit: usize,
+    buf: &mut [u8],
+) {
     for (i, chunk) in buf.chunks_exact_mut(unit).enumerate() {
         crypt_unit(aes, dir, ivs.get(i).to_le_bytes(), chunk);
     }

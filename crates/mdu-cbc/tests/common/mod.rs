@@ -43,6 +43,7 @@ impl Cbc {
 }
 
 impl DataUnitCipher for Cbc {
+    type Iv = Iv;
     const NATIVE_MULTI_UNIT: bool = true;
     const UNIT_ALIGN: usize = 16;
 

@@ -43,6 +43,7 @@ impl Toy {
 }
 
 impl DataUnitCipher for Toy {
+    type Iv = Iv;
     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
         self.check_unit_len(unit.len())?;
         self.enc(iv, unit);
@@ -87,6 +88,7 @@ impl NativeToy {
 }
 
 impl DataUnitCipher for NativeToy {
+    type Iv = Iv;
     const NATIVE_MULTI_UNIT: bool = true;
 
     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
@@ -142,6 +144,7 @@ impl Counting {
 }
 
 impl DataUnitCipher for Counting {
+    type Iv = Iv;
     const NATIVE_MULTI_UNIT: bool = true;
 
     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
@@ -186,6 +189,7 @@ pub use mdu_core::testing::{split, split_mut};
 pub struct BlockToy(pub Toy);
 
 impl DataUnitCipher for BlockToy {
+    type Iv = Iv;
     const UNIT_ALIGN: usize = 16;
 
     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {

@@ -7,23 +7,9 @@
 use alloc::boxed::Box;
 
 use aes::Block;
-use aes::cipher::consts::U16;
-use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, Key, KeyInit};
-use mdu_aes::Ivs;
+use aes::cipher::Key;
+use mdu_aes::{BlockAes, Ivs};
 use mdu_core::{Direction, Iv};
-
-use super::Io;
-
-/// What the portable backend needs of an AES implementation.
-pub(crate) trait BlockAes:
-    BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + KeyInit + Clone
-{
-}
-
-impl<A> BlockAes for A where
-    A: BlockCipherEncrypt + BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + KeyInit + Clone
-{
-}
 
 /// The data key K1 and the tweak key K2. The `aes` ciphers zeroize their
 /// round keys on drop (its `zeroize` feature).
@@ -32,7 +18,7 @@ impl<A> BlockAes for A where
 /// may pass through the stack on the way to the heap; [`Keys::boxed`] and
 /// [`Keys::boxed_clone`] are not inlined, and their callers wipe the stack
 /// they used once they return (`mdu_aes::wipe::after_key_setup`).
-pub(crate) struct Keys<A> {
+pub struct Keys<A> {
     data: A,
     tweak: A,
 }
@@ -152,23 +138,16 @@ fn crypt_unit<A: BlockAes>(keys: &Keys<A>, enc: bool, iv: Iv, unit: &mut [u8]) {
     last.copy_from_slice(&rebuilt);
 }
 
-/// Runs a validated request: `io` holds whole units of `unit` bytes, unit
-/// `i` under IV `i` of `ivs`.
+/// Runs a validated request in place: `buf` holds whole units of `unit`
+/// bytes, unit `i` under IV `i` of `ivs`.
 pub(crate) fn crypt<A: BlockAes>(
     keys: &Keys<A>,
     dir: Direction,
     ivs: &Ivs<'_>,
     unit: usize,
-    io: Io<'_>,
+    buf: &mut [u8],
 ) {
     let enc = dir.is_encrypt();
-    let buf = match io {
-        Io::InPlace(buf) => buf,
-        Io::To(src, dst) => {
-            dst.copy_from_slice(src);
-            dst
-        }
-    };
     for (i, chunk) in buf.chunks_exact_mut(unit).enumerate() {
         crypt_unit(keys, enc, Iv::from_u128(ivs.get(i)), chunk);
     }

@@ -16,7 +16,7 @@ use zeroize::Zeroize;
 /// that allocation, so no copy of a schedule is built on the stack and
 /// moved. For the same reason it is not `Clone`;
 /// [`RoundKeys::boxed_clone`] copies heap to heap.
-pub(crate) struct RoundKeys {
+pub struct RoundKeys {
     /// K1, both directions.
     pub(crate) k1: mdu_aes::RoundKeys,
     /// K2, encryption order (tweaks are always encrypted).

@@ -47,6 +47,7 @@ impl Xts {
 }
 
 impl DataUnitCipher for Xts {
+    type Iv = Iv;
     const NATIVE_MULTI_UNIT: bool = true;
 
     fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {

@@ -1,0 +1,601 @@
+//! The one skeleton of every AES mode: the backends, their detection and
+//! priority order, forced backends, key checks, key setup and wiping, and
+//! the one dispatch point of every request ([`Engine`]).
+//!
+//! A mode crate (XTS, CBC) supplies only what is its own, through [`Mode`]:
+//! what each backend needs of the CPU, its weak-key rule, its portable
+//! implementation, its SIMD round keys, and its kernels in one exhaustive
+//! `match`. Everything a key goes through between the caller and a kernel
+//! is written here once.
+
+use alloc::boxed::Box;
+use core::fmt;
+use core::marker::PhantomData;
+
+use aes::cipher::consts::U16;
+use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
+use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+
+use crate::{CpuFeatures, Ivs};
+
+/// What the portable backends need of an AES implementation (RustCrypto's
+/// `aes::Aes128` and `aes::Aes256`).
+pub trait BlockAes:
+    BlockCipherEncrypt
+    + BlockCipherDecrypt
+    + BlockSizeUser<BlockSize = U16>
+    + KeyInit
+    + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<A> BlockAes for A where
+    A: BlockCipherEncrypt
+        + BlockCipherDecrypt
+        + BlockSizeUser<BlockSize = U16>
+        + KeyInit
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Aes128 {}
+    impl Sealed for super::Aes256 {}
+}
+
+/// An AES key size: [`Aes128`] or [`Aes256`]. A mode's cipher type is
+/// generic over it (`Xts<Aes256>`).
+pub trait KeySize: sealed::Sealed + Send + Sync + 'static {
+    /// Bytes in one AES key: 16 or 32.
+    const LEN: usize;
+    /// AES rounds: 10 or 14.
+    const NR: usize;
+    /// Key bits, for names and `Debug`: 128 or 256.
+    const BITS: u32;
+    /// The portable AES of this key size.
+    type Block: BlockAes;
+}
+
+/// AES-128: 16-byte keys, 10 rounds.
+///
+/// ```
+/// use mdu_aes::{Aes128, KeySize};
+/// assert_eq!((Aes128::LEN, Aes128::NR), (16, 10));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Aes128;
+
+/// AES-256: 32-byte keys, 14 rounds.
+///
+/// ```
+/// use mdu_aes::{Aes256, KeySize};
+/// assert_eq!((Aes256::LEN, Aes256::NR), (32, 14));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Aes256;
+
+impl KeySize for Aes128 {
+    const LEN: usize = 16;
+    const NR: usize = 10;
+    const BITS: u32 = 128;
+    type Block = aes::Aes128;
+}
+
+impl KeySize for Aes256 {
+    const LEN: usize = 32;
+    const NR: usize = 14;
+    const BITS: u32 = 256;
+    type Block = aes::Aes256;
+}
+
+/// Where a request reads and writes.
+pub enum Io<'a> {
+    /// Read and write the same buffer.
+    InPlace(&'a mut [u8]),
+    /// Read the first, write the second (the same length).
+    To(&'a [u8], &'a mut [u8]),
+}
+
+/// The arguments of a SIMD kernel, as plain values: the IVs go in
+/// registers (see [`Ivs::parts`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    /// The IV of unit 0 ([`Ivs::Counter`]), as a little-endian integer.
+    pub first: u128,
+    /// The IV step per unit ([`Ivs::Counter`]).
+    pub step: u64,
+    /// One IV per unit ([`Ivs::List`]), or `None` for counters.
+    pub list: Option<&'a [Iv]>,
+    /// Bytes per data unit.
+    pub unit: usize,
+    /// Data units in the request.
+    pub count: usize,
+    /// The first byte read.
+    pub src: *const u8,
+    /// The first byte written (`src` itself in place).
+    pub dst: *mut u8,
+}
+
+/// An AES mode as the skeleton sees it: everything about it that is not
+/// shared with the other modes.
+///
+/// The SIMD items exist only where the SIMD backends are compiled
+/// (x86_64 and little-endian arm64, not under Miri).
+pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 'static {
+    /// The crate, as errors name it (`"mdu-xts"`).
+    const CRATE: &'static str;
+
+    /// AES keys in one key of this mode: 2 for XTS (data and tweak), 1 for
+    /// CBC.
+    const AES_KEYS: usize;
+
+    /// The CPU features each SIMD backend needs for this mode, in the order
+    /// `Vaes512`, `Vaes256`, `AesNi`, `ArmCe` (a backend runs where it is
+    /// compiled and every feature set here is present). Declared once; the
+    /// selection, the forced backends and the tests read it.
+    const NEEDS: [CpuFeatures; 4];
+
+    /// Refuses a key this mode calls weak, unless `allow_weak`. The length
+    /// has been checked. The default refuses nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WeakKey`].
+    fn check_key(key: &[u8], allow_weak: bool) -> Result<(), Error> {
+        let _ = (key, allow_weak);
+        Ok(())
+    }
+
+    /// The key expanded for the portable backend.
+    type Portable<A: BlockAes>: Send + Sync;
+
+    /// Expands `key` (whose length has been checked) into a new heap
+    /// allocation for the portable backend. Not inlined: the caller wipes
+    /// the stack it used.
+    fn portable<A: BlockAes>(key: &[u8]) -> Box<Self::Portable<A>>;
+
+    /// A copy of portable keys in a new heap allocation (not inlined; the
+    /// caller wipes the stack).
+    fn portable_clone<A: BlockAes>(keys: &Self::Portable<A>) -> Box<Self::Portable<A>>;
+
+    /// Runs a validated request in place with the portable backend:
+    /// `buf` holds whole units of `unit` bytes, unit `i` under IV `i` of
+    /// `ivs`.
+    fn portable_crypt<A: BlockAes>(
+        keys: &Self::Portable<A>,
+        dir: Direction,
+        ivs: &Ivs<'_>,
+        unit: usize,
+        buf: &mut [u8],
+    );
+
+    /// The key expanded for the SIMD backends; zeroized on drop.
+    #[cfg(simd)]
+    type RoundKeys: Send + Sync;
+
+    /// Expands `key` (whose length has been checked) into a new heap
+    /// allocation for the SIMD backends, writing the round keys in place.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the AES instructions (AES-NI, FEAT_AES).
+    #[cfg(simd)]
+    unsafe fn expand(key: &[u8]) -> Box<Self::RoundKeys>;
+
+    /// A copy of SIMD round keys in a new heap allocation, heap to heap.
+    #[cfg(simd)]
+    fn simd_clone(keys: &Self::RoundKeys) -> Box<Self::RoundKeys>;
+
+    /// Runs `req` with the kernel of `backend` for `NR` rounds in direction
+    /// `dir`: the mode's kernel table, one exhaustive `match`.
+    ///
+    /// # Safety
+    ///
+    /// `backend` is a SIMD backend available on this CPU and `keys` was
+    /// expanded with [`expand`](Self::expand) for a key of `NR` rounds;
+    /// `req.src` and `req.dst` cover `count * unit` bytes of live memory,
+    /// equal or disjoint; `unit` is one this mode accepts; a `list` holds
+    /// `count` IVs.
+    #[cfg(simd)]
+    unsafe fn run<const NR: usize>(
+        backend: Backend<Self>,
+        dir: Direction,
+        keys: &Self::RoundKeys,
+        req: Request<'_>,
+    );
+}
+
+/// An uninhabited value that ties a [`Backend`] to its mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ForMode<M>(Never, PhantomData<M>);
+
+impl<M> ForMode<M> {
+    /// No value of this type exists, so code that holds one is dead.
+    pub fn unreachable(self) -> ! {
+        match self.0 {}
+    }
+}
+
+/// No value has this type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Never {}
+
+/// An implementation of an AES mode `M` (`mdu_xts::Backend` is
+/// `Backend<Xts>`).
+///
+/// Every backend produces the same bytes; they differ only in speed and in
+/// the CPU features they need, which the mode declares
+/// ([`Mode::NEEDS`]). [`Backend::detect`] picks the best one this CPU runs;
+/// [`Backend::available`] lists all of them, best first.
+///
+/// | backend | target | registers |
+/// |---|---|---|
+/// | `Vaes512` | x86_64 | 512-bit zmm (AVX-512, VAES) |
+/// | `Vaes256` | x86_64 | 256-bit ymm (AVX2, VAES) |
+/// | `AesNi` | x86_64 | 128-bit xmm (AES-NI) |
+/// | `ArmCe` | aarch64 (little-endian) | 128-bit NEON (Armv8 Crypto Extensions) |
+/// | `Generic` | any | none: RustCrypto `aes` |
+///
+/// A `match` outside mdu needs a wildcard arm: the hidden variant stands
+/// for the backends to come. The mode crates' kernel tables match every
+/// variant by name, so a new backend cannot fall through to an old one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Backend<M> {
+    /// VAES (and the mode's other needs) on 512-bit zmm registers.
+    Vaes512,
+    /// VAES on 256-bit ymm registers (AVX2), for CPUs without AVX-512 such
+    /// as Zen 3 and Alder Lake.
+    Vaes256,
+    /// AES-NI on 128-bit xmm registers.
+    AesNi,
+    /// The Armv8 Crypto Extensions on 128-bit NEON registers of arm64.
+    ArmCe,
+    /// The portable implementation on top of the RustCrypto `aes` crate.
+    Generic,
+    #[doc(hidden)]
+    _Mode(ForMode<M>),
+}
+
+impl<M: Mode> Backend<M> {
+    /// Every backend, best first.
+    const ALL: [Backend<M>; 5] = [
+        Backend::Vaes512,
+        Backend::Vaes256,
+        Backend::AesNi,
+        Backend::ArmCe,
+        Backend::Generic,
+    ];
+
+    /// Every list of backends a CPU can have, indexed by the set of SIMD
+    /// backends it runs (bit `i` for `ALL[i]`).
+    const LISTS: &'static [([Backend<M>; 5], usize); 16] = &crate::subsets(Self::ALL);
+
+    /// Whether a CPU with features `f` runs this backend. A pure function of
+    /// `f` (and of what this build compiled), so that the selection is
+    /// tested for CPUs other than the one running the tests.
+    ///
+    /// (Tested per mode in each mode crate, on the profiles of real CPUs.)
+    pub fn runs_on(self, f: CpuFeatures) -> bool {
+        let (compiled, needs) = match self {
+            Backend::Vaes512 => (cfg!(x86_simd), M::NEEDS[0]),
+            Backend::Vaes256 => (cfg!(x86_simd), M::NEEDS[1]),
+            Backend::AesNi => (cfg!(x86_simd), M::NEEDS[2]),
+            Backend::ArmCe => (cfg!(arm_simd), M::NEEDS[3]),
+            Backend::Generic => return true,
+            Backend::_Mode(never) => never.unreachable(),
+        };
+        compiled && f.contains(needs)
+    }
+
+    /// The backends a CPU with features `f` runs, best first; `Generic` is
+    /// always last.
+    pub fn available_for(f: CpuFeatures) -> &'static [Backend<M>] {
+        let mask = Self::ALL[..4]
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, b)| m | (usize::from(b.runs_on(f)) << i));
+        let (list, len) = &Self::LISTS[mask];
+        &list[..*len]
+    }
+
+    /// The backends this CPU runs, best first; `Generic` is always last.
+    /// The CPU is asked once per process.
+    pub fn available() -> &'static [Backend<M>] {
+        Self::available_for(CpuFeatures::get())
+    }
+
+    /// The best backend this CPU runs.
+    pub fn detect() -> Backend<M> {
+        Self::available()[0]
+    }
+
+    /// Whether this CPU runs this backend.
+    pub fn is_available(self) -> bool {
+        self.runs_on(CpuFeatures::get())
+    }
+
+    /// A short lowercase name: `vaes512`, `vaes256`, `aesni`, `arm-ce`,
+    /// `generic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Vaes512 => "vaes512",
+            Backend::Vaes256 => "vaes256",
+            Backend::AesNi => "aesni",
+            Backend::ArmCe => "arm-ce",
+            Backend::Generic => "generic",
+            Backend::_Mode(never) => never.unreachable(),
+        }
+    }
+
+    /// Its place in the priority order, 0 for the best (`Vaes512`) to 4
+    /// for `Generic`: a stable small number per backend (for seeds, table
+    /// rows and sorting).
+    pub fn rank(self) -> usize {
+        match self {
+            Backend::Vaes512 => 0,
+            Backend::Vaes256 => 1,
+            Backend::AesNi => 2,
+            Backend::ArmCe => 3,
+            Backend::Generic => 4,
+            Backend::_Mode(never) => never.unreachable(),
+        }
+    }
+
+    /// The error for asking for this backend where it does not run.
+    fn unavailable(self) -> Error {
+        Error::BackendUnavailable {
+            cipher: M::CRATE,
+            backend: self.name(),
+        }
+    }
+}
+
+impl<M: Mode> fmt::Display for Backend<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The keys expanded for one backend.
+enum Keys<M: Mode, K: KeySize> {
+    Portable(Box<M::Portable<K::Block>>),
+    /// Round keys for the x86_64 or the arm64 kernels.
+    #[cfg(simd)]
+    Simd(Box<M::RoundKeys>),
+}
+
+/// A key of mode `M` and AES key size `K`, checked and expanded for one
+/// backend: what every cipher type of every AES mode holds.
+pub struct Engine<M: Mode, K: KeySize> {
+    backend: Backend<M>,
+    keys: Keys<M, K>,
+}
+
+impl<M: Mode, K: KeySize> Engine<M, K> {
+    /// Bytes in a whole key of this mode and size.
+    pub const KEY_LEN: usize = M::AES_KEYS * K::LEN;
+
+    /// Checks `key` (length, then the mode's weak-key rule unless
+    /// `allow_weak`) and expands it for `backend`.
+    ///
+    /// The key is read where the caller holds it and expanded straight into
+    /// the heap allocation that keeps the round keys; the setup runs in
+    /// functions that are not inlined here, and the stack they used (their
+    /// locals and spilled registers) is wiped once they return.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidKeyLength`], the mode's [`Error::WeakKey`], or
+    /// [`Error::BackendUnavailable`] if this CPU cannot run `backend`.
+    pub fn new(key: &[u8], backend: Backend<M>, allow_weak: bool) -> Result<Self, Error> {
+        if key.len() != Self::KEY_LEN {
+            return Err(Error::InvalidKeyLength {
+                len: key.len(),
+                expected: Self::KEY_LEN,
+            });
+        }
+        M::check_key(key, allow_weak)?;
+        if !backend.is_available() {
+            return Err(backend.unavailable());
+        }
+        let keys = match backend {
+            Backend::Generic => Keys::Portable(M::portable::<K::Block>(key)),
+            #[cfg(simd)]
+            Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
+                // SAFETY: every SIMD backend needs the AES instructions
+                // (AES-NI, FEAT_AES), and `backend` was checked to be
+                // available on this CPU just above.
+                Keys::Simd(unsafe { M::expand(key) })
+            }
+            // Only the portable backend is compiled for this target, and it
+            // is the only one available.
+            #[cfg(not(simd))]
+            Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
+                return Err(backend.unavailable());
+            }
+            Backend::_Mode(never) => never.unreachable(),
+        };
+        crate::wipe::after_key_setup();
+        Ok(Engine { backend, keys })
+    }
+
+    /// The backend the keys were expanded for.
+    pub fn backend(&self) -> Backend<M> {
+        self.backend
+    }
+
+    /// One data unit in place under `iv`, after `cipher`'s unit-length
+    /// check: the one-unit path of a mode's cipher type.
+    ///
+    /// # Errors
+    ///
+    /// As for [`DataUnitCipher::check_unit_len`].
+    #[inline]
+    pub fn one<C: DataUnitCipher + ?Sized>(
+        &self,
+        cipher: &C,
+        dir: Direction,
+        iv: Iv,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        cipher.check_unit_len(buf.len())?;
+        let ivs = Ivs::Counter {
+            first: iv.to_u128(),
+            step: 0,
+        };
+        let len = buf.len();
+        self.crypt(dir, &ivs, len, Io::InPlace(buf));
+        Ok(())
+    }
+
+    /// Consecutive units under `first + i * step`, validated as `C`'s
+    /// requests are ([`mdu_core::check_request`], equal lengths): the
+    /// native path of [`DataUnitCipher::crypt_units`] and
+    /// [`DataUnitCipher::crypt_units_to`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`mdu_core::check_request`], then [`Error::LengthMismatch`].
+    #[inline]
+    pub fn units<C: DataUnitCipher + ?Sized>(
+        &self,
+        dir: Direction,
+        first: Iv,
+        step: u64,
+        unit: DataUnitSize,
+        io: Io<'_>,
+    ) -> Result<(), Error> {
+        let len = match &io {
+            Io::InPlace(buf) => buf.len(),
+            Io::To(src, dst) => {
+                if src.len() != dst.len() {
+                    mdu_core::check_request::<C>(unit, src.len())?;
+                    return Err(Error::LengthMismatch {
+                        src: src.len(),
+                        dst: dst.len(),
+                    });
+                }
+                src.len()
+            }
+        };
+        mdu_core::check_request::<C>(unit, len)?;
+        let ivs = Ivs::Counter {
+            first: first.to_u128(),
+            step,
+        };
+        self.crypt(dir, &ivs, unit.get(), io);
+        Ok(())
+    }
+
+    /// Units in place, unit `i` under `ivs[i]`, validated as `C`'s
+    /// explicit-IV requests are: the native path of
+    /// [`DataUnitCipher::crypt_units_with_ivs`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`mdu_core::check_request_with_ivs`].
+    #[inline]
+    pub fn units_with_ivs<C: DataUnitCipher + ?Sized>(
+        &self,
+        dir: Direction,
+        ivs: &[Iv],
+        unit: DataUnitSize,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
+        mdu_core::check_request_with_ivs::<C>(unit, ivs.len(), buf.len())?;
+        self.crypt(dir, &Ivs::List(ivs), unit.get(), Io::InPlace(buf));
+        Ok(())
+    }
+
+    /// Encrypts (`dir`) or decrypts the `len / unit` data units of `io`;
+    /// unit `i` uses the IV `ivs` gives it. The caller has validated the
+    /// request for the mode: `unit` one the mode accepts, the length a
+    /// non-zero multiple of `unit`, and for [`Ivs::List`] one IV per unit.
+    ///
+    /// # Panics
+    ///
+    /// If the two sides of an [`Io::To`] differ in length, or the request
+    /// is not whole units (caller bugs the request checks rule out).
+    pub fn crypt(&self, dir: Direction, ivs: &Ivs<'_>, unit: usize, io: Io<'_>) {
+        let (src, buf): (*const u8, &mut [u8]) = match io {
+            Io::InPlace(buf) => (buf.as_ptr(), buf),
+            Io::To(src, dst) => {
+                assert_eq!(src.len(), dst.len(), "out-of-place lengths differ");
+                (src.as_ptr(), dst)
+            }
+        };
+        let len = buf.len();
+        assert!(unit >= 16 && len >= unit && len.is_multiple_of(unit));
+        match &self.keys {
+            Keys::Portable(keys) => {
+                if src != buf.as_ptr() {
+                    // SAFETY: `src` is the pointer of a live `&[u8]` of
+                    // `len` bytes (checked equal above), borrowed apart from
+                    // `buf`.
+                    buf.copy_from_slice(unsafe { core::slice::from_raw_parts(src, len) });
+                }
+                M::portable_crypt(keys, dir, ivs, unit, buf);
+            }
+            #[cfg(simd)]
+            Keys::Simd(keys) => {
+                let (first, step, list) = ivs.parts();
+                let req = Request {
+                    first,
+                    step,
+                    list,
+                    unit,
+                    count: len / unit,
+                    src,
+                    dst: buf.as_mut_ptr(),
+                };
+                // SAFETY: the keys were expanded for `self.backend`, a SIMD
+                // backend, only after `Backend::is_available` confirmed that
+                // this CPU has every feature its kernels enable, for a key
+                // of `K::NR` rounds. `src` and `dst` cover `count * unit ==
+                // len` bytes of live slices (checked equal above); they are
+                // the same buffer or two distinct borrows that cannot
+                // overlap. The caller checked the unit and the IV list.
+                unsafe {
+                    if K::NR == 14 {
+                        M::run::<14>(self.backend, dir, keys, req);
+                    } else {
+                        M::run::<10>(self.backend, dir, keys, req);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<M: Mode, K: KeySize> Clone for Engine<M, K> {
+    fn clone(&self) -> Self {
+        let keys = match &self.keys {
+            Keys::Portable(k) => Keys::Portable(M::portable_clone::<K::Block>(k)),
+            #[cfg(simd)]
+            Keys::Simd(k) => Keys::Simd(M::simd_clone(k)),
+        };
+        // The `aes` crate's `Clone` (portable backend) returns its key
+        // schedule by value: wipe the stack it used.
+        crate::wipe::after_key_setup();
+        Engine {
+            backend: self.backend,
+            keys,
+        }
+    }
+}
+
+impl<M: Mode, K: KeySize> fmt::Debug for Engine<M, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("bits", &K::BITS)
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
