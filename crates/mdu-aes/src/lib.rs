@@ -30,6 +30,7 @@ extern crate std;
 #[cfg(arm_simd)]
 #[doc(hidden)]
 pub mod aarch64;
+mod cipher;
 mod detect;
 mod ivs;
 mod keys;
@@ -40,6 +41,7 @@ pub mod wipe;
 #[doc(hidden)]
 pub mod x86;
 
+pub use cipher::Cipher;
 pub use detect::{CpuFeatures, subsets};
 pub use ivs::Ivs;
 pub use keys::RoundKeys;

@@ -136,6 +136,15 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     /// CBC.
     const AES_KEYS: usize;
 
+    /// Data-unit lengths must be a multiple of this (1 for XTS, with
+    /// ciphertext stealing; 16 for CBC): the cipher type's
+    /// [`DataUnitCipher::UNIT_ALIGN`].
+    const UNIT_ALIGN: usize;
+
+    /// The names of the cipher type for AES-128 and AES-256 keys, as
+    /// `Debug` prints them (`["XtsAes128", "XtsAes256"]`).
+    const NAMES: [&'static str; 2];
+
     /// The CPU features each SIMD backend needs for this mode, in the order
     /// `Vaes512`, `Vaes256`, `AesNi`, `ArmCe` (a backend runs where it is
     /// compiled and every feature set here is present). Declared once; the

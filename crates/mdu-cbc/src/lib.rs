@@ -62,26 +62,31 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
-use core::fmt;
-use core::marker::PhantomData;
-
 mod backend;
 
 pub use backend::{Backend, CbcMode};
 pub use mdu_aes::{Aes128, Aes256, KeySize};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
-use mdu_aes::{Engine, Io};
-
 /// AES-CBC with AES key size `K` ([`Aes128`] or [`Aes256`]): the type
 /// behind [`AesCbc128`] and [`AesCbc256`].
 ///
-/// The key is expanded once for the chosen [`Backend`]. Every method
-/// validates its arguments before touching a byte.
-pub struct Cbc<K: KeySize> {
-    engine: Engine<CbcMode, K>,
-    size: PhantomData<K>,
-}
+/// The key is expanded once for the chosen [`Backend`]; data units are
+/// whole 16-byte blocks, each an independent CBC message under its own IV,
+/// without padding. Its methods are those of the AES-mode skeleton's
+/// cipher type.
+///
+/// ```
+/// use mdu_cbc::{Aes128, Cbc, Iv};
+///
+/// let cbc = Cbc::<Aes128>::new(&[5; 16])?;
+/// let mut sector = [0u8; 512];
+/// cbc.encrypt(Iv::plain64(9), &mut sector)?;
+/// cbc.decrypt(Iv::plain64(9), &mut sector)?;
+/// assert_eq!(sector, [0u8; 512]);
+/// # Ok::<(), mdu_cbc::Error>(())
+/// ```
+pub type Cbc<K> = mdu_aes::Cipher<CbcMode, K>;
 
 /// AES-128-CBC: a 16-byte key.
 ///
@@ -120,193 +125,3 @@ pub type AesCbc128 = Cbc<Aes128>;
 /// # Ok::<(), mdu_cbc::Error>(())
 /// ```
 pub type AesCbc256 = Cbc<Aes256>;
-
-impl<K: KeySize> Cbc<K> {
-    /// Length of the key in bytes: 16 for [`AesCbc128`], 32 for
-    /// [`AesCbc256`].
-    ///
-    /// ```
-    /// assert_eq!(mdu_cbc::AesCbc128::KEY_LEN, 16);
-    /// ```
-    pub const KEY_LEN: usize = Engine::<CbcMode, K>::KEY_LEN;
-
-    /// Expands `key` for the best backend of this CPU.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidKeyLength`] unless `key` is [`KEY_LEN`](Self::KEY_LEN)
-    /// bytes.
-    ///
-    /// ```
-    /// use mdu_cbc::{AesCbc256, Error};
-    ///
-    /// assert!(AesCbc256::new(&[7; 32]).is_ok());
-    /// assert_eq!(
-    ///     AesCbc256::new(&[7; 24]).unwrap_err(),
-    ///     Error::InvalidKeyLength { len: 24, expected: 32 }
-    /// );
-    /// ```
-    pub fn new(key: &[u8]) -> Result<Self, Error> {
-        Self::with_backend(key, Backend::detect())
-    }
-
-    /// Expands `key` for a given backend (to pin one in tests and
-    /// benchmarks).
-    ///
-    /// # Errors
-    ///
-    /// As for [`new`](Self::new), then [`Error::BackendUnavailable`] if this
-    /// CPU cannot run `backend` (or it is not compiled for this target).
-    ///
-    /// ```
-    /// use mdu_cbc::{AesCbc128, Backend};
-    ///
-    /// let key: Vec<u8> = (0..16).collect();
-    /// for &backend in Backend::available() {
-    ///     let cbc = AesCbc128::with_backend(&key, backend)?;
-    ///     assert_eq!(cbc.backend(), backend);
-    /// }
-    /// # Ok::<(), mdu_cbc::Error>(())
-    /// ```
-    pub fn with_backend(key: &[u8], backend: Backend) -> Result<Self, Error> {
-        Ok(Cbc {
-            engine: Engine::new(key, backend, false)?,
-            size: PhantomData,
-        })
-    }
-
-    /// The backend this key was expanded for.
-    ///
-    /// ```
-    /// use mdu_cbc::{AesCbc256, Backend};
-    ///
-    /// assert_eq!(AesCbc256::new(&[1u8; 32])?.backend(), Backend::detect());
-    /// # Ok::<(), mdu_cbc::Error>(())
-    /// ```
-    pub fn backend(&self) -> Backend {
-        self.engine.backend()
-    }
-
-    /// Encrypts one data unit in place under `iv`: CBC with the IV as the
-    /// block before the first, no padding (dm-crypt `plain64`:
-    /// [`Iv::plain64`] of the sector number). Any whole number of blocks
-    /// from 16 bytes to [`DataUnitSize::MAX`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::UnitSizeMisaligned`] for a length that is not a multiple of
-    /// 16, [`Error::UnitSizeOutOfRange`] for one outside 16..=16 MiB; `buf`
-    /// is then unchanged.
-    ///
-    /// ```
-    /// use mdu_cbc::{AesCbc256, Iv};
-    ///
-    /// let cbc = AesCbc256::new(&[9; 32])?;
-    /// let mut msg = *b"thirty-two bytes, two AES blocks";
-    /// cbc.encrypt(Iv::plain64(5), &mut msg)?;
-    /// assert_ne!(&msg, b"thirty-two bytes, two AES blocks");
-    /// cbc.decrypt(Iv::plain64(5), &mut msg)?;
-    /// assert_eq!(&msg, b"thirty-two bytes, two AES blocks");
-    /// assert!(cbc.encrypt(Iv::ZERO, &mut [0u8; 20]).is_err());
-    /// # Ok::<(), mdu_cbc::Error>(())
-    /// ```
-    #[inline]
-    pub fn encrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-        self.engine.one(self, Direction::Encrypt, iv, buf)
-    }
-
-    /// Decrypts one data unit in place under `iv`; the inverse of
-    /// [`encrypt`](Self::encrypt).
-    ///
-    /// # Errors
-    ///
-    /// As for [`encrypt`](Self::encrypt).
-    ///
-    /// ```
-    /// use mdu_cbc::{AesCbc128, Iv};
-    ///
-    /// let cbc = AesCbc128::new(&[3; 16])?;
-    /// let mut sector = [0u8; 512];
-    /// cbc.encrypt(Iv::plain64(1), &mut sector)?;
-    /// cbc.decrypt(Iv::plain64(1), &mut sector)?;
-    /// assert_eq!(sector, [0u8; 512]);
-    /// # Ok::<(), mdu_cbc::Error>(())
-    /// ```
-    #[inline]
-    pub fn decrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-        self.engine.one(self, Direction::Decrypt, iv, buf)
-    }
-}
-
-impl<K: KeySize> Clone for Cbc<K> {
-    fn clone(&self) -> Self {
-        Cbc {
-            engine: self.engine.clone(),
-            size: PhantomData,
-        }
-    }
-}
-
-impl<K: KeySize> DataUnitCipher for Cbc<K> {
-    type Iv = Iv;
-    const NATIVE_MULTI_UNIT: bool = true;
-    const UNIT_ALIGN: usize = 16;
-
-    #[inline]
-    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
-        self.encrypt(iv, unit)
-    }
-
-    #[inline]
-    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
-        self.decrypt(iv, unit)
-    }
-
-    fn crypt_units(
-        &self,
-        dir: Direction,
-        first_iv: Iv,
-        iv_step: u64,
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        let io = Io::InPlace(buf);
-        self.engine.units::<Self>(dir, first_iv, iv_step, unit, io)
-    }
-
-    fn crypt_units_to(
-        &self,
-        dir: Direction,
-        first_iv: Iv,
-        iv_step: u64,
-        unit: DataUnitSize,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<(), Error> {
-        let io = Io::To(src, dst);
-        self.engine.units::<Self>(dir, first_iv, iv_step, unit, io)
-    }
-
-    fn crypt_units_with_ivs(
-        &self,
-        dir: Direction,
-        ivs: &[Iv],
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        self.engine.units_with_ivs::<Self>(dir, ivs, unit, buf)
-    }
-}
-
-impl<K: KeySize> fmt::Debug for Cbc<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = if K::BITS == 128 {
-            "AesCbc128"
-        } else {
-            "AesCbc256"
-        };
-        f.debug_struct(name)
-            .field("backend", &self.backend())
-            .finish_non_exhaustive()
-    }
-}

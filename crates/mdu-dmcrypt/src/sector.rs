@@ -115,8 +115,8 @@ impl SectorCipher {
         let inner = match (spec.chain(), key.len()) {
             (ChainMode::Cbc, 16) => Inner::Cbc128(AesCbc128::new(key)?),
             (ChainMode::Cbc, _) => Inner::Cbc256(AesCbc256::new(key)?),
-            (ChainMode::Xts, 32) => Inner::Xts128(XtsAes128::new_allow_equal_halves(key)?),
-            (ChainMode::Xts, _) => Inner::Xts256(XtsAes256::new_allow_equal_halves(key)?),
+            (ChainMode::Xts, 32) => Inner::Xts128(XtsAes128::new_allow_weak_key(key)?),
+            (ChainMode::Xts, _) => Inner::Xts256(XtsAes256::new_allow_weak_key(key)?),
         };
         Ok(SectorCipher { inner, ivgen, spec })
     }
@@ -259,7 +259,7 @@ mod tests {
         let key = [0x33u8; 64];
         let c = SectorCipher::new("aes-xts-plain64".parse().unwrap(), &key, g, WeakKeys::Allow)
             .unwrap();
-        let x = XtsAes256::new_allow_equal_halves(&key).unwrap();
+        let x = XtsAes256::new_allow_weak_key(&key).unwrap();
         let ivgen = IvGenerator::new(crate::IvMode::Plain64, g, &key).unwrap();
         let (mut a, mut b) = (vec![5u8; 2048], vec![5u8; 2048]);
         c.crypt(Direction::Encrypt, 9, &mut a).unwrap();

@@ -83,27 +83,33 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
-use core::fmt;
-use core::marker::PhantomData;
-
 mod backend;
 
 pub use backend::{Backend, XtsMode};
 pub use mdu_aes::{Aes128, Aes256, KeySize};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
-use mdu_aes::{Engine, Io};
-
 /// XTS-AES with AES key size `K` ([`Aes128`] or [`Aes256`]): the type
 /// behind [`XtsAes128`] and [`XtsAes256`].
 ///
 /// The key is the data key K1 followed by the tweak key K2, each an AES key
-/// of size `K`, expanded once for the chosen [`Backend`]. Every method
-/// validates its arguments before touching a byte.
-pub struct Xts<K: KeySize> {
-    engine: Engine<XtsMode, K>,
-    size: PhantomData<K>,
-}
+/// of size `K`, expanded once for the chosen [`Backend`]. A key whose two
+/// halves are equal is refused ([`Error::WeakKey`]) unless built with
+/// `new_allow_weak_key` (for test vectors, or a caller with a policy of its
+/// own). Its methods are those of the AES-mode skeleton's cipher type.
+///
+/// ```
+/// use mdu_xts::{Aes256, Iv, Xts};
+///
+/// let key: Vec<u8> = (0..64).collect();
+/// let xts = Xts::<Aes256>::new(&key)?;
+/// let mut msg = [0u8; 32];
+/// xts.encrypt(Iv::plain64(3), &mut msg)?;
+/// xts.decrypt(Iv::plain64(3), &mut msg)?;
+/// assert_eq!(msg, [0u8; 32]);
+/// # Ok::<(), mdu_xts::Error>(())
+/// ```
+pub type Xts<K> = mdu_aes::Cipher<XtsMode, K>;
 
 /// XTS-AES-128: a 32-byte key, K1 (data) || K2 (tweak), each an AES-128
 /// key.
@@ -144,239 +150,3 @@ pub type XtsAes128 = Xts<Aes128>;
 /// # Ok::<(), mdu_xts::Error>(())
 /// ```
 pub type XtsAes256 = Xts<Aes256>;
-
-impl<K: KeySize> Xts<K> {
-    /// Length of the key in bytes: the data key K1 followed by the tweak
-    /// key K2 (32 for [`XtsAes128`], 64 for [`XtsAes256`]).
-    ///
-    /// ```
-    /// assert_eq!(mdu_xts::XtsAes256::KEY_LEN, 64);
-    /// ```
-    pub const KEY_LEN: usize = Engine::<XtsMode, K>::KEY_LEN;
-
-    /// Expands `key` (K1 || K2) for the best backend of this CPU.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidKeyLength`] unless `key` is [`KEY_LEN`](Self::KEY_LEN)
-    /// bytes; [`Error::WeakKey`] if the two halves are equal.
-    ///
-    /// ```
-    /// use mdu_xts::{Error, XtsAes256};
-    ///
-    /// let mut key = [7u8; 64];
-    /// key[32..].fill(9);
-    /// assert!(XtsAes256::new(&key).is_ok());
-    /// assert!(matches!(XtsAes256::new(&[7; 64]), Err(Error::WeakKey { .. })));
-    /// assert_eq!(
-    ///     XtsAes256::new(&key[1..]).unwrap_err(),
-    ///     Error::InvalidKeyLength { len: 63, expected: 64 }
-    /// );
-    /// ```
-    pub fn new(key: &[u8]) -> Result<Self, Error> {
-        Self::with_backend(key, Backend::detect())
-    }
-
-    /// As [`new`](Self::new), but accepts a key whose two halves are equal.
-    /// Such keys void XTS's security argument; this exists for published
-    /// test vectors (IEEE 1619 vector 1) only.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidKeyLength`] unless `key` is [`KEY_LEN`](Self::KEY_LEN)
-    /// bytes.
-    ///
-    /// ```
-    /// use mdu_xts::XtsAes128;
-    ///
-    /// assert!(XtsAes128::new_allow_equal_halves(&[0; 32]).is_ok());
-    /// ```
-    pub fn new_allow_equal_halves(key: &[u8]) -> Result<Self, Error> {
-        Self::with_backend_allow_equal_halves(key, Backend::detect())
-    }
-
-    /// Expands `key` for a given backend (to pin one in tests and
-    /// benchmarks).
-    ///
-    /// # Errors
-    ///
-    /// As for [`new`](Self::new), then [`Error::BackendUnavailable`] if this
-    /// CPU cannot run `backend` (or it is not compiled for this target).
-    ///
-    /// ```
-    /// use mdu_xts::{Backend, XtsAes256};
-    ///
-    /// let key: Vec<u8> = (0..64).collect();
-    /// for &backend in Backend::available() {
-    ///     let xts = XtsAes256::with_backend(&key, backend)?;
-    ///     assert_eq!(xts.backend(), backend);
-    /// }
-    /// # Ok::<(), mdu_xts::Error>(())
-    /// ```
-    pub fn with_backend(key: &[u8], backend: Backend) -> Result<Self, Error> {
-        Self::build(key, backend, false)
-    }
-
-    /// As [`with_backend`](Self::with_backend), accepting equal key halves
-    /// (test vectors only; see
-    /// [`new_allow_equal_halves`](Self::new_allow_equal_halves)).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidKeyLength`] or [`Error::BackendUnavailable`].
-    ///
-    /// ```
-    /// use mdu_xts::{Backend, XtsAes128};
-    ///
-    /// let xts = XtsAes128::with_backend_allow_equal_halves(&[0; 32], Backend::Generic)?;
-    /// assert_eq!(xts.backend(), Backend::Generic);
-    /// # Ok::<(), mdu_xts::Error>(())
-    /// ```
-    pub fn with_backend_allow_equal_halves(key: &[u8], backend: Backend) -> Result<Self, Error> {
-        Self::build(key, backend, true)
-    }
-
-    fn build(key: &[u8], backend: Backend, allow_equal: bool) -> Result<Self, Error> {
-        Ok(Xts {
-            engine: Engine::new(key, backend, allow_equal)?,
-            size: PhantomData,
-        })
-    }
-
-    /// The backend this key was expanded for.
-    ///
-    /// ```
-    /// use mdu_xts::{Backend, XtsAes256};
-    ///
-    /// let key: Vec<u8> = (0..64).collect();
-    /// assert_eq!(XtsAes256::new(&key)?.backend(), Backend::detect());
-    /// # Ok::<(), mdu_xts::Error>(())
-    /// ```
-    pub fn backend(&self) -> Backend {
-        self.engine.backend()
-    }
-
-    /// Encrypts one message (data unit) in place under `iv`, the tweak input
-    /// (for dm-crypt `plain64`: the sector number, [`Iv::plain64`]). Any
-    /// length from 16 bytes to [`DataUnitSize::MAX`] (16 MiB, IEEE 1619's
-    /// limit of 2^20 blocks); a length that is not a multiple of 16 uses
-    /// ciphertext stealing.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::UnitSizeOutOfRange`] for a length outside 16..=16 MiB; `buf`
-    /// is then unchanged.
-    ///
-    /// ```
-    /// use mdu_xts::{Iv, XtsAes256};
-    ///
-    /// let key: Vec<u8> = (0..64).collect();
-    /// let xts = XtsAes256::new(&key)?;
-    /// let mut msg = *b"nineteen byte text";
-    /// xts.encrypt(Iv::plain64(5), &mut msg)?;
-    /// assert_ne!(&msg, b"nineteen byte text");
-    /// xts.decrypt(Iv::plain64(5), &mut msg)?;
-    /// assert_eq!(&msg, b"nineteen byte text");
-    /// assert!(xts.encrypt(Iv::ZERO, &mut [0u8; 15]).is_err());
-    /// # Ok::<(), mdu_xts::Error>(())
-    /// ```
-    #[inline]
-    pub fn encrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-        self.engine.one(self, Direction::Encrypt, iv, buf)
-    }
-
-    /// Decrypts one message in place under `iv`; the inverse of
-    /// [`encrypt`](Self::encrypt).
-    ///
-    /// # Errors
-    ///
-    /// As for [`encrypt`](Self::encrypt).
-    ///
-    /// ```
-    /// use mdu_xts::{Iv, XtsAes128};
-    ///
-    /// let key: Vec<u8> = (0..32).collect();
-    /// let xts = XtsAes128::new(&key)?;
-    /// let mut sector = [0u8; 512];
-    /// xts.encrypt(Iv::plain64(1), &mut sector)?;
-    /// xts.decrypt(Iv::plain64(1), &mut sector)?;
-    /// assert_eq!(sector, [0u8; 512]);
-    /// # Ok::<(), mdu_xts::Error>(())
-    /// ```
-    #[inline]
-    pub fn decrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
-        self.engine.one(self, Direction::Decrypt, iv, buf)
-    }
-}
-
-impl<K: KeySize> Clone for Xts<K> {
-    fn clone(&self) -> Self {
-        Xts {
-            engine: self.engine.clone(),
-            size: PhantomData,
-        }
-    }
-}
-
-impl<K: KeySize> DataUnitCipher for Xts<K> {
-    type Iv = Iv;
-    const NATIVE_MULTI_UNIT: bool = true;
-
-    #[inline]
-    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
-        self.encrypt(iv, unit)
-    }
-
-    #[inline]
-    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
-        self.decrypt(iv, unit)
-    }
-
-    fn crypt_units(
-        &self,
-        dir: Direction,
-        first_iv: Iv,
-        iv_step: u64,
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        let io = Io::InPlace(buf);
-        self.engine.units::<Self>(dir, first_iv, iv_step, unit, io)
-    }
-
-    fn crypt_units_to(
-        &self,
-        dir: Direction,
-        first_iv: Iv,
-        iv_step: u64,
-        unit: DataUnitSize,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<(), Error> {
-        let io = Io::To(src, dst);
-        self.engine.units::<Self>(dir, first_iv, iv_step, unit, io)
-    }
-
-    fn crypt_units_with_ivs(
-        &self,
-        dir: Direction,
-        ivs: &[Iv],
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        self.engine.units_with_ivs::<Self>(dir, ivs, unit, buf)
-    }
-}
-
-impl<K: KeySize> fmt::Debug for Xts<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = if K::BITS == 128 {
-            "XtsAes128"
-        } else {
-            "XtsAes256"
-        };
-        f.debug_struct(name)
-            .field("backend", &self.backend())
-            .finish_non_exhaustive()
-    }
-}

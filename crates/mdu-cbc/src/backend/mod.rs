@@ -67,6 +67,8 @@ pub type Backend = mdu_aes::Backend<CbcMode>;
 impl Mode for CbcMode {
     const CRATE: &'static str = "mdu-cbc";
     const AES_KEYS: usize = 1;
+    const UNIT_ALIGN: usize = 16;
+    const NAMES: [&'static str; 2] = ["AesCbc128", "AesCbc256"];
     // CBC needs no carry-less multiply: VAES alone is enough.
     const NEEDS: [CpuFeatures; 4] = [
         CpuFeatures {

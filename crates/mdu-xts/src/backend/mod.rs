@@ -85,6 +85,8 @@ const fn needs(aes: bool, clmul: bool, avx2: bool, vaes: bool, avx512: bool) -> 
 impl Mode for XtsMode {
     const CRATE: &'static str = "mdu-xts";
     const AES_KEYS: usize = 2;
+    const UNIT_ALIGN: usize = 1;
+    const NAMES: [&'static str; 2] = ["XtsAes128", "XtsAes256"];
     const NEEDS: [CpuFeatures; 4] = [
         // VAES and VPCLMULQDQ on zmm: AVX-512 F, BW (byte masks) and VL.
         needs(true, true, true, true, true),
@@ -105,7 +107,7 @@ impl Mode for XtsMode {
         if !allow_weak && halves_equal(key) {
             return Err(Error::WeakKey {
                 reason: "the two key halves are equal, which breaks XTS's security \
-                         argument (use new_allow_equal_halves only for test vectors)",
+                         argument (use new_allow_weak_key only for test vectors)",
             });
         }
         Ok(())
