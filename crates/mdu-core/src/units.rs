@@ -25,7 +25,7 @@ pub(crate) fn run<C: DataUnitCipher + ?Sized>(
 ///
 /// Every request is a whole, non-empty number of data units. Unit `i` of a
 /// request is processed under IV `first_iv + i * iv_step` (a 128-bit
-/// little-endian counter, see [`Iv`]). The step is 1 by default; dm-crypt
+/// little-endian counter, see [`Iv`](crate::Iv)). The step is 1 by default; dm-crypt
 /// without `iv_large_sectors` counts 512-byte sectors, so a volume with
 /// 4096-byte sectors (every such LUKS2 volume) needs a step of 8.
 ///
