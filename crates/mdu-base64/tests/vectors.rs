@@ -371,7 +371,7 @@ fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
         Backend::Generic,
     ];
     let available: Vec<&str> = Backend::available().iter().map(|b| b.name()).collect();
-    mdu_core::testing::backends::require_x86_backends(
+    mdu_testkit::backends::require_x86_backends(
         "mdu-base64",
         &every.map(Backend::name),
         &available,

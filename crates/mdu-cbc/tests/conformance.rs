@@ -28,7 +28,7 @@ fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
         Backend::Generic,
     ];
     let available: Vec<&str> = all.iter().map(|b| b.name()).collect();
-    testing::backends::require_x86_backends("mdu-cbc", &every.map(Backend::name), &available);
+    mdu_testkit::backends::require_x86_backends("mdu-cbc", &every.map(Backend::name), &available);
 }
 
 /// Under qemu (`.ci/qemu-aarch64.toml` sets `MDU_REQUIRE_ARM64_BACKENDS`),

@@ -8,7 +8,7 @@
 //! themselves fail too. The tests run the tools by name, so they must be on
 //! PATH (`veritysetup` is in /usr/sbin).
 
-use mdu_core::testing::tools::{self, Search, Tool};
+use mdu_testkit::tools::{self, Search, Tool};
 
 /// Each tool with the tests that skip without it (keep in step with the
 /// `have_tool` / `have_python_cryptography` calls).

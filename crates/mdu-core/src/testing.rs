@@ -17,11 +17,6 @@
 //! It panics, naming the cipher, the path and the request, on the first
 //! mismatch: call it from a `#[test]`.
 //!
-//! Two submodules serve the workspace's other tests: [`backends`] reports
-//! which x86-64 SIMD backends a run exercised and enforces
-//! `MDU_REQUIRE_X86_BACKENDS`; [`tools`] finds the reference tools of the
-//! interop tests and says which tests did not run without them.
-//!
 //! [`MIN_UNIT_BYTES`]: DataUnitCipher::MIN_UNIT_BYTES
 //! [`UNIT_ALIGN`]: DataUnitCipher::UNIT_ALIGN
 //!
@@ -54,9 +49,6 @@ use alloc::vec::Vec;
 use core::fmt::Write as _;
 
 use crate::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Tweak};
-
-pub mod backends;
-pub mod tools;
 
 /// The data-unit sizes the harness covers (those the cipher accepts).
 pub const UNIT_SIZES: [usize; 6] = [16, 17, 31, 512, 4096, 4096 + 16];

@@ -11,14 +11,14 @@
 //! for the whole workspace, for example
 //! `MDU_REQUIRE_X86_BACKENDS=vaes512,vaes256,aesni,shani,avx2,avx512vbmi`.
 //! Each crate's tests check the names that belong to that crate (see
-//! [`X86_BACKENDS`]) and fail when one of them is not available on this CPU;
+//! [`x86_backends`]) and fail when one of them is not available on this CPU;
 //! a name that belongs to no crate fails in every crate, so a typo cannot
 //! pass unnoticed. A name two crates share (`vaes512`, `vaes256` and
 //! `aesni` are backends of mdu-xts and of mdu-cbc) is required of both.
 //! Unset or empty, nothing is required.
 //!
 //! ```
-//! use mdu_core::testing::backends::{self, RequireError};
+//! use mdu_testkit::backends::{self, RequireError};
 //!
 //! // A CPU where mdu-xts runs only AES-NI and the portable backend.
 //! let available = ["aesni", "generic"];
@@ -33,19 +33,19 @@
 //! ));
 //! ```
 
-use alloc::borrow::ToOwned;
-use alloc::format;
-use alloc::string::String;
-use alloc::vec::Vec;
-use core::fmt;
-use std::println;
+use std::fmt;
+use std::sync::LazyLock;
+
+use mdu_aes::{CpuFeatures, Mode};
+use mdu_cbc::CbcMode;
+use mdu_xts::XtsMode;
 
 /// The environment variable that lists the x86-64 backends a test run must
 /// exercise.
 pub const REQUIRE_X86_VAR: &str = "MDU_REQUIRE_X86_BACKENDS";
 
 /// An x86-64 SIMD backend of one of the workspace's crates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct X86Backend {
     /// The name the crate's `Backend::name()` (and `Display`) gives it.
     pub name: &'static str,
@@ -53,73 +53,129 @@ pub struct X86Backend {
     pub crate_name: &'static str,
     /// The CPU features (as `is_x86_feature_detected!` spells them) that the
     /// crate requires before it selects the backend.
-    pub cpu_features: &'static [&'static str],
+    pub cpu_features: Vec<&'static str>,
 }
 
 /// Every x86-64 SIMD backend of the workspace, by crate, best first within
-/// a crate. The portable backends (`generic`, `scalar`) always run and are
-/// not listed. A name may belong to several crates (`vaes512` is a backend
-/// of mdu-xts and of mdu-cbc): naming it requires it of each of them.
-pub const X86_BACKENDS: [X86Backend; 10] = [
-    X86Backend {
-        name: "vaes512",
-        crate_name: "mdu-xts",
-        cpu_features: &[
-            "aes",
-            "avx2",
-            "avx512f",
-            "avx512bw",
-            "avx512vl",
-            "vaes",
-            "vpclmulqdq",
-        ],
-    },
-    X86Backend {
-        name: "vaes256",
-        crate_name: "mdu-xts",
-        cpu_features: &["aes", "avx2", "vaes", "vpclmulqdq"],
-    },
-    X86Backend {
-        name: "aesni",
-        crate_name: "mdu-xts",
-        cpu_features: &["aes", "pclmulqdq"],
-    },
-    X86Backend {
-        name: "shani",
-        crate_name: "mdu-verity",
-        cpu_features: &["sha", "sse2", "ssse3", "sse4.1"],
-    },
-    X86Backend {
-        name: "avx512",
-        crate_name: "mdu-verity",
-        cpu_features: &["avx512f", "avx512bw"],
-    },
-    X86Backend {
-        name: "avx512vbmi",
-        crate_name: "mdu-base64",
-        cpu_features: &["avx512f", "avx512bw", "avx512vbmi", "bmi2"],
-    },
-    X86Backend {
-        name: "avx2",
-        crate_name: "mdu-base64",
-        cpu_features: &["avx2"],
-    },
-    X86Backend {
-        name: "vaes512",
-        crate_name: "mdu-cbc",
-        cpu_features: &["aes", "avx2", "avx512f", "vaes"],
-    },
-    X86Backend {
-        name: "vaes256",
-        crate_name: "mdu-cbc",
-        cpu_features: &["aes", "avx2", "vaes"],
-    },
-    X86Backend {
-        name: "aesni",
-        crate_name: "mdu-cbc",
-        cpu_features: &["aes"],
-    },
-];
+/// a crate. The portable backends (`generic`) always run and are not
+/// listed, nor are the arm64 ones. A name may belong to several crates
+/// (`vaes512` is a backend of mdu-xts and of mdu-cbc): naming it requires it
+/// of each of them.
+///
+/// Read from the crates: every name is the crate's `Backend::name()`; the
+/// CPU features of mdu-xts and mdu-cbc are the ones their modes declare
+/// (`mdu_aes::Mode::NEEDS`, which their selection reads too). mdu-verity
+/// and mdu-base64 declare theirs only inside their detection code, so the
+/// features of those four backends are written here, and
+/// [`require_x86_backends`] checks them against what the crate selects on
+/// the running CPU.
+pub fn x86_backends() -> &'static [X86Backend] {
+    static REGISTRY: LazyLock<Vec<X86Backend>> = LazyLock::new(registry);
+    &REGISTRY
+}
+
+fn registry() -> Vec<X86Backend> {
+    use mdu_base64::Backend as Base64;
+    use mdu_verity::sha256::Backend as Sha256;
+    let mut out = aes_mode::<XtsMode>();
+    let mut own = |name: &'static str, crate_name, cpu_features: &[&'static str]| {
+        out.push(X86Backend {
+            name,
+            crate_name,
+            cpu_features: cpu_features.to_vec(),
+        })
+    };
+    own(
+        Sha256::ShaNi.name(),
+        "mdu-verity",
+        &["sha", "sse2", "ssse3", "sse4.1"],
+    );
+    own(
+        Sha256::Avx512.name(),
+        "mdu-verity",
+        &["avx512f", "avx512bw"],
+    );
+    own(
+        Base64::Avx512Vbmi.name(),
+        "mdu-base64",
+        &["avx512f", "avx512bw", "avx512vbmi", "bmi2"],
+    );
+    own(Base64::Avx2.name(), "mdu-base64", &["avx2"]);
+    out.extend(aes_mode::<CbcMode>());
+    out
+}
+
+/// The x86-64 backends of the AES mode `M`, with the features the mode
+/// declares for each.
+fn aes_mode<M: Mode>() -> Vec<X86Backend> {
+    use mdu_aes::Backend;
+    // `Mode::NEEDS` is in the order Vaes512, Vaes256, AesNi, ArmCe.
+    [Backend::<M>::Vaes512, Backend::Vaes256, Backend::AesNi]
+        .into_iter()
+        .map(|b| X86Backend {
+            name: b.name(),
+            crate_name: M::CRATE,
+            cpu_features: x86_feature_names(M::NEEDS[b.rank()]),
+        })
+        .collect()
+}
+
+/// The backends of the same crates that are no x86-64 SIMD backend (the
+/// arm64 and the portable ones), with no CPU features listed: what
+/// [`require_x86_backends`] needs to tell a backend the registry lacks from
+/// one it need not list.
+fn other_backends() -> &'static [X86Backend] {
+    static OTHERS: LazyLock<Vec<X86Backend>> = LazyLock::new(|| {
+        use mdu_base64::Backend as Base64;
+        use mdu_verity::sha256::Backend as Sha256;
+        let entry = |name, crate_name| X86Backend {
+            name,
+            crate_name,
+            cpu_features: Vec::new(),
+        };
+        vec![
+            entry(mdu_xts::Backend::ArmCe.name(), XtsMode::CRATE),
+            entry(mdu_xts::Backend::Generic.name(), XtsMode::CRATE),
+            entry(mdu_cbc::Backend::ArmCe.name(), CbcMode::CRATE),
+            entry(mdu_cbc::Backend::Generic.name(), CbcMode::CRATE),
+            entry(Sha256::ArmCe.name(), "mdu-verity"),
+            entry(Sha256::Generic.name(), "mdu-verity"),
+            entry(Base64::Neon.name(), "mdu-base64"),
+            entry(Base64::Generic.name(), "mdu-base64"),
+        ]
+    });
+    &OTHERS
+}
+
+/// The x86-64 features of `f`, as `is_x86_feature_detected!` spells them.
+fn x86_feature_names(f: CpuFeatures) -> Vec<&'static str> {
+    // Every field by name: a new feature is a compile error here.
+    let CpuFeatures {
+        aes,
+        avx2,
+        avx512f,
+        avx512bw,
+        avx512vl,
+        vaes,
+        vpclmulqdq,
+        pclmulqdq,
+        pmull: _,
+        neon: _,
+    } = f;
+    [
+        (aes, "aes"),
+        (avx2, "avx2"),
+        (avx512f, "avx512f"),
+        (avx512bw, "avx512bw"),
+        (avx512vl, "avx512vl"),
+        (vaes, "vaes"),
+        (vpclmulqdq, "vpclmulqdq"),
+        (pclmulqdq, "pclmulqdq"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect()
+}
 
 /// Why `MDU_REQUIRE_X86_BACKENDS` is not satisfied.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,12 +226,12 @@ impl std::error::Error for RequireError {}
 /// "vaes512, vaes256, aesni (mdu-xts), shani, avx512 (mdu-verity), ...".
 fn known_names() -> String {
     let mut out = String::new();
-    for (i, b) in X86_BACKENDS.iter().enumerate() {
+    for (i, b) in x86_backends().iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
         out.push_str(b.name);
-        let last_of_crate = X86_BACKENDS
+        let last_of_crate = x86_backends()
             .get(i + 1)
             .is_none_or(|next| next.crate_name != b.crate_name);
         if last_of_crate {
@@ -193,10 +249,10 @@ fn known_names() -> String {
 /// # Errors
 ///
 /// [`RequireError::UnknownName`] for the first name that is no backend in
-/// [`X86_BACKENDS`].
+/// [`x86_backends`].
 ///
 /// ```
-/// use mdu_core::testing::backends::parse_required;
+/// use mdu_testkit::backends::parse_required;
 ///
 /// let names: Vec<_> = parse_required(" shani, AVX2,,").unwrap().iter().map(|b| b.name).collect();
 /// assert_eq!(names, ["shani", "avx2"]);
@@ -207,7 +263,7 @@ pub fn parse_required(list: &str) -> Result<Vec<&'static X86Backend>, RequireErr
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let before = out.len();
         out.extend(
-            X86_BACKENDS
+            x86_backends()
                 .iter()
                 .filter(|b| b.name.eq_ignore_ascii_case(name)),
         );
@@ -278,7 +334,7 @@ pub fn unavailable_reason(backend: &X86Backend) -> String {
 }
 
 /// Whether the running CPU (and OS) supports the x86 feature `name`; false
-/// for names outside [`X86_BACKENDS`]' feature lists and off x86-64.
+/// for names outside [`x86_backends`]' feature lists and off x86-64.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 fn x86_feature_detected(name: &str) -> bool {
     use std::arch::is_x86_feature_detected as has;
@@ -311,7 +367,7 @@ fn x86_feature_detected(_name: &str) -> bool {
 /// example `"vaes512 (CPU lacks avx512f, avx512bw, avx512vl)"`.
 ///
 /// ```
-/// use mdu_core::testing::backends::not_run;
+/// use mdu_testkit::backends::not_run;
 ///
 /// let every = ["vaes512", "vaes256", "aesni", "generic"];
 /// assert_eq!(not_run("mdu-xts", &every), "none");
@@ -319,14 +375,14 @@ fn x86_feature_detected(_name: &str) -> bool {
 /// ```
 pub fn not_run(crate_name: &str, available: &[&str]) -> String {
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
-    for b in X86_BACKENDS
+    for b in x86_backends()
         .iter()
         .filter(|b| b.crate_name == crate_name && !available.contains(&b.name))
     {
         let reason = unavailable_reason(b);
         match groups.iter_mut().find(|(r, _)| *r == reason) {
             Some((_, names)) => names.push(b.name),
-            None => groups.push((reason, alloc::vec![b.name])),
+            None => groups.push((reason, vec![b.name])),
         }
     }
     if groups.is_empty() {
@@ -341,7 +397,7 @@ pub fn not_run(crate_name: &str, available: &[&str]) -> String {
 
 /// The test every crate with x86-64 backends runs: prints which of its
 /// backends run on this CPU and which do not (and why), checks that
-/// [`X86_BACKENDS`] agrees with the crate, and enforces
+/// [`x86_backends`] agrees with the crate, and enforces
 /// `MDU_REQUIRE_X86_BACKENDS`.
 ///
 /// `every_backend` is the name of every variant of the crate's `Backend`;
@@ -351,20 +407,32 @@ pub fn not_run(crate_name: &str, available: &[&str]) -> String {
 ///
 /// With a message that says what to do, when the variable names an unknown
 /// backend or a backend of this crate that is not available; when a listed
-/// backend of `crate_name` is not among `every_backend` (the table is out of
-/// date); or when a backend's availability disagrees with the CPU features
-/// the table says it needs.
+/// backend of `crate_name` is not among `every_backend`, or one of
+/// `every_backend` is not in the registry (the registry is out of date); or
+/// when a backend's availability disagrees with the CPU features the
+/// registry says it needs.
 pub fn require_x86_backends(crate_name: &str, every_backend: &[&str], available: &[&str]) {
     println!(
         "{crate_name}: backends this CPU runs: {}; x86-64 backends it does not run: {}",
         available.join(", "),
         not_run(crate_name, available)
     );
-    for b in X86_BACKENDS.iter().filter(|b| b.crate_name == crate_name) {
+    for name in every_backend {
+        let known = x86_backends()
+            .iter()
+            .chain(other_backends())
+            .any(|b| b.crate_name == crate_name && b.name == *name);
+        assert!(
+            known,
+            "{crate_name} has a backend `{name}` that mdu_testkit::backends does not know: \
+             add it to the registry (an x86-64 one with the CPU features it needs)"
+        );
+    }
+    for b in x86_backends().iter().filter(|b| b.crate_name == crate_name) {
         assert!(
             every_backend.contains(&b.name),
-            "mdu_core::testing::backends::X86_BACKENDS lists `{}` for {crate_name}, whose \
-             backends are {}: update the table",
+            "mdu_testkit::backends::x86_backends() lists `{}` for {crate_name}, whose \
+             backends are {}: update the registry",
             b.name,
             every_backend.join(", ")
         );
@@ -373,8 +441,9 @@ pub fn require_x86_backends(crate_name: &str, every_backend: &[&str], available:
             assert_eq!(
                 available.contains(&b.name),
                 features_present,
-                "{crate_name} backend `{}`: available = {}, but the CPU features the table \
-                 names for it ({}) are {}present; the table or the crate's detection is wrong",
+                "{crate_name} backend `{}`: available = {}, but the CPU features the registry \
+                 names for it ({}) are {}present; the registry or the crate's detection is \
+                 wrong",
                 b.name,
                 available.contains(&b.name),
                 b.cpu_features.join(", "),
@@ -404,14 +473,13 @@ pub fn require_x86_backends(crate_name: &str, every_backend: &[&str], available:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::string::ToString;
 
     #[test]
     fn names_are_unique_within_a_crate_and_lowercase() {
-        for (i, a) in X86_BACKENDS.iter().enumerate() {
+        for (i, a) in x86_backends().iter().enumerate() {
             assert_eq!(a.name, a.name.to_ascii_lowercase());
             assert!(
-                X86_BACKENDS[i + 1..]
+                x86_backends()[i + 1..]
                     .iter()
                     .all(|b| (b.name, b.crate_name) != (a.name, a.crate_name))
             );
@@ -426,7 +494,7 @@ mod tests {
         assert_eq!(crates, ["mdu-xts", "mdu-cbc"]);
         assert_eq!(
             check_required("vaes256", "mdu-cbc", &["vaes256", "aesni", "generic"]),
-            Ok(alloc::vec!["vaes256"])
+            Ok(vec!["vaes256"])
         );
         let e = check_required("vaes256", "mdu-cbc", &["aesni", "generic"]).unwrap_err();
         assert!(
@@ -478,11 +546,11 @@ mod tests {
         // mdu-verity and mdu-base64 see only their own names.
         assert_eq!(
             check_required(list, "mdu-verity", &["shani", "generic"]),
-            Ok(alloc::vec!["shani"])
+            Ok(vec!["shani"])
         );
         assert_eq!(
             check_required(list, "mdu-base64", &["avx2", "scalar"]),
-            Ok(alloc::vec!["avx2"])
+            Ok(vec!["avx2"])
         );
         assert!(check_required(list, "mdu-base64", &["scalar"]).is_err());
     }

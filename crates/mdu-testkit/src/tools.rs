@@ -15,13 +15,9 @@
 //! * `MDU_REQUIRE_TOOLS=1` (CI sets it): every test that needs a missing
 //!   tool fails, and so does the summary. It wins over `MDU_SKIP_TOOLS`.
 
-use alloc::format;
-use alloc::string::{String, ToString};
-use alloc::vec::Vec;
-use core::fmt;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::{eprintln, println};
 
 /// The variable that turns a missing tool into a failing test.
 pub const REQUIRE_TOOLS_VAR: &str = "MDU_REQUIRE_TOOLS";
@@ -64,7 +60,7 @@ impl Tool {
     /// What the tool is called in messages.
     ///
     /// ```
-    /// use mdu_core::testing::tools::Tool;
+    /// use mdu_testkit::tools::Tool;
     /// assert_eq!(Tool::PythonCryptography.name(), "python3 `cryptography`");
     /// ```
     pub const fn name(self) -> &'static str {
@@ -90,7 +86,7 @@ impl Tool {
     /// The Debian (and Ubuntu) package that provides it.
     ///
     /// ```
-    /// use mdu_core::testing::tools::Tool;
+    /// use mdu_testkit::tools::Tool;
     /// assert_eq!(Tool::Veritysetup.debian_package(), "cryptsetup-bin");
     /// ```
     pub const fn debian_package(self) -> &'static str {

@@ -3,13 +3,13 @@
 //! tool itself when it is installed.
 //!
 //! Without `veritysetup` the interop test prints a `SKIPPED` line (see
-//! `mdu_core::testing::tools`); the published images need no tool.
+//! `mdu_testkit::tools`); the published images need no tool.
 
 use std::cell::RefCell;
 use std::io::Cursor;
 use std::process::Command;
 
-use mdu_core::testing::tools::{self, Search, Tool};
+use mdu_testkit::tools::{self, Search, Tool};
 use mdu_verity::dmverity::{self, fec};
 use sha2::{Digest, Sha256};
 

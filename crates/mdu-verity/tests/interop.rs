@@ -7,13 +7,13 @@
 //! `reference_tools_of_the_interop_tests_are_installed` then fails with the
 //! install command, unless `MDU_SKIP_TOOLS=1`. With `MDU_REQUIRE_TOOLS=1`
 //! (CI) a missing tool fails the tests themselves. See
-//! `mdu_core::testing::tools`.
+//! `mdu_testkit::tools`.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mdu_core::testing::tools::{self, Search, Tool};
+use mdu_testkit::tools::{self, Search, Tool};
 use mdu_verity::sha256::Backend;
 use mdu_verity::{HashAlg, dmverity, fsverity};
 

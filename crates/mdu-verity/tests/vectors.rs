@@ -4,7 +4,7 @@
 
 use std::io::Cursor;
 
-use mdu_core::testing::backends;
+use mdu_testkit::backends;
 use mdu_verity::sha256::{Backend, State};
 use mdu_verity::{HashAlg, dmverity, fsverity};
 

@@ -17,7 +17,7 @@ pub fn note_backend(test: &str, backend: Backend) {
         let available: Vec<&str> = Backend::available().iter().map(|b| b.name()).collect();
         println!(
             "{test}: x86-64 backends not run on this CPU: {}",
-            mdu_core::testing::backends::not_run("mdu-cbc", &available)
+            mdu_testkit::backends::not_run("mdu-cbc", &available)
         );
     }
     if seen.insert((test.to_owned(), backend)) {

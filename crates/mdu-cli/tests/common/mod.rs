@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use mdu_core::testing::tools::{self, Search, Tool};
+use mdu_testkit::tools::{self, Search, Tool};
 
 /// The `mdu` binary under test.
 ///
@@ -59,7 +59,7 @@ fn tool_named(name: &str) -> Tool {
 /// Whether the tool the tests run as `tool` (`fsverity`, `veritysetup`,
 /// `python3`) works from PATH. When it does not: panic if
 /// `MDU_REQUIRE_TOOLS=1`, otherwise print a `SKIPPED` line naming `test`,
-/// the reason and the package to install (see `mdu_core::testing::tools`).
+/// the reason and the package to install (see `mdu_testkit::tools`).
 /// `tests/tools.rs` lists every test that skips this way.
 pub fn have_tool(tool: &str, test: &str) -> bool {
     tools::require(tool_named(tool), Search::PathOnly, test).is_some()
