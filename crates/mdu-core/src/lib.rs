@@ -63,9 +63,11 @@
 //!
 //! * `std` (default): `std::error::Error` for [`Error`]; implies `alloc`.
 //! * `alloc`: scatter-gather requests ([`DataUnits::encrypt_segments`]).
-//! * `rayon`: [`DataUnits::par_encrypt`] / `par_decrypt` across threads.
-//! * `testing`: the conformance harness, `mdu_core::testing`, that every
-//!   cipher crate runs against its ciphers.
+//! * `rayon`: `DataUnits::par_encrypt` / `par_decrypt` across threads.
+//! * `testing`: the conformance harness, `mdu_core::testing`
+//!   (`check_cipher`, `check_cipher_seeded`, `Report`, and `split` /
+//!   `split_mut` to cut a buffer into segments), that every cipher crate
+//!   runs against its ciphers.
 #![no_std]
 #![deny(unsafe_code)]
 
