@@ -65,6 +65,10 @@
 //!   parity lie, computed once ([`Layout::for_verity`]);
 //! * [`ReadAt`], [`WriteAt`], [`Corrections`], [`Overlay`] (`device`): the
 //!   devices read and written by position, and corrected blocks over them;
+//! * [`VerityEncoder`], [`encode_verity`] (`parity`): the parity of a
+//!   dm-verity image from its devices, written where its layout puts it
+//!   ([`Layout::for_new_verity`] predicts the layout of a new image, so
+//!   the data can feed the encoder while it is hashed);
 //! * [`correct`] (`correct`): every round of an image decoded from its
 //!   devices;
 //! * [`verify_with_fec`] (`verify`): verify, correct, verify again, and
@@ -77,6 +81,7 @@ mod device;
 mod encode;
 mod gf;
 mod layout;
+mod parity;
 mod verify;
 
 pub use correct::{Decoded, correct};
@@ -84,6 +89,7 @@ pub use decode::{RoundFix, correct_round};
 pub use device::{Corrections, Overlay, ReadAt, WriteAt};
 pub use encode::{Encoder, encode_bytes};
 pub use layout::{Area, FecParams, Layout, VerityLayout};
+pub use parity::{VerityEncoder, encode_verity};
 pub use verify::{FecOutcome, Shape, verify_with_fec};
 
 /// Fewest parity bytes per codeword `veritysetup` accepts.
