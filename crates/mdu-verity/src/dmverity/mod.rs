@@ -78,7 +78,7 @@ mod format;
 mod superblock;
 mod verify;
 
-pub use fec::{FecOutcome, verify_with_fec};
+pub use fec::{FecOutcome, verify_with_fec, verify_with_fec_after};
 pub use format::{Formatted, Hasher, format};
 pub use superblock::{Pins, Superblock};
 pub use verify::{verify, verify_range, verify_with_superblock};

@@ -72,7 +72,8 @@
 //! * [`correct`] (`correct`): every round of an image decoded from its
 //!   devices;
 //! * [`verify_with_fec`] (`verify`): verify, correct, verify again, and
-//!   [`FecOutcome::repair`].
+//!   [`FecOutcome::repair`]; [`verify_with_fec_after`] starts from the
+//!   caller's own first verification (of a mapped image, say).
 
 mod backend;
 mod correct;
@@ -90,7 +91,7 @@ pub use device::{Corrections, Overlay, ReadAt, WriteAt};
 pub use encode::{Encoder, encode_bytes};
 pub use layout::{Area, FecParams, Layout, VerityLayout};
 pub use parity::{VerityEncoder, encode_verity};
-pub use verify::{FecOutcome, Shape, verify_with_fec};
+pub use verify::{FecOutcome, Shape, verify_with_fec, verify_with_fec_after};
 
 /// Fewest parity bytes per codeword `veritysetup` accepts.
 pub const MIN_ROOTS: u8 = 2;

@@ -254,7 +254,57 @@ where
     H: ReadAt + ?Sized,
     F: ReadAt + ?Sized,
 {
-    let first = match check(data, hash, shape, root) {
+    let first = check(data, hash, shape, root);
+    verify_with_fec_after(first, data, hash, fec, shape, root, fec_params)
+}
+
+/// [`verify_with_fec`] after a first verification the caller ran itself:
+/// `first` is what [`verify`](crate::dmverity::verify) (for
+/// [`Shape::Params`]) or
+/// [`verify_with_superblock`](crate::dmverity::verify_with_superblock)
+/// (for [`Shape::Superblock`]) returned for these devices, this shape and
+/// this root, read in any way (a memory-mapped data device, say, which
+/// verifies without a copy). Only where it failed are the devices read
+/// again, by position, to decode the parity and verify with the
+/// corrections; an I/O error of the first verification is returned as it
+/// is. A clean image costs one verification, as fast as the caller's.
+///
+/// ```
+/// use mdu_verity::dmverity::{self, fec::{self, FecParams, Shape}};
+///
+/// let p = dmverity::Params::default();
+/// let clean: Vec<u8> = (0..30 * 4096).map(|i| (i * 7 + 3) as u8).collect();
+/// let mut hash = std::io::Cursor::new(Vec::new());
+/// let root = dmverity::format(&clean[..], &mut hash, &p)?.root_hash();
+/// let hash = hash.into_inner();
+/// let layout = fec::Layout::for_verity(&p, 30, hash.len() as u64, &FecParams::default())?;
+/// let parity = fec::encode_verity(&layout, &clean, &hash)?;
+///
+/// let mut bad = clean.clone();
+/// bad[12 * 4096 + 9] ^= 0x80;
+/// // The caller's own verification, from a slice here.
+/// let first = dmverity::verify(&bad[..], std::io::Cursor::new(&hash), &p, &root);
+/// assert!(first.is_err());
+/// let shape = Shape::Params(&p);
+/// let out = fec::verify_with_fec_after(first, &bad, &hash, &parity, shape, &root, &FecParams::default())?;
+/// assert!(out.verified() && out.corrections().bytes() == 1);
+/// # Ok::<(), mdu_verity::Error>(())
+/// ```
+pub fn verify_with_fec_after<D, H, F>(
+    first: Result<(), Error>,
+    data: &D,
+    hash: &H,
+    fec: &F,
+    shape: Shape<'_>,
+    root: &Digest,
+    fec_params: &FecParams,
+) -> Result<FecOutcome, Error>
+where
+    D: ReadAt + Sync + ?Sized,
+    H: ReadAt + ?Sized,
+    F: ReadAt + ?Sized,
+{
+    let first = match first {
         Ok(()) => None,
         Err(e) if !fec_may_help(&e) => return Err(e),
         Err(e) => Some(e),
