@@ -99,7 +99,9 @@ fn published_fec_images() {
 
 /// Random data sizes (including counts that are not a multiple of 255 -
 /// roots), roots and block sizes, with and without a superblock: the
-/// parity equals the FEC file `veritysetup format --fec-device` writes.
+/// parity, from the FEC input or from the image's devices
+/// (`encode_verity`), equals the FEC file `veritysetup format
+/// --fec-device` writes.
 #[test]
 fn fec_matches_veritysetup() {
     let Some(veritysetup) = tools::require(
@@ -161,16 +163,25 @@ fn fec_matches_veritysetup() {
         };
         let input = fec_input(&data, &hash, &p, blocks);
         let parity = fec::encode_bytes(&input, bs, roots).unwrap();
-        assert!(
-            parity == want,
-            "case {case}: roots {roots}, {blocks} blocks of {bs}, superblock {superblock}"
-        );
+        let what =
+            format!("case {case}: roots {roots}, {blocks} blocks of {bs}, superblock {superblock}");
+        assert!(parity == want, "{what}");
+        // The same from the two devices, read by position where the
+        // layout of a new image puts the blocks.
+        let fec_params = fec::FecParams {
+            roots,
+            ..Default::default()
+        };
+        let layout = fec::Layout::for_new_verity(&p, blocks, &fec_params).unwrap();
+        let parity = fec::encode_verity(&layout, &data, &hash).unwrap();
+        assert!(parity == want, "{what}: encode_verity");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `verify_with_fec` on an image whose parity follows the tree in the hash
-/// device: clean (FEC not needed), damaged data and tree (corrected in
+/// device: clean (FEC not needed; also after the caller's own
+/// verification, `verify_with_fec_after`), damaged data and tree (corrected in
 /// view, then repaired exactly), a data device that ends early (erasures,
 /// and still not verified), a short parity and hostile parity (typed
 /// outcomes, never a panic).
@@ -200,6 +211,24 @@ fn verify_with_fec_corrects_repairs_and_refuses() {
 
     let out = run(&data, &hash, &hash).unwrap();
     assert!(out.verified() && out.first_failure().is_none() && out.corrections().is_empty());
+
+    // After the caller's own verification: a clean one reads no parity,
+    // an I/O error comes back as it was, a failure is corrected as above.
+    let after = |first, d: &[u8], f: &[u8]| {
+        fec::verify_with_fec_after(first, d, &hash[..], f, shape, &root, &fec_params)
+    };
+    let out = after(Ok(()), &data, &[]).unwrap();
+    assert!(out.verified() && out.layout().is_none());
+    let eio = std::io::Error::other("the caller's read failed");
+    assert!(matches!(
+        after(Err(mdu_verity::Error::Io(eio)), &data, &hash),
+        Err(mdu_verity::Error::Io(_))
+    ));
+    let mut one = data.clone();
+    one[40 * 4096] ^= 4;
+    let first = dmverity::verify(&one[..], Cursor::new(&hash), &p, &root);
+    let out = after(first, &one, &hash).unwrap();
+    assert!(out.verified() && out.corrections().len(fec::Area::Data) == 1);
 
     let (mut bad, mut bad_hash) = (data.clone(), hash.clone());
     bad[9 * 4096 + 77] ^= 0x10;
