@@ -316,6 +316,8 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     let (input, data_len) = util::open_data(&a.data, !a.no_mmap)?;
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
     let (mut hash_out, mut fec_out, mut root_out) = format_outputs(&a)?;
+    // With FEC, the mapped windows also feed the parity on their way to
+    // the hasher, if its layout can be known before the tree is written.
     let early = match &input {
         util::Input::Mapped(_) => early_encoder(&a.fec, &a.hash_dev, &p, data_len),
         util::Input::File(_) => None,
@@ -424,49 +426,37 @@ fn format_outputs(a: &FormatArgs) -> Result<(Output, Option<Output>, Option<Outp
     Ok((hash, fec, root))
 }
 
-/// Bytes read per step from the data and hash devices for the parity.
-const CHUNK: usize = 4 << 20;
-
-/// An encoder fed with the data blocks while `format` hashes them (the
-/// mapped windows pass through it on their way to the hasher), so that
-/// DATA is read once. Its layout is predicted before the tree exists;
-/// `write_parity` uses it only if the prediction holds.
-struct Early {
-    layout: fec::VerityLayout,
-    state: std::sync::Mutex<EarlyState>,
-}
-
-struct EarlyState {
-    enc: fec::Encoder,
-    fed: u64,
-    failed: bool,
-}
+/// The library's encoder fed with DATA's blocks while `format` hashes
+/// them (the mapped windows pass through it on their way to the hasher),
+/// so that DATA is read once; `None` once a window was refused.
+struct Early(std::sync::Mutex<Option<fec::VerityEncoder>>);
 
 impl Early {
-    /// Takes the whole blocks of one window of DATA, up to the data
-    /// block count.
+    /// Takes the data blocks of the next window of DATA.
     fn take(&self, window: &[u8]) {
-        let bs = self.layout.layout().block_size() as usize;
-        let Ok(mut st) = self.state.lock() else {
-            return;
-        };
-        let blocks = ((window.len() / bs) as u64).min(self.layout.data_blocks() - st.fed);
-        if st.failed || blocks == 0 {
-            return;
+        if let Ok(mut slot) = self.0.lock()
+            && let Some(enc) = slot.as_mut()
+            && enc.push_data(window).is_err()
+        {
+            *slot = None;
         }
-        let bytes = &window[..blocks as usize * bs];
-        if st.enc.push(bytes).is_err() {
-            st.failed = true;
-        } else {
-            st.fed += blocks;
-        }
+    }
+
+    /// The encoder, if it took its data and its predicted layout is
+    /// `layout`.
+    fn into_encoder(
+        early: Option<std::sync::Arc<Early>>,
+        layout: &fec::VerityLayout,
+    ) -> Option<fec::VerityEncoder> {
+        let enc = std::sync::Arc::into_inner(early?)?.0.into_inner().ok()??;
+        (enc.layout() == layout).then_some(enc)
     }
 }
 
 /// An encoder to feed DATA's blocks to while they are hashed, when the FEC
-/// layout can be predicted: the hash image is a new regular file (or the
-/// parity shares it at a given offset), so the protected hash area is
-/// exactly the tree.
+/// layout can be predicted: the hash image is a new file (or the parity
+/// shares it at a given offset), so the protected hash area is exactly
+/// the tree.
 fn early_encoder(
     f: &FecArgs,
     hash_path: &Path,
@@ -474,27 +464,17 @@ fn early_encoder(
     data_len: u64,
 ) -> Option<std::sync::Arc<Early>> {
     f.device()?;
-    let bs = u64::from(p.data_block_size);
-    let data_blocks = p.data_blocks.unwrap_or(data_len / bs);
-    let hash_size = if f.shares_hash_file(hash_path) {
-        // The protected area ends at the parity: the size does not count.
-        0
-    } else if hash_path.exists() {
+    if !f.shares_hash_file(hash_path) && hash_path.exists() {
         // Bytes past the tree of an existing image are protected too:
         // known only once the image is written.
         return None;
-    } else {
-        (p.hash_start_block() + p.tree_blocks(data_blocks).ok()?).checked_mul(bs)?
-    };
-    let layout = fec::Layout::for_verity(p, data_blocks, hash_size, &f.params(hash_path)).ok()?;
-    Some(std::sync::Arc::new(Early {
-        layout,
-        state: std::sync::Mutex::new(EarlyState {
-            enc: fec::Encoder::new(*layout.layout()).ok()?,
-            fed: 0,
-            failed: false,
-        }),
-    }))
+    }
+    let data_blocks = p
+        .data_blocks
+        .unwrap_or(data_len / u64::from(p.data_block_size));
+    let layout = fec::Layout::for_new_verity(p, data_blocks, &f.params(hash_path)).ok()?;
+    let enc = fec::VerityEncoder::new(layout).ok()?;
+    Some(std::sync::Arc::new(Early(std::sync::Mutex::new(Some(enc)))))
 }
 
 /// What was written, for the summary.
@@ -543,7 +523,7 @@ fn describe_parity(
     Ok(Some(Written::of(&layout)))
 }
 
-/// Computes the parity over DATA's `out.data_blocks()` blocks and the hash
+/// Computes the parity of DATA's `out.data_blocks()` blocks and the hash
 /// device `hash` (already holding the tree) and writes it: into `hash` at
 /// the offset if that is the FEC device, otherwise into `fec_out` (opened
 /// by [`FecArgs::open_output`], committed by the caller). `None` without
@@ -553,7 +533,7 @@ fn write_parity(
     f: &FecArgs,
     data: &Path,
     hash_path: &Path,
-    hash: &mut File,
+    hash: &File,
     fec_out: Option<&mut Output>,
     p: &dmverity::Params,
     out: &Formatted,
@@ -562,11 +542,8 @@ fn write_parity(
     let Some(fec_path) = f.device() else {
         return Ok(None);
     };
-    let bs = u64::from(p.data_block_size);
     let fec_params = f.params(hash_path);
-    let hash_len = hash
-        .seek(SeekFrom::End(0))
-        .map_err(|e| CliError::io(hash_path, "seek", e))?;
+    let hash_len = fec::ReadAt::size(hash).map_err(|e| CliError::io(hash_path, "seek", e))?;
     let tree_end = out.hash_device_size().max(p.hash_offset);
     if fec_params.in_hash_device {
         if fec_params.offset < tree_end {
@@ -587,64 +564,41 @@ fn write_parity(
     // The protected hash area runs from the tree's first block to the end
     // of the hash device, or to the parity when it shares the file.
     let layout = f.layout(hash_path, p, out.data_blocks(), hash_len)?;
-    // The encoder that already took DATA's blocks while they were hashed,
-    // if its predicted layout is the real one.
-    let early = early
-        .and_then(std::sync::Arc::into_inner)
-        .and_then(|e| e.state.into_inner().ok().map(|st| (e.layout, st)))
-        .filter(|(l, st)| *l == layout && st.fed == l.data_blocks() && !st.failed)
-        .map(|(_, st)| st.enc);
-    let fed = early.is_some();
-    let mut enc = match early {
+    let read_error = |path: &Path, e: VerityError| match e {
+        VerityError::Io(e) => CliError::io(path, "read for the FEC parity", e),
+        e => CliError::lib(path, e),
+    };
+    // The encoder that took DATA's blocks while they were hashed, if its
+    // predicted layout is the real one.
+    let mut enc = match Early::into_encoder(early, &layout) {
         Some(enc) => enc,
-        None => fec::Encoder::new(*layout.layout()).map_err(|e| CliError::lib(fec_path, e))?,
+        None => fec::VerityEncoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?,
     };
-    let mut buf = vec![0u8; CHUNK - CHUNK % bs as usize];
-    let mut feed = |enc: &mut fec::Encoder,
-                    src: &mut dyn Read,
-                    path: &Path,
-                    mut blocks: u64|
-     -> Result<(), CliError> {
-        while blocks > 0 {
-            let n = (buf.len() as u64 / bs).min(blocks) as usize * bs as usize;
-            src.read_exact(&mut buf[..n])
-                .map_err(|e| CliError::io(path, "read for the FEC parity", e))?;
-            enc.push(&buf[..n]).map_err(|e| CliError::lib(path, e))?;
-            blocks -= (n as u64) / bs;
-        }
-        Ok(())
-    };
-    let mut d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
-    if fed {
-        // DATA's blocks went in while they were hashed.
-    } else if !d.metadata().is_ok_and(|m| m.is_file()) {
-        feed(&mut enc, &mut d, data, out.data_blocks())?;
-    } else {
+    let d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
+    if enc.data_blocks_taken() == 0 && d.metadata().is_ok_and(|m| m.is_file()) {
         // A regular file is taken from the page cache where it lies (the
         // hashing pass just read it), a window at a time.
-        let total = out.data_blocks() * bs;
+        let total = layout.data_blocks() * u64::from(p.data_block_size);
         let mut at = 0;
         while at < total {
             let len = util::WINDOW.min(total - at);
             let map = util::map_window_populated(&d, at, len)
                 .map_err(|e| CliError::io(data, "map for the FEC parity", e))?;
-            enc.push(&map).map_err(|e| CliError::lib(data, e))?;
+            enc.push_data(&map).map_err(|e| CliError::lib(data, e))?;
             at += len;
         }
     }
-    hash.seek(SeekFrom::Start(layout.hash_start_block() * bs))
-        .map_err(|e| CliError::io(hash_path, "seek", e))?;
-    feed(&mut enc, hash, hash_path, layout.hash_blocks())?;
-    let parity = enc.finish().map_err(|e| CliError::lib(fec_path, e))?;
-    let put = |file: &mut File, path: &Path| -> Result<(), CliError> {
-        file.seek(SeekFrom::Start(fec_params.offset))
-            .and_then(|_| std::io::Write::write_all(file, &parity))
-            .map_err(|e| CliError::io(path, "write the FEC parity", e))
+    // The blocks not taken yet (all of them from a device), by position.
+    enc.read_data(&d).map_err(|e| read_error(data, e))?;
+    enc.read_hash(hash).map_err(|e| read_error(hash_path, e))?;
+    let (target, path) = match fec_out {
+        Some(o) if !fec_params.in_hash_device => (&*o.file(), fec_path.as_path()),
+        _ => (hash, hash_path),
     };
-    match fec_out {
-        Some(o) if !fec_params.in_hash_device => put(o.file(), fec_path)?,
-        _ => put(hash, hash_path)?,
-    }
+    enc.write_to(target).map_err(|e| match e {
+        VerityError::Io(e) => CliError::io(path, "write the FEC parity", e),
+        e => CliError::lib(path, e),
+    })?;
     Ok(Some(Written::of(&layout)))
 }
 
