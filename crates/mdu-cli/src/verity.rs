@@ -848,16 +848,8 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
     let root_bytes = util::parse_hex("root hash", &a.root)?;
     let root = Digest::from_slice(&root_bytes);
     let pool = util::pool(a.opts.threads)?;
-    // FEC reads DATA a second time, by position: a pipe or a character
-    // device cannot be, and is only verified.
-    let unsized_data = std::fs::metadata(&a.data)
-        .ok()
-        .as_ref()
-        .and_then(util::unsized_kind);
-    if a.fec.given() && unsized_data.is_none() {
-        return verify_with_fec(&a, repair, &root_bytes, &root, &pool);
-    }
-    // DATA is hashed from where it lies if it is mapped.
+    // DATA is hashed from where it lies if it is mapped, with FEC too: a
+    // clean image is verified once, as without it.
     // DATA is read up to its size when it has one, an error if it ends
     // earlier; a pipe or character device only as far as the tree goes.
     let (data, _, pb) = util::open_source(
@@ -867,23 +859,41 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
         util::Unsized::Bounded,
     )?;
     let mut hash = open(&a.hash_dev)?;
+    let pins = pins(&a.opts)?;
     let (r, p) = if a.opts.no_superblock {
         let p = params(&a.opts, false)?;
         check_root_len(&a.root, &root_bytes, &p)?;
-        (pool.install(|| dmverity::verify(data, hash, &p, &root)), p)
+        (pool.install(|| dmverity::verify(data, &hash, &p, &root)), p)
     } else {
         // The superblock chooses what was not pinned on the command line.
-        let pins = pins(&a.opts)?;
         let p = read_superblock(&a, &mut hash, &root_bytes)?;
         let r = pool.install(|| {
-            dmverity::verify_with_superblock(data, hash, a.opts.hash_offset, &pins, &root)
+            dmverity::verify_with_superblock(data, &hash, a.opts.hash_offset, &pins, &root)
         });
         (r.map(|_| ()), p)
     };
     pb.finish_and_clear();
-    match r.map_err(|e| verify_error(&a.data, &a.hash_dev, &p, e)) {
-        Ok(()) => done(&a, repair, None),
-        Err(CliError::VerifyFailed(m)) if a.fec.given() => {
+    // FEC reads DATA a second time, by position: a pipe or a character
+    // device cannot be, and is only verified.
+    let unsized_data = std::fs::metadata(&a.data)
+        .ok()
+        .as_ref()
+        .and_then(util::unsized_kind);
+    let first = match r {
+        Ok(()) => return done(&a, repair, None),
+        Err(e) => e,
+    };
+    if a.fec.given() && unsized_data.is_none() {
+        let fec = Fec {
+            p: &p,
+            pins: &pins,
+            root: &root,
+            hash: &hash,
+        };
+        return verify_with_fec(&a, repair, fec, first, &pool);
+    }
+    match verify_error(&a.data, &a.hash_dev, &p, first) {
+        CliError::VerifyFailed(m) if a.fec.given() => {
             let kind = unsized_data.unwrap_or("a stream");
             Err(CliError::VerifyFailed(format!(
                 "{m} (FEC not tried: {} is {kind}, which cannot be read a second time \
@@ -891,7 +901,7 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
                 a.data.display()
             )))
         }
-        Err(e) => Err(e),
+        e => Err(e),
     }
 }
 
@@ -956,14 +966,25 @@ impl fec::ReadAt for Progress<'_> {
     }
 }
 
-/// `verify` and `repair` with `--fec-device`: the library verifies, and
-/// where that fails decodes the parity and verifies again with the
-/// corrections in view; `repair` then writes them back.
+/// What the first verification of `verify` worked with: the parameters
+/// (the superblock's, or the command line's), the pins, the root hash and
+/// the open hash device.
+struct Fec<'a> {
+    p: &'a dmverity::Params,
+    pins: &'a dmverity::Pins,
+    root: &'a Digest,
+    hash: &'a File,
+}
+
+/// `verify` and `repair` with `--fec-device` after the first verification
+/// failed with `first`: the library decodes the parity, reading the
+/// devices by position, and verifies again with the corrections in view;
+/// `repair` then writes them back.
 fn verify_with_fec(
     a: &VerifyArgs,
     repair: bool,
-    root_bytes: &[u8],
-    root: &Digest,
+    f: Fec<'_>,
+    first: VerityError,
     pool: &rayon::ThreadPool,
 ) -> Result<(), CliError> {
     use fec::ReadAt;
@@ -972,21 +993,15 @@ fn verify_with_fec(
     let Some(fec_path) = a.fec.device() else {
         return Err(CliError::Usage("--fec-device is needed to correct".into()));
     };
-    let (data, mut hash, parity) = (open(&a.data)?, open(&a.hash_dev)?, open(fec_path)?);
-    let pins = pins(&a.opts)?;
-    let (p, shape_params) = if a.opts.no_superblock {
-        let p = params(&a.opts, false)?;
-        check_root_len(&a.root, root_bytes, &p)?;
-        (p.clone(), Some(p))
+    let (data, parity) = (open(&a.data)?, open(fec_path)?);
+    let p = f.p;
+    let shape = if a.opts.no_superblock {
+        fec::Shape::Params(p)
     } else {
-        (read_superblock(a, &mut hash, root_bytes)?, None)
-    };
-    let shape = match &shape_params {
-        Some(p) => fec::Shape::Params(p),
-        None => fec::Shape::Superblock {
+        fec::Shape::Superblock {
             hash_offset: a.opts.hash_offset,
-            pins: &pins,
-        },
+            pins: f.pins,
+        }
     };
     let size = data
         .size()
@@ -997,8 +1012,17 @@ fn verify_with_fec(
         pb: &pb,
     };
     let fec_params = a.fec.params(&a.hash_dev);
-    let r = pool
-        .install(|| dmverity::verify_with_fec(&reader, &hash, &parity, shape, root, &fec_params));
+    let r = pool.install(|| {
+        fec::verify_with_fec_after(
+            Err(first),
+            &reader,
+            f.hash,
+            &parity,
+            shape,
+            f.root,
+            &fec_params,
+        )
+    });
     pb.finish_and_clear();
     let out = r.map_err(|e| match e {
         e @ VerityError::FecParityShort { .. } => {
@@ -1014,14 +1038,14 @@ fn verify_with_fec(
         }
         e @ (VerityError::FecRoots { .. }
         | VerityError::FecOffset { .. }
-        | VerityError::FecBlockSizes { .. }) => match a.fec.check(&p) {
+        | VerityError::FecBlockSizes { .. }) => match a.fec.check(p) {
             Err(usage) => usage,
             Ok(()) => CliError::lib(fec_path, e),
         },
         e @ (VerityError::ZeroDataBlocks { .. } | VerityError::TreeTooLarge { .. }) => {
             CliError::lib(fec_path, e)
         }
-        e => verify_error(&a.data, &a.hash_dev, &p, e),
+        e => verify_error(&a.data, &a.hash_dev, p, e),
     })?;
     if out.first_failure().is_none() {
         return done(a, repair, None);
@@ -1050,7 +1074,7 @@ fn verify_with_fec(
     let out = match out.into_result() {
         Ok(out) => out,
         // FEC found nothing to correct: the first failure stands.
-        Err(e) => return Err(verify_error(&a.data, &a.hash_dev, &p, e)),
+        Err(e) => return Err(verify_error(&a.data, &a.hash_dev, p, e)),
     };
     let what = format!(
         "FEC corrected {bytes} bytes in {blocks} blocks ({data_fixed} of the data, {hash_fixed} \
