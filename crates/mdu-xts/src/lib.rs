@@ -6,7 +6,8 @@
 //! when the length is not a multiple of 16. They implement
 //! [`DataUnitCipher`] with a native multi-unit path: a request of many
 //! consecutive data units under one starting IV (unit `i` uses IV
-//! `first_iv + i * step`, a 128-bit little-endian counter) runs in one call,
+//! `first_iv + i * step`, a 128-bit little-endian counter: XTS's IV is
+//! [`Iv`], 16 bytes) runs in one call,
 //! with the first tweaks of upcoming units computed together and enough
 //! blocks in flight to keep the AES units busy. The bytes are exactly those
 //! of one call per unit.
