@@ -533,22 +533,19 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
     /// If the two sides of an [`Io::To`] differ in length, or the request
     /// is not whole units (caller bugs the request checks rule out).
     pub fn crypt(&self, dir: Direction, ivs: &Ivs<'_>, unit: usize, io: Io<'_>) {
-        let (src, buf): (*const u8, &mut [u8]) = match io {
-            Io::InPlace(buf) => (buf.as_ptr(), buf),
+        let (src, buf) = match io {
+            Io::InPlace(buf) => (None, buf),
             Io::To(src, dst) => {
                 assert_eq!(src.len(), dst.len(), "out-of-place lengths differ");
-                (src.as_ptr(), dst)
+                (Some(src), dst)
             }
         };
         let len = buf.len();
         assert!(unit >= 16 && len >= unit && len.is_multiple_of(unit));
         match &self.keys {
             Keys::Portable(keys) => {
-                if src != buf.as_ptr() {
-                    // SAFETY: `src` is the pointer of a live `&[u8]` of
-                    // `len` bytes (checked equal above), borrowed apart from
-                    // `buf`.
-                    buf.copy_from_slice(unsafe { core::slice::from_raw_parts(src, len) });
+                if let Some(src) = src {
+                    buf.copy_from_slice(src);
                 }
                 M::portable_crypt(keys, dir, ivs, unit, buf);
             }
@@ -561,7 +558,7 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
                     list,
                     unit,
                     count: len / unit,
-                    src,
+                    src: src.map_or(buf.as_ptr(), <[u8]>::as_ptr),
                     dst: buf.as_mut_ptr(),
                 };
                 // SAFETY: the keys were expanded for `self.backend`, a SIMD
