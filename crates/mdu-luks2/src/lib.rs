@@ -56,17 +56,16 @@
 
 pub mod af;
 mod error;
+mod format;
 mod header;
 mod image;
 mod kdf;
 mod metadata;
 
 pub use error::Luks2Error;
+pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, os_random};
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
-pub use image::{
-    AF_STRIPES, FormatParams, HeaderCopy, Image, KdfParams, MAX_DATA_OFFSET, ReadAt, VolumeKey,
-    format, os_random,
-};
+pub use image::{AF_STRIPES, HeaderCopy, Image, ReadAt, VolumeKey};
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
 pub use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
 pub use metadata::{
