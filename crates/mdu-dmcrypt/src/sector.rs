@@ -224,6 +224,10 @@ mod tests {
     /// Every spec and key length gives the bytes of the IV generator over
     /// the cipher built by hand, at a geometry with an offset.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "key setups and whole sectors through the interpreted AES take minutes; the portable code is checked under Miri by the IV generators' and the ciphers' own tests"
+    )]
     fn same_bytes_as_the_generator_over_the_cipher_built_by_hand() {
         let g = Geometry::new(1024, 6, false).unwrap();
         for row in crate::SUPPORTED {
@@ -254,6 +258,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "key setups and whole sectors through the interpreted AES take minutes; the portable code is checked under Miri by the IV generators' and the ciphers' own tests"
+    )]
     fn an_allowed_weak_key_encrypts_as_xts_with_equal_halves() {
         let g = Geometry::new(512, 0, false).unwrap();
         let key = [0x33u8; 64];
