@@ -35,6 +35,9 @@ mod detect;
 mod ivs;
 mod keys;
 mod mode;
+#[cfg(simd)]
+#[doc(hidden)]
+pub mod vector;
 #[doc(hidden)]
 pub mod wipe;
 #[cfg(x86_simd)]

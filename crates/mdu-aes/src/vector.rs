@@ -1,0 +1,273 @@
+//! One vector layer per register width: the loads, stores, XORs, lane moves
+//! and AES rounds that every AES mode is written over, implemented once per
+//! instruction set and width.
+//!
+//! | type     | register | blocks | needs                                 |
+//! |----------|----------|--------|---------------------------------------|
+//! | [`Xmm`]  | xmm      | 1      | SSE2 (baseline); AES-NI for the rounds |
+//! | [`Ymm`]  | ymm      | 2      | AVX2; VAES for the rounds              |
+//! | [`Zmm`]  | zmm      | 4      | AVX-512 F; VAES for the rounds         |
+//! | [`Neon`] | q        | 1      | NEON (baseline); FEAT_AES for the rounds |
+//!
+//! A mode's driver is generic over [`Vector`]; only what is genuinely the
+//! mode's own (the XTS tweak multiply, CBC's chaining order) is written per
+//! width, in the mode's crate, on the raw registers ([`Ymm::raw`] and
+//! friends).
+//!
+//! # Values are proofs
+//!
+//! A vector value can only be made by an `unsafe` constructor whose
+//! contract is that the CPU has the width's base features ([`Vector::load`],
+//! [`Vector::gather`], ...), so the operations on a value that exists are
+//! safe: its existence is the witness. The AES rounds need more (AES-NI,
+//! VAES, FEAT_AES): they are methods of [`Keys`], a round-key schedule that
+//! only [`Keys::new`] builds, under the contract that the CPU has them.
+//!
+//! Every method is `#[inline(always)]`: a kernel is compiled inside one
+//! `#[target_feature]` entry point, with that entry point's features.
+//!
+//! ```
+//! # #[cfg(all(target_arch = "x86_64", not(miri)))] {
+//! use mdu_aes::vector::{Keys, Vector, Ymm};
+//!
+//! #[target_feature(enable = "aes,avx2,vaes")]
+//! fn ecb_encrypt_two_vectors(schedule: &mdu_aes::Schedule, data: &mut [u8; 64]) {
+//!     // SAFETY: this function runs with AES-NI, AVX2 and VAES enabled.
+//!     let keys = unsafe { Keys::<Ymm>::new(schedule) };
+//!     // SAFETY: `data` holds two 32-byte vectors; AVX2 is enabled.
+//!     let s = unsafe { [Ymm::load(data.as_ptr()), Ymm::load(data.as_ptr().add(32))] };
+//!     let out = keys.encrypt::<10, 2>(s, None, None);
+//!     // SAFETY: as for the loads.
+//!     unsafe {
+//!         out[0].store(data.as_mut_ptr());
+//!         out[1].store(data.as_mut_ptr().add(32));
+//!     }
+//! }
+//!
+//! let f = mdu_aes::CpuFeatures::get();
+//! if f.aes && f.avx2 && f.vaes {
+//!     let mut enc = [[0u8; 16]; 15];
+//!     // SAFETY: AES-NI was detected just above.
+//!     unsafe { mdu_aes::expand(&[0u8; 16], &mut enc, None) };
+//!     let mut data = [0u8; 64];
+//!     // SAFETY: the features were detected just above.
+//!     unsafe { ecb_encrypt_two_vectors(&enc, &mut data) };
+//!     // FIPS 197: AES-128 of the zero block under the zero key.
+//!     assert_eq!(data[..4], [0x66, 0xe9, 0x4b, 0xd4]);
+//!     assert_eq!(data[..16], data[48..]);
+//! }
+//! # }
+//! ```
+
+use crate::Schedule;
+
+#[cfg(arm_simd)]
+mod neon;
+#[cfg(x86_simd)]
+mod xmm;
+#[cfg(x86_simd)]
+mod ymm;
+#[cfg(x86_simd)]
+mod zmm;
+
+#[cfg(arm_simd)]
+pub use neon::Neon;
+#[cfg(x86_simd)]
+pub use xmm::Xmm;
+#[cfg(x86_simd)]
+pub use ymm::Ymm;
+#[cfg(x86_simd)]
+pub use zmm::Zmm;
+
+mod sealed {
+    pub trait Sealed {}
+}
+pub(crate) use sealed::Sealed;
+
+/// A register of [`Vector::BLOCKS`] AES blocks of one instruction set.
+///
+/// The constructors are `unsafe`: their contract includes that the CPU has
+/// the width's base features (see the [module](self) table), so every
+/// operation on an existing value is safe. See [`Keys`] for the rounds.
+///
+/// ```
+/// # #[cfg(all(target_arch = "x86_64", not(miri)))] {
+/// use mdu_aes::vector::{Vector, Xmm};
+///
+/// let bytes: [u8; 16] = core::array::from_fn(|i| i as u8);
+/// // SAFETY: 16 readable bytes; SSE2 is the x86_64 baseline.
+/// let v = unsafe { Xmm::load(bytes.as_ptr()) };
+/// let mut out = [0u8; 16];
+/// // SAFETY: 16 writable bytes.
+/// unsafe { v.xor(v).store(out.as_mut_ptr()) };
+/// assert_eq!(out, [0; 16]);
+/// # }
+/// ```
+pub trait Vector: Copy + Sealed {
+    /// AES blocks (128-bit lanes) per register.
+    const BLOCKS: usize;
+    /// One block of this instruction set: the 128-bit register type.
+    type Block: Vector<Block = Self::Block>;
+
+    /// Loads `16 * BLOCKS` bytes (unaligned).
+    ///
+    /// # Safety
+    ///
+    /// `src` is valid for `16 * BLOCKS` bytes; the CPU has the width's base
+    /// features.
+    unsafe fn load(src: *const u8) -> Self;
+    /// Stores `16 * BLOCKS` bytes (unaligned).
+    ///
+    /// # Safety
+    ///
+    /// `dst` is valid for `16 * BLOCKS` writable bytes.
+    unsafe fn store(self, dst: *mut u8);
+    /// Lane `k` from the 16 bytes at `src + k * stride`.
+    ///
+    /// # Safety
+    ///
+    /// Every `src + k * stride`, `k < BLOCKS`, is valid for 16 bytes; the
+    /// CPU has the width's base features.
+    unsafe fn gather(src: *const u8, stride: usize) -> Self;
+    /// Lane `k` to the 16 bytes at `dst + k * stride`.
+    ///
+    /// # Safety
+    ///
+    /// Every `dst + k * stride`, `k < BLOCKS`, is valid for 16 writable
+    /// bytes.
+    unsafe fn scatter(self, dst: *mut u8, stride: usize);
+    /// `b` in every lane.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the width's base features.
+    unsafe fn splat(b: Self::Block) -> Self;
+    /// Lane `k` is `lanes(k)`, each moved in from a register (never through
+    /// memory: a wide load of blocks just stored one by one cannot be
+    /// forwarded from the store buffer).
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the width's base features.
+    unsafe fn from_lanes(lanes: impl FnMut(usize) -> Self::Block) -> Self;
+    /// A little-endian 128-bit integer as one block, moved in from
+    /// general-purpose registers.
+    fn block(x: u128) -> Self::Block;
+    /// Lane `i < BLOCKS`.
+    fn lane(self, i: usize) -> Self::Block;
+    /// `self ^ b`.
+    fn xor(self, b: Self) -> Self;
+    /// `self ^ b ^ c` (one instruction where the CPU has one).
+    fn xor3(self, b: Self, c: Self) -> Self;
+    /// The blocks one position back from those of `v`: the last lane of
+    /// `carry`, then every lane of `v` but its last.
+    fn shift_in(carry: Self, v: Self) -> Self;
+    /// The cipher (`ENC`) or the equivalent inverse cipher on `N` registers,
+    /// interleaved round by round: `E(s[i] ^ pre[i]) ^ post[i]`, a missing
+    /// whitening left out. `rk` is the schedule in the direction's order.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the AES instructions of this width (see [`Keys`], the
+    /// safe way in).
+    unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
+        rk: &[Self; 15],
+        s: [Self; N],
+        pre: Option<&[Self; N]>,
+        post: Option<&[Self; N]>,
+    ) -> [Self; N];
+}
+
+/// A round-key schedule in registers of one width (each round key in every
+/// lane); its existence proves the CPU has that width's AES instructions,
+/// so the rounds it offers are safe.
+///
+/// See the [module](self) example.
+#[derive(Clone, Copy)]
+pub struct Keys<V: Vector> {
+    rk: [V; 15],
+}
+
+impl<V: Vector> Keys<V> {
+    /// Loads `schedule` (in the order of the direction it will run) and
+    /// broadcasts each round key to every lane.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the width's base features and its AES instructions (see
+    /// the [module](self) table).
+    #[inline(always)]
+    pub unsafe fn new(schedule: &Schedule) -> Keys<V> {
+        // SAFETY: 16 readable bytes per round key; the features are the
+        // caller's contract.
+        unsafe {
+            let first = V::splat(<V::Block as Vector>::load(schedule[0].as_ptr()));
+            let mut rk = [first; 15];
+            for (k, s) in rk.iter_mut().zip(schedule).skip(1) {
+                *k = V::splat(<V::Block as Vector>::load(s.as_ptr()));
+            }
+            Keys { rk }
+        }
+    }
+
+    /// The same schedule one block wide, for single blocks.
+    #[inline(always)]
+    pub fn blocks(&self) -> Keys<V::Block> {
+        Keys {
+            rk: core::array::from_fn(|i| self.rk[i].lane(0)),
+        }
+    }
+
+    /// `b` in every lane (the keys prove the width's features).
+    #[inline(always)]
+    pub fn splat(&self, b: V::Block) -> V {
+        // SAFETY: a `Keys<V>` exists only where the CPU has V's features.
+        unsafe { V::splat(b) }
+    }
+
+    /// Lane `k` is `lanes(k)`; see [`Vector::from_lanes`].
+    #[inline(always)]
+    pub fn from_lanes(&self, lanes: impl FnMut(usize) -> V::Block) -> V {
+        // SAFETY: as in `splat`.
+        unsafe { V::from_lanes(lanes) }
+    }
+
+    /// `E(s[i] ^ pre[i]) ^ post[i]` for `N` registers, interleaved round by
+    /// round; a missing whitening is left out.
+    #[inline(always)]
+    pub fn encrypt<const NR: usize, const N: usize>(
+        &self,
+        s: [V; N],
+        pre: Option<&[V; N]>,
+        post: Option<&[V; N]>,
+    ) -> [V; N] {
+        // SAFETY: a `Keys<V>` exists only where the CPU has V's AES.
+        unsafe { V::aes::<NR, true, N>(&self.rk, s, pre, post) }
+    }
+
+    /// The equivalent inverse cipher (the keys hold its schedule):
+    /// `D(s[i] ^ pre[i]) ^ post[i]`.
+    #[inline(always)]
+    pub fn decrypt<const NR: usize, const N: usize>(
+        &self,
+        s: [V; N],
+        pre: Option<&[V; N]>,
+        post: Option<&[V; N]>,
+    ) -> [V; N] {
+        // SAFETY: as in `encrypt`.
+        unsafe { V::aes::<NR, false, N>(&self.rk, s, pre, post) }
+    }
+
+    /// [`encrypt`](Keys::encrypt) or [`decrypt`](Keys::decrypt) as `ENC`
+    /// says.
+    #[inline(always)]
+    pub fn crypt<const NR: usize, const ENC: bool, const N: usize>(
+        &self,
+        s: [V; N],
+        pre: Option<&[V; N]>,
+        post: Option<&[V; N]>,
+    ) -> [V; N] {
+        // SAFETY: as in `encrypt`.
+        unsafe { V::aes::<NR, ENC, N>(&self.rk, s, pre, post) }
+    }
+}

@@ -1,0 +1,160 @@
+//! Two blocks per ymm register: AVX2 for the moves, VAES for the rounds
+//! (no AVX-512 needed).
+
+use core::arch::x86_64::*;
+
+use super::{Sealed, Vector, Xmm};
+
+/// Two AES blocks in a ymm register; see the [module](super) docs.
+#[derive(Clone, Copy, Debug)]
+#[repr(transparent)]
+pub struct Ymm(__m256i);
+
+impl Ymm {
+    /// The register.
+    #[inline(always)]
+    pub fn raw(self) -> __m256i {
+        self.0
+    }
+
+    /// A register as a vector.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has AVX2.
+    #[inline(always)]
+    pub unsafe fn from_raw(v: __m256i) -> Ymm {
+        Ymm(v)
+    }
+}
+
+impl Sealed for Ymm {}
+
+impl Vector for Ymm {
+    const BLOCKS: usize = 2;
+    type Block = Xmm;
+
+    #[inline(always)]
+    unsafe fn load(src: *const u8) -> Ymm {
+        // SAFETY: 32 readable bytes and AVX (the caller).
+        Ymm(unsafe { _mm256_loadu_si256(src.cast()) })
+    }
+
+    #[inline(always)]
+    unsafe fn store(self, dst: *mut u8) {
+        // SAFETY: 32 writable bytes (the caller); a `Ymm` proves AVX2.
+        unsafe { _mm256_storeu_si256(dst.cast(), self.0) }
+    }
+
+    #[inline(always)]
+    unsafe fn gather(src: *const u8, stride: usize) -> Ymm {
+        // SAFETY: 16 readable bytes at `src` and `src + stride`, and AVX2
+        // (the caller).
+        unsafe {
+            let lo = _mm_loadu_si128(src.cast());
+            let hi = _mm_loadu_si128(src.add(stride).cast());
+            Ymm(_mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn scatter(self, dst: *mut u8, stride: usize) {
+        // SAFETY: 16 writable bytes at `dst` and `dst + stride` (the
+        // caller); a `Ymm` proves AVX2.
+        unsafe {
+            _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(self.0));
+            _mm_storeu_si128(
+                dst.add(stride).cast(),
+                _mm256_extracti128_si256::<1>(self.0),
+            );
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn splat(b: Xmm) -> Ymm {
+        // SAFETY: AVX2 (the caller).
+        Ymm(unsafe { _mm256_broadcastsi128_si256(b.raw()) })
+    }
+
+    #[inline(always)]
+    unsafe fn from_lanes(mut lanes: impl FnMut(usize) -> Xmm) -> Ymm {
+        let (lo, hi) = (lanes(0), lanes(1));
+        // SAFETY: AVX2 (the caller).
+        Ymm(unsafe { _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo.raw()), hi.raw()) })
+    }
+
+    #[inline(always)]
+    fn block(x: u128) -> Xmm {
+        Xmm::block(x)
+    }
+
+    #[inline(always)]
+    fn lane(self, i: usize) -> Xmm {
+        // SAFETY: a `Ymm` proves AVX2; the result is an xmm register.
+        unsafe {
+            Xmm::from_raw(if i == 0 {
+                _mm256_castsi256_si128(self.0)
+            } else {
+                _mm256_extracti128_si256::<1>(self.0)
+            })
+        }
+    }
+
+    #[inline(always)]
+    fn xor(self, b: Ymm) -> Ymm {
+        // SAFETY: a `Ymm` proves AVX2.
+        Ymm(unsafe { _mm256_xor_si256(self.0, b.0) })
+    }
+
+    #[inline(always)]
+    fn xor3(self, b: Ymm, c: Ymm) -> Ymm {
+        self.xor(b).xor(c)
+    }
+
+    #[inline(always)]
+    fn shift_in(carry: Ymm, v: Ymm) -> Ymm {
+        // [carry.hi, v.lo].
+        // SAFETY: a `Ymm` proves AVX2.
+        Ymm(unsafe { _mm256_permute2x128_si256::<0x21>(carry.0, v.0) })
+    }
+
+    #[inline(always)]
+    unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
+        rk: &[Ymm; 15],
+        mut s: [Ymm; N],
+        pre: Option<&[Ymm; N]>,
+        post: Option<&[Ymm; N]>,
+    ) -> [Ymm; N] {
+        // SAFETY: the caller's contract: the CPU has VAES (and a `Ymm`
+        // proves AVX2).
+        unsafe {
+            for (i, s) in s.iter_mut().enumerate() {
+                *s = match pre {
+                    Some(pre) => s.xor3(pre[i], rk[0]),
+                    None => s.xor(rk[0]),
+                };
+            }
+            for k in &rk[1..NR] {
+                for s in s.iter_mut() {
+                    s.0 = if ENC {
+                        _mm256_aesenc_epi128(s.0, k.0)
+                    } else {
+                        _mm256_aesdec_epi128(s.0, k.0)
+                    };
+                }
+            }
+            for (i, s) in s.iter_mut().enumerate() {
+                let last = match post {
+                    Some(post) => rk[NR].xor(post[i]),
+                    None => rk[NR],
+                };
+                s.0 = if ENC {
+                    _mm256_aesenclast_epi128(s.0, last.0)
+                } else {
+                    _mm256_aesdeclast_epi128(s.0, last.0)
+                };
+            }
+        }
+        s
+    }
+}

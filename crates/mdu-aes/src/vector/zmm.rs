@@ -1,0 +1,169 @@
+//! Four blocks per zmm register: AVX-512 F for the moves, VAES for the
+//! rounds. Three-way XORs are one `vpternlogq`.
+
+use core::arch::x86_64::*;
+
+use super::{Sealed, Vector, Xmm};
+
+/// Four AES blocks in a zmm register; see the [module](super) docs.
+#[derive(Clone, Copy, Debug)]
+#[repr(transparent)]
+pub struct Zmm(__m512i);
+
+impl Zmm {
+    /// The register.
+    #[inline(always)]
+    pub fn raw(self) -> __m512i {
+        self.0
+    }
+
+    /// A register as a vector.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has AVX-512 F.
+    #[inline(always)]
+    pub unsafe fn from_raw(v: __m512i) -> Zmm {
+        Zmm(v)
+    }
+}
+
+impl Sealed for Zmm {}
+
+impl Vector for Zmm {
+    const BLOCKS: usize = 4;
+    type Block = Xmm;
+
+    #[inline(always)]
+    unsafe fn load(src: *const u8) -> Zmm {
+        // SAFETY: 64 readable bytes and AVX-512 F (the caller).
+        Zmm(unsafe { _mm512_loadu_si512(src.cast()) })
+    }
+
+    #[inline(always)]
+    unsafe fn store(self, dst: *mut u8) {
+        // SAFETY: 64 writable bytes (the caller); a `Zmm` proves AVX-512 F.
+        unsafe { _mm512_storeu_si512(dst.cast(), self.0) }
+    }
+
+    #[inline(always)]
+    unsafe fn gather(src: *const u8, stride: usize) -> Zmm {
+        // SAFETY: 16 readable bytes at `src + k * stride` for k < 4, and
+        // AVX-512 F (the caller).
+        unsafe {
+            let at = |k: usize| _mm_loadu_si128(src.add(k * stride).cast());
+            let v = _mm512_castsi128_si512(at(0));
+            let v = _mm512_inserti32x4::<1>(v, at(1));
+            let v = _mm512_inserti32x4::<2>(v, at(2));
+            Zmm(_mm512_inserti32x4::<3>(v, at(3)))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn scatter(self, dst: *mut u8, stride: usize) {
+        // SAFETY: 16 writable bytes at `dst + k * stride` for k < 4 (the
+        // caller); a `Zmm` proves AVX-512 F.
+        unsafe {
+            let at = |k: usize| dst.add(k * stride).cast::<__m128i>();
+            _mm_storeu_si128(at(0), _mm512_castsi512_si128(self.0));
+            _mm_storeu_si128(at(1), _mm512_extracti32x4_epi32::<1>(self.0));
+            _mm_storeu_si128(at(2), _mm512_extracti32x4_epi32::<2>(self.0));
+            _mm_storeu_si128(at(3), _mm512_extracti32x4_epi32::<3>(self.0));
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn splat(b: Xmm) -> Zmm {
+        // SAFETY: AVX-512 F (the caller).
+        Zmm(unsafe { _mm512_broadcast_i32x4(b.raw()) })
+    }
+
+    #[inline(always)]
+    unsafe fn from_lanes(mut lanes: impl FnMut(usize) -> Xmm) -> Zmm {
+        let (a, b, c, d) = (lanes(0), lanes(1), lanes(2), lanes(3));
+        // SAFETY: AVX-512 F (the caller).
+        unsafe {
+            let v = _mm512_castsi128_si512(a.raw());
+            let v = _mm512_inserti32x4::<1>(v, b.raw());
+            let v = _mm512_inserti32x4::<2>(v, c.raw());
+            Zmm(_mm512_inserti32x4::<3>(v, d.raw()))
+        }
+    }
+
+    #[inline(always)]
+    fn block(x: u128) -> Xmm {
+        Xmm::block(x)
+    }
+
+    #[inline(always)]
+    fn lane(self, i: usize) -> Xmm {
+        // SAFETY: a `Zmm` proves AVX-512 F; the result is an xmm register.
+        unsafe {
+            Xmm::from_raw(match i {
+                0 => _mm512_castsi512_si128(self.0),
+                1 => _mm512_extracti32x4_epi32::<1>(self.0),
+                2 => _mm512_extracti32x4_epi32::<2>(self.0),
+                _ => _mm512_extracti32x4_epi32::<3>(self.0),
+            })
+        }
+    }
+
+    #[inline(always)]
+    fn xor(self, b: Zmm) -> Zmm {
+        // SAFETY: a `Zmm` proves AVX-512 F.
+        Zmm(unsafe { _mm512_xor_si512(self.0, b.0) })
+    }
+
+    #[inline(always)]
+    fn xor3(self, b: Zmm, c: Zmm) -> Zmm {
+        // SAFETY: a `Zmm` proves AVX-512 F.
+        Zmm(unsafe { _mm512_ternarylogic_epi64::<0x96>(self.0, b.0, c.0) })
+    }
+
+    #[inline(always)]
+    fn shift_in(carry: Zmm, v: Zmm) -> Zmm {
+        // (v : carry) shifted down by six qwords: [carry.3, v.0, v.1, v.2].
+        // SAFETY: a `Zmm` proves AVX-512 F.
+        Zmm(unsafe { _mm512_alignr_epi64::<6>(v.0, carry.0) })
+    }
+
+    #[inline(always)]
+    unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
+        rk: &[Zmm; 15],
+        mut s: [Zmm; N],
+        pre: Option<&[Zmm; N]>,
+        post: Option<&[Zmm; N]>,
+    ) -> [Zmm; N] {
+        // SAFETY: the caller's contract: the CPU has VAES (and a `Zmm`
+        // proves AVX-512 F).
+        unsafe {
+            for (i, s) in s.iter_mut().enumerate() {
+                *s = match pre {
+                    Some(pre) => s.xor3(pre[i], rk[0]),
+                    None => s.xor(rk[0]),
+                };
+            }
+            for k in &rk[1..NR] {
+                for s in s.iter_mut() {
+                    s.0 = if ENC {
+                        _mm512_aesenc_epi128(s.0, k.0)
+                    } else {
+                        _mm512_aesdec_epi128(s.0, k.0)
+                    };
+                }
+            }
+            for (i, s) in s.iter_mut().enumerate() {
+                let last = match post {
+                    Some(post) => rk[NR].xor(post[i]),
+                    None => rk[NR],
+                };
+                s.0 = if ENC {
+                    _mm512_aesenclast_epi128(s.0, last.0)
+                } else {
+                    _mm512_aesdeclast_epi128(s.0, last.0)
+                };
+            }
+        }
+        s
+    }
+}
