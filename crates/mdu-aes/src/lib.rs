@@ -4,8 +4,11 @@
 //! the arm64 round functions, CPU feature detection as data, the IV
 //! sources of a batch, and the wiping of the stack after a key setup.
 //!
-//! The modes themselves (XTS in `mdu-xts`, CBC in `mdu-cbc`) live in their
-//! crates, each as one driver over per-ISA lane primitives. This crate has
+//! The vector layer (`vector`: loads, stores and AES rounds per register
+//! width) is here, and so is batched ECB (`Ecb`), the building block of
+//! the `essiv` IVs and of counter modes. The data-unit modes (XTS in
+//! `mdu-xts`, CBC in `mdu-cbc`) live in their crates, each as one driver
+//! over the vector layer. This crate has
 //! no stability promise of its own and its items are hidden from the
 //! documentation: depend on `mdu-xts` or `mdu-cbc`.
 //!
@@ -32,6 +35,7 @@ extern crate std;
 pub mod aarch64;
 mod cipher;
 mod detect;
+mod ecb;
 mod ivs;
 mod keys;
 mod mode;
@@ -46,6 +50,9 @@ pub mod x86;
 
 pub use cipher::Cipher;
 pub use detect::{CpuFeatures, subsets};
+#[cfg(simd)]
+pub use ecb::kernels as ecb_kernels;
+pub use ecb::{Ecb, EcbMode};
 pub use ivs::Ivs;
 pub use keys::RoundKeys;
 pub use mode::{Aes128, Aes256, Backend, BlockAes, Engine, ForMode, Io, KeySize, Mode, Request};
