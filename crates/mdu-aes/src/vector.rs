@@ -198,16 +198,14 @@ impl<V: Vector> Keys<V> {
     /// the [module](self) table).
     #[inline(always)]
     pub unsafe fn new(schedule: &Schedule) -> Keys<V> {
-        // SAFETY: 16 readable bytes per round key; the features are the
-        // caller's contract.
-        unsafe {
-            let first = V::splat(<V::Block as Vector>::load(schedule[0].as_ptr()));
-            let mut rk = [first; 15];
-            for (k, s) in rk.iter_mut().zip(schedule).skip(1) {
-                *k = V::splat(<V::Block as Vector>::load(s.as_ptr()));
-            }
-            Keys { rk }
-        }
+        // Every round key straight from its slot to its register (an
+        // unrolled `from_fn`: an iterator chain here was left as calls).
+        let rk = core::array::from_fn(|i| {
+            // SAFETY: 16 readable bytes per round key; the features are the
+            // caller's contract.
+            unsafe { V::splat(<V::Block as Vector>::load(schedule[i].as_ptr())) }
+        });
+        Keys { rk }
     }
 
     /// The same schedule one block wide, for single blocks.
