@@ -64,6 +64,8 @@ use crate::Schedule;
 #[cfg(arm_simd)]
 mod neon;
 #[cfg(x86_simd)]
+mod x86;
+#[cfg(x86_simd)]
 mod xmm;
 #[cfg(x86_simd)]
 mod ymm;

@@ -98,40 +98,37 @@ impl Vector for Xmm {
     #[inline(always)]
     unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
         rk: &[Xmm; 15],
-        mut s: [Xmm; N],
+        s: [Xmm; N],
         pre: Option<&[Xmm; N]>,
         post: Option<&[Xmm; N]>,
     ) -> [Xmm; N] {
-        // SAFETY: the caller's contract: the CPU has AES-NI.
-        unsafe {
-            for (i, s) in s.iter_mut().enumerate() {
-                *s = match pre {
-                    Some(pre) => s.xor3(pre[i], rk[0]),
-                    None => s.xor(rk[0]),
-                };
+        // SAFETY: the caller's contract.
+        unsafe { super::x86::aes::<Xmm, NR, ENC, N>(rk, s, pre, post) }
+    }
+}
+
+impl super::x86::Rounds for Xmm {
+    #[inline(always)]
+    unsafe fn round<const ENC: bool>(self, k: Xmm) -> Xmm {
+        // SAFETY: the caller's contract: the CPU has this width's AES.
+        Xmm(unsafe {
+            if ENC {
+                _mm_aesenc_si128(self.0, k.0)
+            } else {
+                _mm_aesdec_si128(self.0, k.0)
             }
-            for k in &rk[1..NR] {
-                for s in s.iter_mut() {
-                    s.0 = if ENC {
-                        _mm_aesenc_si128(s.0, k.0)
-                    } else {
-                        _mm_aesdec_si128(s.0, k.0)
-                    };
-                }
+        })
+    }
+
+    #[inline(always)]
+    unsafe fn last<const ENC: bool>(self, k: Xmm) -> Xmm {
+        // SAFETY: as in `round`.
+        Xmm(unsafe {
+            if ENC {
+                _mm_aesenclast_si128(self.0, k.0)
+            } else {
+                _mm_aesdeclast_si128(self.0, k.0)
             }
-            for (i, s) in s.iter_mut().enumerate() {
-                // The whitening after is folded into the last round key.
-                let last = match post {
-                    Some(post) => rk[NR].xor(post[i]),
-                    None => rk[NR],
-                };
-                s.0 = if ENC {
-                    _mm_aesenclast_si128(s.0, last.0)
-                } else {
-                    _mm_aesdeclast_si128(s.0, last.0)
-                };
-            }
-        }
-        s
+        })
     }
 }

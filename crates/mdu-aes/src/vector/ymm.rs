@@ -121,40 +121,37 @@ impl Vector for Ymm {
     #[inline(always)]
     unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
         rk: &[Ymm; 15],
-        mut s: [Ymm; N],
+        s: [Ymm; N],
         pre: Option<&[Ymm; N]>,
         post: Option<&[Ymm; N]>,
     ) -> [Ymm; N] {
-        // SAFETY: the caller's contract: the CPU has VAES (and a `Ymm`
-        // proves AVX2).
-        unsafe {
-            for (i, s) in s.iter_mut().enumerate() {
-                *s = match pre {
-                    Some(pre) => s.xor3(pre[i], rk[0]),
-                    None => s.xor(rk[0]),
-                };
+        // SAFETY: the caller's contract.
+        unsafe { super::x86::aes::<Ymm, NR, ENC, N>(rk, s, pre, post) }
+    }
+}
+
+impl super::x86::Rounds for Ymm {
+    #[inline(always)]
+    unsafe fn round<const ENC: bool>(self, k: Ymm) -> Ymm {
+        // SAFETY: the caller's contract: the CPU has this width's AES.
+        Ymm(unsafe {
+            if ENC {
+                _mm256_aesenc_epi128(self.0, k.0)
+            } else {
+                _mm256_aesdec_epi128(self.0, k.0)
             }
-            for k in &rk[1..NR] {
-                for s in s.iter_mut() {
-                    s.0 = if ENC {
-                        _mm256_aesenc_epi128(s.0, k.0)
-                    } else {
-                        _mm256_aesdec_epi128(s.0, k.0)
-                    };
-                }
+        })
+    }
+
+    #[inline(always)]
+    unsafe fn last<const ENC: bool>(self, k: Ymm) -> Ymm {
+        // SAFETY: as in `round`.
+        Ymm(unsafe {
+            if ENC {
+                _mm256_aesenclast_epi128(self.0, k.0)
+            } else {
+                _mm256_aesdeclast_epi128(self.0, k.0)
             }
-            for (i, s) in s.iter_mut().enumerate() {
-                let last = match post {
-                    Some(post) => rk[NR].xor(post[i]),
-                    None => rk[NR],
-                };
-                s.0 = if ENC {
-                    _mm256_aesenclast_epi128(s.0, last.0)
-                } else {
-                    _mm256_aesdeclast_epi128(s.0, last.0)
-                };
-            }
-        }
-        s
+        })
     }
 }

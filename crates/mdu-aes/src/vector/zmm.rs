@@ -130,40 +130,37 @@ impl Vector for Zmm {
     #[inline(always)]
     unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
         rk: &[Zmm; 15],
-        mut s: [Zmm; N],
+        s: [Zmm; N],
         pre: Option<&[Zmm; N]>,
         post: Option<&[Zmm; N]>,
     ) -> [Zmm; N] {
-        // SAFETY: the caller's contract: the CPU has VAES (and a `Zmm`
-        // proves AVX-512 F).
-        unsafe {
-            for (i, s) in s.iter_mut().enumerate() {
-                *s = match pre {
-                    Some(pre) => s.xor3(pre[i], rk[0]),
-                    None => s.xor(rk[0]),
-                };
+        // SAFETY: the caller's contract.
+        unsafe { super::x86::aes::<Zmm, NR, ENC, N>(rk, s, pre, post) }
+    }
+}
+
+impl super::x86::Rounds for Zmm {
+    #[inline(always)]
+    unsafe fn round<const ENC: bool>(self, k: Zmm) -> Zmm {
+        // SAFETY: the caller's contract: the CPU has this width's AES.
+        Zmm(unsafe {
+            if ENC {
+                _mm512_aesenc_epi128(self.0, k.0)
+            } else {
+                _mm512_aesdec_epi128(self.0, k.0)
             }
-            for k in &rk[1..NR] {
-                for s in s.iter_mut() {
-                    s.0 = if ENC {
-                        _mm512_aesenc_epi128(s.0, k.0)
-                    } else {
-                        _mm512_aesdec_epi128(s.0, k.0)
-                    };
-                }
+        })
+    }
+
+    #[inline(always)]
+    unsafe fn last<const ENC: bool>(self, k: Zmm) -> Zmm {
+        // SAFETY: as in `round`.
+        Zmm(unsafe {
+            if ENC {
+                _mm512_aesenclast_epi128(self.0, k.0)
+            } else {
+                _mm512_aesdeclast_epi128(self.0, k.0)
             }
-            for (i, s) in s.iter_mut().enumerate() {
-                let last = match post {
-                    Some(post) => rk[NR].xor(post[i]),
-                    None => rk[NR],
-                };
-                s.0 = if ENC {
-                    _mm512_aesenclast_epi128(s.0, last.0)
-                } else {
-                    _mm512_aesdeclast_epi128(s.0, last.0)
-                };
-            }
-        }
-        s
+        })
     }
 }
