@@ -2,7 +2,9 @@
 //! that each exists once: key schedules written straight into their heap
 //! slots, round keys loaded into (and broadcast across) vector registers,
 //! the arm64 round functions, CPU feature detection as data, the IV
-//! sources of a batch, and the wiping of the stack after a key setup.
+//! sources of a batch, the wiping of the stack after a key setup, and the
+//! error of a cipher's setup ([`SetupError`], which the mode crates
+//! re-export).
 //!
 //! The modes themselves (XTS in `mdu-xts`, CBC in `mdu-cbc`) live in their
 //! crates, each as one driver over per-ISA lane primitives. This crate has
@@ -32,6 +34,7 @@ extern crate std;
 pub mod aarch64;
 mod cipher;
 mod detect;
+mod error;
 mod ivs;
 mod keys;
 mod mode;
@@ -43,6 +46,7 @@ pub mod x86;
 
 pub use cipher::Cipher;
 pub use detect::{CpuFeatures, subsets};
+pub use error::SetupError;
 pub use ivs::Ivs;
 pub use keys::RoundKeys;
 pub use mode::{Aes128, Aes256, Backend, BlockAes, Engine, ForMode, Io, KeySize, Mode, Request};
