@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mdu_xts::{Backend, Error, Iv, XtsAes128, XtsAes256};
+use mdu_xts::{Backend, Iv, SetupError, XtsAes128, XtsAes256};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 17 {
@@ -28,11 +28,11 @@ fuzz_target!(|data: &[u8]| {
     let short = &key[..key.len() - 1];
     assert!(matches!(
         XtsAes256::new(short),
-        Err(Error::InvalidKeyLength { .. })
+        Err(SetupError::InvalidKeyLength { .. })
     ));
     assert!(matches!(
         XtsAes128::new(short),
-        Err(Error::InvalidKeyLength { .. })
+        Err(SetupError::InvalidKeyLength { .. })
     ));
 
     let mut first: Option<Vec<u8>> = None;

@@ -1,14 +1,15 @@
 //! The one cipher type of every AES mode: a key of mode `M` and AES key
 //! size `K`, with the one-unit methods and the native multi-unit path of
 //! [`DataUnitCipher`]. A mode crate names it (`Xts<K>`, `Cbc<K>`) and
-//! aliases its sizes (`XtsAes256`).
+//! aliases its sizes (`XtsAes256`). Its constructors fail with
+//! [`SetupError`], its requests with [`mdu_core::Error`].
 
 use core::fmt;
 use core::marker::PhantomData;
 
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 
-use crate::{Backend, Engine, Io, KeySize, Mode};
+use crate::{Backend, Engine, Io, KeySize, Mode, SetupError};
 
 /// A key of AES mode `M` (XTS, CBC) and AES key size `K` ([`Aes128`] or
 /// [`Aes256`]), expanded once for the chosen backend: `mdu_xts::Xts<K>`
@@ -16,7 +17,8 @@ use crate::{Backend, Engine, Io, KeySize, Mode};
 ///
 /// Every method validates its arguments before touching a byte; round
 /// keys are zeroized on drop and `Debug` prints only the name and the
-/// backend.
+/// backend. The constructors return [`SetupError`] (a key or a backend
+/// refused), the requests [`mdu_core::Error`].
 ///
 /// [`Aes128`]: crate::Aes128
 /// [`Aes256`]: crate::Aes256
@@ -29,7 +31,7 @@ use crate::{Backend, Engine, Io, KeySize, Mode};
 /// let mut sector = [0u8; 512];
 /// xts.encrypt(Iv::plain64(7), &mut sector)?;
 /// assert_ne!(sector, [0u8; 512]);
-/// # Ok::<(), mdu_core::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Cipher<M: Mode, K: KeySize> {
     engine: Engine<M, K>,
@@ -50,24 +52,23 @@ impl<M: Mode, K: KeySize> Cipher<M, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidKeyLength`] unless `key` is [`KEY_LEN`](Self::KEY_LEN)
-    /// bytes; [`Error::WeakKey`] for a key the mode refuses (XTS: equal
-    /// halves).
+    /// [`SetupError::InvalidKeyLength`] unless `key` is
+    /// [`KEY_LEN`](Self::KEY_LEN) bytes; [`SetupError::WeakKey`] for a key
+    /// the mode refuses (XTS: equal halves).
     ///
     /// ```
-    /// use mdu_core::Error;
-    /// use mdu_xts::XtsAes256;
+    /// use mdu_xts::{SetupError, XtsAes256};
     ///
     /// let mut key = [7u8; 64];
     /// key[32..].fill(9);
     /// assert!(XtsAes256::new(&key).is_ok());
-    /// assert!(matches!(XtsAes256::new(&[7; 64]), Err(Error::WeakKey { .. })));
+    /// assert!(matches!(XtsAes256::new(&[7; 64]), Err(SetupError::WeakKey { .. })));
     /// assert_eq!(
     ///     XtsAes256::new(&key[1..]).unwrap_err(),
-    ///     Error::InvalidKeyLength { len: 63, expected: 64 }
+    ///     SetupError::InvalidKeyLength { len: 63, expected: 64 }
     /// );
     /// ```
-    pub fn new(key: &[u8]) -> Result<Self, Error> {
+    pub fn new(key: &[u8]) -> Result<Self, SetupError> {
         Self::with_backend(key, Backend::detect())
     }
 
@@ -80,15 +81,15 @@ impl<M: Mode, K: KeySize> Cipher<M, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidKeyLength`] unless `key` is [`KEY_LEN`](Self::KEY_LEN)
-    /// bytes.
+    /// [`SetupError::InvalidKeyLength`] unless `key` is
+    /// [`KEY_LEN`](Self::KEY_LEN) bytes.
     ///
     /// ```
     /// use mdu_xts::XtsAes128;
     ///
     /// assert!(XtsAes128::new_allow_weak_key(&[0; 32]).is_ok());
     /// ```
-    pub fn new_allow_weak_key(key: &[u8]) -> Result<Self, Error> {
+    pub fn new_allow_weak_key(key: &[u8]) -> Result<Self, SetupError> {
         Self::with_backend_allow_weak_key(key, Backend::detect())
     }
 
@@ -97,20 +98,29 @@ impl<M: Mode, K: KeySize> Cipher<M, K> {
     ///
     /// # Errors
     ///
-    /// As for [`new`](Self::new), then [`Error::BackendUnavailable`] if this
-    /// CPU cannot run `backend` (or it is not compiled for this target).
+    /// As for [`new`](Self::new), then [`SetupError::BackendUnavailable`] if
+    /// this CPU cannot run `backend` (or it is not compiled for this
+    /// target).
     ///
     /// ```
-    /// use mdu_xts::{Backend, XtsAes256};
+    /// use mdu_xts::{Backend, SetupError, XtsAes256};
     ///
     /// let key: Vec<u8> = (0..64).collect();
     /// for &backend in Backend::available() {
     ///     let xts = XtsAes256::with_backend(&key, backend)?;
     ///     assert_eq!(xts.backend(), backend);
     /// }
-    /// # Ok::<(), mdu_core::Error>(())
+    /// // A backend this CPU (or this target) lacks is refused, not replaced.
+    /// let all = [Backend::Vaes512, Backend::Vaes256, Backend::AesNi, Backend::ArmCe];
+    /// if let Some(&missing) = all.iter().find(|b| !b.is_available()) {
+    ///     assert_eq!(
+    ///         XtsAes256::with_backend(&key, missing).unwrap_err(),
+    ///         SetupError::BackendUnavailable { cipher: "mdu-xts", backend: missing.name() }
+    ///     );
+    /// }
+    /// # Ok::<(), SetupError>(())
     /// ```
-    pub fn with_backend(key: &[u8], backend: Backend<M>) -> Result<Self, Error> {
+    pub fn with_backend(key: &[u8], backend: Backend<M>) -> Result<Self, SetupError> {
         Self::build(key, backend, false)
     }
 
@@ -119,20 +129,24 @@ impl<M: Mode, K: KeySize> Cipher<M, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidKeyLength`] or [`Error::BackendUnavailable`].
+    /// [`SetupError::InvalidKeyLength`] or
+    /// [`SetupError::BackendUnavailable`].
     ///
     /// ```
     /// use mdu_xts::{Backend, XtsAes128};
     ///
     /// let xts = XtsAes128::with_backend_allow_weak_key(&[0; 32], Backend::Generic)?;
     /// assert_eq!(xts.backend(), Backend::Generic);
-    /// # Ok::<(), mdu_core::Error>(())
+    /// # Ok::<(), mdu_xts::SetupError>(())
     /// ```
-    pub fn with_backend_allow_weak_key(key: &[u8], backend: Backend<M>) -> Result<Self, Error> {
+    pub fn with_backend_allow_weak_key(
+        key: &[u8],
+        backend: Backend<M>,
+    ) -> Result<Self, SetupError> {
         Self::build(key, backend, true)
     }
 
-    fn build(key: &[u8], backend: Backend<M>, allow_weak: bool) -> Result<Self, Error> {
+    fn build(key: &[u8], backend: Backend<M>, allow_weak: bool) -> Result<Self, SetupError> {
         Ok(Cipher {
             engine: Engine::new(key, backend, allow_weak)?,
             size: PhantomData,
@@ -145,7 +159,7 @@ impl<M: Mode, K: KeySize> Cipher<M, K> {
     /// use mdu_cbc::{AesCbc256, Backend};
     ///
     /// assert_eq!(AesCbc256::new(&[1u8; 32])?.backend(), Backend::detect());
-    /// # Ok::<(), mdu_core::Error>(())
+    /// # Ok::<(), mdu_cbc::SetupError>(())
     /// ```
     pub fn backend(&self) -> Backend<M> {
         self.engine.backend()
@@ -173,7 +187,7 @@ impl<M: Mode, K: KeySize> Cipher<M, K> {
     /// xts.decrypt(Iv::plain64(5), &mut msg)?;
     /// assert_eq!(&msg, b"nineteen byte text");
     /// assert!(xts.encrypt(Iv::ZERO, &mut [0u8; 15]).is_err());
-    /// # Ok::<(), mdu_core::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
     pub fn encrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {
@@ -196,7 +210,7 @@ impl<M: Mode, K: KeySize> Cipher<M, K> {
     /// cbc.decrypt(Iv::plain64(1), &mut sector)?;
     /// assert_eq!(sector, [0u8; 512]);
     /// assert!(cbc.encrypt(Iv::ZERO, &mut [0u8; 20]).is_err());
-    /// # Ok::<(), mdu_core::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
     pub fn decrypt(&self, iv: Iv, buf: &mut [u8]) -> Result<(), Error> {

@@ -11,10 +11,10 @@
 
 use alloc::boxed::Box;
 
-use mdu_core::{Direction, Error};
+use mdu_core::Direction;
 
 use crate::mode::{BlockAes, Engine, Io, KeySize, Mode};
-use crate::{Backend, CpuFeatures, Ivs};
+use crate::{Backend, CpuFeatures, Ivs, SetupError};
 #[cfg(simd)]
 use crate::{Request, RoundKeys};
 
@@ -41,7 +41,7 @@ pub struct EcbMode;
 /// assert_eq!(blocks[..16], blocks[48..]);
 /// ecb.decrypt_blocks(&mut blocks);
 /// assert_eq!(blocks, [0u8; 64]);
-/// # Ok::<(), mdu_core::Error>(())
+/// # Ok::<(), mdu_aes::SetupError>(())
 /// ```
 pub struct Ecb<K: KeySize> {
     engine: Engine<EcbMode, K>,
@@ -53,8 +53,8 @@ impl<K: KeySize> Ecb<K> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidKeyLength`].
-    pub fn new(key: &[u8]) -> Result<Self, Error> {
+    /// [`SetupError::InvalidKeyLength`].
+    pub fn new(key: &[u8]) -> Result<Self, SetupError> {
         Self::with_backend(key, Backend::detect())
     }
 
@@ -64,14 +64,14 @@ impl<K: KeySize> Ecb<K> {
     /// use mdu_aes::{Aes256, Backend, Ecb};
     /// let ecb = Ecb::<Aes256>::with_backend(&[7u8; 32], Backend::Generic)?;
     /// assert_eq!(ecb.backend(), Backend::Generic);
-    /// # Ok::<(), mdu_core::Error>(())
+    /// # Ok::<(), mdu_aes::SetupError>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidKeyLength`], or [`Error::BackendUnavailable`] if
+    /// [`SetupError::InvalidKeyLength`], or [`SetupError::BackendUnavailable`] if
     /// this CPU cannot run `backend`.
-    pub fn with_backend(key: &[u8], backend: Backend<EcbMode>) -> Result<Self, Error> {
+    pub fn with_backend(key: &[u8], backend: Backend<EcbMode>) -> Result<Self, SetupError> {
         Ok(Ecb {
             engine: Engine::new(key, backend, false)?,
         })
@@ -83,7 +83,7 @@ impl<K: KeySize> Ecb<K> {
     /// use mdu_aes::{Aes128, Backend, Ecb};
     /// let ecb = Ecb::<Aes128>::new(&[0u8; 16])?;
     /// assert_eq!(ecb.backend(), Backend::detect());
-    /// # Ok::<(), mdu_core::Error>(())
+    /// # Ok::<(), mdu_aes::SetupError>(())
     /// ```
     pub fn backend(&self) -> Backend<EcbMode> {
         self.engine.backend()
@@ -102,7 +102,7 @@ impl<K: KeySize> Ecb<K> {
     /// let mut two = [[9u8; 16]; 2];
     /// ecb.encrypt_blocks(two.as_flattened_mut());
     /// assert_eq!(two[0], two[1]);
-    /// # Ok::<(), mdu_core::Error>(())
+    /// # Ok::<(), mdu_aes::SetupError>(())
     /// ```
     pub fn encrypt_blocks(&self, blocks: &mut [u8]) {
         self.crypt(Direction::Encrypt, blocks);
@@ -121,7 +121,7 @@ impl<K: KeySize> Ecb<K> {
     /// ecb.encrypt_blocks(&mut b);
     /// ecb.decrypt_blocks(&mut b);
     /// assert_eq!(&b, b"sixteen bytes!!!");
-    /// # Ok::<(), mdu_core::Error>(())
+    /// # Ok::<(), mdu_aes::SetupError>(())
     /// ```
     pub fn decrypt_blocks(&self, blocks: &mut [u8]) {
         self.crypt(Direction::Decrypt, blocks);
@@ -464,7 +464,7 @@ mod tests {
     fn key_length_is_checked() {
         assert_eq!(
             Ecb::<Aes256>::new(&[0; 16]).unwrap_err(),
-            Error::InvalidKeyLength {
+            SetupError::InvalidKeyLength {
                 len: 16,
                 expected: 32
             }

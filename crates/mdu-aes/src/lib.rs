@@ -2,7 +2,9 @@
 //! that each exists once: key schedules written straight into their heap
 //! slots, round keys loaded into (and broadcast across) vector registers,
 //! the arm64 round functions, CPU feature detection as data, the IV
-//! sources of a batch, and the wiping of the stack after a key setup.
+//! sources of a batch, the wiping of the stack after a key setup, and the
+//! error of a cipher's setup ([`SetupError`], which the mode crates
+//! re-export).
 //!
 //! The vector layer (`vector`: loads, stores and AES rounds per register
 //! width) is here, and so is batched ECB (`Ecb`), the building block of
@@ -36,6 +38,7 @@ pub mod aarch64;
 mod cipher;
 mod detect;
 mod ecb;
+mod error;
 mod ivs;
 mod keys;
 mod mode;
@@ -53,6 +56,7 @@ pub use detect::{CpuFeatures, subsets};
 #[cfg(simd)]
 pub use ecb::kernels as ecb_kernels;
 pub use ecb::{Ecb, EcbMode};
+pub use error::SetupError;
 pub use ivs::Ivs;
 pub use keys::RoundKeys;
 pub use mode::{Aes128, Aes256, Backend, BlockAes, Engine, ForMode, Io, KeySize, Mode, Request};

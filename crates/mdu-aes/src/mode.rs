@@ -16,7 +16,7 @@ use aes::cipher::consts::U16;
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 
-use crate::{CpuFeatures, Ivs};
+use crate::{CpuFeatures, Ivs, SetupError};
 
 /// What the portable backends need of an AES implementation (RustCrypto's
 /// `aes::Aes128` and `aes::Aes256`).
@@ -156,8 +156,8 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     ///
     /// # Errors
     ///
-    /// [`Error::WeakKey`].
-    fn check_key(key: &[u8], allow_weak: bool) -> Result<(), Error> {
+    /// [`SetupError::WeakKey`].
+    fn check_key(key: &[u8], allow_weak: bool) -> Result<(), SetupError> {
         let _ = (key, allow_weak);
         Ok(())
     }
@@ -358,8 +358,8 @@ impl<M: Mode> Backend<M> {
     }
 
     /// The error for asking for this backend where it does not run.
-    fn unavailable(self) -> Error {
-        Error::BackendUnavailable {
+    fn unavailable(self) -> SetupError {
+        SetupError::BackendUnavailable {
             cipher: M::CRATE,
             backend: self.name(),
         }
@@ -401,11 +401,12 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidKeyLength`], the mode's [`Error::WeakKey`], or
-    /// [`Error::BackendUnavailable`] if this CPU cannot run `backend`.
-    pub fn new(key: &[u8], backend: Backend<M>, allow_weak: bool) -> Result<Self, Error> {
+    /// [`SetupError::InvalidKeyLength`], the mode's
+    /// [`SetupError::WeakKey`], or [`SetupError::BackendUnavailable`] if
+    /// this CPU cannot run `backend`.
+    pub fn new(key: &[u8], backend: Backend<M>, allow_weak: bool) -> Result<Self, SetupError> {
         if key.len() != Self::KEY_LEN {
-            return Err(Error::InvalidKeyLength {
+            return Err(SetupError::InvalidKeyLength {
                 len: key.len(),
                 expected: Self::KEY_LEN,
             });

@@ -27,6 +27,10 @@
 //! only the backend. dm-crypt's IV generators (`essiv:sha256`, ...) and
 //! cipher specs are the `mdu-dmcrypt` crate's.
 //!
+//! The constructors fail with [`SetupError`] (a key of the wrong length, a
+//! backend this CPU cannot run); the requests with [`Error`], the request
+//! errors of `mdu-core` that every cipher shares.
+//!
 //! # Example: `aes-cbc-plain64`, 512-byte sectors
 //!
 //! ```
@@ -47,14 +51,15 @@
 //!
 //! sectors.decrypt(Iv::plain64(1000), &mut disk)?;
 //! assert!(disk.iter().all(|&b| b == 0));
-//! # Ok::<(), mdu_cbc::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Features
 //!
-//! * `std` (default): `std::error::Error` for [`Error`] and CPU detection
-//!   through the standard library. Without it the crate is `no_std` (it
-//!   needs `alloc`: round keys live on the heap).
+//! * `std` (default): `std::error::Error` for [`Error`] and
+//!   [`SetupError`], and CPU detection through the standard library.
+//!   Without it the crate is `no_std` (it needs `alloc`: round keys live
+//!   on the heap).
 //! * `rayon`: `DataUnits::par_encrypt` / `par_decrypt` (from `mdu-core`).
 #![no_std]
 
@@ -65,7 +70,7 @@ extern crate std;
 mod backend;
 
 pub use backend::{Backend, CbcMode};
-pub use mdu_aes::{Aes128, Aes256, KeySize};
+pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
 /// AES-CBC with AES key size `K` ([`Aes128`] or [`Aes256`]): the type
@@ -84,7 +89,7 @@ pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv
 /// cbc.encrypt(Iv::plain64(9), &mut sector)?;
 /// cbc.decrypt(Iv::plain64(9), &mut sector)?;
 /// assert_eq!(sector, [0u8; 512]);
-/// # Ok::<(), mdu_cbc::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type Cbc<K> = mdu_aes::Cipher<CbcMode, K>;
 
@@ -105,7 +110,7 @@ pub type Cbc<K> = mdu_aes::Cipher<CbcMode, K>;
 /// ];
 /// AesCbc128::new(&key)?.encrypt(iv, &mut block)?;
 /// assert_eq!(block[..4], [0x76, 0x49, 0xab, 0xac]);
-/// # Ok::<(), mdu_cbc::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type AesCbc128 = Cbc<Aes128>;
 
@@ -122,6 +127,6 @@ pub type AesCbc128 = Cbc<Aes128>;
 /// sectors.encrypt(Iv::plain64(64), &mut buf)?;
 /// sectors.decrypt(Iv::plain64(64), &mut buf)?;
 /// assert!(buf.iter().all(|&b| b == 0));
-/// # Ok::<(), mdu_cbc::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type AesCbc256 = Cbc<Aes256>;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Cbc, note_backend};
-use mdu_cbc::{AesCbc128, AesCbc256, Backend, DataUnitCipher, DataUnits, Error, Iv};
+use mdu_cbc::{AesCbc128, AesCbc256, Backend, DataUnitCipher, DataUnits, Error, Iv, SetupError};
 use mdu_core::testing;
 
 fn key(len: usize, seed: u8) -> Vec<u8> {
@@ -138,11 +138,11 @@ fn key_length_errors() {
     for len in [0, 1, 15, 17, 24, 31, 33, 64] {
         assert_eq!(
             AesCbc128::new(&key(len, 0)).unwrap_err(),
-            Error::InvalidKeyLength { len, expected: 16 }
+            SetupError::InvalidKeyLength { len, expected: 16 }
         );
         assert_eq!(
             AesCbc256::new(&key(len, 0)).unwrap_err(),
-            Error::InvalidKeyLength { len, expected: 32 }
+            SetupError::InvalidKeyLength { len, expected: 32 }
         );
     }
 }
@@ -162,7 +162,7 @@ fn unavailable_backend_is_an_error() {
         } else {
             assert_eq!(
                 r.unwrap_err(),
-                Error::BackendUnavailable {
+                SetupError::BackendUnavailable {
                     cipher: "mdu-cbc",
                     backend: b.name()
                 }

@@ -2,10 +2,16 @@
 
 use core::fmt;
 
-/// What was wrong with a request, a key or a configuration.
+/// What was wrong with a request: its length, its data-unit size, its IVs
+/// or its segments.
 ///
 /// Every variant names the offending value and the rule it broke. A function
 /// that returns `Err` has not written a single byte of its output.
+///
+/// These are the errors every cipher shares. What can be wrong when a cipher
+/// is set up (its key, a backend this CPU cannot run) belongs to the cipher's
+/// own crate, in an error type of its own (for the AES modes
+/// `mdu_xts::SetupError` and `mdu_cbc::SetupError`).
 ///
 /// ```
 /// use mdu_core::{DataUnitSize, Error};
@@ -69,27 +75,6 @@ pub enum Error {
         /// Sum of the destination segment lengths.
         dst: usize,
     },
-    /// The key has the wrong length for this cipher.
-    InvalidKeyLength {
-        /// The length that was given.
-        len: usize,
-        /// The length the cipher needs.
-        expected: usize,
-    },
-    /// The key is refused as weak by the cipher's own rule (for XTS: the
-    /// data-key half equals the tweak-key half).
-    WeakKey {
-        /// What is wrong with the key, in the cipher's words.
-        reason: &'static str,
-    },
-    /// The requested implementation cannot run on this CPU (or is not
-    /// compiled for this target).
-    BackendUnavailable {
-        /// The cipher or crate whose backend was asked for (`"mdu-xts"`).
-        cipher: &'static str,
-        /// Name of the backend that was asked for.
-        backend: &'static str,
-    },
 }
 
 impl fmt::Display for Error {
@@ -128,18 +113,6 @@ impl fmt::Display for Error {
                 f,
                 "source segments add up to {src} bytes but destination segments to \
                  {dst} bytes: the totals must be equal"
-            ),
-            Error::InvalidKeyLength { len, expected } => {
-                write!(
-                    f,
-                    "key is {len} bytes but this cipher needs exactly {expected}"
-                )
-            }
-            Error::WeakKey { reason } => write!(f, "weak key: {reason}"),
-            Error::BackendUnavailable { cipher, backend } => write!(
-                f,
-                "the {cipher} backend {backend} cannot run here: this CPU lacks the \
-                 instructions it needs, or it is not compiled for this target"
             ),
         }
     }

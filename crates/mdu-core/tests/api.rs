@@ -157,26 +157,6 @@ fn errors_explain_themselves() {
             "totals must be equal",
         ),
         (
-            Error::InvalidKeyLength {
-                len: 3,
-                expected: 64,
-            },
-            "needs exactly 64",
-        ),
-        (
-            Error::WeakKey {
-                reason: "the two key halves are equal",
-            },
-            "weak key: the two key halves are equal",
-        ),
-        (
-            Error::BackendUnavailable {
-                cipher: "mdu-xts",
-                backend: "vaes512",
-            },
-            "mdu-xts backend vaes512",
-        ),
-        (
             Error::UnitSizeMisaligned {
                 size: 40,
                 align: 16,

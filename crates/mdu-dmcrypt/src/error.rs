@@ -4,6 +4,7 @@ use alloc::string::String;
 use core::fmt;
 
 use mdu_core::Error;
+use mdu_xts::SetupError;
 
 /// What was wrong with a cipher spec, a dm-crypt layout or a request.
 ///
@@ -64,8 +65,11 @@ pub enum DmCryptError {
         /// The sector size in bytes.
         sector_size: u32,
     },
-    /// The cipher refused the key or a request.
+    /// The cipher refused a request.
     Cipher(Error),
+    /// The cipher could not be set up: it refused the key, or the backend
+    /// it was asked for cannot run here.
+    CipherSetup(SetupError),
 }
 
 impl fmt::Display for DmCryptError {
@@ -142,6 +146,7 @@ impl fmt::Display for DmCryptError {
                 }
             }
             DmCryptError::Cipher(e) => write!(f, "cipher error: {e}"),
+            DmCryptError::CipherSetup(e) => write!(f, "cipher setup failed: {e}"),
         }
     }
 }
@@ -151,6 +156,7 @@ impl std::error::Error for DmCryptError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DmCryptError::Cipher(e) => Some(e),
+            DmCryptError::CipherSetup(e) => Some(e),
             _ => None,
         }
     }
@@ -159,6 +165,12 @@ impl std::error::Error for DmCryptError {
 impl From<Error> for DmCryptError {
     fn from(e: Error) -> Self {
         DmCryptError::Cipher(e)
+    }
+}
+
+impl From<SetupError> for DmCryptError {
+    fn from(e: SetupError) -> Self {
+        DmCryptError::CipherSetup(e)
     }
 }
 
@@ -203,6 +215,26 @@ mod tests {
         assert!(msg.contains("aes-xts-<ivmode>, aes-cbc-<ivmode>"), "{msg}");
         let msg = DmCryptError::UnknownIvMode { mode: "lmk".into() }.to_string();
         assert!(msg.ends_with("plain, plain64, plain64be, essiv:sha256, benbi, null, eboiv"));
+    }
+
+    #[test]
+    fn a_cipher_setup_error_keeps_the_cipher_message() {
+        let e = DmCryptError::from(SetupError::BackendUnavailable {
+            cipher: "mdu-xts",
+            backend: "vaes512",
+        });
+        assert_eq!(
+            e,
+            DmCryptError::CipherSetup(SetupError::BackendUnavailable {
+                cipher: "mdu-xts",
+                backend: "vaes512",
+            })
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("cipher setup failed: the mdu-xts backend vaes512 cannot run here"),
+            "{msg}"
+        );
     }
 
     #[test]

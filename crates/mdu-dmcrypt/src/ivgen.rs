@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use mdu_aes::SetupError;
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
@@ -31,7 +32,7 @@ const BATCH: usize = 64;
 /// drop. What the hashing leaves on the stack below this frame is the
 /// caller's to wipe, hence `inline(never)`.
 #[inline(never)]
-pub(crate) fn essiv_key(volume_key: &[u8]) -> Result<EssivCipher, Error> {
+pub(crate) fn essiv_key(volume_key: &[u8]) -> Result<EssivCipher, SetupError> {
     let mut salt = Zeroizing::new([0u8; 32]);
     let mut hash = Sha256::new();
     Digest::update(&mut hash, volume_key);

@@ -82,8 +82,8 @@ impl SectorCipher {
     ///
     /// [`DmCryptError::KeyLength`] if the key does not fit the spec,
     /// [`DmCryptError::WeakXtsKey`] for a weak key under
-    /// [`WeakKeys::Refuse`], [`DmCryptError::Cipher`] if the cipher refuses
-    /// the key.
+    /// [`WeakKeys::Refuse`], [`DmCryptError::CipherSetup`] if the cipher
+    /// refuses the key.
     ///
     /// ```
     /// use mdu_dmcrypt::{CipherSpec, DmCryptError, Geometry, SectorCipher, WeakKeys};

@@ -18,6 +18,10 @@
 //! else, or without those instructions, the portable RustCrypto `aes`.
 //! Round keys are zeroized on drop, and `Debug` prints only the backend.
 //!
+//! The constructors fail with [`SetupError`] (a key of the wrong length, a
+//! weak key, a backend this CPU cannot run); the requests with [`Error`],
+//! the request errors of `mdu-core` that every cipher shares.
+//!
 //! # Example: dm-crypt `aes-xts-plain64`, 512-byte sectors
 //!
 //! ```
@@ -39,7 +43,7 @@
 //!
 //! sectors.decrypt(Iv::plain64(1000), &mut disk)?;
 //! assert!(disk.iter().all(|&b| b == 0));
-//! # Ok::<(), mdu_xts::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! For LUKS2 volumes with 4096-byte sectors, dm-crypt still counts 512-byte
@@ -65,16 +69,16 @@
 //! let mut one = vec![0u8; 512];
 //! units.cipher().encrypt(Iv::plain64(3), &mut one)?;
 //! assert_eq!(buf[512..1024], one[..]);
-//! # Ok::<(), mdu_xts::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Features
 //!
-//! * `std` (default): `std::error::Error` for [`Error`] and CPU detection
-//!   through the standard library. Without it the crate is `no_std` (it
-//!   needs `alloc`: round keys live on the heap) and detects the x86_64
-//!   instructions with CPUID, the arm64 ones from the compile-time target
-//!   features.
+//! * `std` (default): `std::error::Error` for [`Error`] and
+//!   [`SetupError`], and CPU detection through the standard library.
+//!   Without it the crate is `no_std` (it needs `alloc`: round keys live
+//!   on the heap) and detects the x86_64 instructions with CPUID, the arm64
+//!   ones from the compile-time target features.
 //! * `rayon`: `DataUnits::par_encrypt` / `par_decrypt` (from `mdu-core`)
 //!   split a large request across threads on unit boundaries; the bytes are
 //!   those of one `encrypt` call.
@@ -87,7 +91,7 @@ extern crate std;
 mod backend;
 
 pub use backend::{Backend, XtsMode};
-pub use mdu_aes::{Aes128, Aes256, KeySize};
+pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
 /// XTS-AES with AES key size `K` ([`Aes128`] or [`Aes256`]): the type
@@ -95,7 +99,7 @@ pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv
 ///
 /// The key is the data key K1 followed by the tweak key K2, each an AES key
 /// of size `K`, expanded once for the chosen [`Backend`]. A key whose two
-/// halves are equal is refused ([`Error::WeakKey`]) unless built with
+/// halves are equal is refused ([`SetupError::WeakKey`]) unless built with
 /// `new_allow_weak_key` (for test vectors, or a caller with a policy of its
 /// own). Its methods are those of the AES-mode skeleton's cipher type.
 ///
@@ -108,7 +112,7 @@ pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv
 /// xts.encrypt(Iv::plain64(3), &mut msg)?;
 /// xts.decrypt(Iv::plain64(3), &mut msg)?;
 /// assert_eq!(msg, [0u8; 32]);
-/// # Ok::<(), mdu_xts::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type Xts<K> = mdu_aes::Cipher<XtsMode, K>;
 
@@ -131,7 +135,7 @@ pub type Xts<K> = mdu_aes::Cipher<XtsMode, K>;
 /// let mut three = [0x44u8; 48];
 /// units.encrypt(Iv::from_u128(0x3333333333), &mut three)?;
 /// assert_eq!(three[..16], data[..16]);
-/// # Ok::<(), mdu_xts::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type XtsAes128 = Xts<Aes128>;
 
@@ -148,6 +152,6 @@ pub type XtsAes128 = Xts<Aes128>;
 /// sectors.encrypt(Iv::plain64(64), &mut buf)?;
 /// sectors.decrypt(Iv::plain64(64), &mut buf)?;
 /// assert!(buf.iter().all(|&b| b == 0));
-/// # Ok::<(), mdu_xts::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type XtsAes256 = Xts<Aes256>;

@@ -6,7 +6,8 @@ mod common;
 use common::note_backend;
 use mdu_core::testing;
 use mdu_xts::{
-    Backend, DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, XtsAes128, XtsAes256,
+    Backend, DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, SetupError, XtsAes128,
+    XtsAes256,
 };
 
 fn key(len: usize, seed: u8) -> Vec<u8> {
@@ -81,7 +82,7 @@ fn key_length_errors() {
         } else {
             assert_eq!(
                 r.unwrap_err(),
-                Error::InvalidKeyLength { len, expected: 32 }
+                SetupError::InvalidKeyLength { len, expected: 32 }
             );
         }
         let r = XtsAes256::new(&key(len, 3));
@@ -90,7 +91,7 @@ fn key_length_errors() {
         } else {
             assert_eq!(
                 r.unwrap_err(),
-                Error::InvalidKeyLength { len, expected: 64 }
+                SetupError::InvalidKeyLength { len, expected: 64 }
             );
         }
         for &b in Backend::available() {
@@ -98,12 +99,12 @@ fn key_length_errors() {
             if len != 32 {
                 assert_eq!(
                     XtsAes128::with_backend_allow_weak_key(&key(len, 3), b).unwrap_err(),
-                    Error::InvalidKeyLength { len, expected: 32 }
+                    SetupError::InvalidKeyLength { len, expected: 32 }
                 );
             }
         }
     }
-    let msg = Error::InvalidKeyLength {
+    let msg = SetupError::InvalidKeyLength {
         len: 31,
         expected: 32,
     }
@@ -116,16 +117,22 @@ fn equal_halves_are_weak() {
     for seed in [0u8, 1, 0xff] {
         let half = key(32, seed);
         let k = [half.clone(), half].concat();
-        assert!(matches!(XtsAes256::new(&k), Err(Error::WeakKey { .. })));
+        assert!(matches!(
+            XtsAes256::new(&k),
+            Err(SetupError::WeakKey { .. })
+        ));
         let k128 = [&k[..16], &k[..16]].concat();
-        assert!(matches!(XtsAes128::new(&k128), Err(Error::WeakKey { .. })));
+        assert!(matches!(
+            XtsAes128::new(&k128),
+            Err(SetupError::WeakKey { .. })
+        ));
         let msg = XtsAes128::new(&k128).unwrap_err().to_string();
         assert!(msg.contains("halves are equal"), "{msg}");
         for &b in Backend::available() {
             note_backend("equal_halves_are_weak", b);
             assert!(matches!(
                 XtsAes256::with_backend(&k, b),
-                Err(Error::WeakKey { .. })
+                Err(SetupError::WeakKey { .. })
             ));
             assert_eq!(
                 XtsAes256::with_backend_allow_weak_key(&k, b)
@@ -157,7 +164,7 @@ fn unavailable_backend_is_an_error() {
         } else {
             assert_eq!(
                 r.unwrap_err(),
-                Error::BackendUnavailable {
+                SetupError::BackendUnavailable {
                     cipher: "mdu-xts",
                     backend: b.name()
                 }

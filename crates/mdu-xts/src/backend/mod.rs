@@ -11,8 +11,8 @@ pub(crate) use mdu_aes::CpuFeatures;
 use mdu_aes::CpuFeatures;
 #[cfg(simd)]
 use mdu_aes::Request;
-use mdu_aes::{BlockAes, Ivs, Mode};
-use mdu_core::{Direction, Error};
+use mdu_aes::{BlockAes, Ivs, Mode, SetupError};
+use mdu_core::Direction;
 
 #[cfg(arm_simd)]
 pub(crate) mod aarch64;
@@ -103,9 +103,9 @@ impl Mode for XtsMode {
         },
     ];
 
-    fn check_key(key: &[u8], allow_weak: bool) -> Result<(), Error> {
+    fn check_key(key: &[u8], allow_weak: bool) -> Result<(), SetupError> {
         if !allow_weak && halves_equal(key) {
-            return Err(Error::WeakKey {
+            return Err(SetupError::WeakKey {
                 reason: "the two key halves are equal, which breaks XTS's security \
                          argument (use new_allow_weak_key only for test vectors)",
             });
