@@ -416,3 +416,70 @@ pub(crate) unsafe fn decrypt<V: Vector, const NR: usize, const W: usize>(
         unsafe { unit::<V, NR, W>(k, carry, src.add(at), dst.add(at), unit_len) };
     }
 }
+
+/// The two `#[target_feature]` entry points of one width, `encrypt` and
+/// `decrypt`: each builds the width's [`Kernel`] from the schedule of its
+/// direction and runs the driver with `$w` vectors in flight. The IVs come
+/// as plain arguments, in registers (see `Ivs::parts`).
+macro_rules! entry_points {
+    ($v:ty, $w:literal, $features:literal) => {
+        /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to
+        /// `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
+        /// list)`.
+        ///
+        /// # Safety
+        ///
+        /// The CPU has the features this function enables; `src` and `dst`
+        /// are valid for `count * unit_len` bytes and are equal or
+        /// disjoint; `unit_len` is a non-zero multiple of 16; `NR` is 10 or
+        /// 14 and matches the schedules in `keys`; a `list` holds `count`
+        /// IVs.
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn encrypt<const NR: usize>(
+            keys: &mdu_aes::RoundKeys,
+            first: u128,
+            step: u64,
+            list: Option<&[mdu_core::Iv]>,
+            unit_len: usize,
+            count: usize,
+            src: *const u8,
+            dst: *mut u8,
+        ) {
+            use $crate::backend::driver::{Kernel, encrypt};
+            // SAFETY: this function runs with the width's features.
+            let k = unsafe { Kernel::<$v>::new(&keys.enc) };
+            let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+            // SAFETY: forwarded from the caller; `k` holds the encryption
+            // schedule.
+            unsafe { encrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
+        }
+
+        /// CBC-decrypts `count` data units; see [`encrypt`].
+        ///
+        /// # Safety
+        ///
+        /// As for [`encrypt`].
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn decrypt<const NR: usize>(
+            keys: &mdu_aes::RoundKeys,
+            first: u128,
+            step: u64,
+            list: Option<&[mdu_core::Iv]>,
+            unit_len: usize,
+            count: usize,
+            src: *const u8,
+            dst: *mut u8,
+        ) {
+            use $crate::backend::driver::{Kernel, decrypt};
+            // SAFETY: this function runs with the width's features.
+            let k = unsafe { Kernel::<$v>::new(&keys.dec) };
+            let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+            // SAFETY: forwarded from the caller; `k` holds the decryption
+            // schedule.
+            unsafe { decrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
+        }
+    };
+}
+pub(crate) use entry_points;
