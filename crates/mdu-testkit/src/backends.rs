@@ -149,32 +149,7 @@ fn other_backends() -> &'static [X86Backend] {
 
 /// The x86-64 features of `f`, as `is_x86_feature_detected!` spells them.
 fn x86_feature_names(f: CpuFeatures) -> Vec<&'static str> {
-    // Every field by name: a new feature is a compile error here.
-    let CpuFeatures {
-        aes,
-        avx2,
-        avx512f,
-        avx512bw,
-        avx512vl,
-        vaes,
-        vpclmulqdq,
-        pclmulqdq,
-        pmull: _,
-        neon: _,
-    } = f;
-    [
-        (aes, "aes"),
-        (avx2, "avx2"),
-        (avx512f, "avx512f"),
-        (avx512bw, "avx512bw"),
-        (avx512vl, "avx512vl"),
-        (vaes, "vaes"),
-        (vpclmulqdq, "vpclmulqdq"),
-        (pclmulqdq, "pclmulqdq"),
-    ]
-    .into_iter()
-    .filter_map(|(on, name)| on.then_some(name))
-    .collect()
+    f.names().collect()
 }
 
 /// Why `MDU_REQUIRE_X86_BACKENDS` is not satisfied.
