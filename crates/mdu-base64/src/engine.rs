@@ -4,7 +4,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::alphabet::{Alphabet, PAD, Padding};
-use crate::backend::{self, Backend, BodyError};
+use crate::backend::{self, Backend, BodyError, Kernel};
 use crate::error::{BackendUnavailable, DecodeError, EncodeError};
 
 /// Unpadded encoded length, `ceil(4 * n / 3)`, for lengths where it fits
@@ -34,8 +34,10 @@ pub(crate) const fn unpadded_len(n: usize) -> usize {
 pub struct Engine {
     alphabet: Alphabet,
     padding: Padding,
-    /// `None`: the process-wide best ([`Backend::detect`]).
-    pinned: Option<Backend>,
+    /// `None`: the process-wide best ([`Backend::detect`]); a pinned
+    /// backend keeps the witness its kernels take, checked once by
+    /// [`Engine::with_backend`].
+    pinned: Option<Kernel>,
 }
 
 impl core::fmt::Debug for Engine {
@@ -43,7 +45,7 @@ impl core::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("alphabet", &self.alphabet)
             .field("padding", &self.padding)
-            .field("pinned", &self.pinned)
+            .field("pinned", &self.pinned.map(Kernel::backend))
             .finish()
     }
 }
@@ -78,13 +80,11 @@ impl Engine {
     /// # Ok::<(), mdu_base64::BackendUnavailable>(())
     /// ```
     pub fn with_backend(self, backend: Backend) -> Result<Engine, BackendUnavailable> {
-        if !backend.is_available() {
-            return Err(BackendUnavailable {
-                backend: backend.name(),
-            });
-        }
+        let kernel = Kernel::of(backend).ok_or(BackendUnavailable {
+            backend: backend.name(),
+        })?;
         Ok(Engine {
-            pinned: Some(backend),
+            pinned: Some(kernel),
             ..self
         })
     }
@@ -108,10 +108,15 @@ impl Engine {
     /// ```
     #[inline]
     pub fn backend(&self) -> Backend {
-        match self.pinned {
-            Some(b) => b,
-            None => Backend::detect(),
-        }
+        self.kernel().backend()
+    }
+
+    /// The kernels that serve this engine's calls: the pinned ones, or the
+    /// best ones of the CPU (its features are detected once per process;
+    /// this reads the cache).
+    #[inline]
+    fn kernel(&self) -> Kernel {
+        self.pinned.unwrap_or_else(Kernel::detect)
     }
 
     /// The alphabet.
@@ -235,7 +240,7 @@ impl Engine {
             return Err(EncodeError::OutputTooSmall { needed, got });
         };
         let (body, pads) = out.split_at_mut(unpadded_len(src.len()));
-        backend::encode(self.backend(), &self.alphabet, src, body);
+        backend::encode(self.kernel(), &self.alphabet, src, body);
         // 0, 1 or 2 bytes: plain stores (`fill` calls memset, even for 0).
         match pads {
             [a] => *a = PAD,
@@ -313,7 +318,7 @@ impl Engine {
     /// Decodes `body` (no padding, length not 1 mod 4) into all of `out`.
     #[inline(always)]
     fn decode_body(&self, body: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
-        backend::decode_body(self.backend(), &self.alphabet, body, out).map_err(|e| match e {
+        backend::decode_body(self.kernel(), &self.alphabet, body, out).map_err(|e| match e {
             BodyError::InvalidByte(index) => DecodeError::InvalidByte {
                 index,
                 byte: body.get(index).copied().unwrap_or_default(),

@@ -2,6 +2,10 @@
 
 use core::fmt;
 
+use mdu_core::cpu::Features;
+
+use crate::Backend;
+
 /// Why a base64 string was rejected.
 ///
 /// Checks run in a fixed order, the same on every backend, so a given input
@@ -176,11 +180,21 @@ pub struct BackendUnavailable {
 
 impl fmt::Display for BackendUnavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "backend {} is not available: this CPU or target lacks its instructions",
-            self.backend
-        )
+        use crate::backend::Unavailable;
+        let name = self.backend;
+        let backend = Backend::ALL.into_iter().find(|b| b.name() == name);
+        match backend.and_then(Backend::unavailable_reason) {
+            Some(Unavailable::Lacks(missing)) => write!(
+                f,
+                "backend {name} is not available: this CPU lacks {missing} (it needs {})",
+                backend.map_or(Features::NONE, Backend::needs)
+            ),
+            Some(Unavailable::NotCompiled) => write!(
+                f,
+                "backend {name} is not available: it is not compiled for this target"
+            ),
+            None => write!(f, "backend {name} is not available on this CPU or target"),
+        }
     }
 }
 

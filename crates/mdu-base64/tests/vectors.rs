@@ -364,16 +364,10 @@ fn detection_matches_std() {
 #[test]
 fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
     use mdu_base64::Backend;
-    let every = [
-        Backend::Avx512Vbmi,
-        Backend::Avx2,
-        Backend::Neon,
-        Backend::Generic,
-    ];
     let available: Vec<&str> = Backend::available().iter().map(|b| b.name()).collect();
     mdu_testkit::backends::require_x86_backends(
-        "mdu-base64",
-        &every.map(Backend::name),
+        mdu_testkit::backends::BASE64,
+        &Backend::ALL.map(Backend::name),
         &available,
     );
 }

@@ -20,6 +20,9 @@
 //!   scatter-gather requests (a unit may straddle segment boundaries).
 //! * Every invalid request is an [`Error`] returned before any byte is
 //!   touched; no public function panics on any input.
+//! * [`cpu`] is the CPU vocabulary every crate with SIMD backends speaks:
+//!   [`cpu::Features`] detected once per process, and the zero-sized
+//!   [`cpu::Witness`]es that its kernels take as proof.
 //!
 //! # Example
 //!
@@ -61,7 +64,9 @@
 //!
 //! # Features
 //!
-//! * `std` (default): `std::error::Error` for [`Error`]; implies `alloc`.
+//! * `std` (default): `std::error::Error` for [`Error`] and CPU detection
+//!   through the standard library ([`cpu::Features::detect`]); implies
+//!   `alloc`.
 //! * `alloc`: scatter-gather requests ([`DataUnits::encrypt_segments`]).
 //! * `rayon`: `DataUnits::par_encrypt` / `par_decrypt` across threads.
 //! * `testing`: the conformance harness, `mdu_core::testing`
@@ -69,6 +74,8 @@
 //!   `split_mut` to cut a buffer into segments), that every cipher crate
 //!   runs against its ciphers.
 #![no_std]
+// One exception, allowed where it is: XGETBV in `cpu`'s detection without
+// the standard library.
 #![deny(unsafe_code)]
 
 #[cfg(feature = "alloc")]
@@ -77,6 +84,7 @@ extern crate alloc;
 extern crate std;
 
 mod cipher;
+pub mod cpu;
 mod error;
 mod iv;
 #[cfg(feature = "alloc")]

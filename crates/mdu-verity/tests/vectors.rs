@@ -34,22 +34,24 @@ fn print_backends(test: &str) {
     }
     println!(
         "{test}: x86-64 sha256 backends not run on this CPU: {}",
-        backends::not_run("mdu-verity", &available_names())
+        backends::not_run(backends::SHA256, &available_names())
     );
 }
 
-/// Prints which SHA-256 backends run here and which x86-64 ones do not (and
-/// why); fails when `MDU_REQUIRE_X86_BACKENDS` names `shani` and this CPU
-/// does not run it, or names no backend at all.
+/// Prints which SHA-256 and FEC backends run here and which x86-64 ones do
+/// not (and why); fails when `MDU_REQUIRE_X86_BACKENDS` names one of them
+/// (`shani`, `gfni`, ...) and this CPU does not run it, or names no backend
+/// at all.
 #[test]
 fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
-    let every = [
-        Backend::ShaNi,
-        Backend::ArmCe,
-        Backend::Avx512,
-        Backend::Generic,
-    ];
-    backends::require_x86_backends("mdu-verity", &every.map(Backend::name), &available_names());
+    backends::require_x86_backends(
+        backends::SHA256,
+        &Backend::ALL.map(Backend::name),
+        &available_names(),
+    );
+    use dmverity::fec::Backend as Fec;
+    let fec: Vec<&str> = Fec::available().iter().map(|b| b.name()).collect();
+    backends::require_x86_backends(backends::FEC, &Fec::ALL.map(Fec::name), &fec);
 }
 
 #[test]

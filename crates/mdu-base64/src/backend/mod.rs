@@ -1,5 +1,8 @@
-//! Backend choice: detection once per process, and the one dispatch point of
-//! each of the two kernels (encode; decode of a body without padding).
+//! Backend choice: what each backend needs, declared once; selection as a
+//! pure function of the CPU's features (detected once per process by
+//! `mdu_core::cpu`); and the one dispatch point of each of the two kernels
+//! (encode; decode of a body without padding), which hands each SIMD
+//! kernel the witness of its features.
 //!
 //! Contract of the kernels, for every backend:
 //!
@@ -13,7 +16,7 @@
 //!   index of the last symbol, with exactly the whole groups written. No
 //!   other byte of `dst` is touched.
 
-use core::sync::atomic::{AtomicU8, Ordering};
+use mdu_core::cpu::{Features, Needs, Witness};
 
 use crate::alphabet::Alphabet;
 
@@ -70,15 +73,58 @@ pub enum Backend {
     Generic,
 }
 
-/// Every backend, best first; [`Backend::Generic`] last.
-const ALL: [Backend; 4] = [
-    Backend::Avx512Vbmi,
-    Backend::Avx2,
-    Backend::Neon,
-    Backend::Generic,
-];
+/// What each SIMD backend needs, declared once: the union of the
+/// `#[target_feature]` lists of its kernels. [`Backend::needs`] (and through
+/// it the selection and the test registry) and the [`Witness`] each kernel
+/// takes read these.
+pub(crate) mod needs {
+    use mdu_core::cpu::{Features, Needs};
+
+    /// `x86/avx512vbmi.rs`: AVX-512 F/BW/VBMI, and BMI2 for the tail masks.
+    pub(crate) enum Avx512Vbmi {}
+    impl Needs for Avx512Vbmi {
+        const NEEDS: Features = Features {
+            avx512f: true,
+            avx512bw: true,
+            avx512vbmi: true,
+            bmi2: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `x86/avx2.rs`.
+    pub(crate) enum Avx2 {}
+    impl Needs for Avx2 {
+        const NEEDS: Features = Features {
+            avx2: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `aarch64/neon.rs`.
+    pub(crate) enum Neon {}
+    impl Needs for Neon {
+        const NEEDS: Features = Features {
+            neon: true,
+            ..Features::NONE
+        };
+    }
+}
 
 impl Backend {
+    /// Every backend, best first; [`Backend::Generic`] last.
+    ///
+    /// ```
+    /// use mdu_base64::Backend;
+    /// assert_eq!(Backend::ALL.last(), Some(&Backend::Generic));
+    /// ```
+    pub const ALL: [Backend; 4] = [
+        Backend::Avx512Vbmi,
+        Backend::Avx2,
+        Backend::Neon,
+        Backend::Generic,
+    ];
+
     /// Name of the backend, as in messages.
     ///
     /// ```
@@ -93,31 +139,60 @@ impl Backend {
         }
     }
 
-    /// Whether this CPU and build can run the backend.
+    /// The CPU features the backend needs, as it declares them once (the
+    /// union of its kernels' `#[target_feature]` lists);
+    /// [`Features::NONE`](mdu_core::cpu::Features::NONE) for the portable
+    /// one.
     ///
     /// ```
-    /// assert!(mdu_base64::Backend::Generic.is_available());
+    /// use mdu_base64::Backend;
+    /// assert_eq!(Backend::Avx512Vbmi.needs().to_string(), "bmi2, avx512f, avx512bw, avx512vbmi");
+    /// assert_eq!(Backend::Generic.needs(), mdu_core::cpu::Features::NONE);
     /// ```
-    pub fn is_available(self) -> bool {
+    pub const fn needs(self) -> Features {
         match self {
-            Backend::Generic => true,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx2 => x86::has_avx2(),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Avx512Vbmi => x86::has_avx512vbmi(),
-            #[cfg(all(target_arch = "aarch64", not(miri)))]
-            Backend::Neon => aarch64::has_neon(),
-            _ => false,
+            Backend::Avx512Vbmi => needs::Avx512Vbmi::NEEDS,
+            Backend::Avx2 => needs::Avx2::NEEDS,
+            Backend::Neon => needs::Neon::NEEDS,
+            Backend::Generic => Features::NONE,
         }
     }
 
-    /// The backends this CPU runs, best first (always ends with
-    /// [`Backend::Generic`]). Detected once per process.
+    /// Whether this build has the backend's kernels: the x86_64 ones on
+    /// x86_64, NEON on aarch64, and only the portable one under Miri.
+    const fn compiled(self) -> bool {
+        match self {
+            Backend::Avx512Vbmi | Backend::Avx2 => cfg!(all(target_arch = "x86_64", not(miri))),
+            Backend::Neon => cfg!(all(target_arch = "aarch64", not(miri))),
+            Backend::Generic => true,
+        }
+    }
+
+    /// Whether a CPU with features `f` runs the backend in this build: a
+    /// pure function, tested on the profiles of real CPUs.
     ///
     /// ```
-    /// assert!(mdu_base64::Backend::available().contains(&mdu_base64::Backend::Generic));
+    /// use mdu_base64::Backend;
+    /// use mdu_core::cpu::Features;
+    ///
+    /// let zen3 = Features { avx2: true, bmi2: true, ..Features::NONE };
+    /// assert!(!Backend::Avx512Vbmi.runs_on(zen3));
+    /// assert_eq!(Backend::Avx2.runs_on(zen3), cfg!(target_arch = "x86_64") && !cfg!(miri));
+    /// assert!(Backend::Generic.runs_on(Features::NONE));
     /// ```
-    pub fn available() -> &'static [Backend] {
+    pub const fn runs_on(self, f: Features) -> bool {
+        self.compiled() && f.contains(self.needs())
+    }
+
+    /// The backends a CPU with features `f` runs in this build, best first
+    /// (always ends with [`Backend::Generic`]).
+    ///
+    /// ```
+    /// use mdu_base64::Backend;
+    /// use mdu_core::cpu::Features;
+    /// assert_eq!(Backend::available_for(Features::NONE), [Backend::Generic]);
+    /// ```
+    pub fn available_for(f: Features) -> &'static [Backend] {
         use Backend::*;
         // Every subset of the SIMD backends, best first, indexed by the
         // bits of the ones this CPU runs (no allocation: `no_std`).
@@ -131,53 +206,133 @@ impl Backend {
             &[Avx2, Neon, Generic],
             &[Avx512Vbmi, Avx2, Neon, Generic],
         ];
-        static CACHE: AtomicU8 = AtomicU8::new(u8::MAX);
-        let mut bits = CACHE.load(Ordering::Relaxed);
-        if usize::from(bits) >= SUBSETS.len() {
-            bits = [Avx512Vbmi, Avx2, Neon]
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.is_available())
-                .fold(0u8, |acc, (i, _)| acc | 1 << i);
-            CACHE.store(bits, Ordering::Relaxed);
-        }
-        SUBSETS[usize::from(bits)]
+        let bits = [Avx512Vbmi, Avx2, Neon]
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.runs_on(f))
+            .fold(0, |acc, (i, _)| acc | 1 << i);
+        SUBSETS[bits]
     }
 
-    /// The best available backend. Detected on first use and cached in an
-    /// atomic for the life of the process.
+    /// Whether this CPU and build can run the backend.
+    ///
+    /// ```
+    /// assert!(mdu_base64::Backend::Generic.is_available());
+    /// ```
+    pub fn is_available(self) -> bool {
+        self.runs_on(Features::get())
+    }
+
+    /// The backends this CPU runs, best first (always ends with
+    /// [`Backend::Generic`]). The CPU is asked once per process.
+    ///
+    /// ```
+    /// assert!(mdu_base64::Backend::available().contains(&mdu_base64::Backend::Generic));
+    /// ```
+    pub fn available() -> &'static [Backend] {
+        Backend::available_for(Features::get())
+    }
+
+    /// The best available backend. The CPU is asked on first use, and the
+    /// answer cached for the life of the process.
     ///
     /// ```
     /// assert!(mdu_base64::Backend::detect().is_available());
     /// ```
     pub fn detect() -> Backend {
-        static CACHE: AtomicU8 = AtomicU8::new(u8::MAX);
-        let cached = CACHE.load(Ordering::Relaxed);
-        if let Some(b) = ALL.get(usize::from(cached)) {
-            return *b;
+        Backend::available()[0]
+    }
+
+    /// Why this CPU or build does not run the backend, for messages; `None`
+    /// when it does.
+    pub(crate) fn unavailable_reason(self) -> Option<Unavailable> {
+        if !self.compiled() {
+            Some(Unavailable::NotCompiled)
+        } else if self.is_available() {
+            None
+        } else {
+            Some(Unavailable::Lacks(self.needs().difference(Features::get())))
         }
-        let pos = ALL
+    }
+}
+
+/// Why a backend does not run here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unavailable {
+    /// Its kernels are not compiled for this target (or under Miri).
+    NotCompiled,
+    /// The CPU lacks these of the features it needs.
+    Lacks(Features),
+}
+
+/// A backend with the proof its kernels need: what an engine pinned to a
+/// backend keeps, and what the dispatch points take, so that no call asks
+/// the CPU again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Avx512Vbmi(Witness<needs::Avx512Vbmi>),
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Avx2(Witness<needs::Avx2>),
+    #[cfg(all(target_arch = "aarch64", not(miri)))]
+    Neon(Witness<needs::Neon>),
+    Generic,
+}
+
+impl Kernel {
+    /// The kernels of `backend`, or `None` when this CPU or build does not
+    /// run it.
+    #[inline]
+    pub(crate) fn of(backend: Backend) -> Option<Kernel> {
+        match backend {
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx512Vbmi => Witness::detect().map(Kernel::Avx512Vbmi),
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Backend::Avx2 => Witness::detect().map(Kernel::Avx2),
+            #[cfg(all(target_arch = "aarch64", not(miri)))]
+            Backend::Neon => Witness::detect().map(Kernel::Neon),
+            Backend::Generic => Some(Kernel::Generic),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
+    /// The kernels of the best backend this CPU runs (the order of
+    /// [`Backend::available`]); reads the process-wide detection.
+    #[inline]
+    pub(crate) fn detect() -> Kernel {
+        Backend::ALL
             .iter()
-            .position(|b| b.is_available())
-            .unwrap_or(ALL.len() - 1);
-        CACHE.store(pos as u8, Ordering::Relaxed);
-        ALL[pos]
+            .find_map(|&b| Kernel::of(b))
+            .unwrap_or(Kernel::Generic)
+    }
+
+    /// The backend these kernels are.
+    pub(crate) fn backend(self) -> Backend {
+        match self {
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Kernel::Avx512Vbmi(_) => Backend::Avx512Vbmi,
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Kernel::Avx2(_) => Backend::Avx2,
+            #[cfg(all(target_arch = "aarch64", not(miri)))]
+            Kernel::Neon(_) => Backend::Neon,
+            Kernel::Generic => Backend::Generic,
+        }
     }
 }
 
 /// Encodes `src` without padding into all of `dst` (see the module contract).
-/// `backend` must be available.
 #[inline]
-pub(crate) fn encode(backend: Backend, alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) {
+pub(crate) fn encode(kernel: Kernel, alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) {
     debug_assert_eq!(dst.len(), crate::engine::unpadded_len(src.len()));
-    match backend {
+    match kernel {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512Vbmi => x86::encode_avx512vbmi(alphabet, src, dst),
+        Kernel::Avx512Vbmi(w) => x86::encode_avx512vbmi(w, alphabet, src, dst),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx2 => x86::encode_avx2(alphabet, src, dst),
+        Kernel::Avx2(w) => x86::encode_avx2(w, alphabet, src, dst),
         #[cfg(all(target_arch = "aarch64", not(miri)))]
-        Backend::Neon => aarch64::encode_neon(alphabet, src, dst),
-        _ => scalar::encode(&alphabet.encode, src, dst),
+        Kernel::Neon(w) => aarch64::encode_neon(w, alphabet, src, dst),
+        Kernel::Generic => scalar::encode(&alphabet.encode, src, dst),
     }
 }
 
@@ -206,19 +361,113 @@ impl BodyError {
 /// Decodes a body without padding (see the module contract).
 #[inline]
 pub(crate) fn decode_body(
-    backend: Backend,
+    kernel: Kernel,
     alphabet: &Alphabet,
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<(), BodyError> {
     debug_assert!(src.len() % 4 != 1 && dst.len() == src.len() * 3 / 4);
-    match backend {
+    match kernel {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx512Vbmi => x86::decode_avx512vbmi(alphabet, src, dst),
+        Kernel::Avx512Vbmi(w) => x86::decode_avx512vbmi(w, alphabet, src, dst),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Backend::Avx2 => x86::decode_avx2(alphabet, src, dst),
+        Kernel::Avx2(w) => x86::decode_avx2(w, alphabet, src, dst),
         #[cfg(all(target_arch = "aarch64", not(miri)))]
-        Backend::Neon => aarch64::decode_neon(alphabet, src, dst),
-        _ => scalar::decode_body(&alphabet.decode, src, dst),
+        Kernel::Neon(w) => aarch64::decode_neon(w, alphabet, src, dst),
+        Kernel::Generic => scalar::decode_body(&alphabet.decode, src, dst),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn selection_is_a_function_of_the_features() {
+        use Backend::*;
+        let x86 = cfg!(all(target_arch = "x86_64", not(miri)));
+        let arm = cfg!(all(target_arch = "aarch64", not(miri)));
+        let avx2 = Features {
+            avx2: true,
+            bmi2: true,
+            sse2: true,
+            ..Features::NONE
+        };
+        let skylake_x = Features {
+            avx512f: true,
+            avx512bw: true,
+            avx512vl: true,
+            ..avx2
+        };
+        let ice_lake = Features {
+            avx512vbmi: true,
+            ..skylake_x
+        };
+        let no_bmi2 = Features {
+            bmi2: false,
+            ..ice_lake
+        };
+        let arm64 = Features {
+            neon: true,
+            aes: true,
+            ..Features::NONE
+        };
+        let on_x86: [(&str, Features, &[Backend]); 5] = [
+            (
+                "Intel Ice Lake, AMD Zen 4",
+                ice_lake,
+                &[Avx512Vbmi, Avx2, Generic],
+            ),
+            ("Intel Skylake-X (no VBMI)", skylake_x, &[Avx2, Generic]),
+            ("AMD Zen 3, Intel Haswell", avx2, &[Avx2, Generic]),
+            ("AVX-512 VBMI without BMI2", no_bmi2, &[Avx2, Generic]),
+            ("Intel Westmere", Features::NONE, &[Generic]),
+        ];
+        for (name, f, want) in on_x86 {
+            let got = Backend::available_for(f);
+            if x86 {
+                assert_eq!(got, want, "{name}");
+            } else {
+                assert_eq!(got, [Generic], "{name}: no x86_64 kernels in this build");
+            }
+        }
+        let want: &[Backend] = if arm { &[Neon, Generic] } else { &[Generic] };
+        assert_eq!(Backend::available_for(arm64), want);
+    }
+
+    #[test]
+    fn a_kernel_exists_exactly_for_the_available_backends() {
+        for b in Backend::ALL {
+            let kernel = Kernel::of(b);
+            assert_eq!(kernel.is_some(), b.is_available(), "{}", b.name());
+            assert_eq!(kernel.map(Kernel::backend), kernel.is_some().then_some(b));
+            assert_eq!(b.unavailable_reason().is_none(), b.is_available());
+        }
+        assert_eq!(Kernel::detect().backend(), Backend::detect());
+    }
+
+    #[test]
+    fn an_unavailable_backend_says_what_is_missing() {
+        for b in Backend::ALL {
+            let Err(e) = crate::URL_SAFE_NO_PAD.with_backend(b) else {
+                continue;
+            };
+            let msg = e.to_string();
+            assert!(
+                msg.starts_with(&alloc::format!("backend {} ", b.name())),
+                "{msg}"
+            );
+            match b.unavailable_reason() {
+                Some(Unavailable::Lacks(missing)) => {
+                    assert_ne!(missing, Features::NONE);
+                    assert!(msg.contains("this CPU lacks"), "{msg}");
+                }
+                Some(Unavailable::NotCompiled) => {
+                    assert!(msg.contains("not compiled for this target"), "{msg}")
+                }
+                None => panic!("{msg}: yet available"),
+            }
+        }
     }
 }

@@ -87,7 +87,7 @@ pub fn announce(backends: &[Backend]) {
             let names: Vec<&str> = available.iter().map(|b| b.name()).collect();
             println!(
                 "{test}: x86-64 backends not run on this CPU: {}",
-                mdu_testkit::backends::not_run("mdu-base64", &names)
+                mdu_testkit::backends::not_run(mdu_testkit::backends::BASE64, &names)
             );
         }
     }

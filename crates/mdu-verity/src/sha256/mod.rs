@@ -11,7 +11,9 @@
 //!
 //! The backend is chosen once, when the state is created: the best one this
 //! CPU runs ([`Backend::detect`], detected once per process), or a pinned one
-//! ([`State::with_backend`]) for tests and benchmarks.
+//! ([`State::with_backend`]) for tests and benchmarks. The state keeps the
+//! witness of the CPU features its kernels need (`mdu_core::cpu`), so no
+//! call asks the CPU again.
 //!
 //! ```
 //! use mdu_verity::sha256::State;
@@ -23,13 +25,16 @@
 //! assert_eq!(b, salted.finup(&[2u8; 4096]));
 //! ```
 
-#[cfg(arm_simd)]
+#[cfg(target_arch = "aarch64")]
 mod aarch64;
 mod generic;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 mod x86;
 
 use core::fmt;
+use std::sync::OnceLock;
+
+use mdu_core::cpu::{Features, Needs, Witness};
 
 /// Size of a SHA-256 digest in bytes.
 pub const DIGEST_LEN: usize = 32;
@@ -42,7 +47,10 @@ pub(crate) const H0: [u32; 8] = [
 
 /// The 64 round constants (FIPS 180-4, 4.2.2), shared by the SIMD kernels,
 /// which load them four at a time.
-#[cfg_attr(not(simd), allow(dead_code))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
 pub(crate) static K: [u32; 64] = [
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -84,9 +92,64 @@ pub enum Backend {
     Avx512,
 }
 
+/// What each SIMD backend needs, declared once: the union of the
+/// `#[target_feature]` lists of its kernels. [`Backend::needs`] (and
+/// through it the selection and the test registry) and the [`Witness`]
+/// each kernel takes read these.
+pub(crate) mod needs {
+    use mdu_core::cpu::{Features, Needs};
+
+    /// `x86/shani.rs`: the SHA extensions with SSE2, SSSE3 and SSE4.1.
+    pub(crate) enum ShaNi {}
+    impl Needs for ShaNi {
+        const NEEDS: Features = Features {
+            sha: true,
+            sse2: true,
+            ssse3: true,
+            sse4_1: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `x86/avx512.rs`: AVX-512 F and BW.
+    pub(crate) enum Avx512 {}
+    impl Needs for Avx512 {
+        const NEEDS: Features = Features {
+            avx512f: true,
+            avx512bw: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `aarch64/ce.rs`: the SHA-256 instructions with NEON.
+    pub(crate) enum ArmCe {}
+    impl Needs for ArmCe {
+        const NEEDS: Features = Features {
+            neon: true,
+            sha2: true,
+            ..Features::NONE
+        };
+    }
+}
+
 impl Backend {
+    /// Every backend, in no particular order (which of [`Backend::ShaNi`]
+    /// and [`Backend::Avx512`] is better depends on the CPU: see
+    /// [`Backend::available`]).
+    ///
+    /// ```
+    /// use mdu_verity::sha256::Backend;
+    /// assert!(Backend::ALL.contains(&Backend::detect()));
+    /// ```
+    pub const ALL: [Backend; 4] = [
+        Backend::ShaNi,
+        Backend::Avx512,
+        Backend::ArmCe,
+        Backend::Generic,
+    ];
+
     /// Every backend this CPU runs, best first; always ends with
-    /// [`Backend::Generic`].
+    /// [`Backend::Generic`]. Worked out once per process.
     ///
     /// ```
     /// use mdu_verity::sha256::Backend;
@@ -95,18 +158,22 @@ impl Backend {
     /// }
     /// ```
     pub fn available() -> &'static [Backend] {
-        #[cfg(x86_simd)]
-        {
-            let sha = Backend::ShaNi.is_available();
-            let avx512 = Backend::Avx512.is_available();
-            x86_order(sha, avx512, avx512 && x86::avx512::intel())
-        }
-        #[cfg(not(x86_simd))]
-        if Backend::ArmCe.is_available() {
-            &[Backend::ArmCe, Backend::Generic]
-        } else {
-            &[Backend::Generic]
-        }
+        static AVAILABLE: OnceLock<&'static [Backend]> = OnceLock::new();
+        AVAILABLE.get_or_init(|| {
+            let f = Features::get();
+            #[cfg(target_arch = "x86_64")]
+            {
+                let sha = Backend::ShaNi.runs_on(f);
+                let avx512 = Backend::Avx512.runs_on(f);
+                x86_order(sha, avx512, avx512 && x86::avx512::intel())
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            if Backend::ArmCe.runs_on(f) {
+                &[Backend::ArmCe, Backend::Generic]
+            } else {
+                &[Backend::Generic]
+            }
+        })
     }
 
     /// The best backend this CPU runs (detected once per process).
@@ -126,37 +193,71 @@ impl Backend {
     /// assert!(Backend::Generic.is_available());
     /// ```
     pub fn is_available(self) -> bool {
+        self.runs_on(Features::get())
+    }
+
+    /// The CPU features the backend needs, as it declares them once (the
+    /// union of its kernels' `#[target_feature]` lists);
+    /// [`Features::NONE`](mdu_core::cpu::Features::NONE) for the portable
+    /// one. [`Backend::Avx512`] runs its one- and two-message hashes on
+    /// the SHA-NI kernels where the CPU has those too, and on the portable
+    /// code otherwise: it needs only AVX-512 F and BW.
+    ///
+    /// ```
+    /// use mdu_verity::sha256::Backend;
+    /// assert_eq!(Backend::ShaNi.needs().to_string(), "sse2, ssse3, sse4.1, sha");
+    /// assert_eq!(Backend::ArmCe.needs().to_string(), "neon, sha2");
+    /// ```
+    pub const fn needs(self) -> Features {
         match self {
+            Backend::ShaNi => needs::ShaNi::NEEDS,
+            Backend::ArmCe => needs::ArmCe::NEEDS,
+            Backend::Avx512 => needs::Avx512::NEEDS,
+            Backend::Generic => Features::NONE,
+        }
+    }
+
+    /// Whether a CPU with features `f` runs the backend in this build (the
+    /// x86_64 backends are compiled on x86_64 only, the arm64 one on
+    /// aarch64 only): a pure function, tested on CPU profiles.
+    ///
+    /// ```
+    /// use mdu_core::cpu::Features;
+    /// use mdu_verity::sha256::Backend;
+    ///
+    /// let goldmont = Features { sha: true, sse2: true, ssse3: true, sse4_1: true, ..Features::NONE };
+    /// assert_eq!(Backend::ShaNi.runs_on(goldmont), cfg!(target_arch = "x86_64"));
+    /// assert!(!Backend::Avx512.runs_on(goldmont));
+    /// ```
+    pub const fn runs_on(self, f: Features) -> bool {
+        self.compiled() && f.contains(self.needs())
+    }
+
+    /// Whether this build has the backend's kernels.
+    const fn compiled(self) -> bool {
+        match self {
+            Backend::ShaNi | Backend::Avx512 => cfg!(target_arch = "x86_64"),
+            Backend::ArmCe => cfg!(target_arch = "aarch64"),
             Backend::Generic => true,
-            #[cfg(x86_simd)]
-            Backend::ShaNi => x86::shani::detected(),
-            #[cfg(not(x86_simd))]
-            Backend::ShaNi => false,
-            #[cfg(arm_simd)]
-            Backend::ArmCe => aarch64::ce::detected(),
-            #[cfg(not(arm_simd))]
-            Backend::ArmCe => false,
-            #[cfg(x86_simd)]
-            Backend::Avx512 => x86::avx512::detected(),
-            #[cfg(not(x86_simd))]
-            Backend::Avx512 => false,
         }
     }
 
     /// Whether [`State::finup2x`] runs two interleaved chains (rather than two
-    /// sequential hashes) on this backend.
+    /// sequential hashes) on this backend; false where this CPU does not
+    /// run it.
     ///
     /// ```
     /// use mdu_verity::sha256::Backend;
     /// assert!(!Backend::Generic.has_interleaved_2x());
     /// ```
     pub fn has_interleaved_2x(self) -> bool {
-        kernels(self).two.is_some()
+        Kernels::of(self).is_some_and(|k| k.two.is_some())
     }
 
     /// How many equal-length messages [`State::finup_many`] hashes at once
     /// on this backend: 16 on [`Backend::Avx512`], 2 on the backends with
-    /// an interleaved two-way kernel, 1 otherwise.
+    /// an interleaved two-way kernel, 1 otherwise (and where this CPU does
+    /// not run it).
     ///
     /// ```
     /// use mdu_verity::sha256::Backend;
@@ -164,13 +265,10 @@ impl Backend {
     /// assert!(Backend::detect().lanes() >= 1);
     /// ```
     pub fn lanes(self) -> usize {
-        let k = kernels(self);
-        if k.many.is_some() {
-            MANY
-        } else if k.two.is_some() {
-            2
-        } else {
-            1
+        match Kernels::of(self) {
+            Some(k) if k.many.is_some() => MANY,
+            Some(k) if k.two.is_some() => 2,
+            _ => 1,
         }
     }
 
@@ -200,7 +298,7 @@ impl Backend {
 /// about 1.2 times one-way there), and the sixteen lanes are about twice as
 /// fast as SHA-NI. Without SHA-NI the lanes beat the portable code
 /// anywhere.
-#[cfg_attr(not(x86_simd), allow(dead_code))]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn x86_order(sha: bool, avx512: bool, intel: bool) -> &'static [Backend] {
     use Backend::{Avx512, Generic, ShaNi};
     match (sha, avx512, intel) {
@@ -218,7 +316,8 @@ impl fmt::Display for Backend {
     }
 }
 
-/// The requested backend cannot run on this CPU.
+/// The requested backend cannot run on this CPU: it lacks features the
+/// backend needs, or the backend is not compiled for this target.
 ///
 /// ```
 /// use mdu_verity::sha256::{Backend, State};
@@ -231,12 +330,27 @@ pub struct BackendUnavailable(pub Backend);
 
 impl fmt::Display for BackendUnavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "SHA-256 backend `{}` is not available on this CPU (available: {:?})",
-            self.0,
-            Backend::available()
-        )
+        let backend = self.0;
+        let missing = backend.needs().difference(Features::get());
+        if !backend.compiled() {
+            write!(
+                f,
+                "SHA-256 backend `{backend}` is not available: it is not compiled for this target"
+            )?;
+        } else if missing != Features::NONE {
+            write!(
+                f,
+                "SHA-256 backend `{backend}` is not available on this CPU: it lacks {missing} \
+                 (the backend needs {})",
+                backend.needs()
+            )?;
+        } else {
+            write!(
+                f,
+                "SHA-256 backend `{backend}` is not available on this CPU"
+            )?;
+        }
+        write!(f, "; available: {:?}", Backend::available())
     }
 }
 
@@ -262,14 +376,15 @@ pub struct State {
     buf: [u8; BLOCK_LEN],
     /// Bytes absorbed so far (the buffered tail is `total % 64` bytes).
     total: u64,
-    backend: Backend,
+    /// The kernels of the state's backend, with the witnesses they take.
+    kernels: Kernels,
 }
 
 impl fmt::Debug for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("State")
             .field("absorbed", &self.total)
-            .field("backend", &self.backend)
+            .field("backend", &self.backend())
             .finish_non_exhaustive()
     }
 }
@@ -288,7 +403,8 @@ impl State {
     /// assert_eq!(st.absorbed(), 0);
     /// ```
     pub fn new() -> State {
-        State::on(Backend::detect())
+        let kernels = Kernels::of(Backend::detect()).unwrap_or(Kernels::GENERIC);
+        State::on(kernels)
     }
 
     /// A fresh state pinned to `backend`, or an error if this CPU cannot run
@@ -301,19 +417,17 @@ impl State {
     /// # Ok::<(), mdu_verity::sha256::BackendUnavailable>(())
     /// ```
     pub fn with_backend(backend: Backend) -> Result<State, BackendUnavailable> {
-        if backend.is_available() {
-            Ok(State::on(backend))
-        } else {
-            Err(BackendUnavailable(backend))
-        }
+        Kernels::of(backend)
+            .map(State::on)
+            .ok_or(BackendUnavailable(backend))
     }
 
-    fn on(backend: Backend) -> State {
+    fn on(kernels: Kernels) -> State {
         State {
             h: H0,
             buf: [0; BLOCK_LEN],
             total: 0,
-            backend,
+            kernels,
         }
     }
 
@@ -324,7 +438,7 @@ impl State {
     /// assert_eq!(State::new().backend(), Backend::detect());
     /// ```
     pub fn backend(&self) -> Backend {
-        self.backend
+        self.kernels.backend
     }
 
     /// Number of bytes absorbed so far.
@@ -375,7 +489,7 @@ impl State {
     pub fn finup(&self, msg: &[u8]) -> [u8; DIGEST_LEN] {
         let mut h = self.h;
         let pending = Pending::new(self, msg);
-        pending.run1(&mut h, kernels(self.backend).one);
+        pending.run1(&mut h, self.kernels.one);
         to_bytes(&h)
     }
 
@@ -397,7 +511,7 @@ impl State {
         if a.len() != b.len() {
             return (self.finup(a), self.finup(b));
         }
-        match kernels(self.backend).two {
+        match self.kernels.two {
             Some(two) => {
                 let (mut ha, mut hb) = (self.h, self.h);
                 let pa = Pending::new(self, a);
@@ -432,7 +546,7 @@ impl State {
     pub fn finup_many(&self, msgs: &[&[u8]], out: &mut [[u8; DIGEST_LEN]]) {
         let n = msgs.len().min(out.len());
         let (mut msgs, mut out) = (&msgs[..n], &mut out[..n]);
-        if let Some(many) = kernels(self.backend).many {
+        if let Some(many) = self.kernels.many {
             while msgs.len() >= MANY {
                 let (group, rest) = msgs.split_at(MANY);
                 let (o, orest) = out.split_at_mut(MANY);
@@ -460,17 +574,17 @@ impl State {
     }
 
     /// Sixteen messages of one length through the many-lane kernel.
-    fn finup_lanes(&self, msgs: &[&[u8]], out: &mut [[u8; DIGEST_LEN]], many: CompressMany) {
+    fn finup_lanes(&self, msgs: &[&[u8]], out: &mut [[u8; DIGEST_LEN]], many: Many) {
         debug_assert_eq!(msgs.len(), MANY);
         let p: [Pending<'_>; MANY] = core::array::from_fn(|i| Pending::new(self, msgs[i]));
         let mut h: [[u32; MANY]; 8] = core::array::from_fn(|i| [self.h[i]; MANY]);
         // Equal message lengths from one state give equal shapes.
         if p[0].head.is_some() {
             let heads: [&[[u8; BLOCK_LEN]]; MANY] = core::array::from_fn(|i| p[i].head.as_slice());
-            many(&mut h, &heads);
+            many.run(&mut h, &heads);
         }
-        many(&mut h, &core::array::from_fn(|i| p[i].body));
-        many(
+        many.run(&mut h, &core::array::from_fn(|i| p[i].body));
+        many.run(
             &mut h,
             &core::array::from_fn(|i| &p[i].tail[..p[i].tail_blocks]),
         );
@@ -487,63 +601,147 @@ impl State {
         if blocks.is_empty() {
             return;
         }
-        (kernels(self.backend).one)(&mut self.h, blocks);
+        self.kernels.one.run(&mut self.h, blocks);
     }
 }
 
-/// A one-way block function: compress whole blocks into the state.
-type Compress1 = fn(&mut [u32; 8], &[[u8; BLOCK_LEN]]);
-/// A two-way block function: `(state_a, state_b, blocks_a, blocks_b)`.
-type Compress2 = fn(&mut [u32; 8], &mut [u32; 8], &[[u8; BLOCK_LEN]], &[[u8; BLOCK_LEN]]);
 /// Messages of a many-lane kernel.
 const MANY: usize = 16;
-/// A many-lane block function: the states word-major (`h[word][lane]`) and
-/// the blocks of each lane, every lane with the same number of blocks.
-type CompressMany = fn(&mut [[u32; MANY]; 8], &[&[[u8; BLOCK_LEN]]; MANY]);
 
-/// The block functions of a backend.
-struct Kernels {
-    one: Compress1,
-    /// `None` when the backend has no interleaved kernel (two sequential
-    /// hashes are then just as fast).
-    two: Option<Compress2>,
-    /// `None` when the backend has no many-lane kernel.
-    many: Option<CompressMany>,
+/// A one-way block function: compress whole blocks into the state.
+#[derive(Clone, Copy, Debug)]
+enum One {
+    Generic,
+    #[cfg(target_arch = "x86_64")]
+    ShaNi(Witness<needs::ShaNi>),
+    #[cfg(target_arch = "aarch64")]
+    ArmCe(Witness<needs::ArmCe>),
 }
 
-/// The one dispatch point: the kernels of `backend`. A [`State`] only ever
-/// holds a backend that [`Backend::is_available`] confirmed.
-fn kernels(backend: Backend) -> Kernels {
-    match backend {
-        #[cfg(x86_simd)]
-        Backend::ShaNi => Kernels {
-            one: x86::shani::compress,
-            two: Some(x86::shani::compress2x),
-            many: None,
-        },
-        #[cfg(x86_simd)]
-        Backend::Avx512 if x86::shani::detected() => Kernels {
-            one: x86::shani::compress,
-            two: Some(x86::shani::compress2x),
-            many: Some(x86::avx512::compress16),
-        },
-        #[cfg(x86_simd)]
-        Backend::Avx512 => Kernels {
-            one: generic::compress,
-            two: None,
-            many: Some(x86::avx512::compress16),
-        },
-        #[cfg(arm_simd)]
-        Backend::ArmCe => Kernels {
-            one: aarch64::ce::compress,
-            two: Some(aarch64::ce::compress2x),
-            many: None,
-        },
-        _ => Kernels {
-            one: generic::compress,
-            two: None,
-            many: None,
-        },
+impl One {
+    fn run(self, h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
+        match self {
+            One::Generic => generic::compress(h, blocks),
+            #[cfg(target_arch = "x86_64")]
+            One::ShaNi(w) => x86::shani::compress(w, h, blocks),
+            #[cfg(target_arch = "aarch64")]
+            One::ArmCe(w) => aarch64::ce::compress(w, h, blocks),
+        }
+    }
+}
+
+/// A two-way interleaved block function: `(state_a, state_b, blocks_a,
+/// blocks_b)`.
+#[derive(Clone, Copy, Debug)]
+enum Two {
+    #[cfg(target_arch = "x86_64")]
+    ShaNi(Witness<needs::ShaNi>),
+    #[cfg(target_arch = "aarch64")]
+    ArmCe(Witness<needs::ArmCe>),
+}
+
+impl Two {
+    // No two-way kernel off x86_64 and aarch64: the type is empty there.
+    #[cfg_attr(
+        not(any(target_arch = "x86_64", target_arch = "aarch64")),
+        allow(unused_variables)
+    )]
+    fn run(
+        self,
+        ha: &mut [u32; 8],
+        hb: &mut [u32; 8],
+        a: &[[u8; BLOCK_LEN]],
+        b: &[[u8; BLOCK_LEN]],
+    ) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Two::ShaNi(w) => x86::shani::compress2x(w, ha, hb, a, b),
+            #[cfg(target_arch = "aarch64")]
+            Two::ArmCe(w) => aarch64::ce::compress2x(w, ha, hb, a, b),
+        }
+    }
+}
+
+/// A many-lane block function: the states word-major (`h[word][lane]`)
+/// and the blocks of each lane, every lane with the same number of blocks.
+#[derive(Clone, Copy, Debug)]
+enum Many {
+    #[cfg(target_arch = "x86_64")]
+    Avx512(Witness<needs::Avx512>),
+}
+
+impl Many {
+    // No many-lane kernel off x86_64: the type is empty there.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+    fn run(self, h: &mut [[u32; MANY]; 8], blocks: &[&[[u8; BLOCK_LEN]]; MANY]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Many::Avx512(w) => x86::avx512::compress16(w, h, blocks),
+        }
+    }
+}
+
+/// The block functions of a backend, each SIMD one with the witness of
+/// the features it needs: made once per [`State`].
+#[derive(Clone, Copy, Debug)]
+struct Kernels {
+    backend: Backend,
+    one: One,
+    /// `None` when the backend has no interleaved kernel (two sequential
+    /// hashes are then just as fast).
+    two: Option<Two>,
+    /// `None` when the backend has no many-lane kernel.
+    many: Option<Many>,
+}
+
+impl Kernels {
+    const GENERIC: Kernels = Kernels {
+        backend: Backend::Generic,
+        one: One::Generic,
+        two: None,
+        many: None,
+    };
+
+    /// The one dispatch point: the kernels of `backend`, or `None` when
+    /// this CPU does not run it (the witnesses come from the process-wide
+    /// detection).
+    fn of(backend: Backend) -> Option<Kernels> {
+        match backend {
+            Backend::Generic => Some(Kernels::GENERIC),
+            #[cfg(target_arch = "x86_64")]
+            Backend::ShaNi => {
+                let w = Witness::detect()?;
+                Some(Kernels {
+                    backend,
+                    one: One::ShaNi(w),
+                    two: Some(Two::ShaNi(w)),
+                    many: None,
+                })
+            }
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => {
+                let lanes = Witness::detect()?;
+                let sha = Witness::detect();
+                Some(Kernels {
+                    backend,
+                    one: sha.map_or(One::Generic, One::ShaNi),
+                    two: sha.map(Two::ShaNi),
+                    many: Some(Many::Avx512(lanes)),
+                })
+            }
+            #[cfg(target_arch = "aarch64")]
+            Backend::ArmCe => {
+                let w = Witness::detect()?;
+                Some(Kernels {
+                    backend,
+                    one: One::ArmCe(w),
+                    two: Some(Two::ArmCe(w)),
+                    many: None,
+                })
+            }
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
     }
 }
 
@@ -605,29 +803,23 @@ impl<'a> Pending<'a> {
         }
     }
 
-    fn run1(&self, h: &mut [u32; 8], compress: Compress1) {
+    fn run1(&self, h: &mut [u32; 8], one: One) {
         if let Some(head) = &self.head {
-            compress(h, core::slice::from_ref(head));
+            one.run(h, core::slice::from_ref(head));
         }
-        compress(h, self.body);
-        compress(h, &self.tail[..self.tail_blocks]);
+        one.run(h, self.body);
+        one.run(h, &self.tail[..self.tail_blocks]);
     }
 
-    fn run2(
-        a: &Pending<'_>,
-        b: &Pending<'_>,
-        ha: &mut [u32; 8],
-        hb: &mut [u32; 8],
-        compress2: Compress2,
-    ) {
+    fn run2(a: &Pending<'_>, b: &Pending<'_>, ha: &mut [u32; 8], hb: &mut [u32; 8], two: Two) {
         // Equal message lengths from one state give equal shapes.
         debug_assert_eq!(a.body.len(), b.body.len());
         debug_assert_eq!(a.tail_blocks, b.tail_blocks);
         if let (Some(x), Some(y)) = (&a.head, &b.head) {
-            compress2(ha, hb, core::slice::from_ref(x), core::slice::from_ref(y));
+            two.run(ha, hb, core::slice::from_ref(x), core::slice::from_ref(y));
         }
-        compress2(ha, hb, a.body, b.body);
-        compress2(ha, hb, &a.tail[..a.tail_blocks], &b.tail[..b.tail_blocks]);
+        two.run(ha, hb, a.body, b.body);
+        two.run(ha, hb, &a.tail[..a.tail_blocks], &b.tail[..b.tail_blocks]);
     }
 }
 

@@ -135,7 +135,7 @@ fn two_way_kernels_equal_generic_on_any_block_counts() {
         .collect();
     let start_b: [u32; 8] = core::array::from_fn(|i| H0[i].rotate_left(7) ^ 0x5a5a_0f0f);
     for &b in Backend::available() {
-        let Some(two) = kernels(b).two else {
+        let Some(two) = Kernels::of(b).and_then(|k| k.two) else {
             println!("sha256 two-way kernel: backend {b} has none, skipped");
             continue;
         };
@@ -144,7 +144,7 @@ fn two_way_kernels_equal_generic_on_any_block_counts() {
             for nb in 0..=blocks.len() {
                 let (x, y) = (&blocks[..na], &blocks[blocks.len() - nb..]);
                 let (mut ha, mut hb) = (H0, start_b);
-                two(&mut ha, &mut hb, x, y);
+                two.run(&mut ha, &mut hb, x, y);
                 let (mut wa, mut wb) = (H0, start_b);
                 generic::compress(&mut wa, x);
                 generic::compress(&mut wb, y);
@@ -202,7 +202,7 @@ fn many_lane_kernels_equal_one_finup_per_message() {
 fn many_lane_kernel_equals_generic_from_different_states() {
     let Some(many) = Backend::available()
         .iter()
-        .find_map(|&b| kernels(b).many.map(|k| (b, k)))
+        .find_map(|&b| Kernels::of(b)?.many.map(|k| (b, k)))
     else {
         println!("sha256 many-lane kernel: no backend of this CPU has one, skipped");
         return;
@@ -222,12 +222,35 @@ fn many_lane_kernel_equals_generic_from_different_states() {
             core::array::from_fn(|lane| &blocks[lane * 5..lane * 5 + n]);
         let mut h: [[u32; MANY]; 8] =
             core::array::from_fn(|i| core::array::from_fn(|l| starts[l][i]));
-        (many.1)(&mut h, &lanes);
+        many.1.run(&mut h, &lanes);
         for lane in 0..MANY {
             let mut want = starts[lane];
             generic::compress(&mut want, lanes[lane]);
             let got: [u32; 8] = core::array::from_fn(|i| h[i][lane]);
             assert_eq!(got, want, "{n} blocks, lane {lane}");
+        }
+    }
+}
+
+#[test]
+fn kernels_exist_exactly_for_the_available_backends() {
+    for b in [
+        Backend::ShaNi,
+        Backend::ArmCe,
+        Backend::Avx512,
+        Backend::Generic,
+    ] {
+        let k = Kernels::of(b);
+        assert_eq!(k.is_some(), b.is_available(), "{b}");
+        assert_eq!(k.map(|k| k.backend), k.is_some().then_some(b));
+        if let Err(e) = State::with_backend(b) {
+            let msg = e.to_string();
+            let missing = b.needs().difference(Features::get());
+            if !b.compiled() {
+                assert!(msg.contains("not compiled for this target"), "{msg}");
+            } else {
+                assert!(msg.contains(&format!("it lacks {missing}")), "{msg}");
+            }
         }
     }
 }

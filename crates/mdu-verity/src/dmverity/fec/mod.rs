@@ -59,8 +59,9 @@
 //! * [`Layout`] (`layout`): the interleave of one FEC input;
 //! * [`Encoder`] (`encode`): the parity, block by block;
 //! * [`correct_round`] (`decode`): the Reed-Solomon decoder;
-//! * `backend`: the encoder's LFSR kernels, one dispatch point, a portable
-//!   kernel and one thin file per ISA over a shared vector driver;
+//! * [`Backend`] (`backend`): the encoder's LFSR kernels, what each needs
+//!   of the CPU, one dispatch point, a portable kernel and one thin file
+//!   per ISA over a shared vector driver;
 //! * [`VerityLayout`] (`layout`): where a dm-verity image's FEC input and
 //!   parity lie, computed once ([`Layout::for_verity`]);
 //! * [`ReadAt`], [`WriteAt`], [`Corrections`], [`Overlay`] (`device`): the
@@ -85,6 +86,7 @@ mod layout;
 mod parity;
 mod verify;
 
+pub use backend::Backend;
 pub use correct::{Decoded, correct};
 pub use decode::{RoundFix, correct_round};
 pub use device::{Corrections, Overlay, ReadAt, WriteAt};

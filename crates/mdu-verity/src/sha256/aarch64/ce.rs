@@ -16,23 +16,21 @@ use core::arch::aarch64::{
     vsha256hq_u32, vsha256su0q_u32, vsha256su1q_u32, vst1q_u32,
 };
 
-use super::super::{BLOCK_LEN, K};
+use mdu_core::cpu::Witness;
 
-/// Whether this CPU has every feature the kernels use (the standard
-/// library caches the answer after the first call).
-pub(in crate::sha256) fn detected() -> bool {
-    std::arch::is_aarch64_feature_detected!("neon")
-        && std::arch::is_aarch64_feature_detected!("sha2")
-}
+use super::super::{BLOCK_LEN, K, needs};
 
 /// Compress whole blocks into `h` (one-way kernel).
-pub(in crate::sha256) fn compress(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
+pub(in crate::sha256) fn compress(
+    _: Witness<needs::ArmCe>,
+    h: &mut [u32; 8],
+    blocks: &[[u8; BLOCK_LEN]],
+) {
     if blocks.is_empty() {
         return;
     }
-    assert!(detected(), "Arm SHA-2 kernel called on a CPU without it");
-    // SAFETY: `detected()` just confirmed neon and sha2, the features
-    // `compress_1x` is compiled for.
+    // SAFETY: the witness proves neon and sha2, the features `compress_1x`
+    // is compiled for.
     unsafe { compress_1x(h, blocks) }
 }
 
@@ -40,6 +38,7 @@ pub(in crate::sha256) fn compress(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) 
 /// Both slices should have the same number of blocks; any excess of the
 /// longer one is compressed by the one-way kernel.
 pub(in crate::sha256) fn compress2x(
+    w: Witness<needs::ArmCe>,
     ha: &mut [u32; 8],
     hb: &mut [u32; 8],
     a: &[[u8; BLOCK_LEN]],
@@ -47,13 +46,12 @@ pub(in crate::sha256) fn compress2x(
 ) {
     let n = a.len().min(b.len());
     if n > 0 {
-        assert!(detected(), "Arm SHA-2 kernel called on a CPU without it");
-        // SAFETY: `detected()` just confirmed neon and sha2, the features
+        // SAFETY: the witness proves neon and sha2, the features
         // `compress_2x` is compiled for.
         unsafe { compress_2x(ha, hb, &a[..n], &b[..n]) }
     }
-    compress(ha, &a[n..]);
-    compress(hb, &b[n..]);
+    compress(w, ha, &a[n..]);
+    compress(w, hb, &b[n..]);
 }
 
 /// Load `h` into the (abcd, efgh) register pair.

@@ -28,14 +28,9 @@ use core::arch::x86_64::{
     _mm512_unpacklo_epi32, _mm512_unpacklo_epi64,
 };
 
-use super::super::{BLOCK_LEN, K, MANY as LANES};
+use mdu_core::cpu::Witness;
 
-cpufeatures::new!(avx512_cpuid, "avx512f", "avx512bw");
-
-/// Whether this CPU (and OS) runs the kernel (cached after the first call).
-pub(in crate::sha256) fn detected() -> bool {
-    avx512_cpuid::get()
-}
+use super::super::{BLOCK_LEN, K, MANY as LANES, needs};
 
 /// Whether the CPU says it is an Intel one (`GenuineIntel`).
 pub(in crate::sha256) fn intel() -> bool {
@@ -48,6 +43,7 @@ pub(in crate::sha256) fn intel() -> bool {
 
 /// Compress `blocks[lane]` into lane `lane` of `h` for every lane.
 pub(in crate::sha256) fn compress16(
+    _: Witness<needs::Avx512>,
     h: &mut [[u32; LANES]; 8],
     blocks: &[&[[u8; BLOCK_LEN]]; LANES],
 ) {
@@ -55,9 +51,8 @@ pub(in crate::sha256) fn compress16(
     if n == 0 {
         return;
     }
-    assert!(detected(), "AVX-512 kernel called on a CPU without it");
-    // SAFETY: `detected()` just confirmed avx512f and avx512bw, the
-    // features `compress_16x` is compiled for.
+    // SAFETY: the witness proves avx512f and avx512bw, the features
+    // `compress_16x` is compiled for.
     unsafe { compress_16x(h, blocks, n) }
 }
 

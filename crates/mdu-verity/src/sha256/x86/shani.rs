@@ -16,24 +16,21 @@ use core::arch::x86_64::{
     _mm_shuffle_epi32, _mm_storeu_si128,
 };
 
-use super::super::{BLOCK_LEN, K};
+use mdu_core::cpu::Witness;
 
-cpufeatures::new!(shani_cpuid, "sha", "sse2", "ssse3", "sse4.1");
-
-/// Whether this CPU has every feature the kernels use (cached after the
-/// first call).
-pub(in crate::sha256) fn detected() -> bool {
-    shani_cpuid::get()
-}
+use super::super::{BLOCK_LEN, K, needs};
 
 /// Compress whole blocks into `h` (one-way kernel).
-pub(in crate::sha256) fn compress(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
+pub(in crate::sha256) fn compress(
+    _: Witness<needs::ShaNi>,
+    h: &mut [u32; 8],
+    blocks: &[[u8; BLOCK_LEN]],
+) {
     if blocks.is_empty() {
         return;
     }
-    assert!(detected(), "SHA-NI kernel called on a CPU without it");
-    // SAFETY: `detected()` just confirmed sha, sse2, ssse3 and sse4.1, the
-    // features `compress_1x` is compiled for.
+    // SAFETY: the witness proves sha, sse2, ssse3 and sse4.1, the features
+    // `compress_1x` is compiled for.
     unsafe { compress_1x(h, blocks) }
 }
 
@@ -41,6 +38,7 @@ pub(in crate::sha256) fn compress(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) 
 /// Both slices should have the same number of blocks; any excess of the
 /// longer one is compressed by the one-way kernel.
 pub(in crate::sha256) fn compress2x(
+    w: Witness<needs::ShaNi>,
     ha: &mut [u32; 8],
     hb: &mut [u32; 8],
     a: &[[u8; BLOCK_LEN]],
@@ -48,13 +46,12 @@ pub(in crate::sha256) fn compress2x(
 ) {
     let n = a.len().min(b.len());
     if n > 0 {
-        assert!(detected(), "SHA-NI kernel called on a CPU without it");
-        // SAFETY: `detected()` just confirmed sha, sse2, ssse3 and sse4.1,
-        // the features `compress_2x` is compiled for.
+        // SAFETY: the witness proves sha, sse2, ssse3 and sse4.1, the
+        // features `compress_2x` is compiled for.
         unsafe { compress_2x(ha, hb, &a[..n], &b[..n]) }
     }
-    compress(ha, &a[n..]);
-    compress(hb, &b[n..]);
+    compress(w, ha, &a[n..]);
+    compress(w, hb, &b[n..]);
 }
 
 /// Byte-swap mask for loading big-endian message words.

@@ -4,13 +4,23 @@
 
 use core::arch::aarch64::*;
 
-use super::Blocks;
+use mdu_core::cpu::Witness;
+
 use super::simd::{Lanes, run_roots};
+use super::{Blocks, needs};
 use crate::dmverity::fec::gf::Code;
 
-/// Whether the CPU runs [`run_neon`] (every arm64 CPU that runs Linux).
-pub(crate) fn has_neon() -> bool {
-    std::arch::is_aarch64_feature_detected!("neon")
+/// The steps of a run of blocks with nibble lookups (NEON, which every
+/// arm64 CPU that runs Linux has).
+pub(crate) fn run_neon(
+    _: Witness<needs::Neon>,
+    code: &Code,
+    state: &mut [u8],
+    blocks: &Blocks<'_>,
+) {
+    // SAFETY: the witness proves NEON, the feature `steps_neon` is compiled
+    // for.
+    unsafe { steps_neon(code, state, blocks) }
 }
 
 struct Neon {
@@ -52,9 +62,9 @@ impl Lanes for Neon {
 ///
 /// # Safety
 ///
-/// The CPU has NEON ([`has_neon`]).
+/// The CPU has NEON (a `Witness<needs::Neon>`).
 #[target_feature(enable = "neon")]
-pub(crate) unsafe fn run_neon(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+unsafe fn steps_neon(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
     let mut lanes = Neon {
         lo: [vdupq_n_u8(0); 24],
         hi: [vdupq_n_u8(0); 24],

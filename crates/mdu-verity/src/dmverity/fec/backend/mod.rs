@@ -14,17 +14,25 @@
 //! of two, at least 512) is. A kernel reads only the blocks of the run and
 //! writes only `state`.
 //!
-//! The CPU is asked once per encoder (or per decoded round):
-//! [`Kernel::detect`] picks the best kernel, and [`Kernel::run`] is the
-//! one `match` that reaches a `#[target_feature]` entry point.
+//! Each backend declares once what it needs ([`Backend::needs`], read
+//! from the `needs` types, which also name the witness each kernel
+//! takes). The CPU's features are detected once per process
+//! (`mdu_core::cpu`); an encoder (or a decoded round) picks its [`Kernel`]
+//! once, with the witness of its features, and [`Kernel::run`] is the one
+//! `match` that reaches a `#[target_feature]` entry point.
 
-#[cfg(arm_simd)]
+#[cfg(target_arch = "aarch64")]
 mod aarch64;
 mod generic;
-#[cfg(simd)]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod simd;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 mod x86;
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use mdu_core::cpu::{Features, Needs, Witness};
 
 use super::gf::Code;
 
@@ -42,7 +50,10 @@ pub(crate) struct Blocks<'a> {
 
 impl Blocks<'_> {
     /// The byte just past the last block (`count` is not zero).
-    #[cfg_attr(not(simd), allow(dead_code))]
+    #[cfg_attr(
+        not(any(target_arch = "x86_64", target_arch = "aarch64")),
+        allow(dead_code)
+    )]
     pub(crate) fn last_end(&self) -> usize {
         self.first + (self.count - 1) * self.stride + self.block_size
     }
@@ -53,60 +64,262 @@ impl Blocks<'_> {
     }
 }
 
-/// The LFSR step implementations, chosen once per encoder.
+/// What each SIMD backend needs, declared once: the union of the
+/// `#[target_feature]` lists of its kernel. [`Backend::needs`] (and through
+/// it the selection and the test registry) and the [`Witness`] each kernel
+/// takes read these.
+pub(crate) mod needs {
+    use mdu_core::cpu::{Features, Needs};
+
+    /// `x86.rs`, `run_gfni512`: the GFNI affine transform on zmm.
+    pub(crate) enum Gfni512 {}
+    impl Needs for Gfni512 {
+        const NEEDS: Features = Features {
+            avx512f: true,
+            gfni: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `x86.rs`, `run_gfni`: the GFNI affine transform on ymm.
+    pub(crate) enum Gfni {}
+    impl Needs for Gfni {
+        const NEEDS: Features = Features {
+            avx2: true,
+            gfni: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `x86.rs`, `run_avx2`: `vpshufb` nibble lookups.
+    pub(crate) enum Avx2 {}
+    impl Needs for Avx2 {
+        const NEEDS: Features = Features {
+            avx2: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `aarch64.rs`, `run_neon`: `tbl` nibble lookups.
+    pub(crate) enum Neon {}
+    impl Needs for Neon {
+        const NEEDS: Features = Features {
+            neon: true,
+            ..Features::NONE
+        };
+    }
+}
+
+/// An implementation of the FEC encoder's LFSR steps (the parity of
+/// [`Encoder`](super::Encoder) and the re-encoding of a damaged round).
+///
+/// Every backend gives the same parity. [`Backend::detect`] picks the best
+/// one this CPU runs, once per process.
+///
+/// ```
+/// use mdu_verity::dmverity::fec::Backend;
+///
+/// let all = Backend::available();
+/// assert_eq!(all.first(), Some(&Backend::detect()));
+/// assert_eq!(all.last(), Some(&Backend::Generic));
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// x86_64 GFNI with AVX-512 F: 64 codewords per step, one
+    /// `vgf2p8affineqb` per generator coefficient on zmm.
+    Gfni512,
+    /// x86_64 GFNI with AVX2: 32 codewords per step, one `vgf2p8affineqb`
+    /// per generator coefficient on ymm.
+    Gfni,
+    /// x86_64 AVX2: 32 codewords per step, two `vpshufb` nibble lookups per
+    /// generator coefficient.
+    Avx2,
+    /// aarch64 NEON: 16 codewords per step, two `tbl` nibble lookups per
+    /// generator coefficient.
+    Neon,
+    /// Portable: 256-entry tables, one block after the other; no `unsafe`.
+    Generic,
+}
+
+impl Backend {
+    /// Every backend, best first; [`Backend::Generic`] last.
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::fec::Backend;
+    /// assert_eq!(Backend::ALL.last(), Some(&Backend::Generic));
+    /// ```
+    pub const ALL: [Backend; 5] = [
+        Backend::Gfni512,
+        Backend::Gfni,
+        Backend::Avx2,
+        Backend::Neon,
+        Backend::Generic,
+    ];
+
+    /// A short lowercase name (`"gfni512"`, `"gfni"`, `"avx2"`, `"neon"`,
+    /// `"generic"`).
+    ///
+    /// ```
+    /// assert_eq!(mdu_verity::dmverity::fec::Backend::Gfni512.name(), "gfni512");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Gfni512 => "gfni512",
+            Backend::Gfni => "gfni",
+            Backend::Avx2 => "avx2",
+            Backend::Neon => "neon",
+            Backend::Generic => "generic",
+        }
+    }
+
+    /// The CPU features the backend needs, as it declares them once (the
+    /// union of its kernel's `#[target_feature]` lists);
+    /// [`Features::NONE`](mdu_core::cpu::Features::NONE) for the portable
+    /// one.
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::fec::Backend;
+    /// assert_eq!(Backend::Gfni512.needs().to_string(), "avx512f, gfni");
+    /// ```
+    pub const fn needs(self) -> Features {
+        match self {
+            Backend::Gfni512 => needs::Gfni512::NEEDS,
+            Backend::Gfni => needs::Gfni::NEEDS,
+            Backend::Avx2 => needs::Avx2::NEEDS,
+            Backend::Neon => needs::Neon::NEEDS,
+            Backend::Generic => Features::NONE,
+        }
+    }
+
+    /// Whether a CPU with features `f` runs the backend in this build (the
+    /// x86_64 kernels are compiled on x86_64 only, NEON on aarch64 only): a
+    /// pure function, tested on CPU profiles.
+    ///
+    /// ```
+    /// use mdu_core::cpu::Features;
+    /// use mdu_verity::dmverity::fec::Backend;
+    ///
+    /// let zen3 = Features { avx2: true, ..Features::NONE };
+    /// assert_eq!(Backend::Avx2.runs_on(zen3), cfg!(target_arch = "x86_64"));
+    /// assert!(!Backend::Gfni.runs_on(zen3));
+    /// ```
+    pub const fn runs_on(self, f: Features) -> bool {
+        let compiled = match self {
+            Backend::Gfni512 | Backend::Gfni | Backend::Avx2 => cfg!(target_arch = "x86_64"),
+            Backend::Neon => cfg!(target_arch = "aarch64"),
+            Backend::Generic => true,
+        };
+        compiled && f.contains(self.needs())
+    }
+
+    /// Whether this CPU runs the backend.
+    ///
+    /// ```
+    /// assert!(mdu_verity::dmverity::fec::Backend::Generic.is_available());
+    /// ```
+    pub fn is_available(self) -> bool {
+        self.runs_on(Features::get())
+    }
+
+    /// The backends this CPU runs, best first (always ends with
+    /// [`Backend::Generic`]). Worked out once per process.
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::fec::Backend;
+    /// assert!(Backend::available().iter().all(|b| b.is_available()));
+    /// ```
+    pub fn available() -> &'static [Backend] {
+        static AVAILABLE: OnceLock<Vec<Backend>> = OnceLock::new();
+        AVAILABLE.get_or_init(|| {
+            let f = Features::get();
+            Backend::ALL.into_iter().filter(|b| b.runs_on(f)).collect()
+        })
+    }
+
+    /// The best backend this CPU runs: the one encoders use.
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::fec::Backend;
+    /// assert_eq!(Backend::detect(), Backend::available()[0]);
+    /// ```
+    pub fn detect() -> Backend {
+        Backend::available()[0]
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A backend's LFSR kernel with the witness of the features it needs:
+/// chosen once per encoder (or per decoded round).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kernel {
     Generic,
-    #[cfg(x86_simd)]
-    Avx2,
-    #[cfg(x86_simd)]
-    Gfni,
-    #[cfg(x86_simd)]
-    Gfni512,
-    #[cfg(arm_simd)]
-    Neon,
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Witness<needs::Avx2>),
+    #[cfg(target_arch = "x86_64")]
+    Gfni(Witness<needs::Gfni>),
+    #[cfg(target_arch = "x86_64")]
+    Gfni512(Witness<needs::Gfni512>),
+    #[cfg(target_arch = "aarch64")]
+    Neon(Witness<needs::Neon>),
 }
 
 impl Kernel {
+    /// The kernel of `backend`, or `None` when this CPU does not run it.
+    pub(crate) fn of(backend: Backend) -> Option<Kernel> {
+        match backend {
+            Backend::Generic => Some(Kernel::Generic),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Gfni512 => Witness::detect().map(Kernel::Gfni512),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Gfni => Witness::detect().map(Kernel::Gfni),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => Witness::detect().map(Kernel::Avx2),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => Witness::detect().map(Kernel::Neon),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
+    /// The kernel of the best backend this CPU runs.
     pub(crate) fn detect() -> Kernel {
-        #[cfg(x86_simd)]
-        {
-            if x86::has_gfni512() {
-                return Kernel::Gfni512;
-            }
-            if x86::has_gfni() {
-                return Kernel::Gfni;
-            }
-            if x86::has_avx2() {
-                return Kernel::Avx2;
-            }
+        Kernel::of(Backend::detect()).unwrap_or(Kernel::Generic)
+    }
+
+    /// The backend this kernel is.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn backend(self) -> Backend {
+        match self {
+            Kernel::Generic => Backend::Generic,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(_) => Backend::Avx2,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Gfni(_) => Backend::Gfni,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Gfni512(_) => Backend::Gfni512,
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon(_) => Backend::Neon,
         }
-        #[cfg(arm_simd)]
-        {
-            if aarch64::has_neon() {
-                return Kernel::Neon;
-            }
-        }
-        Kernel::Generic
     }
 
     /// The steps of `blocks` on the registers `state` of their round.
     pub(crate) fn run(self, code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
         match self {
             Kernel::Generic => generic::run(code, state, blocks),
-            // SAFETY: `detect` (or a test that asked the same question)
-            // chose these kernels only where the CPU has their features.
-            #[cfg(x86_simd)]
-            Kernel::Avx2 => unsafe { x86::run_avx2(code, state, blocks) },
-            // SAFETY: as above.
-            #[cfg(x86_simd)]
-            Kernel::Gfni => unsafe { x86::run_gfni(code, state, blocks) },
-            // SAFETY: as above.
-            #[cfg(x86_simd)]
-            Kernel::Gfni512 => unsafe { x86::run_gfni512(code, state, blocks) },
-            // SAFETY: as above.
-            #[cfg(arm_simd)]
-            Kernel::Neon => unsafe { aarch64::run_neon(code, state, blocks) },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(w) => x86::run_avx2(w, code, state, blocks),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Gfni(w) => x86::run_gfni(w, code, state, blocks),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Gfni512(w) => x86::run_gfni512(w, code, state, blocks),
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon(w) => aarch64::run_neon(w, code, state, blocks),
         }
     }
 }
@@ -115,26 +328,76 @@ impl Kernel {
 /// which it exercised.
 #[cfg(test)]
 pub(crate) fn available() -> Vec<Kernel> {
-    #[cfg_attr(not(simd), allow(unused_mut))]
     let mut k = vec![Kernel::Generic];
-    #[cfg(x86_simd)]
-    {
-        if x86::has_avx2() {
-            k.push(Kernel::Avx2);
-        }
-        if x86::has_gfni() {
-            k.push(Kernel::Gfni);
-        }
-        if x86::has_gfni512() {
-            k.push(Kernel::Gfni512);
-        }
-    }
-    #[cfg(arm_simd)]
-    {
-        if aarch64::has_neon() {
-            k.push(Kernel::Neon);
-        }
-    }
+    k.extend(
+        Backend::available()
+            .iter()
+            .rev()
+            .filter_map(|&b| Kernel::of(b))
+            .filter(|k| *k != Kernel::Generic),
+    );
     println!("FEC kernels run here: {k:?}");
     k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_is_a_function_of_the_features() {
+        use Backend::*;
+        let x86 = cfg!(target_arch = "x86_64");
+        let haswell = Features {
+            avx2: true,
+            ..Features::NONE
+        };
+        let alder_lake = Features {
+            gfni: true,
+            ..haswell
+        };
+        let ice_lake = Features {
+            avx512f: true,
+            avx512bw: true,
+            ..alder_lake
+        };
+        let skylake_x = Features {
+            gfni: false,
+            ..ice_lake
+        };
+        let profiles: [(&str, Features, &[Backend]); 5] = [
+            (
+                "Intel Ice Lake, AMD Zen 4",
+                ice_lake,
+                &[Gfni512, Gfni, Avx2],
+            ),
+            ("Intel Alder Lake", alder_lake, &[Gfni, Avx2]),
+            ("Intel Skylake-X (no GFNI)", skylake_x, &[Avx2]),
+            ("AMD Zen 3, Intel Haswell", haswell, &[Avx2]),
+            ("Intel Westmere", Features::NONE, &[]),
+        ];
+        for (name, f, want) in profiles {
+            let got: Vec<Backend> = Backend::ALL
+                .into_iter()
+                .filter(|b| *b != Generic && b.runs_on(f))
+                .collect();
+            assert_eq!(got, if x86 { want } else { &[] }, "{name}");
+        }
+        let arm64 = Features {
+            neon: true,
+            ..Features::NONE
+        };
+        assert_eq!(Neon.runs_on(arm64), cfg!(target_arch = "aarch64"));
+        assert!(Generic.runs_on(Features::NONE));
+    }
+
+    #[test]
+    fn a_kernel_exists_exactly_for_the_available_backends() {
+        for b in Backend::ALL {
+            let k = Kernel::of(b);
+            assert_eq!(k.is_some(), b.is_available(), "{b}");
+            assert_eq!(k.map(Kernel::backend), k.is_some().then_some(b));
+        }
+        assert_eq!(Kernel::detect().backend(), Backend::detect());
+    }
 }

@@ -5,23 +5,46 @@
 
 use core::arch::x86_64::*;
 
-use super::Blocks;
+use mdu_core::cpu::Witness;
+
 use super::simd::{Lanes, run_roots};
+use super::{Blocks, needs};
 use crate::dmverity::fec::gf::Code;
 
-/// Whether the CPU runs [`run_avx2`].
-pub(crate) fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
+/// The steps of a run of blocks with nibble lookups (AVX2).
+pub(crate) fn run_avx2(
+    _: Witness<needs::Avx2>,
+    code: &Code,
+    state: &mut [u8],
+    blocks: &Blocks<'_>,
+) {
+    // SAFETY: the witness proves AVX2, the feature `steps_avx2` is
+    // compiled for.
+    unsafe { steps_avx2(code, state, blocks) }
 }
 
-/// Whether the CPU runs [`run_gfni`].
-pub(crate) fn has_gfni() -> bool {
-    std::arch::is_x86_feature_detected!("gfni") && std::arch::is_x86_feature_detected!("avx2")
+/// The steps of a run of blocks with the GFNI affine transform on ymm.
+pub(crate) fn run_gfni(
+    _: Witness<needs::Gfni>,
+    code: &Code,
+    state: &mut [u8],
+    blocks: &Blocks<'_>,
+) {
+    // SAFETY: the witness proves GFNI and AVX2, the features `steps_gfni`
+    // is compiled for.
+    unsafe { steps_gfni(code, state, blocks) }
 }
 
-/// Whether the CPU runs [`run_gfni512`].
-pub(crate) fn has_gfni512() -> bool {
-    std::arch::is_x86_feature_detected!("gfni") && std::arch::is_x86_feature_detected!("avx512f")
+/// The steps of a run of blocks with the GFNI affine transform on zmm.
+pub(crate) fn run_gfni512(
+    _: Witness<needs::Gfni512>,
+    code: &Code,
+    state: &mut [u8],
+    blocks: &Blocks<'_>,
+) {
+    // SAFETY: the witness proves GFNI and AVX-512F, the features
+    // `steps_gfni512` is compiled for.
+    unsafe { steps_gfni512(code, state, blocks) }
 }
 
 struct Avx2 {
@@ -124,9 +147,9 @@ impl Lanes for Gfni512 {
 ///
 /// # Safety
 ///
-/// The CPU has AVX2 ([`has_avx2`]).
+/// The CPU has AVX2 (a `Witness<needs::Avx2>`).
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn run_avx2(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+unsafe fn steps_avx2(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
     let mut lanes = Avx2 {
         lo: [_mm256_setzero_si256(); 24],
         hi: [_mm256_setzero_si256(); 24],
@@ -148,9 +171,9 @@ pub(crate) unsafe fn run_avx2(code: &Code, state: &mut [u8], blocks: &Blocks<'_>
 ///
 /// # Safety
 ///
-/// The CPU has GFNI and AVX2 ([`has_gfni`]).
+/// The CPU has GFNI and AVX2 (a `Witness<needs::Gfni>`).
 #[target_feature(enable = "avx2,gfni")]
-pub(crate) unsafe fn run_gfni(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+unsafe fn steps_gfni(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
     let mut lanes = Gfni256 {
         a: [_mm256_setzero_si256(); 24],
     };
@@ -164,9 +187,9 @@ pub(crate) unsafe fn run_gfni(code: &Code, state: &mut [u8], blocks: &Blocks<'_>
 ///
 /// # Safety
 ///
-/// The CPU has GFNI and AVX-512F ([`has_gfni512`]).
+/// The CPU has GFNI and AVX-512F (a `Witness<needs::Gfni512>`).
 #[target_feature(enable = "avx512f,gfni")]
-pub(crate) unsafe fn run_gfni512(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+unsafe fn steps_gfni512(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
     let mut lanes = Gfni512 {
         a: [_mm512_setzero_si512(); 24],
     };

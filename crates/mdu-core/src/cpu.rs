@@ -1,0 +1,575 @@
+//! The one CPU vocabulary of the workspace: [`Features`] as data, detected
+//! once per process, and [`Witness`]es, the zero-sized proofs that the
+//! SIMD kernels take.
+//!
+//! * [`Features`] is plain data: one `bool` per instruction-set extension
+//!   a kernel of mdu uses, as the OS reports it usable. Each crate's
+//!   backend selection is a pure function of a `Features` value (tested on
+//!   the profiles of real CPUs) and each backend declares once, as a
+//!   `Features` constant, what it needs; test support reads those
+//!   declarations. [`Features::get`] asks the CPU on the first call and
+//!   caches the answer in an atomic for the life of the process.
+//! * A [`Witness<N>`](Witness) proves that the running CPU has every
+//!   feature of `N::NEEDS` ([`Needs`]). Only [`Witness::detect`] builds
+//!   one, from the detected features, so a kernel entry point that takes
+//!   its witness by value is safe to call and never asks the CPU again:
+//!   the crate detects once (when a state or an engine is made) and keeps
+//!   the witness next to its backend.
+//!
+//! Under Miri, and on targets other than x86_64 and aarch64, nothing is
+//! detected ([`Features::NONE`]): only the portable backends run there.
+//!
+//! ```
+//! use mdu_core::cpu::{Features, Needs, Witness};
+//!
+//! /// What a (hypothetical) AVX2 kernel is compiled for.
+//! enum Avx2 {}
+//! impl Needs for Avx2 {
+//!     const NEEDS: Features = Features { avx2: true, ..Features::NONE };
+//! }
+//!
+//! // Selection: a pure function of the features.
+//! let zen3 = Features { avx2: true, sha: true, ..Features::NONE };
+//! assert!(zen3.contains(Avx2::NEEDS));
+//!
+//! // Proof: only detection makes one.
+//! match Witness::<Avx2>::detect() {
+//!     Some(w) => assert!(Features::get().contains(w.features())),
+//!     None => assert!(!Features::get().avx2),
+//! }
+//! ```
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// Defines [`Features`] from one list of fields, each with the name the
+/// standard library's `is_*_feature_detected!` macros give it; the bit of a
+/// field in the packed form is its position in the list.
+macro_rules! features {
+    ($( $(#[$doc:meta])* $field:ident = $name:literal, )*) => {
+        /// Instruction-set extensions the kernels of mdu use, as the CPU and
+        /// the OS report them usable (AVX2 counts only where the OS saves
+        /// the ymm registers, AVX-512 only where it saves zmm and the mask
+        /// registers).
+        ///
+        /// Plain data: a selection function takes a `Features` and a
+        /// backend declares what it needs as one, so both can be written
+        /// and tested on any CPU. Holding a `Features` with a field set
+        /// proves nothing; a kernel takes a [`Witness`] instead.
+        ///
+        /// ```
+        /// use mdu_core::cpu::Features;
+        ///
+        /// let westmere = Features { aes: true, pclmulqdq: true, ..Features::default() };
+        /// assert!(!westmere.avx2);
+        /// assert_eq!(westmere.to_string(), "aes, pclmulqdq");
+        /// ```
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct Features {
+            $( $(#[$doc])* pub $field: bool, )*
+        }
+
+        impl Features {
+            /// No feature at all: what the portable backends need.
+            ///
+            /// ```
+            /// use mdu_core::cpu::Features;
+            /// assert_eq!(Features::NONE, Features::default());
+            /// assert_eq!(Features::NONE.to_string(), "none");
+            /// ```
+            pub const NONE: Features = Features { $( $field: false, )* };
+
+            /// The names of the fields, in bit order, as the standard
+            /// library spells them.
+            const NAMES: &'static [&'static str] = &[$( $name, )*];
+
+            /// The packed form: bit `i` is field `i` of the list.
+            const fn pack(self) -> u32 {
+                let bits = [$( self.$field, )*];
+                let mut acc = 0;
+                let mut i = 0;
+                while i < bits.len() {
+                    acc |= (bits[i] as u32) << i;
+                    i += 1;
+                }
+                acc
+            }
+
+            fn unpack(bits: u32) -> Features {
+                let mut i = 0;
+                let mut next = || {
+                    let on = bits & (1 << i) != 0;
+                    i += 1;
+                    on
+                };
+                // Struct fields are evaluated in the order written: the
+                // order of the list.
+                Features { $( $field: next(), )* }
+            }
+        }
+    };
+}
+
+features! {
+    /// The AES round instructions: AES-NI on x86_64, FEAT_AES on aarch64.
+    aes = "aes",
+    /// x86_64: the 128-bit carry-less multiply (with AES-NI since
+    /// Westmere).
+    pclmulqdq = "pclmulqdq",
+    /// x86_64: SSE2 (part of the x86_64 baseline; detected anyway).
+    sse2 = "sse2",
+    /// x86_64: SSSE3 (`pshufb`).
+    ssse3 = "ssse3",
+    /// x86_64: SSE4.1 (`pblendw`, `pextrd`).
+    sse4_1 = "sse4.1",
+    /// x86_64: the SHA extensions (`sha256rnds2`, `sha256msg1/2`).
+    sha = "sha",
+    /// x86_64: AVX2 (and the OS saves ymm state).
+    avx2 = "avx2",
+    /// x86_64: BMI2 (`bzhi`, `pdep`, `shlx`).
+    bmi2 = "bmi2",
+    /// x86_64: AVX-512 Foundation (and the OS saves zmm and mask state).
+    avx512f = "avx512f",
+    /// x86_64: AVX-512 byte and word instructions.
+    avx512bw = "avx512bw",
+    /// x86_64: AVX-512 on 128- and 256-bit registers.
+    avx512vl = "avx512vl",
+    /// x86_64: AVX-512 vector byte manipulation (`vpermb`, `vpermi2b`,
+    /// `vpmultishiftqb`).
+    avx512vbmi = "avx512vbmi",
+    /// x86_64: AES on ymm and zmm registers.
+    vaes = "vaes",
+    /// x86_64: carry-less multiply on ymm and zmm registers.
+    vpclmulqdq = "vpclmulqdq",
+    /// x86_64: the Galois-field instructions (`gf2p8affineqb`), on xmm,
+    /// ymm and (with AVX-512) zmm registers.
+    gfni = "gfni",
+    /// aarch64: the 64-bit carry-less multiply `PMULL` (FEAT_PMULL).
+    pmull = "pmull",
+    /// aarch64: Advanced SIMD (baseline on arm64 Linux; detected anyway).
+    neon = "neon",
+    /// aarch64: the SHA-256 instructions (FEAT_SHA256: `sha256h`,
+    /// `sha256su0/1`).
+    sha2 = "sha2",
+}
+
+/// Bit 31 of the cache: detection has run.
+const DONE: u32 = 1 << 31;
+const _: () = assert!(Features::NAMES.len() < 31, "the packed form has 31 bits");
+
+/// The detected features, packed, with [`DONE`] set once detection ran.
+static CACHE: AtomicU32 = AtomicU32::new(0);
+
+/// The packed features of the running CPU, detected on the first call.
+#[inline]
+fn detected_bits() -> u32 {
+    let bits = CACHE.load(Ordering::Relaxed);
+    if bits & DONE != 0 {
+        return bits;
+    }
+    // Two threads may both detect; they store the same value.
+    let bits = Features::detect().pack() | DONE;
+    CACHE.store(bits, Ordering::Relaxed);
+    bits
+}
+
+impl Features {
+    /// Whether every feature of `needs` is present here.
+    ///
+    /// ```
+    /// use mdu_core::cpu::Features;
+    /// let aes = Features { aes: true, ..Features::NONE };
+    /// let aes_clmul = Features { pclmulqdq: true, ..aes };
+    /// assert!(aes_clmul.contains(aes));
+    /// assert!(!aes.contains(aes_clmul));
+    /// assert!(aes.contains(Features::NONE));
+    /// ```
+    pub const fn contains(self, needs: Features) -> bool {
+        let (have, need) = (self.pack(), needs.pack());
+        have & need == need
+    }
+
+    /// The features of `self` that `other` lacks: what a CPU with `other`
+    /// misses of what a backend needs.
+    ///
+    /// ```
+    /// use mdu_core::cpu::Features;
+    /// let needs = Features { avx512f: true, gfni: true, ..Features::NONE };
+    /// let zen3 = Features { avx2: true, ..Features::NONE };
+    /// assert_eq!(needs.difference(zen3).to_string(), "avx512f, gfni");
+    /// ```
+    pub fn difference(self, other: Features) -> Features {
+        Features::unpack(self.pack() & !other.pack())
+    }
+
+    /// The names of the features present, as the standard library's
+    /// `is_x86_feature_detected!` and `is_aarch64_feature_detected!` spell
+    /// them, in a fixed order.
+    ///
+    /// ```
+    /// use mdu_core::cpu::Features;
+    /// let sha_ni = Features { sha: true, sse2: true, ssse3: true, sse4_1: true, ..Features::NONE };
+    /// assert_eq!(sha_ni.names().collect::<Vec<_>>(), ["sse2", "ssse3", "sse4.1", "sha"]);
+    /// ```
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        let bits = self.pack();
+        Features::NAMES
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| bits & (1 << i) != 0)
+            .map(|(_, name)| *name)
+    }
+
+    /// The features of the running CPU, detected on the first call and
+    /// cached in an atomic ([`Features::NONE`] off x86_64 and aarch64, and
+    /// under Miri, where the SIMD backends do not run).
+    ///
+    /// ```
+    /// let f = mdu_core::cpu::Features::get();
+    /// if f.vaes {
+    ///     assert!(f.avx2);
+    /// }
+    /// ```
+    #[inline]
+    pub fn get() -> Features {
+        Features::unpack(detected_bits())
+    }
+
+    /// Asks the CPU (and the OS), without the cache.
+    ///
+    /// With the `std` feature, through the standard library's
+    /// `is_x86_feature_detected!` / `is_aarch64_feature_detected!`.
+    /// Without it: on x86_64, CPUID for what the CPU has and XGETBV for
+    /// which register states the OS saves (the same answers); on aarch64,
+    /// the features the target enables at compile time (there is no
+    /// portable way to ask the OS without the standard library).
+    ///
+    /// ```
+    /// use mdu_core::cpu::Features;
+    /// assert_eq!(Features::detect(), Features::get());
+    /// ```
+    pub fn detect() -> Features {
+        #[cfg(all(target_arch = "x86_64", not(miri), feature = "std"))]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            Features {
+                aes: has!("aes"),
+                pclmulqdq: has!("pclmulqdq"),
+                sse2: has!("sse2"),
+                ssse3: has!("ssse3"),
+                sse4_1: has!("sse4.1"),
+                sha: has!("sha"),
+                avx2: has!("avx2"),
+                bmi2: has!("bmi2"),
+                avx512f: has!("avx512f"),
+                avx512bw: has!("avx512bw"),
+                avx512vl: has!("avx512vl"),
+                avx512vbmi: has!("avx512vbmi"),
+                vaes: has!("vaes"),
+                vpclmulqdq: has!("vpclmulqdq"),
+                gfni: has!("gfni"),
+                ..Features::NONE
+            }
+        }
+        #[cfg(all(target_arch = "x86_64", not(miri), not(feature = "std")))]
+        {
+            cpuid::features()
+        }
+        #[cfg(all(target_arch = "aarch64", not(miri), feature = "std"))]
+        {
+            use std::arch::is_aarch64_feature_detected as has;
+            Features {
+                aes: has!("aes"),
+                pmull: has!("pmull"),
+                neon: has!("neon"),
+                sha2: has!("sha2"),
+                ..Features::NONE
+            }
+        }
+        #[cfg(all(target_arch = "aarch64", not(miri), not(feature = "std")))]
+        {
+            Features {
+                aes: cfg!(target_feature = "aes"),
+                // The compiler's `aes` feature on aarch64 is FEAT_AES with
+                // FEAT_PMULL.
+                pmull: cfg!(target_feature = "aes"),
+                neon: cfg!(target_feature = "neon"),
+                sha2: cfg!(target_feature = "sha2"),
+                ..Features::NONE
+            }
+        }
+        #[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri))))]
+        {
+            Features::NONE
+        }
+    }
+}
+
+impl fmt::Display for Features {
+    /// The names of the features present, comma-separated, or `none`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names = self.names();
+        match names.next() {
+            None => f.write_str("none"),
+            Some(first) => {
+                f.write_str(first)?;
+                names.try_for_each(|name| write!(f, ", {name}"))
+            }
+        }
+    }
+}
+
+/// A set of CPU features named by a type: what one kernel, or one family
+/// of kernels, is compiled for (the union of its `#[target_feature]`
+/// lists). The crate of the kernel implements it for a type of its own,
+/// usually an empty `enum`, next to the kernel's backend; the type then
+/// names the [`Witness`] the kernel takes.
+///
+/// ```
+/// use mdu_core::cpu::{Features, Needs};
+///
+/// enum ShaNi {}
+/// impl Needs for ShaNi {
+///     const NEEDS: Features =
+///         Features { sha: true, sse2: true, ssse3: true, sse4_1: true, ..Features::NONE };
+/// }
+/// assert_eq!(ShaNi::NEEDS.to_string(), "sse2, ssse3, sse4.1, sha");
+/// ```
+pub trait Needs {
+    /// The features; a kernel that takes a `Witness<Self>` may be compiled
+    /// for any of them and for nothing else.
+    const NEEDS: Features;
+}
+
+/// Proof that the running CPU (and OS) has every feature of `N::NEEDS`.
+///
+/// Zero-sized, `Copy`, and built only by [`Witness::detect`], from the
+/// features detected once per process: a kernel entry point that takes a
+/// `Witness<N>` by value may call its `#[target_feature]` code (compiled
+/// for a subset of `N::NEEDS`) without checking anything again, and its
+/// callers hold the witness from the one detection they made.
+///
+/// ```
+/// use mdu_core::cpu::{Features, Needs, Witness};
+///
+/// enum Portable {}
+/// impl Needs for Portable {
+///     const NEEDS: Features = Features::NONE;
+/// }
+/// // Every CPU has no feature at all.
+/// let w: Witness<Portable> = Witness::detect().unwrap();
+/// assert_eq!(w.features(), Features::NONE);
+/// assert_eq!(core::mem::size_of_val(&w), 0);
+/// ```
+pub struct Witness<N: Needs> {
+    /// Private: nothing outside this module makes a witness.
+    _needs: PhantomData<fn() -> N>,
+}
+
+impl<N: Needs> Witness<N> {
+    /// A witness if the running CPU has every feature of `N::NEEDS`
+    /// (detected on the first call of the process, then read from the
+    /// cache: one atomic load).
+    ///
+    /// ```
+    /// use mdu_core::cpu::{Features, Needs, Witness};
+    ///
+    /// enum Gfni512 {}
+    /// impl Needs for Gfni512 {
+    ///     const NEEDS: Features = Features { avx512f: true, gfni: true, ..Features::NONE };
+    /// }
+    /// assert_eq!(
+    ///     Witness::<Gfni512>::detect().is_some(),
+    ///     Features::get().contains(Gfni512::NEEDS)
+    /// );
+    /// ```
+    #[inline]
+    pub fn detect() -> Option<Witness<N>> {
+        let need = const { N::NEEDS.pack() };
+        (detected_bits() & need == need).then_some(Witness {
+            _needs: PhantomData,
+        })
+    }
+
+    /// The features this witness proves: `N::NEEDS`.
+    ///
+    /// ```
+    /// use mdu_core::cpu::{Features, Needs, Witness};
+    ///
+    /// enum Nothing {}
+    /// impl Needs for Nothing {
+    ///     const NEEDS: Features = Features::NONE;
+    /// }
+    /// let w = Witness::<Nothing>::detect().unwrap();
+    /// assert_eq!(w.features(), Nothing::NEEDS);
+    /// ```
+    pub const fn features(self) -> Features {
+        N::NEEDS
+    }
+}
+
+impl<N: Needs> Clone for Witness<N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<N: Needs> Copy for Witness<N> {}
+
+impl<N: Needs> PartialEq for Witness<N> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<N: Needs> Eq for Witness<N> {}
+
+impl<N: Needs> core::hash::Hash for Witness<N> {
+    fn hash<H: core::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl<N: Needs> fmt::Debug for Witness<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Witness({})", N::NEEDS)
+    }
+}
+
+/// x86_64 detection without the standard library: CPUID for what the CPU
+/// has, XGETBV for which register states the OS saves (ymm for AVX2, VAES
+/// and VPCLMULQDQ on ymm; zmm and the mask registers for AVX-512). It
+/// answers as the standard library does, or more cautiously: VAES,
+/// VPCLMULQDQ and BMI2 count only with AVX usable.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg_attr(feature = "std", allow(dead_code))]
+#[allow(unsafe_code)]
+mod cpuid {
+    use super::Features;
+    use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
+
+    /// The features of the running CPU, as `is_x86_feature_detected!`
+    /// reports them.
+    pub(super) fn features() -> Features {
+        let leaf1 = __cpuid(1);
+        let max = __cpuid(0).eax;
+        let leaf7 = if max >= 7 {
+            __cpuid_count(7, 0)
+        } else {
+            __cpuid(0)
+        };
+        let bit = |reg: u32, i: u32| reg & (1 << i) != 0;
+        let osxsave = bit(leaf1.ecx, 27);
+        let xcr0 = if osxsave {
+            // SAFETY: OSXSAVE says the OS enabled XGETBV; XCR0 (index 0)
+            // is always readable then.
+            unsafe { xgetbv0() }
+        } else {
+            0
+        };
+        let ymm = xcr0 & 0b110 == 0b110;
+        let zmm = ymm && xcr0 & 0b1110_0000 == 0b1110_0000;
+        let avx = ymm && bit(leaf1.ecx, 28);
+        let max7 = max >= 7;
+        // The compiler's `avx512f` implies FMA and F16C; the standard
+        // library asks for both before it reports any AVX-512 feature.
+        let avx512 = avx && zmm && max7 && bit(leaf1.ecx, 12) && bit(leaf1.ecx, 29);
+        Features {
+            aes: bit(leaf1.ecx, 25),
+            pclmulqdq: bit(leaf1.ecx, 1),
+            sse2: bit(leaf1.edx, 26),
+            ssse3: bit(leaf1.ecx, 9),
+            sse4_1: bit(leaf1.ecx, 19),
+            sha: max7 && bit(leaf7.ebx, 29),
+            avx2: avx && max7 && bit(leaf7.ebx, 5),
+            // Some Skylake parts report BMI2 without it; none of them has
+            // AVX.
+            bmi2: avx && max7 && bit(leaf7.ebx, 8),
+            avx512f: avx512 && bit(leaf7.ebx, 16),
+            avx512bw: avx512 && bit(leaf7.ebx, 30),
+            avx512vl: avx512 && bit(leaf7.ebx, 31),
+            avx512vbmi: avx512 && bit(leaf7.ecx, 1),
+            vaes: avx && max7 && bit(leaf7.ecx, 9),
+            vpclmulqdq: avx && max7 && bit(leaf7.ecx, 10),
+            gfni: max7 && bit(leaf7.ecx, 8),
+            ..Features::NONE
+        }
+    }
+
+    /// XCR0.
+    ///
+    /// # Safety
+    ///
+    /// CPUID reports OSXSAVE.
+    #[target_feature(enable = "xsave")]
+    unsafe fn xgetbv0() -> u64 {
+        // SAFETY: XSAVE is enabled for this function, and the caller checked
+        // OSXSAVE, which makes XGETBV legal.
+        unsafe { _xgetbv(0) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::format;
+    use std::vec::Vec;
+
+    #[test]
+    #[cfg(all(target_arch = "x86_64", not(miri), feature = "std"))]
+    fn cpuid_agrees_with_the_standard_library() {
+        assert_eq!(cpuid::features(), Features::detect());
+    }
+
+    #[test]
+    fn the_cache_round_trips_every_field() {
+        for i in 0..Features::NAMES.len() {
+            let one = Features::unpack(1 << i);
+            assert_eq!(one.pack(), 1 << i);
+            assert_eq!(one.names().collect::<Vec<_>>(), [Features::NAMES[i]]);
+        }
+        let f = Features {
+            aes: true,
+            avx512bw: true,
+            sha2: true,
+            ..Features::NONE
+        };
+        assert_eq!(Features::unpack(f.pack()), f);
+        assert_eq!(Features::unpack(0), Features::NONE);
+        assert_eq!(detected_bits() & !DONE, Features::get().pack());
+    }
+
+    #[test]
+    fn names_are_unique() {
+        for (i, a) in Features::NAMES.iter().enumerate() {
+            assert!(!Features::NAMES[i + 1..].contains(a), "{a}");
+        }
+    }
+
+    #[test]
+    fn a_witness_exists_exactly_when_the_features_are_detected() {
+        enum Avx2 {}
+        impl Needs for Avx2 {
+            const NEEDS: Features = Features {
+                avx2: true,
+                ..Features::NONE
+            };
+        }
+        enum Sha2 {}
+        impl Needs for Sha2 {
+            const NEEDS: Features = Features {
+                neon: true,
+                sha2: true,
+                ..Features::NONE
+            };
+        }
+        let f = Features::get();
+        assert_eq!(Witness::<Avx2>::detect().is_some(), f.avx2);
+        assert_eq!(Witness::<Sha2>::detect().is_some(), f.neon && f.sha2);
+        if cfg!(miri) || !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            assert_eq!(f, Features::NONE);
+        }
+        if let Some(w) = Witness::<Avx2>::detect() {
+            assert_eq!(format!("{w:?}"), "Witness(avx2)");
+        }
+    }
+}
