@@ -4,15 +4,15 @@
 //!
 //! | type     | register | blocks | needs                                 |
 //! |----------|----------|--------|---------------------------------------|
-//! | [`Xmm`]  | xmm      | 1      | SSE2 (baseline); AES-NI for the rounds |
-//! | [`Ymm`]  | ymm      | 2      | AVX2; VAES for the rounds              |
-//! | [`Zmm`]  | zmm      | 4      | AVX-512 F; VAES for the rounds         |
-//! | [`Neon`] | q        | 1      | NEON (baseline); FEAT_AES for the rounds |
+//! | `Xmm`    | xmm      | 1      | SSE2 (baseline); AES-NI for the rounds |
+//! | `Ymm`    | ymm      | 2      | AVX2; VAES for the rounds              |
+//! | `Zmm`    | zmm      | 4      | AVX-512 F; VAES for the rounds         |
+//! | `Neon`   | q        | 1      | NEON (baseline); FEAT_AES for the rounds |
 //!
 //! A mode's driver is generic over [`Vector`]; only what is genuinely the
 //! mode's own (an XTS tweak multiply, a CBC chaining order) would be
 //! written per width, in the mode's crate, on the raw registers
-//! ([`Ymm::raw`] and friends). Batched ECB (`crate::Ecb`) runs on it today.
+//! (`Ymm::raw` and friends). Batched ECB (`crate::Ecb`) runs on it today.
 //! XTS and CBC keep their own per-width lanes for now: written over this
 //! layer they measured 15-33% slower at AES-128 on Zen 3, because the
 //! compiler keeps every round key in a register and stops interleaving the
