@@ -1,6 +1,7 @@
 //! AES on independent blocks (ECB), batched: what the dm-crypt `essiv` IV
-//! generator encrypts (one block per sector), the AES throughput bound of
-//! the benchmark report, and the keystream of counter modes to come. The
+//! generator encrypts (one block per sector) and the keystream of counter
+//! modes to come. (The benchmark report's AES bound keeps loops of its own
+//! until this kernel matches them: see the `vector` module docs.) The
 //! driver is written once over [`crate::vector`]; the skeleton (detection,
 //! forced backends, key setup and wiping, the dispatch point) is
 //! [`Engine`]'s, as for every mode.
