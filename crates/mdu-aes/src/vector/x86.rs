@@ -35,11 +35,21 @@ pub(crate) unsafe fn aes<V: Rounds, const NR: usize, const ENC: bool, const N: u
     pre: Option<&[V; N]>,
     post: Option<&[V; N]>,
 ) -> [V; N] {
-    for (i, s) in s.iter_mut().enumerate() {
-        *s = match pre {
-            Some(pre) => s.xor3(pre[i], rk[0]),
-            None => s.xor(rk[0]),
-        };
+    // Each whitening is matched once, outside its loop. Matched per
+    // register inside the loop, the same arithmetic led the compiler to run
+    // the chains one after the other instead of round by round (XTS
+    // AES-128 on ymm at 0.72 of the interleaved speed, Zen 3).
+    match pre {
+        Some(pre) => {
+            for (s, t) in s.iter_mut().zip(pre) {
+                *s = s.xor3(*t, rk[0]);
+            }
+        }
+        None => {
+            for s in s.iter_mut() {
+                *s = s.xor(rk[0]);
+            }
+        }
     }
     for k in &rk[1..NR] {
         for s in s.iter_mut() {
@@ -47,13 +57,19 @@ pub(crate) unsafe fn aes<V: Rounds, const NR: usize, const ENC: bool, const N: u
             *s = unsafe { s.round::<ENC>(*k) };
         }
     }
-    for (i, s) in s.iter_mut().enumerate() {
-        let last = match post {
-            Some(post) => rk[NR].xor(post[i]),
-            None => rk[NR],
-        };
-        // SAFETY: the caller's contract.
-        *s = unsafe { s.last::<ENC>(last) };
+    match post {
+        Some(post) => {
+            for (s, t) in s.iter_mut().zip(post) {
+                // SAFETY: the caller's contract.
+                *s = unsafe { s.last::<ENC>(rk[NR].xor(*t)) };
+            }
+        }
+        None => {
+            for s in s.iter_mut() {
+                // SAFETY: the caller's contract.
+                *s = unsafe { s.last::<ENC>(rk[NR]) };
+            }
+        }
     }
     s
 }
