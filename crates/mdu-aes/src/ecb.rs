@@ -1,7 +1,6 @@
 //! AES on independent blocks (ECB), batched: what the dm-crypt `essiv` IV
 //! generator encrypts (one block per sector) and the keystream of counter
-//! modes to come. (The benchmark report's AES bound keeps loops of its own
-//! until this kernel matches them: see the `vector` module docs.) The
+//! modes to come, and the benchmark report's AES bound runs on it. The
 //! driver is written once over [`crate::vector`]; the skeleton (detection,
 //! forced backends, key setup and wiping, the dispatch point) is
 //! [`Engine`]'s, as for every mode.
@@ -333,7 +332,7 @@ pub mod kernels {
         let mut off = 0;
         while len - off >= W * per_vector {
             // SAFETY: `off + W * per_vector <= len`.
-            unsafe { group::<V, NR, ENC, W>(k, src.add(off), dst.add(off)) };
+            unsafe { group::<V, NR, ENC, W>(k.per_round(), src.add(off), dst.add(off)) };
             off += W * per_vector;
         }
         let mut vectors = (len - off) / per_vector;

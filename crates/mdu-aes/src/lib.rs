@@ -7,10 +7,10 @@
 //! re-export).
 //!
 //! The vector layer (`vector`: loads, stores and AES rounds per register
-//! width) is here, and so is batched ECB (`Ecb`, written over it), the
-//! building block of the `essiv` IVs and of counter modes. The data-unit
-//! modes (XTS in `mdu-xts`, CBC in `mdu-cbc`) live in their crates, each
-//! as one driver over per-width lane primitives of its own. This crate has
+//! width) is here, and so is batched ECB (`Ecb`), the building block of
+//! the `essiv` IVs and of counter modes. The data-unit modes (XTS in
+//! `mdu-xts`, CBC in `mdu-cbc`) live in their crates, each as one driver
+//! over the vector layer. This crate has
 //! no stability promise of its own and its items are hidden from the
 //! documentation: depend on `mdu-xts` or `mdu-cbc`.
 //!

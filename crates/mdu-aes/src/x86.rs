@@ -1,5 +1,5 @@
-//! x86_64: the AES-NI key schedule, and stored round keys loaded into xmm
-//! registers or broadcast to every 128-bit lane of ymm and zmm registers.
+//! x86_64: the AES-NI key schedule and the moves of stored round keys and
+//! IVs into xmm registers (the vector layer is `crate::vector`).
 //!
 //! ```
 //! # #[cfg(target_arch = "x86_64")] {
@@ -130,28 +130,6 @@ pub fn load_schedule(s: &Schedule) -> [__m128i; 15] {
         *dst = load(src);
     }
     rk
-}
-
-/// Broadcasts each round key to both 128-bit lanes of a ymm register.
-#[inline]
-#[target_feature(enable = "avx2")]
-pub fn broadcast256(rk: &[__m128i; 15]) -> [__m256i; 15] {
-    let mut out = [_mm256_setzero_si256(); 15];
-    for (dst, src) in out.iter_mut().zip(rk) {
-        *dst = _mm256_broadcastsi128_si256(*src);
-    }
-    out
-}
-
-/// Broadcasts each round key to the four 128-bit lanes of a zmm register.
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub fn broadcast512(rk: &[__m128i; 15]) -> [__m512i; 15] {
-    let mut out = [_mm512_setzero_si512(); 15];
-    for (dst, src) in out.iter_mut().zip(rk) {
-        *dst = _mm512_broadcast_i32x4(*src);
-    }
-    out
 }
 
 #[cfg(test)]

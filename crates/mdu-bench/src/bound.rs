@@ -6,9 +6,6 @@
 //! The bound is real AES: its output is checked against the `aes` crate
 //! before it is timed.
 
-#[cfg(target_arch = "x86_64")]
-use core::arch::x86_64::*;
-
 /// The widest AES implementation this module can run here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AesBound {
@@ -155,107 +152,37 @@ pub fn runs(how: AesBound) -> bool {
 }
 
 /// Encrypts `buf` in place as AES-ECB with the round keys `rk` (from
-/// [`expand_key`]) using `how`. Returns `false`, and does nothing, unless
-/// `how` runs on this CPU, `rk` holds 11 or 15 round keys and `buf.len()`
-/// is a multiple of 512.
+/// [`expand_key`]) using `how`: mdu's batched ECB kernel of that width
+/// (`mdu_aes::ecb_kernels`), the AES rounds of the vector layer every mode
+/// is written over. Returns `false`, and does nothing, unless `how` runs on
+/// this CPU, `rk` holds 11 or 15 round keys and `buf.len()` is a multiple
+/// of 512.
 pub fn ecb_encrypt(how: AesBound, rk: &[[u8; 16]], buf: &mut [u8]) -> bool {
     if !buf.len().is_multiple_of(512) || !(rk.len() == 11 || rk.len() == 15) || !runs(how) {
         return false;
     }
-    #[cfg(target_arch = "x86_64")]
-    match how {
-        // SAFETY: `runs(how)` checked the CPU features the kernel enables,
-        // and the length is a multiple of its 512-byte stride.
-        AesBound::Vaes512 => unsafe { ecb_vaes512(rk, buf) },
-        // SAFETY: as above.
-        AesBound::Vaes256 => unsafe { ecb_vaes256(rk, buf) },
-        // SAFETY: as above.
-        AesBound::AesNi => unsafe { ecb_aesni(rk, buf) },
-        AesBound::None => return false,
-    }
-    cfg!(target_arch = "x86_64")
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,vaes")]
-unsafe fn ecb_vaes512(rk: &[[u8; 16]], buf: &mut [u8]) {
-    let keys: Vec<__m512i> = rk
-        .iter()
-        // SAFETY: each round key is 16 readable bytes.
-        .map(|k| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(k.as_ptr().cast()) }))
-        .collect();
-    let last = keys.len() - 1;
-    for chunk in buf.chunks_exact_mut(512) {
-        let p = chunk.as_mut_ptr().cast::<__m512i>();
-        let mut x = [_mm512_setzero_si512(); 8];
-        for (j, v) in x.iter_mut().enumerate() {
-            // SAFETY: `chunk` is 512 bytes, so 8 unaligned 64-byte loads fit.
-            *v = _mm512_xor_si512(unsafe { _mm512_loadu_si512(p.add(j)) }, keys[0]);
-        }
-        for k in &keys[1..last] {
-            for v in x.iter_mut() {
-                *v = _mm512_aesenc_epi128(*v, *k);
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        use mdu_aes::ecb_kernels::{xmm, ymm, zmm};
+        let mut s = [[0u8; 16]; 15];
+        s[..rk.len()].copy_from_slice(rk);
+        let (p, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: `runs(how)` checked the CPU features the kernel enables;
+        // the schedule has the rounds `NR` says; `p` covers `len` bytes, a
+        // multiple of 16, in place.
+        unsafe {
+            match (how, rk.len()) {
+                (AesBound::Vaes512, 11) => zmm::<10, true>(&s, p, p, len),
+                (AesBound::Vaes512, _) => zmm::<14, true>(&s, p, p, len),
+                (AesBound::Vaes256, 11) => ymm::<10, true>(&s, p, p, len),
+                (AesBound::Vaes256, _) => ymm::<14, true>(&s, p, p, len),
+                (AesBound::AesNi, 11) => xmm::<10, true>(&s, p, p, len),
+                (AesBound::AesNi, _) => xmm::<14, true>(&s, p, p, len),
+                (AesBound::None, _) => return false,
             }
         }
-        for (j, v) in x.iter().enumerate() {
-            // SAFETY: as for the loads.
-            unsafe { _mm512_storeu_si512(p.add(j), _mm512_aesenclast_epi128(*v, keys[last])) };
-        }
+        true
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,vaes")]
-unsafe fn ecb_vaes256(rk: &[[u8; 16]], buf: &mut [u8]) {
-    let keys: Vec<__m256i> = rk
-        .iter()
-        // SAFETY: each round key is 16 readable bytes.
-        .map(|k| _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(k.as_ptr().cast()) }))
-        .collect();
-    let last = keys.len() - 1;
-    for chunk in buf.chunks_exact_mut(256) {
-        let p = chunk.as_mut_ptr().cast::<__m256i>();
-        let mut x = [_mm256_setzero_si256(); 8];
-        for (j, v) in x.iter_mut().enumerate() {
-            // SAFETY: `chunk` is 256 bytes, so 8 unaligned 32-byte loads fit.
-            *v = _mm256_xor_si256(unsafe { _mm256_loadu_si256(p.add(j)) }, keys[0]);
-        }
-        for k in &keys[1..last] {
-            for v in x.iter_mut() {
-                *v = _mm256_aesenc_epi128(*v, *k);
-            }
-        }
-        for (j, v) in x.iter().enumerate() {
-            // SAFETY: as for the loads.
-            unsafe { _mm256_storeu_si256(p.add(j), _mm256_aesenclast_epi128(*v, keys[last])) };
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "aes,sse2")]
-unsafe fn ecb_aesni(rk: &[[u8; 16]], buf: &mut [u8]) {
-    let keys: Vec<__m128i> = rk
-        .iter()
-        // SAFETY: each round key is 16 readable bytes.
-        .map(|k| unsafe { _mm_loadu_si128(k.as_ptr().cast()) })
-        .collect();
-    let last = keys.len() - 1;
-    for chunk in buf.chunks_exact_mut(128) {
-        let p = chunk.as_mut_ptr().cast::<__m128i>();
-        let mut x = [_mm_setzero_si128(); 8];
-        for (j, v) in x.iter_mut().enumerate() {
-            // SAFETY: `chunk` is 128 bytes, so 8 unaligned 16-byte loads fit.
-            *v = _mm_xor_si128(unsafe { _mm_loadu_si128(p.add(j)) }, keys[0]);
-        }
-        for k in &keys[1..last] {
-            for v in x.iter_mut() {
-                *v = _mm_aesenc_si128(*v, *k);
-            }
-        }
-        for (j, v) in x.iter().enumerate() {
-            // SAFETY: as for the loads.
-            unsafe { _mm_storeu_si128(p.add(j), _mm_aesenclast_si128(*v, keys[last])) };
-        }
-    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    false
 }

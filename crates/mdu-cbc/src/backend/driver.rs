@@ -1,11 +1,11 @@
 //! CBC written once: many units' chains interleaved for encryption, the
 //! blocks of a unit in parallel for decryption, with the tails of both,
-//! over the primitives of one instruction set and vector width ([`Lanes`]).
+//! over the vectors of one instruction set and width (`mdu_aes::vector`).
 //!
 //! Every SIMD backend is this driver instantiated by two
 //! `#[target_feature]` entry points (encrypt, decrypt) in its own file
 //! (`x86/vaes512.rs`, `x86/vaes256.rs`, `x86/aesni.rs`, `aarch64/ce.rs`),
-//! which build its [`Lanes`] value (the round keys of the direction, loaded
+//! which build its [`Kernel`] (the round keys of the direction, loaded
 //! or broadcast to the vector width) and call [`encrypt`] or [`decrypt`].
 //! The primitives are `#[inline(always)]`, so the whole kernel is compiled
 //! inside that entry point with its target features.
@@ -20,7 +20,7 @@
 //!   waits for the previous one (`C_j = E(P_j ^ C_{j-1})`), so one unit is
 //!   one serial AES chain, bound by the AES latency. The driver runs `W`
 //!   vectors of chains side by side, one unit per 128-bit lane: block `j` of
-//!   `W * L::BLOCKS` units is gathered into `W` vectors (lane `k` of vector
+//!   `W * BLOCKS` units is gathered into `W` vectors (lane `k` of vector
 //!   `i` is unit `i * BLOCKS + k`), encrypted round by round together, and
 //!   scattered back, then block `j + 1`. `W * BLOCKS` chains cover the AES
 //!   latency times its throughput: 8 on xmm, 16 on ymm and zmm. The units
@@ -36,7 +36,7 @@
 //! * **Decryption is parallel within a unit** (`P_j = D(C_j) ^ C_{j-1}`
 //!   needs only ciphertext): a unit's blocks run `W` vectors at a time, then
 //!   `W/2, .., 1` vectors, then single blocks, each vector XORed with the
-//!   ciphertext one block back, which [`Lanes::shift_in`] builds in
+//!   ciphertext one block back, which [`Vector::shift_in`] builds in
 //!   registers from the vector and the one before it (the IV before the
 //!   first); the XOR is folded into the last round key.
 //! * Every block of a group is loaded before the first is stored, and the
@@ -47,89 +47,42 @@
 //! IV source and count; `tests/conformance.rs` and the fuzz target hold
 //! every backend to that.
 
-use mdu_aes::Ivs;
+use mdu_aes::vector::{Keys, Vector};
+use mdu_aes::{Ivs, Schedule};
 
-/// The primitives of one instruction set at one vector width.
-///
-/// A value of an implementing type holds the round keys of one direction
-/// (encryption order for [`Lanes::chain`], the equivalent inverse cipher's
-/// for [`Lanes::unchain`]) and exists only inside the `#[target_feature]`
-/// entry point that made it, so its methods may use those features: it is
-/// the "witness" that the CPU has them.
-pub(crate) trait Lanes {
-    /// A vector of [`Lanes::BLOCKS`] AES blocks.
-    type V: Copy;
-    /// One AES block (one 128-bit register).
-    type B: Copy;
-    /// Blocks per vector.
-    const BLOCKS: usize;
-
-    /// The IVs of units `start .. start + BLOCKS`, one per lane.
-    fn ivs(&self, ivs: &Ivs<'_>, start: usize) -> Self::V;
-    /// Block `j` of `BLOCKS` units, lane `k` from `src + k * stride`.
-    ///
-    /// # Safety
-    ///
-    /// `src + k * stride` is valid for 16 bytes for every lane `k`.
-    unsafe fn gather(src: *const u8, stride: usize) -> Self::V;
-    /// The inverse of [`gather`](Lanes::gather).
-    ///
-    /// # Safety
-    ///
-    /// `dst + k * stride` is valid for 16 writable bytes for every lane `k`.
-    unsafe fn scatter(dst: *mut u8, stride: usize, v: Self::V);
-    /// One CBC encryption step of `N` vectors of chains:
-    /// `s[i] = E(x[i] ^ s[i])`, the chains interleaved round by round.
-    fn chain<const NR: usize, const N: usize>(&self, s: &mut [Self::V; N], x: &[Self::V; N]);
-
-    /// Loads one vector of consecutive blocks (unaligned).
-    ///
-    /// # Safety
-    ///
-    /// `src` is valid for `16 * BLOCKS` bytes.
-    unsafe fn load(src: *const u8) -> Self::V;
-    /// Stores one vector (unaligned).
-    ///
-    /// # Safety
-    ///
-    /// `dst` is valid for `16 * BLOCKS` writable bytes.
-    unsafe fn store(dst: *mut u8, v: Self::V);
-    /// The blocks one position back from those of `v`: the last block of
-    /// `carry`, then every block of `v` but its last.
-    fn shift_in(&self, carry: Self::V, v: Self::V) -> Self::V;
-    /// CBC decryption of `N` vectors: `D(c[i]) ^ p[i]`.
-    fn unchain<const NR: usize, const N: usize>(
-        &self,
-        c: &[Self::V; N],
-        p: &[Self::V; N],
-    ) -> [Self::V; N];
-    /// A vector whose last block is the IV `iv` (what a unit's first
-    /// vector is shifted against).
-    fn carry_iv(&self, iv: u128) -> Self::V;
-    /// The last block of a vector.
-    fn last(&self, v: Self::V) -> Self::B;
-
-    /// An IV as one block.
-    fn iv1(&self, iv: u128) -> Self::B;
-    /// Loads one block.
-    ///
-    /// # Safety
-    ///
-    /// `src` is valid for 16 bytes.
-    unsafe fn load1(src: *const u8) -> Self::B;
-    /// Stores one block.
-    ///
-    /// # Safety
-    ///
-    /// `dst` is valid for 16 writable bytes.
-    unsafe fn store1(dst: *mut u8, b: Self::B);
-    /// One CBC encryption step of `N` single-block chains.
-    fn chain1<const NR: usize, const N: usize>(&self, s: &mut [Self::B; N], x: &[Self::B; N]);
-    /// CBC decryption of one block: `D(c) ^ p`.
-    fn unchain1<const NR: usize>(&self, c: Self::B, p: Self::B) -> Self::B;
+/// The round keys of one direction in registers of width `V` (encryption
+/// order for [`encrypt`], the equivalent inverse cipher's for
+/// [`decrypt`]), also one block wide. Made only by the `#[target_feature]`
+/// entry points, so it is the witness that their features are present.
+pub(crate) struct Kernel<V: Vector> {
+    rk: Keys<V>,
+    rkb: Keys<V::Block>,
 }
 
-/// Encrypts `N * L::BLOCKS` units starting with unit `first` (of
+impl<V: Vector> Kernel<V> {
+    /// The kernel of the schedule `s`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the width's base features and its AES instructions.
+    #[inline(always)]
+    pub(crate) unsafe fn new(s: &Schedule) -> Kernel<V> {
+        // SAFETY: forwarded from the caller.
+        let rk = unsafe { Keys::<V>::new(s) };
+        Kernel {
+            rkb: rk.blocks(),
+            rk,
+        }
+    }
+
+    /// The IVs of units `start .. start + BLOCKS`, one per lane.
+    #[inline(always)]
+    fn ivs(&self, ivs: &Ivs<'_>, start: usize) -> V {
+        self.rk.from_lanes(|k| V::block(ivs.get(start + k)))
+    }
+}
+
+/// Encrypts `N * V::BLOCKS` units starting with unit `first` (of
 /// `unit_len` bytes each), their chains side by side; vector `i` runs in
 /// phase `i * phases / N`, [`LAG`] bytes behind the phase before (see
 /// [`phases`]). While a phase has not started or has finished, its vectors
@@ -142,8 +95,8 @@ pub(crate) trait Lanes {
 /// disjoint; `phases` divides `N`, and `unit_len >= LAG * phases` when
 /// `phases > 1`.
 #[inline(always)]
-unsafe fn chains<L: Lanes, const NR: usize, const N: usize>(
-    l: &L,
+unsafe fn chains<V: Vector, const NR: usize, const N: usize>(
+    k: &Kernel<V>,
     ivs: &Ivs<'_>,
     first: usize,
     unit_len: usize,
@@ -151,10 +104,10 @@ unsafe fn chains<L: Lanes, const NR: usize, const N: usize>(
     dst: *mut u8,
     phases: usize,
 ) {
-    let group = L::BLOCKS * unit_len;
-    let mut s = [l.ivs(ivs, first); N];
+    let group = V::BLOCKS * unit_len;
+    let mut s = [k.ivs(ivs, first); N];
     for (i, s) in s.iter_mut().enumerate().skip(1) {
-        *s = l.ivs(ivs, first + i * L::BLOCKS);
+        *s = k.ivs(ivs, first + i * V::BLOCKS);
     }
     // SAFETY: unit `first + k` starts at `k * unit_len` past these, inside
     // the request for every `k < N * BLOCKS`.
@@ -168,14 +121,14 @@ unsafe fn chains<L: Lanes, const NR: usize, const N: usize>(
                 // SAFETY: block `t / 16` of units `i * BLOCKS + k`, `k <
                 // BLOCKS`: offset `i * group + k * unit_len + t`, and `t + 16
                 // <= unit_len`.
-                *x = unsafe { L::gather(src.add(i * group + t), unit_len) };
+                *x = unsafe { V::gather(src.add(i * group + t), unit_len) };
             }
-            l.chain::<NR, N>(&mut s, &x);
+            s = k.rk.encrypt::<NR, N>(s, Some(&x), None);
             for (i, s) in s.iter().enumerate() {
                 // SAFETY: as for the gathers; every block of this step was
                 // loaded before the first store, so an in-place call reads
                 // only input.
-                unsafe { L::scatter(dst.add(i * group + t), unit_len, *s) };
+                unsafe { s.scatter(dst.add(i * group + t), unit_len) };
             }
             t += 16;
         }
@@ -196,13 +149,13 @@ unsafe fn chains<L: Lanes, const NR: usize, const N: usize>(
                 // SAFETY: block `(t - lags[i]) / 16` of units `i * BLOCKS +
                 // k`, `k < BLOCKS`: `lags[i] <= ramp <= t` and
                 // `t - lags[i] + 16 <= unit_len`.
-                *x = unsafe { L::gather(src.add(i * group + t - lags[i]), unit_len) };
+                *x = unsafe { V::gather(src.add(i * group + t - lags[i]), unit_len) };
             }
-            l.chain::<NR, N>(&mut s, &x);
+            s = k.rk.encrypt::<NR, N>(s, Some(&x), None);
             for (i, s) in s.iter().enumerate() {
                 // SAFETY: as for the gathers; every block of this step was
                 // loaded before the first store.
-                unsafe { L::scatter(dst.add(i * group + t - lags[i]), unit_len, *s) };
+                unsafe { s.scatter(dst.add(i * group + t - lags[i]), unit_len) };
             }
             t += 16;
             continue;
@@ -216,15 +169,15 @@ unsafe fn chains<L: Lanes, const NR: usize, const N: usize>(
             if live(i) {
                 // SAFETY: block `(t - lags[i]) / 16` of units `i * BLOCKS +
                 // k`, `k < BLOCKS`, inside them as `live` checked.
-                *x = unsafe { L::gather(src.add(i * group + t - lags[i]), unit_len) };
+                *x = unsafe { V::gather(src.add(i * group + t - lags[i]), unit_len) };
             }
         }
-        l.chain::<NR, N>(&mut s, &x);
+        s = k.rk.encrypt::<NR, N>(s, Some(&x), None);
         for (i, s) in s.iter_mut().enumerate() {
             if live(i) {
                 // SAFETY: as for the gathers; every block of this step was
                 // loaded before the first store.
-                unsafe { L::scatter(dst.add(i * group + t - lags[i]), unit_len, *s) };
+                unsafe { s.scatter(dst.add(i * group + t - lags[i]), unit_len) };
             } else {
                 // A phase that has not started or has ended keeps its state.
                 *s = kept[i];
@@ -263,17 +216,17 @@ const LAG: usize = 64;
 ///
 /// As for [`chains`], for the units `first .. first + N`.
 #[inline(always)]
-unsafe fn single_chains<L: Lanes, const NR: usize, const N: usize>(
-    l: &L,
+unsafe fn single_chains<V: Vector, const NR: usize, const N: usize>(
+    k: &Kernel<V>,
     ivs: &Ivs<'_>,
     first: usize,
     unit_len: usize,
     src: *const u8,
     dst: *mut u8,
 ) {
-    let mut s = [l.iv1(ivs.get(first)); N];
+    let mut s = [V::block(ivs.get(first)); N];
     for (i, s) in s.iter_mut().enumerate().skip(1) {
-        *s = l.iv1(ivs.get(first + i));
+        *s = V::block(ivs.get(first + i));
     }
     // SAFETY: unit `first` lies inside the request.
     let (src, dst) = unsafe { (src.add(first * unit_len), dst.add(first * unit_len)) };
@@ -282,12 +235,12 @@ unsafe fn single_chains<L: Lanes, const NR: usize, const N: usize>(
         let mut x = s;
         for (i, x) in x.iter_mut().enumerate() {
             // SAFETY: block `off / 16` of unit `first + i < first + N`.
-            *x = unsafe { L::load1(src.add(i * unit_len + off)) };
+            *x = unsafe { V::Block::load(src.add(i * unit_len + off)) };
         }
-        l.chain1::<NR, N>(&mut s, &x);
+        s = k.rkb.encrypt::<NR, N>(s, Some(&x), None);
         for (i, s) in s.iter().enumerate() {
             // SAFETY: as for the loads, all done before the first store.
-            unsafe { L::store1(dst.add(i * unit_len + off), *s) };
+            unsafe { s.store(dst.add(i * unit_len + off)) };
         }
         off += 16;
     }
@@ -301,11 +254,11 @@ unsafe fn single_chains<L: Lanes, const NR: usize, const N: usize>(
 ///
 /// `src` and `dst` are valid for `count * unit_len` bytes and are equal or
 /// disjoint; `unit_len` is a non-zero multiple of 16; `NR` (10 or 14)
-/// matches the round keys `l` holds (encryption order); an [`Ivs::List`]
+/// matches the round keys `k` holds (encryption order); an [`Ivs::List`]
 /// holds `count` IVs.
 #[inline(always)]
-pub(crate) unsafe fn encrypt<L: Lanes, const NR: usize, const W: usize>(
-    l: &L,
+pub(crate) unsafe fn encrypt<V: Vector, const NR: usize, const W: usize>(
+    k: &Kernel<V>,
     ivs: &Ivs<'_>,
     unit_len: usize,
     count: usize,
@@ -315,24 +268,24 @@ pub(crate) unsafe fn encrypt<L: Lanes, const NR: usize, const W: usize>(
     let mut done = 0;
     macro_rules! group {
         ($n:expr) => {
-            let p = phases(unit_len, $n * L::BLOCKS, $n);
+            let p = phases(unit_len, $n * V::BLOCKS, $n);
             // SAFETY: units `done .. done + $n * BLOCKS` lie inside the
             // request; `p` is a power of two up to `$n` (so it divides `$n`)
             // and more than 1 only for units of 1 KiB or more.
-            unsafe { chains::<L, NR, { $n }>(l, ivs, done, unit_len, src, dst, p) }
+            unsafe { chains::<V, NR, { $n }>(k, ivs, done, unit_len, src, dst, p) }
         };
     }
-    while count - done >= W * L::BLOCKS {
+    while count - done >= W * V::BLOCKS {
         group!(W);
-        done += W * L::BLOCKS;
+        done += W * V::BLOCKS;
     }
     // Fewer than W vectors of units left: groups of W/2, .., 1 vectors as
     // the bits of the count say, then single-block chains.
     macro_rules! tail {
         ($n:literal) => {
-            if $n < W && count - done >= $n * L::BLOCKS {
+            if $n < W && count - done >= $n * V::BLOCKS {
                 group!($n);
-                done += $n * L::BLOCKS;
+                done += $n * V::BLOCKS;
             }
         };
     }
@@ -340,14 +293,14 @@ pub(crate) unsafe fn encrypt<L: Lanes, const NR: usize, const W: usize>(
     tail!(4);
     tail!(2);
     tail!(1);
-    debug_assert!(count - done < L::BLOCKS);
+    debug_assert!(count - done < V::BLOCKS);
     // SAFETY: the last `count - done` units of the request.
     unsafe {
         match count - done {
             0 => {}
-            1 => single_chains::<L, NR, 1>(l, ivs, done, unit_len, src, dst),
-            2 => single_chains::<L, NR, 2>(l, ivs, done, unit_len, src, dst),
-            _ => single_chains::<L, NR, 3>(l, ivs, done, unit_len, src, dst),
+            1 => single_chains::<V, NR, 1>(k, ivs, done, unit_len, src, dst),
+            2 => single_chains::<V, NR, 2>(k, ivs, done, unit_len, src, dst),
+            _ => single_chains::<V, NR, 3>(k, ivs, done, unit_len, src, dst),
         }
     }
 }
@@ -360,28 +313,28 @@ pub(crate) unsafe fn encrypt<L: Lanes, const NR: usize, const W: usize>(
 /// `src` and `dst` are valid for `16 * BLOCKS * N` bytes and are equal or
 /// disjoint.
 #[inline(always)]
-unsafe fn group<L: Lanes, const NR: usize, const N: usize>(
-    l: &L,
-    carry: &mut L::V,
+unsafe fn group<V: Vector, const NR: usize, const N: usize>(
+    k: &Kernel<V>,
+    carry: &mut V,
     src: *const u8,
     dst: *mut u8,
 ) {
-    let step = 16 * L::BLOCKS;
+    let step = 16 * V::BLOCKS;
     let mut c = [*carry; N];
     for (i, c) in c.iter_mut().enumerate() {
         // SAFETY: vector `i < N` lies in the `16 * BLOCKS * N` source bytes.
-        *c = unsafe { L::load(src.add(step * i)) };
+        *c = unsafe { V::load(src.add(step * i)) };
     }
     let mut p = c;
-    p[0] = l.shift_in(*carry, c[0]);
+    p[0] = V::shift_in(*carry, c[0]);
     for i in 1..N {
-        p[i] = l.shift_in(c[i - 1], c[i]);
+        p[i] = V::shift_in(c[i - 1], c[i]);
     }
-    let out = l.unchain::<NR, N>(&c, &p);
+    let out = k.rk.decrypt::<NR, N>(c, None, Some(&p));
     for (i, v) in out.iter().enumerate() {
         // SAFETY: as for the loads; every vector was loaded before the
         // first store, so an in-place call reads only input.
-        unsafe { L::store(dst.add(step * i), *v) };
+        unsafe { v.store(dst.add(step * i)) };
     }
     *carry = c[N - 1];
 }
@@ -393,18 +346,18 @@ unsafe fn group<L: Lanes, const NR: usize, const N: usize>(
 ///
 /// `src` and `dst` are valid for `len` bytes and are equal or disjoint.
 #[inline(always)]
-unsafe fn unit<L: Lanes, const NR: usize, const W: usize>(
-    l: &L,
-    mut carry: L::V,
+unsafe fn unit<V: Vector, const NR: usize, const W: usize>(
+    k: &Kernel<V>,
+    mut carry: V,
     src: *const u8,
     dst: *mut u8,
     len: usize,
 ) {
-    let per_vector = 16 * L::BLOCKS;
+    let per_vector = 16 * V::BLOCKS;
     let mut off = 0;
     while len - off >= W * per_vector {
         // SAFETY: `off + W * per_vector <= len`.
-        unsafe { group::<L, NR, W>(l, &mut carry, src.add(off), dst.add(off)) };
+        unsafe { group::<V, NR, W>(k, &mut carry, src.add(off), dst.add(off)) };
         off += W * per_vector;
     }
     let mut vectors = (len - off) / per_vector;
@@ -412,7 +365,7 @@ unsafe fn unit<L: Lanes, const NR: usize, const W: usize>(
         ($n:literal) => {
             if $n < W && vectors & $n != 0 {
                 // SAFETY: `off + $n * per_vector <= len`.
-                unsafe { group::<L, NR, $n>(l, &mut carry, src.add(off), dst.add(off)) };
+                unsafe { group::<V, NR, $n>(k, &mut carry, src.add(off), dst.add(off)) };
                 off += $n * per_vector;
                 vectors -= $n;
             }
@@ -425,13 +378,13 @@ unsafe fn unit<L: Lanes, const NR: usize, const W: usize>(
     debug_assert_eq!(vectors, 0);
     // Fewer than BLOCKS blocks left: one at a time (they are independent,
     // so they still overlap in the pipeline).
-    let mut prev = l.last(carry);
+    let mut prev = carry.lane(V::BLOCKS - 1);
     while off < len {
         // SAFETY: `off + 16 <= len`; the block is loaded before the
         // destination block at the same offset is written.
         unsafe {
-            let c = L::load1(src.add(off));
-            L::store1(dst.add(off), l.unchain1::<NR>(c, prev));
+            let c = V::Block::load(src.add(off));
+            k.rkb.decrypt::<NR, 1>([c], None, Some(&[prev]))[0].store(dst.add(off));
             prev = c;
         }
         off += 16;
@@ -445,11 +398,11 @@ unsafe fn unit<L: Lanes, const NR: usize, const W: usize>(
 ///
 /// `src` and `dst` are valid for `count * unit_len` bytes and are equal or
 /// disjoint; `unit_len` is a non-zero multiple of 16; `NR` (10 or 14)
-/// matches the round keys `l` holds (the equivalent inverse cipher's); an
+/// matches the round keys `k` holds (the equivalent inverse cipher's); an
 /// [`Ivs::List`] holds `count` IVs.
 #[inline(always)]
-pub(crate) unsafe fn decrypt<L: Lanes, const NR: usize, const W: usize>(
-    l: &L,
+pub(crate) unsafe fn decrypt<V: Vector, const NR: usize, const W: usize>(
+    k: &Kernel<V>,
     ivs: &Ivs<'_>,
     unit_len: usize,
     count: usize,
@@ -458,8 +411,75 @@ pub(crate) unsafe fn decrypt<L: Lanes, const NR: usize, const W: usize>(
 ) {
     for i in 0..count {
         let at = i * unit_len;
-        let carry = l.carry_iv(ivs.get(i));
+        let carry = k.rk.splat(V::block(ivs.get(i)));
         // SAFETY: unit `i < count` lies inside the request.
-        unsafe { unit::<L, NR, W>(l, carry, src.add(at), dst.add(at), unit_len) };
+        unsafe { unit::<V, NR, W>(k, carry, src.add(at), dst.add(at), unit_len) };
     }
 }
+
+/// The two `#[target_feature]` entry points of one width, `encrypt` and
+/// `decrypt`: each builds the width's [`Kernel`] from the schedule of its
+/// direction and runs the driver with `$w` vectors in flight. The IVs come
+/// as plain arguments, in registers (see `Ivs::parts`).
+macro_rules! entry_points {
+    ($v:ty, $w:literal, $features:literal) => {
+        /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to
+        /// `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
+        /// list)`.
+        ///
+        /// # Safety
+        ///
+        /// The CPU has the features this function enables; `src` and `dst`
+        /// are valid for `count * unit_len` bytes and are equal or
+        /// disjoint; `unit_len` is a non-zero multiple of 16; `NR` is 10 or
+        /// 14 and matches the schedules in `keys`; a `list` holds `count`
+        /// IVs.
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn encrypt<const NR: usize>(
+            keys: &mdu_aes::RoundKeys,
+            first: u128,
+            step: u64,
+            list: Option<&[mdu_core::Iv]>,
+            unit_len: usize,
+            count: usize,
+            src: *const u8,
+            dst: *mut u8,
+        ) {
+            use $crate::backend::driver::{Kernel, encrypt};
+            // SAFETY: this function runs with the width's features.
+            let k = unsafe { Kernel::<$v>::new(&keys.enc) };
+            let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+            // SAFETY: forwarded from the caller; `k` holds the encryption
+            // schedule.
+            unsafe { encrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
+        }
+
+        /// CBC-decrypts `count` data units; see [`encrypt`].
+        ///
+        /// # Safety
+        ///
+        /// As for [`encrypt`].
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn decrypt<const NR: usize>(
+            keys: &mdu_aes::RoundKeys,
+            first: u128,
+            step: u64,
+            list: Option<&[mdu_core::Iv]>,
+            unit_len: usize,
+            count: usize,
+            src: *const u8,
+            dst: *mut u8,
+        ) {
+            use $crate::backend::driver::{Kernel, decrypt};
+            // SAFETY: this function runs with the width's features.
+            let k = unsafe { Kernel::<$v>::new(&keys.dec) };
+            let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+            // SAFETY: forwarded from the caller; `k` holds the decryption
+            // schedule.
+            unsafe { decrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
+        }
+    };
+}
+pub(crate) use entry_points;

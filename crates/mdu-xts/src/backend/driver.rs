@@ -1,10 +1,11 @@
 //! XTS written once: the batching of first tweaks across units, the
 //! software pipeline, the main loop, the tails and ciphertext stealing, over
-//! the primitives of one instruction set and vector width ([`Lanes`]).
+//! the vectors of one instruction set and width (`mdu_aes::vector`) and
+//! the tweak steps of that width ([`Tweaks`]).
 //!
 //! Every SIMD backend is this driver instantiated by one `#[target_feature]`
 //! entry point in its own file (`x86/vaes512.rs`, `x86/vaes256.rs`,
-//! `x86/aesni.rs`, `aarch64/ce.rs`), which builds its [`Lanes`] value (the
+//! `x86/aesni.rs`, `aarch64/ce.rs`), which builds its [`Kernel`] (the
 //! round keys, pre-broadcast to the vector width) and calls [`crypt`]. The
 //! primitives are `#[inline(always)]`, so the whole kernel is compiled
 //! inside that entry point with its target features.
@@ -14,7 +15,7 @@
 //! * A request is `count` units of `unit_len >= 16` bytes; unit `i` has an
 //!   IV from [`Ivs`] (`first_iv + i * step` mod 2^128, or entry `i` of a
 //!   list) and the first tweak `E_K2(iv)`.
-//! * A unit's blocks run `W` vectors (`W * L::BLOCKS` blocks) at a time
+//! * A unit's blocks run `W` vectors (`W * V::BLOCKS` blocks) at a time
 //!   under consecutive tweaks; what is left runs as groups of `W/2, W/4,
 //!   .., 1` vectors, then single blocks; a ragged end (`len % 16 != 0`) is
 //!   finished by ciphertext stealing on single blocks. Decryption of a
@@ -35,71 +36,108 @@
 //! every backend to that.
 
 use mdu_aes::Ivs;
+use mdu_aes::vector::{Keys, Vector};
 
-use super::simd::bulk_blocks;
+use super::simd::{RoundKeys, bulk_blocks};
 
-/// The primitives of one instruction set at one vector width.
-///
-/// A value of an implementing type holds expanded round keys and exists only
-/// inside the `#[target_feature]` entry point that made it (making one is
-/// `unsafe`, with the CPU features as its condition), so its methods may use
-/// those features: they are the "witness" that the CPU has them.
-pub(crate) trait Lanes {
-    /// A vector of [`Lanes::BLOCKS`] AES blocks.
-    type V: Copy;
-    /// One AES block (one 128-bit register).
-    type B: Copy;
-    /// Blocks per vector.
-    const BLOCKS: usize;
-
-    /// Loads one vector (unaligned).
-    ///
-    /// # Safety
-    ///
-    /// `src` is valid for `16 * BLOCKS` bytes.
-    unsafe fn load(src: *const u8) -> Self::V;
-    /// Stores one vector (unaligned).
-    ///
-    /// # Safety
-    ///
-    /// `dst` is valid for `16 * BLOCKS` writable bytes.
-    unsafe fn store(dst: *mut u8, v: Self::V);
-    /// XTS on `N` vectors: `s[i]` under the tweak vector `tw[i]`, the `N`
-    /// AES chains interleaved round by round.
-    fn xts<const NR: usize, const ENC: bool, const N: usize>(
-        &self,
-        s: [Self::V; N],
-        tw: &[Self::V; N],
-    ) -> [Self::V; N];
+/// The XTS tweak steps of one vector width: the only part of the kernel
+/// written per width (in `x86/*.rs` and `aarch64/ce.rs`); everything else
+/// is this driver over [`Vector`].
+pub(crate) trait Tweaks: Vector {
     /// The tweaks of a unit's first `W * BLOCKS` blocks, from its first
     /// tweak: `t, t*x, t*x^2, ..`, vector by vector.
-    fn setup<const W: usize>(&self, t: Self::B) -> [Self::V; W];
-    /// Moves every tweak of `tw` on by `W * BLOCKS` blocks (times
-    /// `x^(W * BLOCKS)`).
-    fn advance<const W: usize>(&self, tw: &mut [Self::V; W]);
-    /// Block `i < BLOCKS` of a vector.
-    fn lane(&self, v: Self::V, i: usize) -> Self::B;
+    ///
+    /// # Safety
+    ///
+    /// The CPU has the features of this width's XTS entry point (the
+    /// carry-less multiply among them); a [`Kernel`] proves it.
+    unsafe fn setup<const W: usize>(t: Self::Block) -> [Self; W];
+    /// Moves a tweak vector on by `W * BLOCKS` blocks (times `x^(W *
+    /// BLOCKS)`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Tweaks::setup`].
+    unsafe fn advance<const W: usize>(t: Self) -> Self;
+    /// `t * x` in GF(2^128) (baseline instructions only).
+    fn mul_x(t: Self::Block) -> Self::Block;
+}
 
-    /// Loads one block.
+/// The expanded keys of one request in registers of width `V`: K1 in the
+/// order of the direction being run, K2 in encryption order, each also one
+/// block wide. Made only by the `#[target_feature]` entry points, so it is
+/// the witness that their features are present.
+pub(crate) struct Kernel<V: Vector> {
+    k1: Keys<V>,
+    k1b: Keys<V::Block>,
+    k2: Keys<V>,
+    k2b: Keys<V::Block>,
+}
+
+impl<V: Tweaks> Kernel<V> {
+    /// The kernel of `keys` for direction `ENC`.
     ///
     /// # Safety
     ///
-    /// `src` is valid for 16 bytes.
-    unsafe fn load1(src: *const u8) -> Self::B;
-    /// Stores one block.
-    ///
-    /// # Safety
-    ///
-    /// `dst` is valid for 16 writable bytes.
-    unsafe fn store1(dst: *mut u8, b: Self::B);
-    /// XTS on one block: `E_K1(b ^ t) ^ t` (or `D_K1`).
-    fn xts1<const NR: usize, const ENC: bool>(&self, b: Self::B, t: Self::B) -> Self::B;
-    /// `t * x` in GF(2^128).
-    fn mul_x(&self, t: Self::B) -> Self::B;
+    /// The CPU has the features of `V`'s XTS entry point: the width's AES
+    /// instructions and carry-less multiply.
+    #[inline(always)]
+    pub(crate) unsafe fn new<const ENC: bool>(keys: &RoundKeys) -> Kernel<V> {
+        let k1 = if ENC { &keys.k1.enc } else { &keys.k1.dec };
+        // SAFETY: forwarded from the caller.
+        let (k1, k2) = unsafe { (Keys::<V>::new(k1), Keys::<V>::new(&keys.tweak)) };
+        Kernel {
+            k1b: k1.blocks(),
+            k2b: k2.blocks(),
+            k1,
+            k2,
+        }
+    }
+
+    /// The tweaks of a unit's first `W` vectors; see [`Tweaks::setup`].
+    #[inline(always)]
+    fn setup<const W: usize>(&self, t: V::Block) -> [V; W] {
+        // SAFETY: a `Kernel` exists only inside an entry point with the
+        // features `setup` needs.
+        unsafe { V::setup::<W>(t) }
+    }
+
+    /// One block: `E_K1(b ^ t) ^ t` (or `D_K1`).
+    #[inline(always)]
+    fn xts1<const NR: usize, const ENC: bool>(&self, b: V::Block, t: V::Block) -> V::Block {
+        self.k1b.crypt::<NR, ENC, 1>([b], Some(&[t]), Some(&[t]))[0]
+    }
+
     /// `E_K2(iv)` for one IV.
-    fn first_tweak<const NR: usize>(&self, iv: u128) -> Self::B;
-    /// `E_K2(iv)` for `U` IVs, as independent chains.
-    fn first_tweaks<const NR: usize, const U: usize>(&self, ivs: &[u128; U]) -> [Self::B; U];
+    #[inline(always)]
+    fn first_tweak<const NR: usize>(&self, iv: u128) -> V::Block {
+        self.k2b.encrypt::<NR, 1>([V::block(iv)], None, None)[0]
+    }
+
+    /// `E_K2(iv)` for `U = W * BLOCKS` IVs, `W` vectors of independent
+    /// chains.
+    #[inline(always)]
+    fn first_tweaks<const NR: usize, const W: usize, const U: usize>(
+        &self,
+        ivs: &[u128; U],
+    ) -> [V::Block; U] {
+        const { assert!(U == W * V::BLOCKS, "one vector group of first tweaks") };
+        let mut out = [V::block(0); U];
+        // SAFETY: vector `i < W` covers IVs (and outputs) `BLOCKS * i ..
+        // BLOCKS * (i + 1)`, inside both arrays; a block is one 16-byte
+        // register, as a `u128` is 16 bytes; the kernel proves the width's
+        // features.
+        unsafe {
+            let src = ivs.as_ptr().cast::<u8>();
+            let s: [V; W] = core::array::from_fn(|i| V::load(src.add(16 * V::BLOCKS * i)));
+            let s = self.k2.encrypt::<NR, W>(s, None, None);
+            let dst = out.as_mut_ptr().cast::<u8>();
+            for (i, v) in s.iter().enumerate() {
+                v.store(dst.add(16 * V::BLOCKS * i));
+            }
+        }
+        out
+    }
 }
 
 /// `N` vectors of `src` to `dst` under the tweak vectors `tw[..N]`.
@@ -109,53 +147,57 @@ pub(crate) trait Lanes {
 /// `src` and `dst` are valid for `16 * BLOCKS * N` bytes and are equal or
 /// disjoint; `N <= W`.
 #[inline(always)]
-unsafe fn group<L: Lanes, const NR: usize, const ENC: bool, const W: usize, const N: usize>(
-    l: &L,
-    tw: &[L::V; W],
+unsafe fn group<V: Tweaks, const NR: usize, const ENC: bool, const W: usize, const N: usize>(
+    k: &Kernel<V>,
+    tw: &[V; W],
     src: *const u8,
     dst: *mut u8,
 ) {
-    let step = 16 * L::BLOCKS;
+    let step = 16 * V::BLOCKS;
     let mut s = [tw[0]; N];
     for (i, s) in s.iter_mut().enumerate() {
         // SAFETY: vector `i < N` lies in the `16 * BLOCKS * N` source bytes.
-        *s = unsafe { L::load(src.add(step * i)) };
+        *s = unsafe { V::load(src.add(step * i)) };
     }
-    let t: &[L::V; N] = tw.first_chunk::<N>().expect("a group is at most W vectors");
-    let out = l.xts::<NR, ENC, N>(s, t);
+    let t: &[V; N] = tw.first_chunk::<N>().expect("a group is at most W vectors");
+    let out = k.k1.crypt::<NR, ENC, N>(s, Some(t), Some(t));
     for (i, v) in out.iter().enumerate() {
         // SAFETY: as for the loads; every vector was loaded before the first
         // store, so an in-place call reads only input.
-        unsafe { L::store(dst.add(step * i), *v) };
+        unsafe { v.store(dst.add(step * i)) };
     }
 }
 
 /// One data unit of `len >= 16` bytes whose first `W * BLOCKS` tweaks are
-/// `tw` (see [`Lanes::setup`]).
+/// `tw` (see [`Tweaks::setup`]).
 ///
 /// # Safety
 ///
 /// `src` and `dst` are valid for `len` bytes and are equal or disjoint.
 #[inline(always)]
-unsafe fn unit<L: Lanes, const NR: usize, const ENC: bool, const W: usize>(
-    l: &L,
-    mut tw: [L::V; W],
+unsafe fn unit<V: Tweaks, const NR: usize, const ENC: bool, const W: usize>(
+    k: &Kernel<V>,
+    mut tw: [V; W],
     src: *const u8,
     dst: *mut u8,
     len: usize,
 ) {
-    let per_vector = 16 * L::BLOCKS;
+    let per_vector = 16 * V::BLOCKS;
     let bulk = 16 * bulk_blocks::<ENC>(len);
     let mut off = 0;
     while bulk - off >= W * per_vector {
         // SAFETY: `off + W * per_vector <= bulk <= len`.
-        unsafe { group::<L, NR, ENC, W, W>(l, &tw, src.add(off), dst.add(off)) };
+        unsafe { group::<V, NR, ENC, W, W>(k, &tw, src.add(off), dst.add(off)) };
         off += W * per_vector;
         if off == len {
             // Done: skip advancing tweaks nobody would use.
             return;
         }
-        l.advance(&mut tw);
+        for t in tw.iter_mut() {
+            // SAFETY: a `Kernel` exists only inside an entry point with the
+            // features `advance` needs.
+            *t = unsafe { V::advance::<W>(*t) };
+        }
     }
     // Fewer than W vectors left: groups of W/2, .., 1 vectors as the bits
     // of the count say; the tweak vectors of a group done move out of the
@@ -165,7 +207,7 @@ unsafe fn unit<L: Lanes, const NR: usize, const ENC: bool, const W: usize>(
         ($n:literal) => {
             if $n < W && vectors & $n != 0 {
                 // SAFETY: `off + $n * per_vector <= bulk <= len`.
-                unsafe { group::<L, NR, ENC, W, $n>(l, &tw, src.add(off), dst.add(off)) };
+                unsafe { group::<V, NR, ENC, W, $n>(k, &tw, src.add(off), dst.add(off)) };
                 tw.rotate_left($n);
                 off += $n * per_vector;
                 vectors -= $n;
@@ -183,8 +225,8 @@ unsafe fn unit<L: Lanes, const NR: usize, const ENC: bool, const W: usize>(
     while off < bulk {
         // SAFETY: `off + 16 <= bulk <= len`.
         unsafe {
-            let b = L::load1(src.add(off));
-            L::store1(dst.add(off), l.xts1::<NR, ENC>(b, l.lane(tw[0], lane)));
+            let b = V::Block::load(src.add(off));
+            k.xts1::<NR, ENC>(b, tw[0].lane(lane)).store(dst.add(off));
         }
         lane += 1;
         off += 16;
@@ -192,7 +234,7 @@ unsafe fn unit<L: Lanes, const NR: usize, const ENC: bool, const W: usize>(
     if !len.is_multiple_of(16) {
         // SAFETY: `off` is the end of the bulk blocks of a `len`-byte unit
         // and the lane is the tweak of the block after them.
-        unsafe { steal::<L, NR, ENC>(l, l.lane(tw[0], lane), src, dst, off, len % 16) };
+        unsafe { steal::<V, NR, ENC>(k, tw[0].lane(lane), src, dst, off, len % 16) };
     }
 }
 
@@ -207,9 +249,9 @@ unsafe fn unit<L: Lanes, const NR: usize, const ENC: bool, const W: usize>(
 /// encrypting, with `off >= 16`; `off + 16 + r` when decrypting) and are
 /// equal or disjoint.
 #[inline(always)]
-unsafe fn steal<L: Lanes, const NR: usize, const ENC: bool>(
-    l: &L,
-    t: L::B,
+unsafe fn steal<V: Tweaks, const NR: usize, const ENC: bool>(
+    k: &Kernel<V>,
+    t: V::Block,
     src: *const u8,
     dst: *mut u8,
     off: usize,
@@ -229,19 +271,19 @@ unsafe fn steal<L: Lanes, const NR: usize, const ENC: bool>(
             core::ptr::copy_nonoverlapping(dst.add(off - 16), cc.as_mut_ptr(), 16);
             core::ptr::copy_nonoverlapping(cc.as_ptr(), dst.add(off), r);
             pp[r..].copy_from_slice(&cc[r..]);
-            let out = l.xts1::<NR, true>(L::load1(pp.as_ptr()), t);
-            L::store1(dst.add(off - 16), out);
+            let out = k.xts1::<NR, true>(V::Block::load(pp.as_ptr()), t);
+            out.store(dst.add(off - 16));
         } else {
             // The held-back block decrypts under the next tweak (t * x); its
             // first r bytes are the partial plaintext, and the partial
             // ciphertext padded with its tail decrypts under t.
-            let c = L::load1(src.add(off));
-            L::store1(pp.as_mut_ptr(), l.xts1::<NR, false>(c, l.mul_x(t)));
+            let c = V::Block::load(src.add(off));
+            k.xts1::<NR, false>(c, V::mul_x(t)).store(pp.as_mut_ptr());
             core::ptr::copy_nonoverlapping(src.add(off + 16), cc.as_mut_ptr(), r);
             core::ptr::copy_nonoverlapping(pp.as_ptr(), dst.add(off + 16), r);
             cc[r..].copy_from_slice(&pp[r..]);
-            let out = l.xts1::<NR, false>(L::load1(cc.as_ptr()), t);
-            L::store1(dst.add(off), out);
+            let out = k.xts1::<NR, false>(V::Block::load(cc.as_ptr()), t);
+            out.store(dst.add(off));
         }
     }
 }
@@ -253,17 +295,17 @@ unsafe fn steal<L: Lanes, const NR: usize, const ENC: bool>(
 /// # Safety
 ///
 /// `src` and `dst` are valid for `count * unit_len` bytes and are equal or
-/// disjoint; `unit_len >= 16`; `NR` (10 or 14) matches the round keys `l`
+/// disjoint; `unit_len >= 16`; `NR` (10 or 14) matches the round keys `k`
 /// holds; an [`Ivs::List`] holds `count` IVs.
 #[inline(always)]
 pub(crate) unsafe fn crypt<
-    L: Lanes,
+    V: Tweaks,
     const NR: usize,
     const ENC: bool,
     const W: usize,
     const U: usize,
 >(
-    l: &L,
+    k: &Kernel<V>,
     ivs: &Ivs<'_>,
     unit_len: usize,
     count: usize,
@@ -272,12 +314,12 @@ pub(crate) unsafe fn crypt<
 ) {
     if count == 1 {
         // One message: one AES chain for its tweak, no batch.
-        let tw = l.setup::<W>(l.first_tweak::<NR>(ivs.get(0)));
+        let tw = k.setup::<W>(k.first_tweak::<NR>(ivs.get(0)));
         // SAFETY: the request is exactly this one unit.
-        unsafe { unit::<L, NR, ENC, W>(l, tw, src, dst, unit_len) };
+        unsafe { unit::<V, NR, ENC, W>(k, tw, src, dst, unit_len) };
         return;
     }
-    let first = |start: usize| l.first_tweaks::<NR, U>(&ivs.batch::<U>(start));
+    let first = |start: usize| k.first_tweaks::<NR, W, U>(&ivs.batch::<U>(start));
     let mut tweaks = first(0);
     let mut done = 0;
     while done < count {
@@ -286,15 +328,15 @@ pub(crate) unsafe fn crypt<
         if count - done > U {
             tweaks = first(done + U);
         }
-        let mut next = l.setup::<W>(batch[0]);
+        let mut next = k.setup::<W>(batch[0]);
         for j in 0..n {
             let tw = next;
             if j + 1 < n {
-                next = l.setup::<W>(batch[j + 1]);
+                next = k.setup::<W>(batch[j + 1]);
             }
             let at = (done + j) * unit_len;
             // SAFETY: unit `done + j < count` lies inside the request.
-            unsafe { unit::<L, NR, ENC, W>(l, tw, src.add(at), dst.add(at), unit_len) };
+            unsafe { unit::<V, NR, ENC, W>(k, tw, src.add(at), dst.add(at), unit_len) };
         }
         done += n;
     }

@@ -1,4 +1,4 @@
-//! arm64 backends; the key schedule, the round functions and the round-key
-//! loading are `mdu-aes`'s, the CBC algorithm itself is `backend::driver`.
+//! arm64 backends; the key schedule, the vectors and the AES rounds are
+//! `mdu-aes`'s, the CBC algorithm itself is `backend::driver`.
 
 pub(crate) mod ce;

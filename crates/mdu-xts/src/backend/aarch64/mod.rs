@@ -1,7 +1,6 @@
-//! arm64 backends: the single-block pieces (tweak doubling, one XTS block,
-//! a unit's first tweak) of the kernel; the key schedule, the round
-//! functions and the round-key loading are `mdu-aes`'s, the XTS algorithm
-//! itself is `backend::driver`.
+//! arm64 backends: the tweak doublings of the kernel; the key schedule, the
+//! vectors and the AES rounds are `mdu-aes`'s (`mdu_aes::vector::Neon`),
+//! the XTS algorithm itself is `backend::driver`.
 //!
 //! Conventions: a tweak is a 128-bit little-endian integer in a vector
 //! register (byte `i` of the tweak in lane `i`, so the 64-bit lane 0 holds
@@ -20,7 +19,6 @@ use core::arch::aarch64::*;
 pub(crate) mod ce;
 
 pub(crate) use super::simd::RoundKeys;
-pub(crate) use mdu_aes::aarch64::{iv_vector, last_round, load_schedule, round};
 
 /// `t * x` in GF(2^128), by shifts and a conditional XOR.
 ///
@@ -48,33 +46,10 @@ pub(crate) fn mul_x8(t: uint8x16_t) -> uint8x16_t {
     veorq_u8(shifted, reduced)
 }
 
-/// XTS on one block: `E(b ^ t) ^ t` (or D), the tweak folded into the first
-/// and last round keys.
-#[inline]
-#[target_feature(enable = "aes")]
-pub(crate) fn xts_block<const NR: usize, const ENC: bool>(
-    rk: &[uint8x16_t; 15],
-    b: uint8x16_t,
-    t: uint8x16_t,
-) -> uint8x16_t {
-    let mut s = round::<ENC>(b, veorq_u8(rk[0], t));
-    for k in &rk[1..NR - 1] {
-        s = round::<ENC>(s, *k);
-    }
-    veorq_u8(last_round::<ENC>(s, rk[NR - 1]), veorq_u8(rk[NR], t))
-}
-
-/// The first tweak of a unit: `E_K2(iv)` with the tweak key's schedule.
-#[inline]
-#[target_feature(enable = "aes")]
-pub(crate) fn encrypt_iv<const NR: usize>(k2: &[uint8x16_t; 15], iv: u128) -> uint8x16_t {
-    xts_block::<NR, true>(k2, iv_vector(iv), vdupq_n_u8(0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mdu_aes::aarch64::bytes;
+    use mdu_aes::aarch64::{bytes, iv_vector};
 
     fn detected() -> bool {
         std::arch::is_aarch64_feature_detected!("aes")
