@@ -15,7 +15,10 @@ use mdu_core::Direction;
 
 use crate::mode::{BlockAes, Engine, Io, KeySize, Mode};
 use crate::{Backend, CpuFeatures, Ivs, SetupError};
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 use crate::{Request, RoundKeys};
 
 /// ECB as the AES skeleton sees it: the mode behind [`Ecb`].
@@ -218,10 +221,16 @@ impl Mode for EcbMode {
         }
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     type RoundKeys = RoundKeys;
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     unsafe fn expand(key: &[u8]) -> Box<RoundKeys> {
         let mut rk = RoundKeys::zeroed();
         // SAFETY: forwarded from the caller (the CPU has the AES
@@ -230,12 +239,18 @@ impl Mode for EcbMode {
         rk
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     fn simd_clone(keys: &RoundKeys) -> Box<RoundKeys> {
         keys.boxed_clone()
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     unsafe fn run<const NR: usize>(
         backend: Backend<EcbMode>,
         dir: Direction,
@@ -253,27 +268,27 @@ impl Mode for EcbMode {
         // bytes (a multiple of 16), equal or disjoint.
         unsafe {
             match (backend, enc) {
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::Vaes512, true) => kernels::zmm::<NR, true>(s, r.src, r.dst, len),
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::Vaes512, false) => kernels::zmm::<NR, false>(s, r.src, r.dst, len),
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::Vaes256, true) => kernels::ymm::<NR, true>(s, r.src, r.dst, len),
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::Vaes256, false) => kernels::ymm::<NR, false>(s, r.src, r.dst, len),
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::AesNi, true) => kernels::xmm::<NR, true>(s, r.src, r.dst, len),
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::AesNi, false) => kernels::xmm::<NR, false>(s, r.src, r.dst, len),
-                #[cfg(arm_simd)]
+                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
                 (Backend::ArmCe, true) => kernels::neon::<NR, true>(s, r.src, r.dst, len),
-                #[cfg(arm_simd)]
+                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
                 (Backend::ArmCe, false) => kernels::neon::<NR, false>(s, r.src, r.dst, len),
-                #[cfg(not(x86_simd))]
+                #[cfg(not(all(target_arch = "x86_64", not(miri))))]
                 (Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi, _) => {
                     unreachable!("x86_64 backends are not compiled for this target")
                 }
-                #[cfg(not(arm_simd))]
+                #[cfg(not(all(target_arch = "aarch64", target_endian = "little", not(miri))))]
                 (Backend::ArmCe, _) => {
                     unreachable!("the arm64 backend is not compiled for this target")
                 }
@@ -286,7 +301,10 @@ impl Mode for EcbMode {
 
 /// The batched ECB kernel, written once over [`Vector`](crate::vector::Vector),
 /// and its entry point per width.
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 pub mod kernels {
     use crate::Schedule;
     use crate::vector::{Keys, Vector};
@@ -384,24 +402,24 @@ pub mod kernels {
         };
     }
 
-    #[cfg(x86_simd)]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     entry!(
         /// Eight zmm registers (32 blocks) in flight: with no tweaks to
         /// keep, the fifteen round keys and eight states fit the 32
         /// registers.
         zmm, crate::vector::Zmm, 8, "aes,avx2,avx512f,vaes"
     );
-    #[cfg(x86_simd)]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     entry!(
         /// Eight ymm registers (sixteen blocks) in flight.
         ymm, crate::vector::Ymm, 8, "aes,avx2,vaes"
     );
-    #[cfg(x86_simd)]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     entry!(
         /// Eight xmm registers in flight.
         xmm, crate::vector::Xmm, 8, "aes"
     );
-    #[cfg(arm_simd)]
+    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
     entry!(
         /// Eight registers in flight.
         neon, crate::vector::Neon, 8, "neon,aes"

@@ -50,7 +50,10 @@ impl RoundKeys {
     ///
     /// The CPU has the AES instructions (AES-NI on x86_64, FEAT_AES on
     /// arm64).
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     pub unsafe fn expand_into(&mut self, key: &[u8]) {
         // SAFETY: forwarded from the caller.
         unsafe { crate::expand(key, &mut self.enc, Some(&mut self.dec)) };

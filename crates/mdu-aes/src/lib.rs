@@ -32,7 +32,7 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
-#[cfg(arm_simd)]
+#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 #[doc(hidden)]
 pub mod aarch64;
 mod cipher;
@@ -42,18 +42,24 @@ mod error;
 mod ivs;
 mod keys;
 mod mode;
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 #[doc(hidden)]
 pub mod vector;
 #[doc(hidden)]
 pub mod wipe;
-#[cfg(x86_simd)]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 #[doc(hidden)]
 pub mod x86;
 
 pub use cipher::Cipher;
 pub use detect::{CpuFeatures, subsets};
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 pub use ecb::kernels as ecb_kernels;
 pub use ecb::{Ecb, EcbMode};
 pub use error::SetupError;
@@ -94,16 +100,19 @@ pub const fn rounds(key_len: usize) -> usize {
 /// # Safety
 ///
 /// The CPU has the AES instructions (AES-NI on x86_64, FEAT_AES on arm64).
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 #[doc(hidden)]
 #[inline(never)]
 pub unsafe fn expand(key: &[u8], enc: &mut Schedule, dec: Option<&mut Schedule>) {
-    #[cfg(x86_simd)]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: forwarded from the caller.
     unsafe {
         x86::expand(key, enc, dec)
     }
-    #[cfg(arm_simd)]
+    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
     // SAFETY: forwarded from the caller.
     unsafe {
         aarch64::expand(key, enc, dec)

@@ -186,7 +186,10 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     );
 
     /// The key expanded for the SIMD backends; zeroized on drop.
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     type RoundKeys: Send + Sync;
 
     /// Expands `key` (whose length has been checked) into a new heap
@@ -195,11 +198,17 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     /// # Safety
     ///
     /// The CPU has the AES instructions (AES-NI, FEAT_AES).
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     unsafe fn expand(key: &[u8]) -> Box<Self::RoundKeys>;
 
     /// A copy of SIMD round keys in a new heap allocation, heap to heap.
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     fn simd_clone(keys: &Self::RoundKeys) -> Box<Self::RoundKeys>;
 
     /// Runs `req` with the kernel of `backend` for `NR` rounds in direction
@@ -212,7 +221,10 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     /// `req.src` and `req.dst` cover `count * unit` bytes of live memory,
     /// equal or disjoint; `unit` is one this mode accepts; a `list` holds
     /// `count` IVs.
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     unsafe fn run<const NR: usize>(
         backend: Backend<Self>,
         dir: Direction,
@@ -293,10 +305,17 @@ impl<M: Mode> Backend<M> {
     /// (Tested per mode in each mode crate, on the profiles of real CPUs.)
     pub fn runs_on(self, f: CpuFeatures) -> bool {
         let (compiled, needs) = match self {
-            Backend::Vaes512 => (cfg!(x86_simd), M::NEEDS[0]),
-            Backend::Vaes256 => (cfg!(x86_simd), M::NEEDS[1]),
-            Backend::AesNi => (cfg!(x86_simd), M::NEEDS[2]),
-            Backend::ArmCe => (cfg!(arm_simd), M::NEEDS[3]),
+            Backend::Vaes512 => (cfg!(all(target_arch = "x86_64", not(miri))), M::NEEDS[0]),
+            Backend::Vaes256 => (cfg!(all(target_arch = "x86_64", not(miri))), M::NEEDS[1]),
+            Backend::AesNi => (cfg!(all(target_arch = "x86_64", not(miri))), M::NEEDS[2]),
+            Backend::ArmCe => (
+                cfg!(all(
+                    target_arch = "aarch64",
+                    target_endian = "little",
+                    not(miri)
+                )),
+                M::NEEDS[3],
+            ),
             Backend::Generic => return true,
             Backend::_Mode(never) => never.unreachable(),
         };
@@ -376,7 +395,10 @@ impl<M: Mode> fmt::Display for Backend<M> {
 enum Keys<M: Mode, K: KeySize> {
     Portable(Box<M::Portable<K::Block>>),
     /// Round keys for the x86_64 or the arm64 kernels.
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     Simd(Box<M::RoundKeys>),
 }
 
@@ -417,7 +439,10 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
         }
         let keys = match backend {
             Backend::Generic => Keys::Portable(M::portable::<K::Block>(key)),
-            #[cfg(simd)]
+            #[cfg(any(
+                all(target_arch = "x86_64", not(miri)),
+                all(target_arch = "aarch64", target_endian = "little", not(miri))
+            ))]
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
                 // SAFETY: every SIMD backend needs the AES instructions
                 // (AES-NI, FEAT_AES), and `backend` was checked to be
@@ -426,7 +451,10 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
             }
             // Only the portable backend is compiled for this target, and it
             // is the only one available.
-            #[cfg(not(simd))]
+            #[cfg(not(any(
+                all(target_arch = "x86_64", not(miri)),
+                all(target_arch = "aarch64", target_endian = "little", not(miri))
+            )))]
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
                 return Err(backend.unavailable());
             }
@@ -557,7 +585,10 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
                 }
                 M::portable_crypt(keys, dir, ivs, unit, buf);
             }
-            #[cfg(simd)]
+            #[cfg(any(
+                all(target_arch = "x86_64", not(miri)),
+                all(target_arch = "aarch64", target_endian = "little", not(miri))
+            ))]
             Keys::Simd(keys) => {
                 let (first, step, list) = ivs.parts();
                 let req = Request {
@@ -592,7 +623,10 @@ impl<M: Mode, K: KeySize> Clone for Engine<M, K> {
     fn clone(&self) -> Self {
         let keys = match &self.keys {
             Keys::Portable(k) => Keys::Portable(M::portable_clone::<K::Block>(k)),
-            #[cfg(simd)]
+            #[cfg(any(
+                all(target_arch = "x86_64", not(miri)),
+                all(target_arch = "aarch64", target_endian = "little", not(miri))
+            ))]
             Keys::Simd(k) => Keys::Simd(M::simd_clone(k)),
         };
         // The `aes` crate's `Clone` (portable backend) returns its key

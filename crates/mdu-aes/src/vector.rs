@@ -68,24 +68,24 @@
 
 use crate::Schedule;
 
-#[cfg(arm_simd)]
+#[cfg(target_arch = "aarch64")]
 mod neon;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 mod x86;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 mod xmm;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 mod ymm;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 mod zmm;
 
-#[cfg(arm_simd)]
+#[cfg(target_arch = "aarch64")]
 pub use neon::Neon;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 pub use xmm::Xmm;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 pub use ymm::Ymm;
-#[cfg(x86_simd)]
+#[cfg(target_arch = "x86_64")]
 pub use zmm::Zmm;
 
 mod sealed {

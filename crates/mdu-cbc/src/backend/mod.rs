@@ -10,16 +10,22 @@ pub(crate) use mdu_aes::CpuFeatures;
 #[cfg(not(test))]
 use mdu_aes::CpuFeatures;
 use mdu_aes::{BlockAes, Ivs, Mode};
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 use mdu_aes::{Request, RoundKeys};
 use mdu_core::Direction;
 
-#[cfg(arm_simd)]
+#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 pub(crate) mod aarch64;
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 pub(crate) mod driver;
 pub(crate) mod generic;
-#[cfg(x86_simd)]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod x86;
 
 /// CBC as the AES skeleton sees it: the mode behind [`Backend`] and
@@ -115,10 +121,16 @@ impl Mode for CbcMode {
         generic::crypt(keys, dir, ivs, unit, buf);
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     type RoundKeys = RoundKeys;
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     unsafe fn expand(key: &[u8]) -> Box<RoundKeys> {
         let mut rk = RoundKeys::zeroed();
         // SAFETY: forwarded from the caller (the CPU has the AES
@@ -127,12 +139,18 @@ impl Mode for CbcMode {
         rk
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     fn simd_clone(keys: &RoundKeys) -> Box<RoundKeys> {
         keys.boxed_clone()
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     unsafe fn run<const NR: usize>(
         backend: Backend,
         dir: Direction,
@@ -153,43 +171,43 @@ impl Mode for CbcMode {
         // multiple of 16) and IV list describe a validated request.
         unsafe {
             match (backend, dir) {
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::Vaes512, Direction::Encrypt) => {
                     x86::vaes512::encrypt::<NR>(keys, first, step, list, unit, count, src, dst)
                 }
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::Vaes512, Direction::Decrypt) => {
                     x86::vaes512::decrypt::<NR>(keys, first, step, list, unit, count, src, dst)
                 }
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::Vaes256, Direction::Encrypt) => {
                     x86::vaes256::encrypt::<NR>(keys, first, step, list, unit, count, src, dst)
                 }
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::Vaes256, Direction::Decrypt) => {
                     x86::vaes256::decrypt::<NR>(keys, first, step, list, unit, count, src, dst)
                 }
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::AesNi, Direction::Encrypt) => {
                     x86::aesni::encrypt::<NR>(keys, first, step, list, unit, count, src, dst)
                 }
-                #[cfg(x86_simd)]
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
                 (Backend::AesNi, Direction::Decrypt) => {
                     x86::aesni::decrypt::<NR>(keys, first, step, list, unit, count, src, dst)
                 }
-                #[cfg(arm_simd)]
+                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
                 (Backend::ArmCe, Direction::Encrypt) => {
                     aarch64::ce::encrypt::<NR>(keys, first, step, list, unit, count, src, dst)
                 }
-                #[cfg(arm_simd)]
+                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
                 (Backend::ArmCe, Direction::Decrypt) => {
                     aarch64::ce::decrypt::<NR>(keys, first, step, list, unit, count, src, dst)
                 }
-                #[cfg(not(x86_simd))]
+                #[cfg(not(all(target_arch = "x86_64", not(miri))))]
                 (Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi, _) => {
                     unreachable!("x86_64 backends are not compiled for this target")
                 }
-                #[cfg(not(arm_simd))]
+                #[cfg(not(all(target_arch = "aarch64", target_endian = "little", not(miri))))]
                 (Backend::ArmCe, _) => {
                     unreachable!("the arm64 backend is not compiled for this target")
                 }
@@ -204,7 +222,10 @@ impl Mode for CbcMode {
 mod tests {
     use super::*;
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     fn features(names: &[&str]) -> CpuFeatures {
         let mut f = CpuFeatures::default();
         for name in names {
@@ -226,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(x86_simd)]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn selection_is_a_function_of_the_features() {
         use mdu_aes::Backend::*;
         let zen4 = features(&[
@@ -279,7 +300,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(arm_simd)]
+    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
     fn selection_is_a_function_of_the_features_on_arm64() {
         use mdu_aes::Backend::*;
         let ce = features(&["aes", "pmull", "neon"]);
@@ -318,7 +339,7 @@ mod tests {
     /// on any backend (the generic one expands with the `aes` crate, which
     /// returns its schedule by value).
     #[test]
-    #[cfg(x86_simd)]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn key_setups_leave_no_key_material_on_the_stack() {
         use crate::{AesCbc128, AesCbc256};
         use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};

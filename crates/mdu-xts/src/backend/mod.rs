@@ -9,19 +9,28 @@ use alloc::boxed::Box;
 pub(crate) use mdu_aes::CpuFeatures;
 #[cfg(not(test))]
 use mdu_aes::CpuFeatures;
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 use mdu_aes::Request;
 use mdu_aes::{BlockAes, Ivs, Mode, SetupError};
 use mdu_core::Direction;
 
-#[cfg(arm_simd)]
+#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 pub(crate) mod aarch64;
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 pub(crate) mod driver;
 pub(crate) mod generic;
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 pub(crate) mod simd;
-#[cfg(x86_simd)]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod x86;
 
 /// XTS as the AES skeleton sees it: the mode behind [`Backend`] and
@@ -134,10 +143,16 @@ impl Mode for XtsMode {
         generic::crypt(keys, dir, ivs, unit, buf);
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     type RoundKeys = simd::RoundKeys;
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     unsafe fn expand(key: &[u8]) -> Box<simd::RoundKeys> {
         let (k1, k2) = key.split_at(key.len() / 2);
         let mut rk = simd::RoundKeys::zeroed();
@@ -147,12 +162,18 @@ impl Mode for XtsMode {
         rk
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     fn simd_clone(keys: &simd::RoundKeys) -> Box<simd::RoundKeys> {
         keys.boxed_clone()
     }
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     unsafe fn run<const NR: usize>(
         backend: Backend,
         dir: Direction,
@@ -174,7 +195,10 @@ impl Mode for XtsMode {
 /// # Safety
 ///
 /// As for [`Mode::run`].
-#[cfg(simd)]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 #[inline(always)]
 unsafe fn kernel<const NR: usize, const ENC: bool>(
     backend: Backend,
@@ -195,27 +219,27 @@ unsafe fn kernel<const NR: usize, const ENC: bool>(
     // describe a validated request.
     unsafe {
         match backend {
-            #[cfg(x86_simd)]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Vaes512 => {
                 x86::vaes512::crypt::<NR, ENC>(keys, first, step, list, unit, count, src, dst)
             }
-            #[cfg(x86_simd)]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Vaes256 => {
                 x86::vaes256::crypt::<NR, ENC>(keys, first, step, list, unit, count, src, dst)
             }
-            #[cfg(x86_simd)]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::AesNi => {
                 x86::aesni::crypt::<NR, ENC>(keys, first, step, list, unit, count, src, dst)
             }
-            #[cfg(arm_simd)]
+            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
             Backend::ArmCe => {
                 aarch64::ce::crypt::<NR, ENC>(keys, first, step, list, unit, count, src, dst)
             }
-            #[cfg(not(x86_simd))]
+            #[cfg(not(all(target_arch = "x86_64", not(miri))))]
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi => {
                 unreachable!("x86_64 backends are not compiled for this target")
             }
-            #[cfg(not(arm_simd))]
+            #[cfg(not(all(target_arch = "aarch64", target_endian = "little", not(miri))))]
             Backend::ArmCe => unreachable!("the arm64 backend is not compiled for this target"),
             Backend::Generic => unreachable!("the portable backend has no SIMD kernel"),
             Backend::_Mode(never) => never.unreachable(),
@@ -227,7 +251,10 @@ unsafe fn kernel<const NR: usize, const ENC: bool>(
 mod tests {
     use super::*;
 
-    #[cfg(simd)]
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     fn features(names: &[&str]) -> CpuFeatures {
         let mut f = CpuFeatures::default();
         for name in names {
@@ -249,7 +276,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(x86_simd)]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn selection_is_a_function_of_the_features() {
         use mdu_aes::Backend::*;
         let zen4 = features(&[
@@ -314,7 +341,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(arm_simd)]
+    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
     fn selection_is_a_function_of_the_features_on_arm64() {
         use mdu_aes::Backend::*;
         // Cortex-A53 and later with the Crypto Extensions, Apple M1, Neoverse.
@@ -372,7 +399,7 @@ mod tests {
     /// 16-byte pieces. The key lives on the heap here, so none of its pieces
     /// should be found on the stack after a key setup or a clone.
     #[test]
-    #[cfg(x86_simd)]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn key_setups_leave_no_key_material_on_the_stack() {
         use crate::{XtsAes128, XtsAes256};
         use aes::cipher::KeyInit;
