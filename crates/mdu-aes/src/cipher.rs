@@ -9,7 +9,7 @@ use core::marker::PhantomData;
 
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 
-use crate::{Backend, Engine, Io, KeySize, Mode, SetupError};
+use crate::{Backend, Engine, Io, Kernels, KeySize, SetupError};
 
 /// A key of AES mode `M` (XTS, CBC) and AES key size `K` ([`Aes128`] or
 /// [`Aes256`]), expanded once for the chosen backend: `mdu_xts::Xts<K>`
@@ -33,12 +33,12 @@ use crate::{Backend, Engine, Io, KeySize, Mode, SetupError};
 /// assert_ne!(sector, [0u8; 512]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Cipher<M: Mode, K: KeySize> {
+pub struct Cipher<M: Kernels, K: KeySize> {
     engine: Engine<M, K>,
     size: PhantomData<K>,
 }
 
-impl<M: Mode, K: KeySize> Cipher<M, K> {
+impl<M: Kernels, K: KeySize> Cipher<M, K> {
     /// Length of the key in bytes: every AES key of the mode, one after the
     /// other (XTS: the data key K1, then the tweak key K2).
     ///
@@ -218,7 +218,7 @@ impl<M: Mode, K: KeySize> Cipher<M, K> {
     }
 }
 
-impl<M: Mode, K: KeySize> Clone for Cipher<M, K> {
+impl<M: Kernels, K: KeySize> Clone for Cipher<M, K> {
     fn clone(&self) -> Self {
         Cipher {
             engine: self.engine.clone(),
@@ -227,7 +227,7 @@ impl<M: Mode, K: KeySize> Clone for Cipher<M, K> {
     }
 }
 
-impl<M: Mode, K: KeySize> DataUnitCipher for Cipher<M, K> {
+impl<M: Kernels, K: KeySize> DataUnitCipher for Cipher<M, K> {
     type Iv = Iv;
     const NATIVE_MULTI_UNIT: bool = true;
     const UNIT_ALIGN: usize = M::UNIT_ALIGN;
@@ -278,7 +278,7 @@ impl<M: Mode, K: KeySize> DataUnitCipher for Cipher<M, K> {
     }
 }
 
-impl<M: Mode, K: KeySize> fmt::Debug for Cipher<M, K> {
+impl<M: Kernels, K: KeySize> fmt::Debug for Cipher<M, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = M::NAMES[usize::from(K::BITS == 256)];
         f.debug_struct(name)

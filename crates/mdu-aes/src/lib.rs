@@ -32,6 +32,10 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+// The SIMD code is compiled on x86_64 and on little-endian aarch64, never
+// under Miri (it cannot run the vendor intrinsics): these conditions, and
+// their negation for the stand-in of `simd`, are the only ones in the crate
+// with more than a `target_arch` (the modules below them need no other).
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 #[doc(hidden)]
 pub mod aarch64;
@@ -46,6 +50,11 @@ mod mode;
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
+mod simd;
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 #[doc(hidden)]
 pub mod vector;
 #[doc(hidden)]
@@ -54,18 +63,70 @@ pub mod wipe;
 #[doc(hidden)]
 pub mod x86;
 
-pub use cipher::Cipher;
-pub use detect::{CpuFeatures, subsets};
-#[cfg(any(
+/// Where no SIMD backend is compiled (other targets, Miri): the stand-ins
+/// of the SIMD half of the skeleton. Every mode has the (empty) kernel
+/// list of this target, and no SIMD backend value can exist.
+#[cfg(not(any(
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
-pub use ecb::kernels as ecb_kernels;
+)))]
+mod simd {
+    use mdu_core::Direction;
+
+    use crate::mode::{Backend, ForMode, Mode, Request};
+
+    /// An AES mode's kernels on this target: none, so every mode has
+    /// them. (On x86_64 and arm64 this trait lists one entry point per
+    /// SIMD backend of the target.)
+    pub trait Kernels: Mode {}
+
+    impl<M: Mode> Kernels for M {}
+
+    /// Only the portable backend is compiled here.
+    pub(crate) const fn compiled<M>(backend: Backend<M>) -> bool {
+        matches!(backend, Backend::Generic)
+    }
+
+    /// No SIMD backend runs here: an uninhabited type.
+    pub(crate) struct Simd<M>(ForMode<M>);
+
+    impl<M: Mode> Simd<M> {
+        pub(crate) fn new(backend: Backend<M>, key: &[u8]) -> Option<Simd<M>> {
+            let _ = (backend, key);
+            None
+        }
+
+        pub(crate) fn backend(&self) -> Backend<M> {
+            self.0.unreachable()
+        }
+
+        pub(crate) fn boxed_clone(&self) -> Simd<M> {
+            self.0.unreachable()
+        }
+
+        /// # Safety
+        ///
+        /// None: no value exists.
+        pub(crate) unsafe fn crypt<const NR: usize>(&self, dir: Direction, req: Request<'_>) {
+            let _ = (dir, req);
+            self.0.unreachable()
+        }
+    }
+}
+
+pub use cipher::Cipher;
+pub use detect::{CpuFeatures, subsets};
 pub use ecb::{Ecb, EcbMode};
 pub use error::SetupError;
 pub use ivs::Ivs;
 pub use keys::RoundKeys;
 pub use mode::{Aes128, Aes256, Backend, BlockAes, Engine, ForMode, Io, KeySize, Mode, Request};
+pub use simd::Kernels;
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
+pub use simd::{SimdKeys, ecb_kernels, expand};
 
 /// Round keys as stored bytes: `[u8; 16]` each, 15 slots (AES-128 uses
 /// 11).
@@ -85,36 +146,4 @@ pub type Schedule = [[u8; 16]; 15];
 /// ```
 pub const fn rounds(key_len: usize) -> usize {
     if key_len == 32 { 14 } else { 10 }
-}
-
-/// Writes the encryption schedule of the 16- or 32-byte AES key `key` into
-/// `enc` and, when `dec` is given, the schedule of the equivalent inverse
-/// cipher (reversed, InvMixColumns on the middle round keys) into `dec`.
-///
-/// No copy of the key or of a schedule is made outside `enc` and `dec`: the
-/// round keys go from registers to their slots. What the compiler spills
-/// meanwhile lies in this function's frame, below its caller's, which the
-/// caller wipes with [`wipe::after_key_setup`] once it has returned (hence
-/// `inline(never)`).
-///
-/// # Safety
-///
-/// The CPU has the AES instructions (AES-NI on x86_64, FEAT_AES on arm64).
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
-#[doc(hidden)]
-#[inline(never)]
-pub unsafe fn expand(key: &[u8], enc: &mut Schedule, dec: Option<&mut Schedule>) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        x86::expand(key, enc, dec)
-    }
-    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        aarch64::expand(key, enc, dec)
-    }
 }

@@ -2,11 +2,14 @@
 //! priority order, forced backends, key checks, key setup and wiping, and
 //! the one dispatch point of every request ([`Engine`]).
 //!
-//! A mode crate (XTS, CBC) supplies only what is its own, through [`Mode`]:
-//! what each backend needs of the CPU, its weak-key rule, its portable
-//! implementation, its SIMD round keys, and its kernels in one exhaustive
-//! `match`. Everything a key goes through between the caller and a kernel
-//! is written here once.
+//! A mode crate (XTS, CBC) supplies only what is its own: through [`Mode`],
+//! what each backend needs of the CPU (one [`Needs`] type per backend), its
+//! weak-key rule and its portable implementation; through
+//! [`SimdKeys`](crate::SimdKeys), its SIMD round keys; through
+//! [`Kernels`](crate::Kernels), one entry point per register width, each
+//! taking the [`Witness`](mdu_core::cpu::Witness) of its backend.
+//! Everything a key goes through between the caller and a kernel, the one
+//! exhaustive `match` over the backends among it, is written here once.
 
 use alloc::boxed::Box;
 use core::fmt;
@@ -14,8 +17,10 @@ use core::marker::PhantomData;
 
 use aes::cipher::consts::U16;
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
+use mdu_core::cpu::{Features, Needs};
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 
+use crate::simd::{Kernels, Simd};
 use crate::{CpuFeatures, Ivs, SetupError};
 
 /// What the portable backends need of an AES implementation (RustCrypto's
@@ -124,10 +129,9 @@ pub struct Request<'a> {
 }
 
 /// An AES mode as the skeleton sees it: everything about it that is not
-/// shared with the other modes.
-///
-/// The SIMD items exist only where the SIMD backends are compiled
-/// (x86_64 and little-endian arm64, not under Miri).
+/// shared with the other modes and compiles on every target. Its SIMD
+/// half, where SIMD backends are compiled, is [`SimdKeys`](crate::SimdKeys)
+/// and [`Kernels`](crate::Kernels).
 pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 'static {
     /// The crate, as errors name it (`"mdu-xts"`).
     const CRATE: &'static str;
@@ -145,11 +149,18 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     /// `Debug` prints them (`["XtsAes128", "XtsAes256"]`).
     const NAMES: [&'static str; 2];
 
-    /// The CPU features each SIMD backend needs for this mode, in the order
-    /// `Vaes512`, `Vaes256`, `AesNi`, `ArmCe` (a backend runs where it is
-    /// compiled and every feature set here is present). Declared once; the
-    /// selection, the forced backends and the tests read it.
-    const NEEDS: [CpuFeatures; 4];
+    /// What [`Backend::Vaes512`] needs of the CPU in this mode: the union
+    /// of the `#[target_feature]` lists of its kernels, declared once. The
+    /// selection ([`Backend::needs`], [`Backend::runs_on`]), the forced
+    /// backends, the test registry and the witness its kernel takes all
+    /// read it. Every SIMD backend needs `aes` (checked at compile time).
+    type Vaes512: Needs;
+    /// What [`Backend::Vaes256`] needs of the CPU in this mode.
+    type Vaes256: Needs;
+    /// What [`Backend::AesNi`] needs of the CPU in this mode.
+    type AesNi: Needs;
+    /// What [`Backend::ArmCe`] needs of the CPU in this mode.
+    type ArmCe: Needs;
 
     /// Refuses a key this mode calls weak, unless `allow_weak`. The length
     /// has been checked. The default refuses nothing.
@@ -184,53 +195,6 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
         unit: usize,
         buf: &mut [u8],
     );
-
-    /// The key expanded for the SIMD backends; zeroized on drop.
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    type RoundKeys: Send + Sync;
-
-    /// Expands `key` (whose length has been checked) into a new heap
-    /// allocation for the SIMD backends, writing the round keys in place.
-    ///
-    /// # Safety
-    ///
-    /// The CPU has the AES instructions (AES-NI, FEAT_AES).
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    unsafe fn expand(key: &[u8]) -> Box<Self::RoundKeys>;
-
-    /// A copy of SIMD round keys in a new heap allocation, heap to heap.
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    fn simd_clone(keys: &Self::RoundKeys) -> Box<Self::RoundKeys>;
-
-    /// Runs `req` with the kernel of `backend` for `NR` rounds in direction
-    /// `dir`: the mode's kernel table, one exhaustive `match`.
-    ///
-    /// # Safety
-    ///
-    /// `backend` is a SIMD backend available on this CPU and `keys` was
-    /// expanded with [`expand`](Self::expand) for a key of `NR` rounds;
-    /// `req.src` and `req.dst` cover `count * unit` bytes of live memory,
-    /// equal or disjoint; `unit` is one this mode accepts; a `list` holds
-    /// `count` IVs.
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    unsafe fn run<const NR: usize>(
-        backend: Backend<Self>,
-        dir: Direction,
-        keys: &Self::RoundKeys,
-        req: Request<'_>,
-    );
 }
 
 /// An uninhabited value that ties a [`Backend`] to its mode.
@@ -239,7 +203,7 @@ pub struct ForMode<M>(Never, PhantomData<M>);
 
 impl<M> ForMode<M> {
     /// No value of this type exists, so code that holds one is dead.
-    pub fn unreachable(self) -> ! {
+    pub const fn unreachable(self) -> ! {
         match self.0 {}
     }
 }
@@ -252,8 +216,8 @@ enum Never {}
 /// `Backend<Xts>`).
 ///
 /// Every backend produces the same bytes; they differ only in speed and in
-/// the CPU features they need, which the mode declares
-/// ([`Mode::NEEDS`]). [`Backend::detect`] picks the best one this CPU runs;
+/// the CPU features they need, which the mode declares once, one [`Needs`]
+/// type per backend ([`Backend::needs`]). [`Backend::detect`] picks the best one this CPU runs;
 /// [`Backend::available`] lists all of them, best first.
 ///
 /// | backend | target | registers |
@@ -298,28 +262,36 @@ impl<M: Mode> Backend<M> {
     /// backends it runs (bit `i` for `ALL[i]`).
     const LISTS: &'static [([Backend<M>; 5], usize); 16] = &crate::subsets(Self::ALL);
 
-    /// Whether a CPU with features `f` runs this backend. A pure function of
-    /// `f` (and of what this build compiled), so that the selection is
-    /// tested for CPUs other than the one running the tests.
+    /// The CPU features this backend needs in mode `M`, as the mode
+    /// declares them ([`Mode::Vaes512`] and its siblings);
+    /// [`Features::NONE`] for `Generic`.
+    ///
+    /// ```
+    /// use mdu_xts::Backend;
+    /// assert!(Backend::AesNi.needs().pclmulqdq);
+    /// assert!(!mdu_cbc::Backend::AesNi.needs().pclmulqdq);
+    /// assert_eq!(Backend::Generic.needs().to_string(), "none");
+    /// ```
+    pub const fn needs(self) -> Features {
+        match self {
+            Backend::Vaes512 => M::Vaes512::NEEDS,
+            Backend::Vaes256 => M::Vaes256::NEEDS,
+            Backend::AesNi => M::AesNi::NEEDS,
+            Backend::ArmCe => M::ArmCe::NEEDS,
+            Backend::Generic => Features::NONE,
+            Backend::_Mode(never) => never.unreachable(),
+        }
+    }
+
+    /// Whether a CPU with features `f` runs this backend: it is compiled
+    /// for this target and `f` has every feature it [`needs`](Self::needs).
+    /// A pure function of `f` (and of what this build compiled), so that
+    /// the selection is tested for CPUs other than the one running the
+    /// tests.
     ///
     /// (Tested per mode in each mode crate, on the profiles of real CPUs.)
     pub fn runs_on(self, f: CpuFeatures) -> bool {
-        let (compiled, needs) = match self {
-            Backend::Vaes512 => (cfg!(all(target_arch = "x86_64", not(miri))), M::NEEDS[0]),
-            Backend::Vaes256 => (cfg!(all(target_arch = "x86_64", not(miri))), M::NEEDS[1]),
-            Backend::AesNi => (cfg!(all(target_arch = "x86_64", not(miri))), M::NEEDS[2]),
-            Backend::ArmCe => (
-                cfg!(all(
-                    target_arch = "aarch64",
-                    target_endian = "little",
-                    not(miri)
-                )),
-                M::NEEDS[3],
-            ),
-            Backend::Generic => return true,
-            Backend::_Mode(never) => never.unreachable(),
-        };
-        compiled && f.contains(needs)
+        crate::simd::compiled(self) && f.contains(self.needs())
     }
 
     /// The backends a CPU with features `f` runs, best first; `Generic` is
@@ -392,24 +364,23 @@ impl<M: Mode> fmt::Display for Backend<M> {
 }
 
 /// The keys expanded for one backend.
-enum Keys<M: Mode, K: KeySize> {
+enum Keys<M: Kernels, K: KeySize> {
     Portable(Box<M::Portable<K::Block>>),
-    /// Round keys for the x86_64 or the arm64 kernels.
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    Simd(Box<M::RoundKeys>),
+    /// Round keys for the x86_64 or the arm64 kernels, with the witness of
+    /// the backend they were expanded for (uninhabited where no SIMD
+    /// backend is compiled).
+    Simd(Simd<M>),
 }
 
 /// A key of mode `M` and AES key size `K`, checked and expanded for one
-/// backend: what every cipher type of every AES mode holds.
-pub struct Engine<M: Mode, K: KeySize> {
-    backend: Backend<M>,
+/// backend: what every cipher type of every AES mode holds. A SIMD
+/// backend's keys are kept with the [`Witness`](mdu_core::cpu::Witness)
+/// of its features, made once here, which its kernels take.
+pub struct Engine<M: Kernels, K: KeySize> {
     keys: Keys<M, K>,
 }
 
-impl<M: Mode, K: KeySize> Engine<M, K> {
+impl<M: Kernels, K: KeySize> Engine<M, K> {
     /// Bytes in a whole key of this mode and size.
     pub const KEY_LEN: usize = M::AES_KEYS * K::LEN;
 
@@ -425,7 +396,8 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
     ///
     /// [`SetupError::InvalidKeyLength`], the mode's
     /// [`SetupError::WeakKey`], or [`SetupError::BackendUnavailable`] if
-    /// this CPU cannot run `backend`.
+    /// this CPU cannot run `backend` (no witness of its features can be
+    /// made, or it is not compiled for this target).
     pub fn new(key: &[u8], backend: Backend<M>, allow_weak: bool) -> Result<Self, SetupError> {
         if key.len() != Self::KEY_LEN {
             return Err(SetupError::InvalidKeyLength {
@@ -434,39 +406,20 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
             });
         }
         M::check_key(key, allow_weak)?;
-        if !backend.is_available() {
-            return Err(backend.unavailable());
-        }
         let keys = match backend {
             Backend::Generic => Keys::Portable(M::portable::<K::Block>(key)),
-            #[cfg(any(
-                all(target_arch = "x86_64", not(miri)),
-                all(target_arch = "aarch64", target_endian = "little", not(miri))
-            ))]
-            Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
-                // SAFETY: every SIMD backend needs the AES instructions
-                // (AES-NI, FEAT_AES), and `backend` was checked to be
-                // available on this CPU just above.
-                Keys::Simd(unsafe { M::expand(key) })
-            }
-            // Only the portable backend is compiled for this target, and it
-            // is the only one available.
-            #[cfg(not(any(
-                all(target_arch = "x86_64", not(miri)),
-                all(target_arch = "aarch64", target_endian = "little", not(miri))
-            )))]
-            Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
-                return Err(backend.unavailable());
-            }
-            Backend::_Mode(never) => never.unreachable(),
+            _ => Keys::Simd(Simd::new(backend, key).ok_or_else(|| backend.unavailable())?),
         };
         crate::wipe::after_key_setup();
-        Ok(Engine { backend, keys })
+        Ok(Engine { keys })
     }
 
     /// The backend the keys were expanded for.
     pub fn backend(&self) -> Backend<M> {
-        self.backend
+        match &self.keys {
+            Keys::Portable(_) => Backend::Generic,
+            Keys::Simd(simd) => simd.backend(),
+        }
     }
 
     /// One data unit in place under `iv`, after `cipher`'s unit-length
@@ -585,11 +538,7 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
                 }
                 M::portable_crypt(keys, dir, ivs, unit, buf);
             }
-            #[cfg(any(
-                all(target_arch = "x86_64", not(miri)),
-                all(target_arch = "aarch64", target_endian = "little", not(miri))
-            ))]
-            Keys::Simd(keys) => {
+            Keys::Simd(simd) => {
                 let (first, step, list) = ivs.parts();
                 let req = Request {
                     first,
@@ -600,18 +549,17 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
                     src: src.map_or(buf.as_ptr(), <[u8]>::as_ptr),
                     dst: buf.as_mut_ptr(),
                 };
-                // SAFETY: the keys were expanded for `self.backend`, a SIMD
-                // backend, only after `Backend::is_available` confirmed that
-                // this CPU has every feature its kernels enable, for a key
-                // of `K::NR` rounds. `src` and `dst` cover `count * unit ==
-                // len` bytes of live slices (checked equal above); they are
-                // the same buffer or two distinct borrows that cannot
-                // overlap. The caller checked the unit and the IV list.
+                // SAFETY: the keys were expanded for a key of `K::NR`
+                // rounds. `src` and `dst` cover `count * unit == len` bytes
+                // of live slices (checked equal above); they are the same
+                // buffer or two distinct borrows that cannot overlap. The
+                // caller checked the unit and the IV list. (The CPU
+                // features are the witness's, which `simd` holds.)
                 unsafe {
                     if K::NR == 14 {
-                        M::run::<14>(self.backend, dir, keys, req);
+                        simd.crypt::<14>(dir, req);
                     } else {
-                        M::run::<10>(self.backend, dir, keys, req);
+                        simd.crypt::<10>(dir, req);
                     }
                 }
             }
@@ -619,31 +567,24 @@ impl<M: Mode, K: KeySize> Engine<M, K> {
     }
 }
 
-impl<M: Mode, K: KeySize> Clone for Engine<M, K> {
+impl<M: Kernels, K: KeySize> Clone for Engine<M, K> {
     fn clone(&self) -> Self {
         let keys = match &self.keys {
             Keys::Portable(k) => Keys::Portable(M::portable_clone::<K::Block>(k)),
-            #[cfg(any(
-                all(target_arch = "x86_64", not(miri)),
-                all(target_arch = "aarch64", target_endian = "little", not(miri))
-            ))]
-            Keys::Simd(k) => Keys::Simd(M::simd_clone(k)),
+            Keys::Simd(simd) => Keys::Simd(simd.boxed_clone()),
         };
         // The `aes` crate's `Clone` (portable backend) returns its key
         // schedule by value: wipe the stack it used.
         crate::wipe::after_key_setup();
-        Engine {
-            backend: self.backend,
-            keys,
-        }
+        Engine { keys }
     }
 }
 
-impl<M: Mode, K: KeySize> fmt::Debug for Engine<M, K> {
+impl<M: Kernels, K: KeySize> fmt::Debug for Engine<M, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Engine")
             .field("bits", &K::BITS)
-            .field("backend", &self.backend)
+            .field("backend", &self.backend())
             .finish_non_exhaustive()
     }
 }

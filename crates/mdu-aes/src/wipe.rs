@@ -35,7 +35,7 @@ pub fn after_key_setup() {
     zeroize::zeroize_stack::<KEY_SETUP_STACK>();
 }
 
-/// How much dead stack [`dead_stack`] copies: twice what is wiped.
+/// How much dead stack `dead_stack` (x86_64) copies: twice what is wiped.
 pub const PROBE_DEPTH: usize = 2 * KEY_SETUP_STACK;
 
 /// For the tests of the cipher crates: copies the [`PROBE_DEPTH`] bytes
