@@ -14,12 +14,7 @@ use alloc::boxed::Box;
 use mdu_core::Direction;
 
 use crate::mode::{BlockAes, Engine, Io, KeySize, Mode};
-use crate::{Backend, CpuFeatures, Ivs, SetupError};
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
-use crate::{Request, RoundKeys};
+use crate::{Backend, Ivs, SetupError};
 
 /// ECB as the AES skeleton sees it: the mode behind [`Ecb`].
 ///
@@ -163,35 +158,64 @@ impl<K: KeySize> core::fmt::Debug for Ecb<K> {
     }
 }
 
+/// What each backend of ECB needs of the CPU: the `#[target_feature]`
+/// list of its entry point in [`kernels`], declared once. ECB needs no
+/// carry-less multiply.
+mod needs {
+    use mdu_core::cpu::{Features, Needs};
+
+    /// `kernels::zmm`: VAES on zmm (AVX-512 F), AES-NI for single blocks.
+    pub enum Vaes512 {}
+    impl Needs for Vaes512 {
+        const NEEDS: Features = Features {
+            aes: true,
+            avx2: true,
+            avx512f: true,
+            vaes: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `kernels::ymm`: VAES on ymm (AVX2), AES-NI for single blocks.
+    pub enum Vaes256 {}
+    impl Needs for Vaes256 {
+        const NEEDS: Features = Features {
+            aes: true,
+            avx2: true,
+            vaes: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `kernels::xmm`: AES-NI.
+    pub enum AesNi {}
+    impl Needs for AesNi {
+        const NEEDS: Features = Features {
+            aes: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `kernels::neon`: FEAT_AES.
+    pub enum ArmCe {}
+    impl Needs for ArmCe {
+        const NEEDS: Features = Features {
+            neon: true,
+            aes: true,
+            ..Features::NONE
+        };
+    }
+}
+
 impl Mode for EcbMode {
     const CRATE: &'static str = "mdu-aes";
     const AES_KEYS: usize = 1;
     const UNIT_ALIGN: usize = 16;
     const NAMES: [&'static str; 2] = ["AesEcb128", "AesEcb256"];
-    const NEEDS: [CpuFeatures; 4] = [
-        CpuFeatures {
-            aes: true,
-            avx2: true,
-            avx512f: true,
-            vaes: true,
-            ..CpuFeatures::NONE
-        },
-        CpuFeatures {
-            aes: true,
-            avx2: true,
-            vaes: true,
-            ..CpuFeatures::NONE
-        },
-        CpuFeatures {
-            aes: true,
-            ..CpuFeatures::NONE
-        },
-        CpuFeatures {
-            neon: true,
-            aes: true,
-            ..CpuFeatures::NONE
-        },
-    ];
+    type Vaes512 = needs::Vaes512;
+    type Vaes256 = needs::Vaes256;
+    type AesNi = needs::AesNi;
+    type ArmCe = needs::ArmCe;
 
     type Portable<A: BlockAes> = A;
 
@@ -220,94 +244,45 @@ impl Mode for EcbMode {
             Direction::Decrypt => keys.decrypt_blocks(blocks),
         }
     }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    type RoundKeys = RoundKeys;
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    unsafe fn expand(key: &[u8]) -> Box<RoundKeys> {
-        let mut rk = RoundKeys::zeroed();
-        // SAFETY: forwarded from the caller (the CPU has the AES
-        // instructions).
-        unsafe { rk.expand_into(key) };
-        rk
-    }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    fn simd_clone(keys: &RoundKeys) -> Box<RoundKeys> {
-        keys.boxed_clone()
-    }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    unsafe fn run<const NR: usize>(
-        backend: Backend<EcbMode>,
-        dir: Direction,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        let len = r.unit * r.count;
-        let s = match dir {
-            Direction::Encrypt => &keys.enc,
-            Direction::Decrypt => &keys.dec,
-        };
-        let enc = dir == Direction::Encrypt;
-        // SAFETY: forwarded from the caller: `backend` runs on this CPU,
-        // `s` holds a schedule of `NR` rounds, and `src`/`dst` cover `len`
-        // bytes (a multiple of 16), equal or disjoint.
-        unsafe {
-            match (backend, enc) {
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::Vaes512, true) => kernels::zmm::<NR, true>(s, r.src, r.dst, len),
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::Vaes512, false) => kernels::zmm::<NR, false>(s, r.src, r.dst, len),
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::Vaes256, true) => kernels::ymm::<NR, true>(s, r.src, r.dst, len),
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::Vaes256, false) => kernels::ymm::<NR, false>(s, r.src, r.dst, len),
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::AesNi, true) => kernels::xmm::<NR, true>(s, r.src, r.dst, len),
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::AesNi, false) => kernels::xmm::<NR, false>(s, r.src, r.dst, len),
-                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-                (Backend::ArmCe, true) => kernels::neon::<NR, true>(s, r.src, r.dst, len),
-                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-                (Backend::ArmCe, false) => kernels::neon::<NR, false>(s, r.src, r.dst, len),
-                #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-                (Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi, _) => {
-                    unreachable!("x86_64 backends are not compiled for this target")
-                }
-                #[cfg(not(all(target_arch = "aarch64", target_endian = "little", not(miri))))]
-                (Backend::ArmCe, _) => {
-                    unreachable!("the arm64 backend is not compiled for this target")
-                }
-                (Backend::Generic, _) => unreachable!("the portable backend has no SIMD kernel"),
-                (Backend::_Mode(never), _) => never.unreachable(),
-            }
-        }
-    }
 }
 
 /// The batched ECB kernel, written once over [`Vector`](crate::vector::Vector),
-/// and its entry point per width.
+/// and its entry point per width, each taking the witness of its
+/// backend's needs (`<EcbMode as Mode>::Vaes512` and its siblings).
 #[cfg(any(
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
 pub mod kernels {
-    use crate::Schedule;
+    use alloc::boxed::Box;
+
+    use super::EcbMode;
     use crate::vector::{Keys, Vector};
+    use crate::{Request, RoundKeys, Schedule, SimdKeys};
+
+    pub use arch::*;
+
+    impl SimdKeys for EcbMode {
+        type RoundKeys = RoundKeys;
+
+        unsafe fn expand(key: &[u8]) -> Box<RoundKeys> {
+            let mut rk = RoundKeys::zeroed();
+            // SAFETY: forwarded from the caller (the CPU has the AES
+            // instructions).
+            unsafe { rk.expand_into(key) };
+            rk
+        }
+
+        fn simd_clone(keys: &RoundKeys) -> Box<RoundKeys> {
+            keys.boxed_clone()
+        }
+    }
+
+    /// The schedule of direction `ENC`.
+    #[inline(always)]
+    fn schedule<const ENC: bool>(keys: &RoundKeys) -> &Schedule {
+        if ENC { &keys.enc } else { &keys.dec }
+    }
 
     /// `N` vectors of blocks at `src` to `dst`.
     ///
@@ -378,17 +353,18 @@ pub mod kernels {
     }
 
     macro_rules! entry {
-        ($(#[$doc:meta])* $name:ident, $v:ty, $w:literal, $features:literal) => {
+        ($(#[$doc:meta])* $name:ident, $v:ty, $w:literal, $features:literal, $needs:ident) => {
             $(#[$doc])*
             ///
             /// # Safety
             ///
-            /// The CPU has the features this function enables; `src` and
-            /// `dst` are valid for `len` bytes (a multiple of 16) and are
-            /// equal or disjoint; `NR` matches `s`, which is in the order of
-            /// the direction `ENC`.
+            /// `src` and `dst` are valid for `len` bytes (a multiple of 16)
+            /// and are equal or disjoint; `NR` matches `s`, which is in the
+            /// order of the direction `ENC`. (The witness proves the
+            /// features this function enables.)
             #[target_feature(enable = $features)]
             pub unsafe fn $name<const NR: usize, const ENC: bool>(
+                _: Witness<$needs>,
                 s: &Schedule,
                 src: *const u8,
                 dst: *mut u8,
@@ -402,28 +378,91 @@ pub mod kernels {
         };
     }
 
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    entry!(
-        /// Eight zmm registers (32 blocks) in flight: with no tweaks to
-        /// keep, the fifteen round keys and eight states fit the 32
-        /// registers.
-        zmm, crate::vector::Zmm, 8, "aes,avx2,avx512f,vaes"
-    );
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    entry!(
-        /// Eight ymm registers (sixteen blocks) in flight.
-        ymm, crate::vector::Ymm, 8, "aes,avx2,vaes"
-    );
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    entry!(
-        /// Eight xmm registers in flight.
-        xmm, crate::vector::Xmm, 8, "aes"
-    );
-    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-    entry!(
-        /// Eight registers in flight.
-        neon, crate::vector::Neon, 8, "neon,aes"
-    );
+    /// x86_64: one entry point per width, and ECB's kernel table there.
+    #[cfg(target_arch = "x86_64")]
+    mod arch {
+        use mdu_core::cpu::Witness;
+
+        use super::super::needs::{AesNi, Vaes256, Vaes512};
+        use super::{EcbMode, Keys, Request, RoundKeys, Schedule, blocks, schedule};
+
+        entry!(
+            /// Eight zmm registers (32 blocks) in flight: with no tweaks to
+            /// keep, the fifteen round keys and eight states fit the 32
+            /// registers.
+            zmm, crate::vector::Zmm, 8, "aes,avx2,avx512f,vaes", Vaes512
+        );
+        entry!(
+            /// Eight ymm registers (sixteen blocks) in flight.
+            ymm, crate::vector::Ymm, 8, "aes,avx2,vaes", Vaes256
+        );
+        entry!(
+            /// Eight xmm registers in flight.
+            xmm, crate::vector::Xmm, 8, "aes", AesNi
+        );
+
+        impl crate::Kernels for EcbMode {
+            #[inline]
+            unsafe fn vaes512<const NR: usize, const ENC: bool>(
+                w: Witness<Vaes512>,
+                keys: &RoundKeys,
+                r: Request<'_>,
+            ) {
+                let len = r.unit * r.count;
+                // SAFETY: forwarded from the caller.
+                unsafe { zmm::<NR, ENC>(w, schedule::<ENC>(keys), r.src, r.dst, len) }
+            }
+
+            #[inline]
+            unsafe fn vaes256<const NR: usize, const ENC: bool>(
+                w: Witness<Vaes256>,
+                keys: &RoundKeys,
+                r: Request<'_>,
+            ) {
+                let len = r.unit * r.count;
+                // SAFETY: forwarded from the caller.
+                unsafe { ymm::<NR, ENC>(w, schedule::<ENC>(keys), r.src, r.dst, len) }
+            }
+
+            #[inline]
+            unsafe fn aesni<const NR: usize, const ENC: bool>(
+                w: Witness<AesNi>,
+                keys: &RoundKeys,
+                r: Request<'_>,
+            ) {
+                let len = r.unit * r.count;
+                // SAFETY: forwarded from the caller.
+                unsafe { xmm::<NR, ENC>(w, schedule::<ENC>(keys), r.src, r.dst, len) }
+            }
+        }
+    }
+
+    /// arm64: the entry point, and ECB's kernel table there.
+    #[cfg(target_arch = "aarch64")]
+    mod arch {
+        use mdu_core::cpu::Witness;
+
+        use super::super::needs::ArmCe;
+        use super::{EcbMode, Keys, Request, RoundKeys, Schedule, blocks, schedule};
+
+        entry!(
+            /// Eight registers in flight.
+            neon, crate::vector::Neon, 8, "neon,aes", ArmCe
+        );
+
+        impl crate::Kernels for EcbMode {
+            #[inline]
+            unsafe fn arm_ce<const NR: usize, const ENC: bool>(
+                w: Witness<ArmCe>,
+                keys: &RoundKeys,
+                r: Request<'_>,
+            ) {
+                let len = r.unit * r.count;
+                // SAFETY: forwarded from the caller.
+                unsafe { neon::<NR, ENC>(w, schedule::<ENC>(keys), r.src, r.dst, len) }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,10 @@ use crate::Schedule;
 /// the schedule of the equivalent inverse cipher. Zeroized on drop.
 ///
 /// It is only ever made on the heap: [`RoundKeys::zeroed`] allocates it
-/// empty and [`RoundKeys::expand_into`] writes the round keys straight into
-/// that allocation, so no copy of a schedule is built on the stack and
-/// moved. For the same reason it is not `Clone`; [`RoundKeys::boxed_clone`]
-/// copies heap to heap.
+/// empty and `RoundKeys::expand_into` (where SIMD backends are compiled)
+/// writes the round keys straight into that allocation, so no copy of a
+/// schedule is built on the stack and moved. For the same reason it is not
+/// `Clone`; [`RoundKeys::boxed_clone`] copies heap to heap.
 ///
 /// ```
 /// let keys = mdu_aes::RoundKeys::zeroed();
@@ -29,8 +29,8 @@ pub struct RoundKeys {
 }
 
 impl RoundKeys {
-    /// All-zero schedules in a new heap allocation, for
-    /// [`expand_into`](Self::expand_into) to fill in place.
+    /// All-zero schedules in a new heap allocation, for `expand_into` to
+    /// fill in place.
     ///
     /// ```
     /// assert_eq!(mdu_aes::RoundKeys::zeroed().dec[14], [0; 16]);
@@ -40,23 +40,6 @@ impl RoundKeys {
             enc: [[0; 16]; 15],
             dec: [[0; 16]; 15],
         })
-    }
-
-    /// Expands the 16- or 32-byte AES key `key` into these schedules in
-    /// place (see [`crate::expand`]; the caller wipes the stack the
-    /// expansion used with [`crate::wipe::after_key_setup`]).
-    ///
-    /// # Safety
-    ///
-    /// The CPU has the AES instructions (AES-NI on x86_64, FEAT_AES on
-    /// arm64).
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    pub unsafe fn expand_into(&mut self, key: &[u8]) {
-        // SAFETY: forwarded from the caller.
-        unsafe { crate::expand(key, &mut self.enc, Some(&mut self.dec)) };
     }
 
     /// A copy in a new heap allocation, written there directly.

@@ -33,9 +33,10 @@ extern crate alloc;
 extern crate std;
 
 // The SIMD code is compiled on x86_64 and on little-endian aarch64, never
-// under Miri (it cannot run the vendor intrinsics): these conditions, and
-// their negation for the stand-in of `simd`, are the only ones in the crate
-// with more than a `target_arch` (the modules below them need no other).
+// under Miri (it cannot run the vendor intrinsics). The modules declared
+// under these conditions need no more than a `target_arch` inside; the
+// rest of the crate reaches the SIMD half through `simd`, which has a
+// stand-in everywhere else.
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 #[doc(hidden)]
 pub mod aarch64;

@@ -4,12 +4,14 @@
 //!
 //! A mode crate (XTS, CBC) supplies only what is its own: through [`Mode`],
 //! what each backend needs of the CPU (one [`Needs`] type per backend), its
-//! weak-key rule and its portable implementation; through
-//! [`SimdKeys`](crate::SimdKeys), its SIMD round keys; through
+//! weak-key rule and its portable implementation; through `SimdKeys`
+//! (where SIMD backends are compiled), its SIMD round keys; through
 //! [`Kernels`](crate::Kernels), one entry point per register width, each
 //! taking the [`Witness`](mdu_core::cpu::Witness) of its backend.
-//! Everything a key goes through between the caller and a kernel, the one
-//! exhaustive `match` over the backends among it, is written here once.
+//! Everything a key goes through between the caller and a kernel is
+//! written once, here and in `simd.rs` (the witness of the chosen backend,
+//! kept with its round keys, and the one exhaustive `match` that reaches
+//! its kernel).
 
 use alloc::boxed::Box;
 use core::fmt;
@@ -130,8 +132,8 @@ pub struct Request<'a> {
 
 /// An AES mode as the skeleton sees it: everything about it that is not
 /// shared with the other modes and compiles on every target. Its SIMD
-/// half, where SIMD backends are compiled, is [`SimdKeys`](crate::SimdKeys)
-/// and [`Kernels`](crate::Kernels).
+/// half, where SIMD backends are compiled, is `SimdKeys` and
+/// [`Kernels`](crate::Kernels).
 pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 'static {
     /// The crate, as errors name it (`"mdu-xts"`).
     const CRATE: &'static str;
@@ -153,7 +155,8 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     /// of the `#[target_feature]` lists of its kernels, declared once. The
     /// selection ([`Backend::needs`], [`Backend::runs_on`]), the forced
     /// backends, the test registry and the witness its kernel takes all
-    /// read it. Every SIMD backend needs `aes` (checked at compile time).
+    /// read it. Every SIMD backend needs `aes` (checked at compile time
+    /// where a witness of it is made).
     type Vaes512: Needs;
     /// What [`Backend::Vaes256`] needs of the CPU in this mode.
     type Vaes256: Needs;
@@ -217,8 +220,9 @@ enum Never {}
 ///
 /// Every backend produces the same bytes; they differ only in speed and in
 /// the CPU features they need, which the mode declares once, one [`Needs`]
-/// type per backend ([`Backend::needs`]). [`Backend::detect`] picks the best one this CPU runs;
-/// [`Backend::available`] lists all of them, best first.
+/// type per backend ([`Backend::needs`]). [`Backend::detect`] picks the
+/// best one this CPU runs; [`Backend::available`] lists all of them, best
+/// first.
 ///
 /// | backend | target | registers |
 /// |---|---|---|
@@ -408,7 +412,13 @@ impl<M: Kernels, K: KeySize> Engine<M, K> {
         M::check_key(key, allow_weak)?;
         let keys = match backend {
             Backend::Generic => Keys::Portable(M::portable::<K::Block>(key)),
-            _ => Keys::Simd(Simd::new(backend, key).ok_or_else(|| backend.unavailable())?),
+            // The witness of the backend's needs, if this CPU has them
+            // and the backend is compiled here, and the keys expanded for
+            // it.
+            Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
+                Keys::Simd(Simd::new(backend, key).ok_or_else(|| backend.unavailable())?)
+            }
+            Backend::_Mode(never) => never.unreachable(),
         };
         crate::wipe::after_key_setup();
         Ok(Engine { keys })

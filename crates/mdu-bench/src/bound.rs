@@ -154,35 +154,49 @@ pub fn runs(how: AesBound) -> bool {
 /// Encrypts `buf` in place as AES-ECB with the round keys `rk` (from
 /// [`expand_key`]) using `how`: mdu's batched ECB kernel of that width
 /// (`mdu_aes::ecb_kernels`), the AES rounds of the vector layer every mode
-/// is written over. Returns `false`, and does nothing, unless `how` runs on
-/// this CPU, `rk` holds 11 or 15 round keys and `buf.len()` is a multiple
-/// of 512.
+/// is written over. Returns `false`, and does nothing, unless this CPU
+/// runs that kernel (a witness of the features it needs can be made), `rk`
+/// holds 11 or 15 round keys and `buf.len()` is a multiple of 512.
 pub fn ecb_encrypt(how: AesBound, rk: &[[u8; 16]], buf: &mut [u8]) -> bool {
-    if !buf.len().is_multiple_of(512) || !(rk.len() == 11 || rk.len() == 15) || !runs(how) {
+    if !buf.len().is_multiple_of(512) || !(rk.len() == 11 || rk.len() == 15) {
         return false;
     }
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         use mdu_aes::ecb_kernels::{xmm, ymm, zmm};
+        use mdu_core::cpu::Witness;
         let mut s = [[0u8; 16]; 15];
         s[..rk.len()].copy_from_slice(rk);
         let (p, len) = (buf.as_mut_ptr(), buf.len());
-        // SAFETY: `runs(how)` checked the CPU features the kernel enables;
-        // the schedule has the rounds `NR` says; `p` covers `len` bytes, a
-        // multiple of 16, in place.
+        let aes256 = rk.len() == 15;
+        // SAFETY: each kernel is called with the witness of the features
+        // it enables; the schedule has the rounds `NR` says; `p` covers
+        // `len` bytes, a multiple of 16, in place.
         unsafe {
-            match (how, rk.len()) {
-                (AesBound::Vaes512, 11) => zmm::<10, true>(&s, p, p, len),
-                (AesBound::Vaes512, _) => zmm::<14, true>(&s, p, p, len),
-                (AesBound::Vaes256, 11) => ymm::<10, true>(&s, p, p, len),
-                (AesBound::Vaes256, _) => ymm::<14, true>(&s, p, p, len),
-                (AesBound::AesNi, 11) => xmm::<10, true>(&s, p, p, len),
-                (AesBound::AesNi, _) => xmm::<14, true>(&s, p, p, len),
-                (AesBound::None, _) => return false,
+            match how {
+                AesBound::Vaes512 => match Witness::detect() {
+                    Some(w) if aes256 => zmm::<14, true>(w, &s, p, p, len),
+                    Some(w) => zmm::<10, true>(w, &s, p, p, len),
+                    None => return false,
+                },
+                AesBound::Vaes256 => match Witness::detect() {
+                    Some(w) if aes256 => ymm::<14, true>(w, &s, p, p, len),
+                    Some(w) => ymm::<10, true>(w, &s, p, p, len),
+                    None => return false,
+                },
+                AesBound::AesNi => match Witness::detect() {
+                    Some(w) if aes256 => xmm::<14, true>(w, &s, p, p, len),
+                    Some(w) => xmm::<10, true>(w, &s, p, p, len),
+                    None => return false,
+                },
+                AesBound::None => return false,
             }
         }
         true
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    false
+    {
+        let _ = how;
+        false
+    }
 }

@@ -79,8 +79,8 @@ pub struct X86Backend {
 /// Generated from the crates' own declarations, nothing written here:
 /// every name is the crate's `Backend::name()` and the CPU features are the
 /// ones each backend declares and its selection reads (`Backend::needs()`
-/// of mdu-verity's SHA-256 and FEC backends and of mdu-base64,
-/// `mdu_aes::Mode::NEEDS` of the AES modes of mdu-xts and mdu-cbc). A
+/// of mdu-verity's SHA-256 and FEC backends, of mdu-base64 and of the AES
+/// modes of mdu-xts and mdu-cbc, `mdu_aes::Backend::needs`). A
 /// backend is an x86-64 one when it needs some feature and no arm64 one.
 pub fn x86_backends() -> &'static [X86Backend] {
     static REGISTRY: LazyLock<Vec<X86Backend>> = LazyLock::new(|| registry().0);
@@ -132,19 +132,19 @@ fn is_x86(needs: Features) -> bool {
 }
 
 /// Every backend of the AES mode `M` with the features the mode declares
-/// for it (`Mode::NEEDS` is in the order Vaes512, Vaes256, AesNi, ArmCe).
+/// for it (`Backend::needs`, read from the mode's `Needs` types).
 fn aes_mode<M: Mode>() -> Vec<(&'static str, &'static str, Features)> {
     use mdu_aes::Backend;
-    let simd = [
+    [
         Backend::<M>::Vaes512,
         Backend::Vaes256,
         Backend::AesNi,
         Backend::ArmCe,
-    ];
-    simd.into_iter()
-        .map(|b| (M::CRATE, b.name(), M::NEEDS[b.rank()]))
-        .chain([(M::CRATE, Backend::<M>::Generic.name(), Features::NONE)])
-        .collect()
+        Backend::Generic,
+    ]
+    .into_iter()
+    .map(|b| (M::CRATE, b.name(), b.needs()))
+    .collect()
 }
 
 /// The backends of the same families that are no x86-64 SIMD backend (the
@@ -571,6 +571,21 @@ mod tests {
         );
         assert_eq!(features(BASE64, "avx2").as_deref(), Some("avx2"));
         assert!(features("mdu-xts", "vaes512").is_some());
+        // The AES modes' needs differ: XTS's tweak steps need a carry-less
+        // multiply, CBC needs none.
+        assert_eq!(
+            features("mdu-xts", "aesni").as_deref(),
+            Some("aes,pclmulqdq")
+        );
+        assert_eq!(
+            features("mdu-xts", "vaes256").as_deref(),
+            Some("aes,avx2,vaes,vpclmulqdq")
+        );
+        assert_eq!(features("mdu-cbc", "aesni").as_deref(), Some("aes"));
+        assert_eq!(
+            features("mdu-cbc", "vaes256").as_deref(),
+            Some("aes,avx2,vaes")
+        );
         // The arm64 and portable backends are known, and not x86-64 ones.
         for (family, name) in [
             (SHA256, "arm-ce"),

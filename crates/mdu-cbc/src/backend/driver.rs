@@ -47,8 +47,30 @@
 //! IV source and count; `tests/conformance.rs` and the fuzz target hold
 //! every backend to that.
 
+use alloc::boxed::Box;
+
 use mdu_aes::vector::{Keys, Vector};
-use mdu_aes::{Ivs, Schedule};
+use mdu_aes::{Ivs, RoundKeys, Schedule, SimdKeys};
+
+use super::CbcMode;
+
+/// The round keys of every SIMD backend: one AES key's schedules of both
+/// directions, `mdu_aes::RoundKeys`.
+impl SimdKeys for CbcMode {
+    type RoundKeys = RoundKeys;
+
+    unsafe fn expand(key: &[u8]) -> Box<RoundKeys> {
+        let mut rk = RoundKeys::zeroed();
+        // SAFETY: forwarded from the caller (the CPU has the AES
+        // instructions).
+        unsafe { rk.expand_into(key) };
+        rk
+    }
+
+    fn simd_clone(keys: &RoundKeys) -> Box<RoundKeys> {
+        keys.boxed_clone()
+    }
+}
 
 /// The round keys of one direction in registers of width `V` (encryption
 /// order for [`encrypt`], the equivalent inverse cipher's for
@@ -418,25 +440,27 @@ pub(crate) unsafe fn decrypt<V: Vector, const NR: usize, const W: usize>(
 }
 
 /// The two `#[target_feature]` entry points of one width, `encrypt` and
-/// `decrypt`: each builds the width's [`Kernel`] from the schedule of its
-/// direction and runs the driver with `$w` vectors in flight. The IVs come
-/// as plain arguments, in registers (see `Ivs::parts`).
+/// `decrypt`, each taking the witness of the backend's needs `$needs`:
+/// each builds the width's [`Kernel`] from the schedule of its direction
+/// and runs the driver with `$w` vectors in flight. The IVs come as plain
+/// arguments, in registers (see `Ivs::parts`).
 macro_rules! entry_points {
-    ($v:ty, $w:literal, $features:literal) => {
+    ($v:ty, $w:literal, $features:literal, $needs:ident) => {
         /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to
         /// `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
         /// list)`.
         ///
         /// # Safety
         ///
-        /// The CPU has the features this function enables; `src` and `dst`
-        /// are valid for `count * unit_len` bytes and are equal or
-        /// disjoint; `unit_len` is a non-zero multiple of 16; `NR` is 10 or
-        /// 14 and matches the schedules in `keys`; a `list` holds `count`
-        /// IVs.
+        /// `src` and `dst` are valid for `count * unit_len` bytes and are
+        /// equal or disjoint; `unit_len` is a non-zero multiple of 16; `NR`
+        /// is 10 or 14 and matches the schedules in `keys`; a `list` holds
+        /// `count` IVs. (The CPU features are the witness's: its type is
+        /// the backend's declared needs.)
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn encrypt<const NR: usize>(
+            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &mdu_aes::RoundKeys,
             first: u128,
             step: u64,
@@ -463,6 +487,7 @@ macro_rules! entry_points {
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn decrypt<const NR: usize>(
+            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &mdu_aes::RoundKeys,
             first: u128,
             step: u64,
@@ -479,6 +504,37 @@ macro_rules! entry_points {
             // SAFETY: forwarded from the caller; `k` holds the decryption
             // schedule.
             unsafe { decrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
+        }
+
+        /// The entry point of direction `ENC`, with the request's fields as
+        /// its arguments: what the crate's `mdu_aes::Kernels` impl calls.
+        ///
+        /// # Safety
+        ///
+        /// As for [`encrypt`], for the fields of `r`.
+        #[inline]
+        pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
+            w: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            keys: &mdu_aes::RoundKeys,
+            r: mdu_aes::Request<'_>,
+        ) {
+            let mdu_aes::Request {
+                first,
+                step,
+                list,
+                unit,
+                count,
+                src,
+                dst,
+            } = r;
+            // SAFETY: forwarded from the caller.
+            unsafe {
+                if ENC {
+                    encrypt::<NR>(w, keys, first, step, list, unit, count, src, dst)
+                } else {
+                    decrypt::<NR>(w, keys, first, step, list, unit, count, src, dst)
+                }
+            }
         }
     };
 }

@@ -1,22 +1,18 @@
-//! CBC as an AES mode: what each backend needs, the portable
-//! implementation and the kernel table. The skeleton around them
-//! (detection, forced backends, key setup and wiping, the dispatch point)
-//! is `mdu_aes::Engine`'s.
+//! CBC as an AES mode: what each backend needs and the portable
+//! implementation, on every target; the SIMD round keys and the CBC driver
+//! (`driver.rs`) and the kernels of each target (`x86/`, `aarch64/`), each
+//! in the module compiled for it. The skeleton around them (detection,
+//! forced backends, key setup and wiping, the one dispatch point) is
+//! `mdu_aes::Engine`'s.
 
 use alloc::boxed::Box;
 
-#[cfg(test)]
-pub(crate) use mdu_aes::CpuFeatures;
-#[cfg(not(test))]
-use mdu_aes::CpuFeatures;
 use mdu_aes::{BlockAes, Ivs, Mode};
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
-use mdu_aes::{Request, RoundKeys};
 use mdu_core::Direction;
 
+// The only target conditions of the crate: each SIMD module is compiled
+// where its kernels can run (never under Miri, which cannot run the vendor
+// intrinsics; the arm64 kernels on little-endian aarch64 only).
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 pub(crate) mod aarch64;
 #[cfg(any(
@@ -70,36 +66,66 @@ pub struct CbcMode;
 /// ```
 pub type Backend = mdu_aes::Backend<CbcMode>;
 
+/// What each backend of CBC needs of the CPU: the `#[target_feature]`
+/// list of its entry points, declared once; they take a
+/// [`Witness`](mdu_core::cpu::Witness) of it. CBC needs no carry-less
+/// multiply: VAES alone is enough.
+pub(crate) mod needs {
+    use mdu_core::cpu::{Features, Needs};
+
+    /// `x86/vaes512.rs`: VAES on zmm (AVX-512 F), AES-NI for single
+    /// blocks.
+    pub enum Vaes512 {}
+    impl Needs for Vaes512 {
+        const NEEDS: Features = Features {
+            aes: true,
+            avx2: true,
+            avx512f: true,
+            vaes: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `x86/vaes256.rs`: VAES on ymm (AVX2), AES-NI for single blocks.
+    pub enum Vaes256 {}
+    impl Needs for Vaes256 {
+        const NEEDS: Features = Features {
+            aes: true,
+            avx2: true,
+            vaes: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `x86/aesni.rs`: AES-NI.
+    pub enum AesNi {}
+    impl Needs for AesNi {
+        const NEEDS: Features = Features {
+            aes: true,
+            ..Features::NONE
+        };
+    }
+
+    /// `aarch64/ce.rs`: FEAT_AES.
+    pub enum ArmCe {}
+    impl Needs for ArmCe {
+        const NEEDS: Features = Features {
+            neon: true,
+            aes: true,
+            ..Features::NONE
+        };
+    }
+}
+
 impl Mode for CbcMode {
     const CRATE: &'static str = "mdu-cbc";
     const AES_KEYS: usize = 1;
     const UNIT_ALIGN: usize = 16;
     const NAMES: [&'static str; 2] = ["AesCbc128", "AesCbc256"];
-    // CBC needs no carry-less multiply: VAES alone is enough.
-    const NEEDS: [CpuFeatures; 4] = [
-        CpuFeatures {
-            aes: true,
-            avx2: true,
-            avx512f: true,
-            vaes: true,
-            ..CpuFeatures::NONE
-        },
-        CpuFeatures {
-            aes: true,
-            avx2: true,
-            vaes: true,
-            ..CpuFeatures::NONE
-        },
-        CpuFeatures {
-            aes: true,
-            ..CpuFeatures::NONE
-        },
-        CpuFeatures {
-            neon: true,
-            aes: true,
-            ..CpuFeatures::NONE
-        },
-    ];
+    type Vaes512 = needs::Vaes512;
+    type Vaes256 = needs::Vaes256;
+    type AesNi = needs::AesNi;
+    type ArmCe = needs::ArmCe;
 
     type Portable<A: BlockAes> = A;
 
@@ -120,113 +146,16 @@ impl Mode for CbcMode {
     ) {
         generic::crypt(keys, dir, ivs, unit, buf);
     }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    type RoundKeys = RoundKeys;
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    unsafe fn expand(key: &[u8]) -> Box<RoundKeys> {
-        let mut rk = RoundKeys::zeroed();
-        // SAFETY: forwarded from the caller (the CPU has the AES
-        // instructions).
-        unsafe { rk.expand_into(key) };
-        rk
-    }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    fn simd_clone(keys: &RoundKeys) -> Box<RoundKeys> {
-        keys.boxed_clone()
-    }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    unsafe fn run<const NR: usize>(
-        backend: Backend,
-        dir: Direction,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        let Request {
-            first,
-            step,
-            list,
-            unit,
-            count,
-            src,
-            dst,
-        } = r;
-        // SAFETY: forwarded from the caller: `backend` runs on this CPU,
-        // `keys` holds schedules of `NR` rounds, and the pointers, unit (a
-        // multiple of 16) and IV list describe a validated request.
-        unsafe {
-            match (backend, dir) {
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::Vaes512, Direction::Encrypt) => {
-                    x86::vaes512::encrypt::<NR>(keys, first, step, list, unit, count, src, dst)
-                }
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::Vaes512, Direction::Decrypt) => {
-                    x86::vaes512::decrypt::<NR>(keys, first, step, list, unit, count, src, dst)
-                }
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::Vaes256, Direction::Encrypt) => {
-                    x86::vaes256::encrypt::<NR>(keys, first, step, list, unit, count, src, dst)
-                }
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::Vaes256, Direction::Decrypt) => {
-                    x86::vaes256::decrypt::<NR>(keys, first, step, list, unit, count, src, dst)
-                }
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::AesNi, Direction::Encrypt) => {
-                    x86::aesni::encrypt::<NR>(keys, first, step, list, unit, count, src, dst)
-                }
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                (Backend::AesNi, Direction::Decrypt) => {
-                    x86::aesni::decrypt::<NR>(keys, first, step, list, unit, count, src, dst)
-                }
-                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-                (Backend::ArmCe, Direction::Encrypt) => {
-                    aarch64::ce::encrypt::<NR>(keys, first, step, list, unit, count, src, dst)
-                }
-                #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-                (Backend::ArmCe, Direction::Decrypt) => {
-                    aarch64::ce::decrypt::<NR>(keys, first, step, list, unit, count, src, dst)
-                }
-                #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-                (Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi, _) => {
-                    unreachable!("x86_64 backends are not compiled for this target")
-                }
-                #[cfg(not(all(target_arch = "aarch64", target_endian = "little", not(miri))))]
-                (Backend::ArmCe, _) => {
-                    unreachable!("the arm64 backend is not compiled for this target")
-                }
-                (Backend::Generic, _) => unreachable!("the portable backend has no SIMD kernel"),
-                (Backend::_Mode(never), _) => never.unreachable(),
-            }
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mdu_aes::CpuFeatures;
 
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    fn features(names: &[&str]) -> CpuFeatures {
+    /// A CPU profile from the feature names of the standard library (the
+    /// per-target selection tests use it too).
+    pub(crate) fn features(names: &[&str]) -> CpuFeatures {
         let mut f = CpuFeatures::default();
         for name in names {
             match *name {
@@ -246,81 +175,18 @@ mod tests {
         f
     }
 
+    /// The declarations, read back on any target: what the backend table
+    /// of [`Backend`] promises, and what the entry points enable.
     #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    fn selection_is_a_function_of_the_features() {
-        use mdu_aes::Backend::*;
-        let zen4 = features(&[
-            "aes",
-            "pclmulqdq",
-            "avx2",
-            "avx512f",
-            "avx512bw",
-            "avx512vl",
-            "vaes",
-            "vpclmulqdq",
-        ]);
+    fn each_backend_declares_the_features_of_its_kernel() {
         assert_eq!(
-            Backend::available_for(zen4),
-            [Vaes512, Vaes256, AesNi, Generic]
+            Backend::Vaes512.needs(),
+            features(&["aes", "avx2", "avx512f", "vaes"])
         );
-        // Zen 3 / Alder Lake: VAES on ymm, no AVX-512 at all.
-        let zen3 = features(&["aes", "pclmulqdq", "avx2", "vaes", "vpclmulqdq"]);
-        assert_eq!(Backend::available_for(zen3), [Vaes256, AesNi, Generic]);
-        // CBC needs no carry-less multiply: VAES alone is enough.
-        let no_clmul = features(&["aes", "avx2", "avx512f", "vaes"]);
-        assert_eq!(
-            Backend::available_for(no_clmul),
-            [Vaes512, Vaes256, AesNi, Generic]
-        );
-        // AVX-512 without VAES (Skylake-X): xmm AES-NI.
-        let skx = features(&[
-            "aes",
-            "pclmulqdq",
-            "avx2",
-            "avx512f",
-            "avx512bw",
-            "avx512vl",
-        ]);
-        assert_eq!(Backend::available_for(skx), [AesNi, Generic]);
-        let westmere = features(&["aes", "pclmulqdq"]);
-        assert_eq!(Backend::available_for(westmere), [AesNi, Generic]);
-        // VAES is useless without AES-NI's key schedule and single blocks.
-        let no_aes = features(&["avx2", "avx512f", "vaes"]);
-        assert_eq!(Backend::available_for(no_aes), [Generic]);
-        assert_eq!(Backend::available_for(CpuFeatures::default()), [Generic]);
-        // The arm64 backend is not compiled for x86_64, whatever the flags
-        // (FEAT_AES reads as AES-NI here).
-        let arm = features(&["aes", "pmull", "neon"]);
-        assert_eq!(Backend::available_for(arm), [AesNi, Generic]);
-        assert_eq!(
-            Backend::available_for(features(&["neon", "pmull"])),
-            [Generic]
-        );
-    }
-
-    #[test]
-    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-    fn selection_is_a_function_of_the_features_on_arm64() {
-        use mdu_aes::Backend::*;
-        let ce = features(&["aes", "pmull", "neon"]);
-        assert_eq!(Backend::available_for(ce), [ArmCe, Generic]);
-        // CBC needs no PMULL.
-        let no_pmull = features(&["aes", "neon"]);
-        assert_eq!(Backend::available_for(no_pmull), [ArmCe, Generic]);
-        // Raspberry Pi 4 (Cortex-A72 without the Crypto Extensions).
-        let pi4 = features(&["neon"]);
-        assert_eq!(Backend::available_for(pi4), [Generic]);
-        let all = features(&[
-            "aes",
-            "pclmulqdq",
-            "avx2",
-            "avx512f",
-            "vaes",
-            "pmull",
-            "neon",
-        ]);
-        assert_eq!(Backend::available_for(all), [ArmCe, Generic]);
+        assert_eq!(Backend::Vaes256.needs(), features(&["aes", "avx2", "vaes"]));
+        assert_eq!(Backend::AesNi.needs(), features(&["aes"]));
+        assert_eq!(Backend::ArmCe.needs(), features(&["neon", "aes"]));
+        assert_eq!(Backend::Generic.needs(), CpuFeatures::NONE);
     }
 
     #[test]
@@ -331,39 +197,5 @@ mod tests {
         let mut sorted = all.to_vec();
         sorted.sort();
         assert_eq!(sorted, all, "best first");
-    }
-
-    /// The first round keys of AES are the key itself, so a copy of the key
-    /// or of a schedule left in a dead stack frame shows as the key's
-    /// 16-byte pieces. None should be found after a key setup or a clone,
-    /// on any backend (the generic one expands with the `aes` crate, which
-    /// returns its schedule by value).
-    #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    fn key_setups_leave_no_key_material_on_the_stack() {
-        use crate::{AesCbc128, AesCbc256};
-        use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
-        use std::vec::Vec;
-
-        let key: Vec<u8> = (0..32u32).map(|i| (i * 37 + 11) as u8).collect();
-        let mut seen = std::vec![0u8; PROBE_DEPTH];
-        zeroize::zeroize_stack::<PROBE_DEPTH>();
-        for &backend in Backend::available() {
-            let cbc = AesCbc256::with_backend(&key, backend).unwrap();
-            dead_stack(&mut seen);
-            for (i, piece) in key.chunks(16).enumerate() {
-                assert!(!contains(&seen, piece), "{backend}: AES-256 key piece {i}");
-            }
-            let copy = cbc.clone();
-            dead_stack(&mut seen);
-            for (i, piece) in key.chunks(16).enumerate() {
-                assert!(!contains(&seen, piece), "{backend}: clone, key piece {i}");
-            }
-            drop((cbc, copy));
-            let cbc = AesCbc128::with_backend(&key[..16], backend).unwrap();
-            dead_stack(&mut seen);
-            assert!(!contains(&seen, &key[..16]), "{backend}: AES-128 key");
-            drop(cbc);
-        }
     }
 }

@@ -1,22 +1,18 @@
-//! XTS as an AES mode: what each backend needs, the weak-key rule, the
-//! portable implementation, the round keys and the kernel table. The
-//! skeleton around them (detection, forced backends, key setup and
-//! wiping, the dispatch point) is `mdu_aes::Engine`'s.
+//! XTS as an AES mode: what each backend needs, the weak-key rule and the
+//! portable implementation, on every target; the SIMD round keys
+//! (`simd.rs`) and the kernels of each target (`x86/`, `aarch64/`), each
+//! in the module compiled for it. The skeleton around them (detection,
+//! forced backends, key setup and wiping, the one dispatch point) is
+//! `mdu_aes::Engine`'s.
 
 use alloc::boxed::Box;
 
-#[cfg(test)]
-pub(crate) use mdu_aes::CpuFeatures;
-#[cfg(not(test))]
-use mdu_aes::CpuFeatures;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
-use mdu_aes::Request;
 use mdu_aes::{BlockAes, Ivs, Mode, SetupError};
 use mdu_core::Direction;
 
+// The only target conditions of the crate: each SIMD module is compiled
+// where its kernels can run (never under Miri, which cannot run the vendor
+// intrinsics; the arm64 kernels on little-endian aarch64 only).
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 pub(crate) mod aarch64;
 #[cfg(any(
@@ -77,17 +73,56 @@ fn halves_equal(key: &[u8]) -> bool {
     k1.iter().zip(k2).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
-const fn needs(aes: bool, clmul: bool, avx2: bool, vaes: bool, avx512: bool) -> CpuFeatures {
-    CpuFeatures {
-        aes,
-        pclmulqdq: clmul && !vaes,
-        vpclmulqdq: clmul && vaes,
-        avx2,
-        vaes,
-        avx512f: avx512,
-        avx512bw: avx512,
-        avx512vl: avx512,
-        ..CpuFeatures::NONE
+/// What each backend of XTS needs of the CPU: the `#[target_feature]`
+/// list of its kernel, declared once; the kernel takes a
+/// [`Witness`](mdu_core::cpu::Witness) of it. Unlike CBC, XTS needs a
+/// carry-less multiply for its tweak steps.
+pub(crate) mod needs {
+    use mdu_core::cpu::{Features, Needs};
+
+    /// The x86_64 needs of an XTS kernel on one register width.
+    const fn x86(clmul_on_vectors: bool, avx512: bool) -> Features {
+        Features {
+            aes: true,
+            pclmulqdq: !clmul_on_vectors,
+            vpclmulqdq: clmul_on_vectors,
+            avx2: clmul_on_vectors,
+            vaes: clmul_on_vectors,
+            avx512f: avx512,
+            avx512bw: avx512,
+            avx512vl: avx512,
+            ..Features::NONE
+        }
+    }
+
+    /// `x86/vaes512.rs`: VAES and VPCLMULQDQ on zmm, AVX-512 F, BW (byte
+    /// masks) and VL.
+    pub enum Vaes512 {}
+    impl Needs for Vaes512 {
+        const NEEDS: Features = x86(true, true);
+    }
+
+    /// `x86/vaes256.rs`: VAES and VPCLMULQDQ on ymm.
+    pub enum Vaes256 {}
+    impl Needs for Vaes256 {
+        const NEEDS: Features = x86(true, false);
+    }
+
+    /// `x86/aesni.rs`: AES-NI, and PCLMULQDQ for the x^8 tweak steps.
+    pub enum AesNi {}
+    impl Needs for AesNi {
+        const NEEDS: Features = x86(false, false);
+    }
+
+    /// `aarch64/ce.rs`: FEAT_AES, and FEAT_PMULL for the x^8 tweak steps.
+    pub enum ArmCe {}
+    impl Needs for ArmCe {
+        const NEEDS: Features = Features {
+            neon: true,
+            aes: true,
+            pmull: true,
+            ..Features::NONE
+        };
     }
 }
 
@@ -96,21 +131,10 @@ impl Mode for XtsMode {
     const AES_KEYS: usize = 2;
     const UNIT_ALIGN: usize = 1;
     const NAMES: [&'static str; 2] = ["XtsAes128", "XtsAes256"];
-    const NEEDS: [CpuFeatures; 4] = [
-        // VAES and VPCLMULQDQ on zmm: AVX-512 F, BW (byte masks) and VL.
-        needs(true, true, true, true, true),
-        // VAES and VPCLMULQDQ on ymm.
-        needs(true, true, true, true, false),
-        // AES-NI, and PCLMULQDQ for the x^8 tweak steps.
-        needs(true, true, false, false, false),
-        // FEAT_AES, and FEAT_PMULL for the x^8 tweak steps.
-        CpuFeatures {
-            neon: true,
-            aes: true,
-            pmull: true,
-            ..CpuFeatures::NONE
-        },
-    ];
+    type Vaes512 = needs::Vaes512;
+    type Vaes256 = needs::Vaes256;
+    type AesNi = needs::AesNi;
+    type ArmCe = needs::ArmCe;
 
     fn check_key(key: &[u8], allow_weak: bool) -> Result<(), SetupError> {
         if !allow_weak && halves_equal(key) {
@@ -142,120 +166,16 @@ impl Mode for XtsMode {
     ) {
         generic::crypt(keys, dir, ivs, unit, buf);
     }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    type RoundKeys = simd::RoundKeys;
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    unsafe fn expand(key: &[u8]) -> Box<simd::RoundKeys> {
-        let (k1, k2) = key.split_at(key.len() / 2);
-        let mut rk = simd::RoundKeys::zeroed();
-        // SAFETY: forwarded from the caller (the CPU has the AES
-        // instructions).
-        unsafe { rk.expand_into(k1, k2) };
-        rk
-    }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    fn simd_clone(keys: &simd::RoundKeys) -> Box<simd::RoundKeys> {
-        keys.boxed_clone()
-    }
-
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    unsafe fn run<const NR: usize>(
-        backend: Backend,
-        dir: Direction,
-        keys: &simd::RoundKeys,
-        req: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            match dir {
-                Direction::Encrypt => kernel::<NR, true>(backend, keys, req),
-                Direction::Decrypt => kernel::<NR, false>(backend, keys, req),
-            }
-        }
-    }
-}
-
-/// The kernel table: one arm per backend, by name.
-///
-/// # Safety
-///
-/// As for [`Mode::run`].
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
-#[inline(always)]
-unsafe fn kernel<const NR: usize, const ENC: bool>(
-    backend: Backend,
-    keys: &simd::RoundKeys,
-    r: Request<'_>,
-) {
-    let Request {
-        first,
-        step,
-        list,
-        unit,
-        count,
-        src,
-        dst,
-    } = r;
-    // SAFETY: forwarded from the caller: `backend` runs on this CPU, `keys`
-    // holds schedules of `NR` rounds, and the pointers, unit and IV list
-    // describe a validated request.
-    unsafe {
-        match backend {
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Vaes512 => {
-                x86::vaes512::crypt::<NR, ENC>(keys, first, step, list, unit, count, src, dst)
-            }
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::Vaes256 => {
-                x86::vaes256::crypt::<NR, ENC>(keys, first, step, list, unit, count, src, dst)
-            }
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Backend::AesNi => {
-                x86::aesni::crypt::<NR, ENC>(keys, first, step, list, unit, count, src, dst)
-            }
-            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-            Backend::ArmCe => {
-                aarch64::ce::crypt::<NR, ENC>(keys, first, step, list, unit, count, src, dst)
-            }
-            #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-            Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi => {
-                unreachable!("x86_64 backends are not compiled for this target")
-            }
-            #[cfg(not(all(target_arch = "aarch64", target_endian = "little", not(miri))))]
-            Backend::ArmCe => unreachable!("the arm64 backend is not compiled for this target"),
-            Backend::Generic => unreachable!("the portable backend has no SIMD kernel"),
-            Backend::_Mode(never) => never.unreachable(),
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mdu_aes::CpuFeatures;
 
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
-    fn features(names: &[&str]) -> CpuFeatures {
+    /// A CPU profile from the feature names of the standard library (the
+    /// per-target selection tests use it too).
+    pub(crate) fn features(names: &[&str]) -> CpuFeatures {
         let mut f = CpuFeatures::default();
         for name in names {
             match *name {
@@ -275,101 +195,20 @@ mod tests {
         f
     }
 
+    /// The declarations, read back on any target: what the backend table
+    /// of [`Backend`] promises, and what the entry points enable.
     #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    fn selection_is_a_function_of_the_features() {
-        use mdu_aes::Backend::*;
-        let zen4 = features(&[
-            "aes",
-            "pclmulqdq",
-            "avx2",
-            "avx512f",
-            "avx512bw",
-            "avx512vl",
-            "vaes",
-            "vpclmulqdq",
-        ]);
+    fn each_backend_declares_the_features_of_its_kernel() {
+        let vpclmul = ["aes", "avx2", "vaes", "vpclmulqdq"];
+        let avx512 = ["avx512f", "avx512bw", "avx512vl"];
         assert_eq!(
-            Backend::available_for(zen4),
-            [Vaes512, Vaes256, AesNi, Generic]
+            Backend::Vaes512.needs(),
+            features(&[&vpclmul[..], &avx512[..]].concat())
         );
-        // Zen 3 / Alder Lake: VAES on ymm, no AVX-512 at all.
-        let zen3 = features(&["aes", "pclmulqdq", "avx2", "vaes", "vpclmulqdq"]);
-        assert_eq!(Backend::available_for(zen3), [Vaes256, AesNi, Generic]);
-        // VAES without VPCLMULQDQ cannot advance tweaks in vectors.
-        let odd = features(&["aes", "pclmulqdq", "avx2", "vaes"]);
-        assert_eq!(Backend::available_for(odd), [AesNi, Generic]);
-        // AVX-512 without BW (no byte masks) falls back to ymm.
-        let no_bw = features(&[
-            "aes",
-            "pclmulqdq",
-            "avx2",
-            "avx512f",
-            "avx512vl",
-            "vaes",
-            "vpclmulqdq",
-        ]);
-        assert_eq!(Backend::available_for(no_bw), [Vaes256, AesNi, Generic]);
-        let westmere = features(&["aes", "pclmulqdq"]);
-        assert_eq!(Backend::available_for(westmere), [AesNi, Generic]);
-        // The x^8 tweak steps of AesNi need the carry-less multiply.
-        let no_clmul = features(&["aes"]);
-        assert_eq!(Backend::available_for(no_clmul), [Generic]);
-        // VAES is useless without AES-NI's key schedule and single blocks.
-        let no_aes = features(&["avx2", "vaes", "vpclmulqdq"]);
-        assert_eq!(Backend::available_for(no_aes), [Generic]);
-        assert_eq!(Backend::available_for(CpuFeatures::default()), [Generic]);
-        // The arm64 backend is not compiled for x86_64, whatever the flags.
-        let arm = features(&["aes", "pmull", "neon"]);
-        assert_eq!(Backend::available_for(arm), [Generic]);
-        let all = features(&[
-            "aes",
-            "pclmulqdq",
-            "avx2",
-            "avx512f",
-            "avx512bw",
-            "avx512vl",
-            "vaes",
-            "vpclmulqdq",
-            "pmull",
-            "neon",
-        ]);
-        assert_eq!(
-            Backend::available_for(all),
-            [Vaes512, Vaes256, AesNi, Generic]
-        );
-    }
-
-    #[test]
-    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-    fn selection_is_a_function_of_the_features_on_arm64() {
-        use mdu_aes::Backend::*;
-        // Cortex-A53 and later with the Crypto Extensions, Apple M1, Neoverse.
-        let ce = features(&["aes", "pmull", "neon"]);
-        assert_eq!(Backend::available_for(ce), [ArmCe, Generic]);
-        // FEAT_AES without FEAT_PMULL cannot advance tweaks by x^8.
-        let no_pmull = features(&["aes", "neon"]);
-        assert_eq!(Backend::available_for(no_pmull), [Generic]);
-        // Raspberry Pi 4 (Cortex-A72 without the Crypto Extensions).
-        let pi4 = features(&["neon"]);
-        assert_eq!(Backend::available_for(pi4), [Generic]);
-        let no_neon = features(&["aes", "pmull"]);
-        assert_eq!(Backend::available_for(no_neon), [Generic]);
-        // The x86 backends are not compiled for arm64, whatever the flags.
-        let all = features(&[
-            "aes",
-            "pclmulqdq",
-            "avx2",
-            "avx512f",
-            "avx512bw",
-            "avx512vl",
-            "vaes",
-            "vpclmulqdq",
-            "pmull",
-            "neon",
-        ]);
-        assert_eq!(Backend::available_for(all), [ArmCe, Generic]);
-        assert_eq!(Backend::available_for(CpuFeatures::default()), [Generic]);
+        assert_eq!(Backend::Vaes256.needs(), features(&vpclmul));
+        assert_eq!(Backend::AesNi.needs(), features(&["aes", "pclmulqdq"]));
+        assert_eq!(Backend::ArmCe.needs(), features(&["neon", "aes", "pmull"]));
+        assert_eq!(Backend::Generic.needs(), CpuFeatures::NONE);
     }
 
     #[test]
@@ -392,72 +231,5 @@ mod tests {
         k[63] = 7;
         k[0] = 1;
         assert!(!halves_equal(&k));
-    }
-
-    /// The first round keys of AES are the key itself, so a copy of the key
-    /// or of a schedule left in a dead stack frame shows as the key's
-    /// 16-byte pieces. The key lives on the heap here, so none of its pieces
-    /// should be found on the stack after a key setup or a clone.
-    #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    fn key_setups_leave_no_key_material_on_the_stack() {
-        use crate::{XtsAes128, XtsAes256};
-        use aes::cipher::KeyInit;
-        use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
-        use std::vec::Vec;
-
-        /// An AES-256 key schedule put in a box without the wipe.
-        #[inline(never)]
-        fn unwiped(key: &[u8]) -> Box<aes::Aes256> {
-            Box::new(aes::Aes256::new_from_slice(key).unwrap())
-        }
-
-        let key: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
-        let mut seen = std::vec![0u8; PROBE_DEPTH];
-        // Control: without the wipe, the `aes` crate's expansion leaves key
-        // pieces on the stack, so the probe can see them.
-        let control = unwiped(&key[..32]);
-        dead_stack(&mut seen);
-        drop(control);
-        if !contains(&seen, &key[..16]) {
-            std::eprintln!(
-                "SKIPPED key_setups_leave_no_key_material_on_the_stack: this build leaves no \
-                 key copy on the stack even without the wipe, so the test cannot tell"
-            );
-            return;
-        }
-        // Start clean, so that whatever is found below comes from the setup
-        // under test.
-        zeroize::zeroize_stack::<PROBE_DEPTH>();
-        for &backend in Backend::available() {
-            let xts = XtsAes256::with_backend(&key, backend).unwrap();
-            dead_stack(&mut seen);
-            for (i, piece) in key.chunks(16).enumerate() {
-                assert!(
-                    !contains(&seen, piece),
-                    "{backend}: XTS-AES-256 key piece {i}"
-                );
-            }
-            let copy = xts.clone();
-            dead_stack(&mut seen);
-            for (i, piece) in key.chunks(16).enumerate() {
-                assert!(!contains(&seen, piece), "{backend}: clone, key piece {i}");
-            }
-            drop((xts, copy));
-            let xts = XtsAes128::with_backend(&key[..32], backend).unwrap();
-            dead_stack(&mut seen);
-            for (i, piece) in key[..32].chunks(16).enumerate() {
-                assert!(
-                    !contains(&seen, piece),
-                    "{backend}: XTS-AES-128 key piece {i}"
-                );
-            }
-            drop(xts);
-        }
-        std::eprintln!(
-            "key_setups_leave_no_key_material_on_the_stack: checked {PROBE_DEPTH} bytes of dead \
-             stack after every setup, backends {:?}",
-            Backend::available()
-        );
     }
 }

@@ -1,11 +1,30 @@
 //! What the x86_64 and arm64 backends share and is not tied to an
-//! instruction set: the stored round keys and the scalar bookkeeping of a
-//! request (the blocks before stealing).
+//! instruction set: the stored round keys (XTS's `mdu_aes::SimdKeys`) and
+//! the scalar bookkeeping of a request (the blocks before stealing).
 
 use alloc::boxed::Box;
 
-use mdu_aes::Schedule;
+use mdu_aes::{Schedule, SimdKeys};
 use zeroize::Zeroize;
+
+use super::XtsMode;
+
+impl SimdKeys for XtsMode {
+    type RoundKeys = RoundKeys;
+
+    unsafe fn expand(key: &[u8]) -> Box<RoundKeys> {
+        let (k1, k2) = key.split_at(key.len() / 2);
+        let mut rk = RoundKeys::zeroed();
+        // SAFETY: forwarded from the caller (the CPU has the AES
+        // instructions).
+        unsafe { rk.expand_into(k1, k2) };
+        rk
+    }
+
+    fn simd_clone(keys: &RoundKeys) -> Box<RoundKeys> {
+        keys.boxed_clone()
+    }
+}
 
 /// The expanded XTS key: K1's encryption and decryption schedules (the
 /// shared [`mdu_aes::RoundKeys`]) and K2's encryption schedule. Zeroized on

@@ -11,4 +11,4 @@
 //! registers.
 
 // In flight: eight units or blocks.
-crate::backend::driver::entry_points!(mdu_aes::vector::Neon, 8, "neon,aes");
+crate::backend::driver::entry_points!(mdu_aes::vector::Neon, 8, "neon,aes", ArmCe);

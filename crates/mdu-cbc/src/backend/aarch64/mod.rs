@@ -1,4 +1,52 @@
-//! arm64 backends; the key schedule, the vectors and the AES rounds are
-//! `mdu-aes`'s, the CBC algorithm itself is `backend::driver`.
+//! arm64 backends, and CBC's kernel table on this target
+//! (`mdu_aes::Kernels`); the key schedule, the vectors and the AES rounds
+//! are `mdu-aes`'s, the CBC algorithm itself is `backend::driver`.
+
+use mdu_aes::{Kernels, Request, RoundKeys};
+use mdu_core::cpu::Witness;
+
+use super::{CbcMode, needs};
 
 pub(crate) mod ce;
+
+/// The one entry point pair, with the witness of its backend.
+impl Kernels for CbcMode {
+    #[inline]
+    unsafe fn arm_ce<const NR: usize, const ENC: bool>(
+        w: Witness<needs::ArmCe>,
+        keys: &RoundKeys,
+        r: Request<'_>,
+    ) {
+        // SAFETY: forwarded from the caller.
+        unsafe { ce::crypt::<NR, ENC>(w, keys, r) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::features;
+    use crate::Backend;
+
+    #[test]
+    fn selection_is_a_function_of_the_features_on_arm64() {
+        use mdu_aes::Backend::*;
+        let ce = features(&["aes", "pmull", "neon"]);
+        assert_eq!(Backend::available_for(ce), [ArmCe, Generic]);
+        // CBC needs no PMULL.
+        let no_pmull = features(&["aes", "neon"]);
+        assert_eq!(Backend::available_for(no_pmull), [ArmCe, Generic]);
+        // Raspberry Pi 4 (Cortex-A72 without the Crypto Extensions).
+        let pi4 = features(&["neon"]);
+        assert_eq!(Backend::available_for(pi4), [Generic]);
+        let all = features(&[
+            "aes",
+            "pclmulqdq",
+            "avx2",
+            "avx512f",
+            "vaes",
+            "pmull",
+            "neon",
+        ]);
+        assert_eq!(Backend::available_for(all), [ArmCe, Generic]);
+    }
+}

@@ -1,4 +1,5 @@
-//! arm64 backends: the tweak doublings of the kernel; the key schedule, the
+//! arm64 backends: the tweak doublings of the kernel, and XTS's kernel
+//! table on this target (`mdu_aes::Kernels`); the key schedule, the
 //! vectors and the AES rounds are `mdu-aes`'s (`mdu_aes::vector::Neon`),
 //! the XTS algorithm itself is `backend::driver`.
 //!
@@ -15,6 +16,11 @@
 //! and `AESIMC`.
 
 use core::arch::aarch64::*;
+
+use mdu_aes::{Kernels, Request};
+use mdu_core::cpu::Witness;
+
+use super::{XtsMode, needs};
 
 pub(crate) mod ce;
 
@@ -46,9 +52,34 @@ pub(crate) fn mul_x8(t: uint8x16_t) -> uint8x16_t {
     veorq_u8(shifted, reduced)
 }
 
+/// The one entry point, with the witness of its backend.
+impl Kernels for XtsMode {
+    #[inline]
+    unsafe fn arm_ce<const NR: usize, const ENC: bool>(
+        w: Witness<needs::ArmCe>,
+        keys: &RoundKeys,
+        r: Request<'_>,
+    ) {
+        let Request {
+            first,
+            step,
+            list,
+            unit,
+            count,
+            src,
+            dst,
+        } = r;
+        // SAFETY: forwarded from the caller.
+        unsafe { ce::crypt::<NR, ENC>(w, keys, first, step, list, unit, count, src, dst) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::tests::features;
     use super::*;
+    use crate::Backend;
+    use mdu_aes::CpuFeatures;
     use mdu_aes::aarch64::{bytes, iv_vector};
 
     fn detected() -> bool {
@@ -80,5 +111,36 @@ mod tests {
             let eight = (0..8).fold(t, |t, _| scalar(t));
             assert_eq!(from(x8), eight, "{t:#x}");
         }
+    }
+
+    #[test]
+    fn selection_is_a_function_of_the_features_on_arm64() {
+        use mdu_aes::Backend::*;
+        // Cortex-A53 and later with the Crypto Extensions, Apple M1, Neoverse.
+        let ce = features(&["aes", "pmull", "neon"]);
+        assert_eq!(Backend::available_for(ce), [ArmCe, Generic]);
+        // FEAT_AES without FEAT_PMULL cannot advance tweaks by x^8.
+        let no_pmull = features(&["aes", "neon"]);
+        assert_eq!(Backend::available_for(no_pmull), [Generic]);
+        // Raspberry Pi 4 (Cortex-A72 without the Crypto Extensions).
+        let pi4 = features(&["neon"]);
+        assert_eq!(Backend::available_for(pi4), [Generic]);
+        let no_neon = features(&["aes", "pmull"]);
+        assert_eq!(Backend::available_for(no_neon), [Generic]);
+        // The x86 backends are not compiled for arm64, whatever the flags.
+        let all = features(&[
+            "aes",
+            "pclmulqdq",
+            "avx2",
+            "avx512f",
+            "avx512bw",
+            "avx512vl",
+            "vaes",
+            "vpclmulqdq",
+            "pmull",
+            "neon",
+        ]);
+        assert_eq!(Backend::available_for(all), [ArmCe, Generic]);
+        assert_eq!(Backend::available_for(CpuFeatures::default()), [Generic]);
     }
 }

@@ -20,8 +20,10 @@ use super::{RoundKeys, mul_x};
 use mdu_aes::Ivs;
 use mdu_aes::vector::{Vector, Xmm, Ymm};
 use mdu_core::Iv;
+use mdu_core::cpu::Witness;
 
 use crate::backend::driver::{self, Kernel, Tweaks};
+use crate::backend::needs;
 
 /// Units whose first tweaks are encrypted together.
 const UNITS: usize = 16;
@@ -98,14 +100,15 @@ impl Tweaks for Ymm {
 ///
 /// # Safety
 ///
-/// The CPU has AES-NI, AVX2, VAES and VPCLMULQDQ; `src` and `dst` are valid
-/// for `count * unit_len` bytes and are equal or disjoint; `unit_len >= 16`;
-/// `NR` is 10 or 14 and matches the schedules in `keys`; a `list` holds
-/// `count` IVs.
+/// `src` and `dst` are valid for `count * unit_len` bytes and are equal or
+/// disjoint; `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules
+/// in `keys`; a `list` holds `count` IVs. (The CPU features are the
+/// witness's: its type is the backend's declared needs.)
 // The IVs come as plain arguments, in registers (see `Ivs::parts`).
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "aes,avx2,vaes,vpclmulqdq")]
 pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
+    _: Witness<needs::Vaes256>,
     keys: &RoundKeys,
     first: u128,
     step: u64,
