@@ -23,6 +23,9 @@
 //! * [`cpu`] is the CPU vocabulary every crate with SIMD backends speaks:
 //!   [`cpu::Features`] detected once per process, and the zero-sized
 //!   [`cpu::Witness`]es that its kernels take as proof.
+//! * [`simd`] is the register layer those kernels share: one type per SIMD
+//!   width whose values prove the width's features, with the loads,
+//!   stores, XORs and lane moves written once.
 //!
 //! # Example
 //!
@@ -74,8 +77,8 @@
 //!   `split_mut` to cut a buffer into segments), that every cipher crate
 //!   runs against its ciphers.
 #![no_std]
-// One exception, allowed where it is: XGETBV in `cpu`'s detection without
-// the standard library.
+// Two exceptions, allowed where they are: XGETBV in `cpu`'s detection
+// without the standard library, and the vendor intrinsics of `simd`.
 #![deny(unsafe_code)]
 
 #[cfg(feature = "alloc")]
@@ -89,6 +92,10 @@ mod error;
 mod iv;
 #[cfg(feature = "alloc")]
 mod segments;
+// Vendor intrinsics are unsafe functions and the constructors of a
+// register type are unsafe by design; every block says why it is sound.
+#[allow(unsafe_code)]
+pub mod simd;
 mod size;
 mod units;
 

@@ -1,11 +1,10 @@
-//! Two blocks per ymm register: AVX2 for the moves, VAES for the rounds
-//! (no AVX-512 needed).
+//! Two lanes per ymm register: AVX2.
 
 use core::arch::x86_64::*;
 
-use super::{Sealed, Vector, Xmm};
+use super::{Register, Sealed, Xmm};
 
-/// Two AES blocks in a ymm register; see the [module](super) docs.
+/// 32 bytes in a ymm register; see the [module](super) docs.
 #[derive(Clone, Copy, Debug)]
 #[repr(transparent)]
 pub struct Ymm(__m256i);
@@ -17,7 +16,7 @@ impl Ymm {
         self.0
     }
 
-    /// A register as a vector.
+    /// A register as a value of this type.
     ///
     /// # Safety
     ///
@@ -30,9 +29,9 @@ impl Ymm {
 
 impl Sealed for Ymm {}
 
-impl Vector for Ymm {
-    const BLOCKS: usize = 2;
-    type Block = Xmm;
+impl Register for Ymm {
+    const LANES: usize = 2;
+    type Lane = Xmm;
 
     #[inline(always)]
     unsafe fn load(src: *const u8) -> Ymm {
@@ -84,8 +83,8 @@ impl Vector for Ymm {
     }
 
     #[inline(always)]
-    fn block(x: u128) -> Xmm {
-        Xmm::block(x)
+    fn lane_from_u128(x: u128) -> Xmm {
+        Xmm::lane_from_u128(x)
     }
 
     #[inline(always)]
@@ -116,42 +115,5 @@ impl Vector for Ymm {
         // [carry.hi, v.lo].
         // SAFETY: a `Ymm` proves AVX2.
         Ymm(unsafe { _mm256_permute2x128_si256::<0x21>(carry.0, v.0) })
-    }
-
-    #[inline(always)]
-    unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
-        rk: &[Ymm; 15],
-        s: [Ymm; N],
-        pre: Option<&[Ymm; N]>,
-        post: Option<&[Ymm; N]>,
-    ) -> [Ymm; N] {
-        // SAFETY: the caller's contract.
-        unsafe { super::x86::aes::<Ymm, NR, ENC, N>(rk, s, pre, post) }
-    }
-}
-
-impl super::x86::Rounds for Ymm {
-    #[inline(always)]
-    unsafe fn round<const ENC: bool>(self, k: Ymm) -> Ymm {
-        // SAFETY: the caller's contract: the CPU has this width's AES.
-        Ymm(unsafe {
-            if ENC {
-                _mm256_aesenc_epi128(self.0, k.0)
-            } else {
-                _mm256_aesdec_epi128(self.0, k.0)
-            }
-        })
-    }
-
-    #[inline(always)]
-    unsafe fn last<const ENC: bool>(self, k: Ymm) -> Ymm {
-        // SAFETY: as in `round`.
-        Ymm(unsafe {
-            if ENC {
-                _mm256_aesenclast_epi128(self.0, k.0)
-            } else {
-                _mm256_aesdeclast_epi128(self.0, k.0)
-            }
-        })
     }
 }

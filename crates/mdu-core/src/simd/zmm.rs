@@ -1,11 +1,11 @@
-//! Four blocks per zmm register: AVX-512 F for the moves, VAES for the
-//! rounds. Three-way XORs are one `vpternlogq`.
+//! Four lanes per zmm register: AVX-512 F. Three-way XORs are one
+//! `vpternlogq`.
 
 use core::arch::x86_64::*;
 
-use super::{Sealed, Vector, Xmm};
+use super::{Register, Sealed, Xmm};
 
-/// Four AES blocks in a zmm register; see the [module](super) docs.
+/// 64 bytes in a zmm register; see the [module](super) docs.
 #[derive(Clone, Copy, Debug)]
 #[repr(transparent)]
 pub struct Zmm(__m512i);
@@ -17,7 +17,7 @@ impl Zmm {
         self.0
     }
 
-    /// A register as a vector.
+    /// A register as a value of this type.
     ///
     /// # Safety
     ///
@@ -30,9 +30,9 @@ impl Zmm {
 
 impl Sealed for Zmm {}
 
-impl Vector for Zmm {
-    const BLOCKS: usize = 4;
-    type Block = Xmm;
+impl Register for Zmm {
+    const LANES: usize = 4;
+    type Lane = Xmm;
 
     #[inline(always)]
     unsafe fn load(src: *const u8) -> Zmm {
@@ -91,8 +91,8 @@ impl Vector for Zmm {
     }
 
     #[inline(always)]
-    fn block(x: u128) -> Xmm {
-        Xmm::block(x)
+    fn lane_from_u128(x: u128) -> Xmm {
+        Xmm::lane_from_u128(x)
     }
 
     #[inline(always)]
@@ -125,42 +125,5 @@ impl Vector for Zmm {
         // (v : carry) shifted down by six qwords: [carry.3, v.0, v.1, v.2].
         // SAFETY: a `Zmm` proves AVX-512 F.
         Zmm(unsafe { _mm512_alignr_epi64::<6>(v.0, carry.0) })
-    }
-
-    #[inline(always)]
-    unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
-        rk: &[Zmm; 15],
-        s: [Zmm; N],
-        pre: Option<&[Zmm; N]>,
-        post: Option<&[Zmm; N]>,
-    ) -> [Zmm; N] {
-        // SAFETY: the caller's contract.
-        unsafe { super::x86::aes::<Zmm, NR, ENC, N>(rk, s, pre, post) }
-    }
-}
-
-impl super::x86::Rounds for Zmm {
-    #[inline(always)]
-    unsafe fn round<const ENC: bool>(self, k: Zmm) -> Zmm {
-        // SAFETY: the caller's contract: the CPU has this width's AES.
-        Zmm(unsafe {
-            if ENC {
-                _mm512_aesenc_epi128(self.0, k.0)
-            } else {
-                _mm512_aesdec_epi128(self.0, k.0)
-            }
-        })
-    }
-
-    #[inline(always)]
-    unsafe fn last<const ENC: bool>(self, k: Zmm) -> Zmm {
-        // SAFETY: as in `round`.
-        Zmm(unsafe {
-            if ENC {
-                _mm512_aesenclast_epi128(self.0, k.0)
-            } else {
-                _mm512_aesdeclast_epi128(self.0, k.0)
-            }
-        })
     }
 }

@@ -1,11 +1,10 @@
-//! One block per xmm register: SSE2 (the x86_64 baseline) for the moves,
-//! AES-NI for the rounds.
+//! One lane per xmm register: SSE2, the x86_64 baseline.
 
 use core::arch::x86_64::*;
 
-use super::{Sealed, Vector};
+use super::{Register, Sealed};
 
-/// One AES block in an xmm register; see the [module](super) docs.
+/// 16 bytes in an xmm register; see the [module](super) docs.
 #[derive(Clone, Copy, Debug)]
 #[repr(transparent)]
 pub struct Xmm(__m128i);
@@ -17,12 +16,12 @@ impl Xmm {
         self.0
     }
 
-    /// A register as a vector.
+    /// A register as a value of this type.
     ///
     /// # Safety
     ///
     /// None beyond the baseline: kept `unsafe` like every constructor of
-    /// the layer, so a value made here proves no more than one loaded.
+    /// the module, so a value made here proves no more than one loaded.
     #[inline(always)]
     pub unsafe fn from_raw(v: __m128i) -> Xmm {
         Xmm(v)
@@ -31,9 +30,9 @@ impl Xmm {
 
 impl Sealed for Xmm {}
 
-impl Vector for Xmm {
-    const BLOCKS: usize = 1;
-    type Block = Xmm;
+impl Register for Xmm {
+    const LANES: usize = 1;
+    type Lane = Xmm;
 
     #[inline(always)]
     unsafe fn load(src: *const u8) -> Xmm {
@@ -70,8 +69,9 @@ impl Vector for Xmm {
     }
 
     #[inline(always)]
-    fn block(x: u128) -> Xmm {
-        Xmm(crate::x86::iv_vector(x))
+    fn lane_from_u128(x: u128) -> Xmm {
+        // SAFETY: SSE2 is the x86_64 baseline.
+        Xmm(unsafe { _mm_set_epi64x((x >> 64) as i64, x as i64) })
     }
 
     #[inline(always)]
@@ -93,42 +93,5 @@ impl Vector for Xmm {
     #[inline(always)]
     fn shift_in(carry: Xmm, _: Xmm) -> Xmm {
         carry
-    }
-
-    #[inline(always)]
-    unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
-        rk: &[Xmm; 15],
-        s: [Xmm; N],
-        pre: Option<&[Xmm; N]>,
-        post: Option<&[Xmm; N]>,
-    ) -> [Xmm; N] {
-        // SAFETY: the caller's contract.
-        unsafe { super::x86::aes::<Xmm, NR, ENC, N>(rk, s, pre, post) }
-    }
-}
-
-impl super::x86::Rounds for Xmm {
-    #[inline(always)]
-    unsafe fn round<const ENC: bool>(self, k: Xmm) -> Xmm {
-        // SAFETY: the caller's contract: the CPU has this width's AES.
-        Xmm(unsafe {
-            if ENC {
-                _mm_aesenc_si128(self.0, k.0)
-            } else {
-                _mm_aesdec_si128(self.0, k.0)
-            }
-        })
-    }
-
-    #[inline(always)]
-    unsafe fn last<const ENC: bool>(self, k: Xmm) -> Xmm {
-        // SAFETY: as in `round`.
-        Xmm(unsafe {
-            if ENC {
-                _mm_aesenclast_si128(self.0, k.0)
-            } else {
-                _mm_aesdeclast_si128(self.0, k.0)
-            }
-        })
     }
 }
