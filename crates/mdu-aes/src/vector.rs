@@ -1,6 +1,7 @@
-//! One vector layer per register width: the loads, stores, XORs, lane moves
-//! and AES rounds that every AES mode is written over, implemented once per
-//! instruction set and width.
+//! One vector layer per register width: the AES rounds that every AES mode
+//! is written over, on the register types of `mdu_core::simd` (whose
+//! loads, stores, XORs and lane moves the FEC encoder shares), implemented
+//! once per instruction set and width.
 //!
 //! | type     | register | blocks | needs                                 |
 //! |----------|----------|--------|---------------------------------------|
@@ -9,10 +10,13 @@
 //! | `Zmm`    | zmm      | 4      | AVX-512 F; VAES for the rounds         |
 //! | `Neon`   | q        | 1      | NEON (baseline); FEAT_AES for the rounds |
 //!
-//! A mode's driver is generic over [`Vector`]; only what is genuinely the
-//! mode's own (an XTS tweak multiply) is written per width, in the mode's
-//! crate, on the raw registers (`Ymm::raw` and friends). XTS, CBC and
-//! batched ECB (`crate::Ecb`) run on it.
+//! The register types and [`Register`] are re-exported from
+//! `mdu_core::simd`; [`Vector`] adds the AES view of a register (its
+//! 16-byte lanes are AES blocks) and [`Keys`] the rounds. A mode's driver
+//! is generic over [`Vector`]; only what is genuinely the mode's own (an
+//! XTS tweak multiply) is written per width, in the mode's crate, on the
+//! raw registers (`Ymm::raw` and friends). XTS, CBC and batched ECB
+//! (`crate::Ecb`) run on it.
 //!
 //! Two shapes keep the generated code as fast as hand-written rounds (each
 //! measured on Zen 3 against the per-width code it replaced): the rounds
@@ -24,18 +28,19 @@
 //! # Values are proofs
 //!
 //! A vector value can only be made by an `unsafe` constructor whose
-//! contract is that the CPU has the width's base features ([`Vector::load`],
-//! [`Vector::gather`], ...), so the operations on a value that exists are
-//! safe: its existence is the witness. The AES rounds need more (AES-NI,
-//! VAES, FEAT_AES): they are methods of [`Keys`], a round-key schedule that
-//! only [`Keys::new`] builds, under the contract that the CPU has them.
+//! contract is that the CPU has the width's base features
+//! ([`Register::load`], [`Register::gather`], ...), so the operations on a
+//! value that exists are safe: its existence is the witness. The AES
+//! rounds need more (AES-NI, VAES, FEAT_AES): they are methods of [`Keys`],
+//! a round-key schedule that only [`Keys::new`] builds, under the contract
+//! that the CPU has them.
 //!
 //! Every method is `#[inline(always)]`: a kernel is compiled inside one
 //! `#[target_feature]` entry point, with that entry point's features.
 //!
 //! ```
 //! # #[cfg(all(target_arch = "x86_64", not(miri)))] {
-//! use mdu_aes::vector::{Keys, Vector, Ymm};
+//! use mdu_aes::vector::{Keys, Register, Ymm};
 //!
 //! #[target_feature(enable = "aes,avx2,vaes")]
 //! fn ecb_encrypt_two_vectors(schedule: &mdu_aes::Schedule, data: &mut [u8; 64]) {
@@ -72,37 +77,31 @@ use crate::Schedule;
 mod neon;
 #[cfg(target_arch = "x86_64")]
 mod x86;
-#[cfg(target_arch = "x86_64")]
-mod xmm;
-#[cfg(target_arch = "x86_64")]
-mod ymm;
-#[cfg(target_arch = "x86_64")]
-mod zmm;
 
 #[cfg(target_arch = "aarch64")]
-pub use neon::Neon;
+pub use mdu_core::simd::Neon;
+pub use mdu_core::simd::Register;
 #[cfg(target_arch = "x86_64")]
-pub use xmm::Xmm;
-#[cfg(target_arch = "x86_64")]
-pub use ymm::Ymm;
-#[cfg(target_arch = "x86_64")]
-pub use zmm::Zmm;
+pub use mdu_core::simd::{Xmm, Ymm, Zmm};
 
 mod sealed {
     pub trait Sealed {}
 }
 pub(crate) use sealed::Sealed;
 
-/// A register of [`Vector::BLOCKS`] AES blocks of one instruction set.
+/// A register of [`Vector::BLOCKS`] AES blocks of one instruction set:
+/// the AES view of a [`Register`], whose 16-byte lanes are blocks.
 ///
-/// The constructors are `unsafe`: their contract includes that the CPU has
-/// the width's base features (see the [module](self) table), so every
-/// operation on an existing value is safe. See [`Keys`] for the rounds.
+/// The constructors are [`Register`]'s and `unsafe`: their contract
+/// includes that the CPU has the width's base features (see the
+/// [module](self) table), so every operation on an existing value is safe.
+/// See [`Keys`] for the rounds.
 ///
 /// ```
 /// # #[cfg(all(target_arch = "x86_64", not(miri)))] {
-/// use mdu_aes::vector::{Vector, Xmm};
+/// use mdu_aes::vector::{Register, Vector, Xmm};
 ///
+/// assert_eq!(Xmm::BLOCKS, 1);
 /// let bytes: [u8; 16] = core::array::from_fn(|i| i as u8);
 /// // SAFETY: 16 readable bytes; SSE2 is the x86_64 baseline.
 /// let v = unsafe { Xmm::load(bytes.as_ptr()) };
@@ -112,65 +111,13 @@ pub(crate) use sealed::Sealed;
 /// assert_eq!(out, [0; 16]);
 /// # }
 /// ```
-pub trait Vector: Copy + Sealed {
-    /// AES blocks (128-bit lanes) per register.
-    const BLOCKS: usize;
-    /// One block of this instruction set: the 128-bit register type.
+pub trait Vector: Register<Lane = <Self as Vector>::Block> + Sealed {
+    /// AES blocks (16-byte lanes) per register.
+    const BLOCKS: usize = <Self as Register>::LANES;
+    /// One block of this instruction set: the 16-byte register type (the
+    /// register's [`Register::Lane`]).
     type Block: Vector<Block = Self::Block>;
 
-    /// Loads `16 * BLOCKS` bytes (unaligned).
-    ///
-    /// # Safety
-    ///
-    /// `src` is valid for `16 * BLOCKS` bytes; the CPU has the width's base
-    /// features.
-    unsafe fn load(src: *const u8) -> Self;
-    /// Stores `16 * BLOCKS` bytes (unaligned).
-    ///
-    /// # Safety
-    ///
-    /// `dst` is valid for `16 * BLOCKS` writable bytes.
-    unsafe fn store(self, dst: *mut u8);
-    /// Lane `k` from the 16 bytes at `src + k * stride`.
-    ///
-    /// # Safety
-    ///
-    /// Every `src + k * stride`, `k < BLOCKS`, is valid for 16 bytes; the
-    /// CPU has the width's base features.
-    unsafe fn gather(src: *const u8, stride: usize) -> Self;
-    /// Lane `k` to the 16 bytes at `dst + k * stride`.
-    ///
-    /// # Safety
-    ///
-    /// Every `dst + k * stride`, `k < BLOCKS`, is valid for 16 writable
-    /// bytes.
-    unsafe fn scatter(self, dst: *mut u8, stride: usize);
-    /// `b` in every lane.
-    ///
-    /// # Safety
-    ///
-    /// The CPU has the width's base features.
-    unsafe fn splat(b: Self::Block) -> Self;
-    /// Lane `k` is `lanes(k)`, each moved in from a register (never through
-    /// memory: a wide load of blocks just stored one by one cannot be
-    /// forwarded from the store buffer).
-    ///
-    /// # Safety
-    ///
-    /// The CPU has the width's base features.
-    unsafe fn from_lanes(lanes: impl FnMut(usize) -> Self::Block) -> Self;
-    /// A little-endian 128-bit integer as one block, moved in from
-    /// general-purpose registers.
-    fn block(x: u128) -> Self::Block;
-    /// Lane `i < BLOCKS`.
-    fn lane(self, i: usize) -> Self::Block;
-    /// `self ^ b`.
-    fn xor(self, b: Self) -> Self;
-    /// `self ^ b ^ c` (one instruction where the CPU has one).
-    fn xor3(self, b: Self, c: Self) -> Self;
-    /// The blocks one position back from those of `v`: the last lane of
-    /// `carry`, then every lane of `v` but its last.
-    fn shift_in(carry: Self, v: Self) -> Self;
     /// The cipher (`ENC`) or the equivalent inverse cipher on `N` registers,
     /// interleaved round by round: `E(s[i] ^ pre[i]) ^ post[i]`, a missing
     /// whitening left out. `rk` is the schedule in the direction's order.
@@ -212,7 +159,7 @@ impl<V: Vector> Keys<V> {
         let rk = core::array::from_fn(|i| {
             // SAFETY: 16 readable bytes per round key; the features are the
             // caller's contract.
-            unsafe { V::splat(<V::Block as Vector>::load(schedule[i].as_ptr())) }
+            unsafe { V::splat(<V::Block as Register>::load(schedule[i].as_ptr())) }
         });
         Keys { rk }
     }
@@ -245,7 +192,7 @@ impl<V: Vector> Keys<V> {
         unsafe { V::splat(b) }
     }
 
-    /// Lane `k` is `lanes(k)`; see [`Vector::from_lanes`].
+    /// Lane `k` is `lanes(k)`; see [`Register::from_lanes`].
     #[inline(always)]
     pub fn from_lanes(&self, lanes: impl FnMut(usize) -> V::Block) -> V {
         // SAFETY: as in `splat`.

@@ -1,9 +1,13 @@
 //! The AES rounds of the three x86_64 widths, written once over the four
 //! round instructions each width supplies ([`Rounds`]): the whitening
 //! before is XORed with round key 0 (one `vpternlogq` on zmm), the one
-//! after is folded into the last round key.
+//! after is folded into the last round key. The registers and their moves
+//! are `mdu_core::simd`'s: xmm needs AES-NI for the rounds, ymm (AVX2) and
+//! zmm (AVX-512 F) need VAES.
 
-use super::Vector;
+use core::arch::x86_64::*;
+
+use super::{Sealed, Vector, Xmm, Ymm, Zmm};
 
 /// The x86 round instructions of one width (`aesenc`, `aesenclast`,
 /// `aesdec`, `aesdeclast` or their VAES forms): a round, then the XOR of
@@ -73,3 +77,57 @@ pub(crate) unsafe fn aes<V: Rounds, const NR: usize, const ENC: bool, const N: u
     }
     s
 }
+
+/// The AES view of one x86 width: [`Vector`] through [`aes`], [`Rounds`]
+/// from its four round instructions.
+macro_rules! width {
+    ($v:ident: $enc:ident, $enclast:ident, $dec:ident, $declast:ident) => {
+        impl Sealed for $v {}
+
+        impl Vector for $v {
+            type Block = Xmm;
+
+            #[inline(always)]
+            unsafe fn aes<const NR: usize, const ENC: bool, const N: usize>(
+                rk: &[$v; 15],
+                s: [$v; N],
+                pre: Option<&[$v; N]>,
+                post: Option<&[$v; N]>,
+            ) -> [$v; N] {
+                // SAFETY: the caller's contract.
+                unsafe { aes::<$v, NR, ENC, N>(rk, s, pre, post) }
+            }
+        }
+
+        impl Rounds for $v {
+            #[inline(always)]
+            unsafe fn round<const ENC: bool>(self, k: $v) -> $v {
+                // SAFETY: the caller's contract: the CPU has this width's
+                // AES (and so its base features, which `from_raw` needs).
+                unsafe {
+                    $v::from_raw(if ENC {
+                        $enc(self.raw(), k.raw())
+                    } else {
+                        $dec(self.raw(), k.raw())
+                    })
+                }
+            }
+
+            #[inline(always)]
+            unsafe fn last<const ENC: bool>(self, k: $v) -> $v {
+                // SAFETY: as in `round`.
+                unsafe {
+                    $v::from_raw(if ENC {
+                        $enclast(self.raw(), k.raw())
+                    } else {
+                        $declast(self.raw(), k.raw())
+                    })
+                }
+            }
+        }
+    };
+}
+
+width!(Xmm: _mm_aesenc_si128, _mm_aesenclast_si128, _mm_aesdec_si128, _mm_aesdeclast_si128);
+width!(Ymm: _mm256_aesenc_epi128, _mm256_aesenclast_epi128, _mm256_aesdec_epi128, _mm256_aesdeclast_epi128);
+width!(Zmm: _mm512_aesenc_epi128, _mm512_aesenclast_epi128, _mm512_aesdec_epi128, _mm512_aesdeclast_epi128);

@@ -36,7 +36,7 @@
 //! * **Decryption is parallel within a unit** (`P_j = D(C_j) ^ C_{j-1}`
 //!   needs only ciphertext): a unit's blocks run `W` vectors at a time, then
 //!   `W/2, .., 1` vectors, then single blocks, each vector XORed with the
-//!   ciphertext one block back, which [`Vector::shift_in`] builds in
+//!   ciphertext one block back, which [`Register::shift_in`] builds in
 //!   registers from the vector and the one before it (the IV before the
 //!   first); the XOR is folded into the last round key.
 //! * Every block of a group is loaded before the first is stored, and the
@@ -49,7 +49,7 @@
 
 use alloc::boxed::Box;
 
-use mdu_aes::vector::{Keys, Vector};
+use mdu_aes::vector::{Keys, Register, Vector};
 use mdu_aes::{Ivs, RoundKeys, Schedule, SimdKeys};
 
 use super::CbcMode;
@@ -100,7 +100,8 @@ impl<V: Vector> Kernel<V> {
     /// The IVs of units `start .. start + BLOCKS`, one per lane.
     #[inline(always)]
     fn ivs(&self, ivs: &Ivs<'_>, start: usize) -> V {
-        self.rk.from_lanes(|k| V::block(ivs.get(start + k)))
+        self.rk
+            .from_lanes(|k| V::lane_from_u128(ivs.get(start + k)))
     }
 }
 
@@ -246,9 +247,9 @@ unsafe fn single_chains<V: Vector, const NR: usize, const N: usize>(
     src: *const u8,
     dst: *mut u8,
 ) {
-    let mut s = [V::block(ivs.get(first)); N];
+    let mut s = [V::lane_from_u128(ivs.get(first)); N];
     for (i, s) in s.iter_mut().enumerate().skip(1) {
-        *s = V::block(ivs.get(first + i));
+        *s = V::lane_from_u128(ivs.get(first + i));
     }
     // SAFETY: unit `first` lies inside the request.
     let (src, dst) = unsafe { (src.add(first * unit_len), dst.add(first * unit_len)) };
@@ -433,7 +434,7 @@ pub(crate) unsafe fn decrypt<V: Vector, const NR: usize, const W: usize>(
 ) {
     for i in 0..count {
         let at = i * unit_len;
-        let carry = k.rk.splat(V::block(ivs.get(i)));
+        let carry = k.rk.splat(V::lane_from_u128(ivs.get(i)));
         // SAFETY: unit `i < count` lies inside the request.
         unsafe { unit::<V, NR, W>(k, carry, src.add(at), dst.add(at), unit_len) };
     }

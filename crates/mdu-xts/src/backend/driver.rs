@@ -36,7 +36,7 @@
 //! every backend to that.
 
 use mdu_aes::Ivs;
-use mdu_aes::vector::{Keys, Vector};
+use mdu_aes::vector::{Keys, Register, Vector};
 
 use super::simd::{RoundKeys, bulk_blocks};
 
@@ -111,7 +111,8 @@ impl<V: Tweaks> Kernel<V> {
     /// `E_K2(iv)` for one IV.
     #[inline(always)]
     fn first_tweak<const NR: usize>(&self, iv: u128) -> V::Block {
-        self.k2b.encrypt::<NR, 1>([V::block(iv)], None, None)[0]
+        self.k2b
+            .encrypt::<NR, 1>([V::lane_from_u128(iv)], None, None)[0]
     }
 
     /// `E_K2(iv)` for `U = W * BLOCKS` IVs, `W` vectors of independent
@@ -122,7 +123,7 @@ impl<V: Tweaks> Kernel<V> {
         ivs: &[u128; U],
     ) -> [V::Block; U] {
         const { assert!(U == W * V::BLOCKS, "one vector group of first tweaks") };
-        let mut out = [V::block(0); U];
+        let mut out = [V::lane_from_u128(0); U];
         // SAFETY: vector `i < W` covers IVs (and outputs) `BLOCKS * i ..
         // BLOCKS * (i + 1)`, inside both arrays; a block is one 16-byte
         // register, as a `u128` is 16 bytes; the kernel proves the width's

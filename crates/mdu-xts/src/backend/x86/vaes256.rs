@@ -18,7 +18,7 @@ use core::arch::x86_64::*;
 
 use super::{RoundKeys, mul_x};
 use mdu_aes::Ivs;
-use mdu_aes::vector::{Vector, Xmm, Ymm};
+use mdu_aes::vector::{Register, Xmm, Ymm};
 use mdu_core::Iv;
 use mdu_core::cpu::Witness;
 
