@@ -1,10 +1,12 @@
 //! The FEC encoder's LFSR steps on arm64: the feedback bytes of 16
 //! codewords at a time multiplied by each generator coefficient with two
-//! `tbl` nibble lookups (NEON), run by the driver in `simd`.
+//! `tbl` nibble lookups (NEON), run by the driver in `simd` on the
+//! registers of `mdu_core::simd`.
 
 use core::arch::aarch64::*;
 
 use mdu_core::cpu::Witness;
+use mdu_core::simd::Neon;
 
 use super::simd::{Lanes, run_roots};
 use super::{Blocks, needs};
@@ -23,37 +25,22 @@ pub(crate) fn run_neon(
     unsafe { steps_neon(code, state, blocks) }
 }
 
-struct Neon {
+struct Tbl {
     lo: [uint8x16_t; 24],
     hi: [uint8x16_t; 24],
     nibble: uint8x16_t,
 }
 
-impl Lanes for Neon {
-    type V = uint8x16_t;
-    const W: usize = 16;
+impl Lanes for Tbl {
+    type V = Neon;
     #[inline(always)]
-    unsafe fn load(p: *const u8) -> uint8x16_t {
-        // SAFETY: the caller's contract; NEON is on (see the trait).
-        unsafe { vld1q_u8(p) }
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut u8, v: uint8x16_t) {
-        // SAFETY: as for `load`.
-        unsafe { vst1q_u8(p, v) }
-    }
-    #[inline(always)]
-    fn xor(a: uint8x16_t, b: uint8x16_t) -> uint8x16_t {
-        // SAFETY: NEON is on wherever a `Neon` exists.
-        unsafe { veorq_u8(a, b) }
-    }
-    #[inline(always)]
-    fn mul(&self, j: usize, f: uint8x16_t) -> uint8x16_t {
-        // SAFETY: as for `xor`.
+    fn mul(&self, j: usize, f: Neon) -> Neon {
+        let f = f.raw();
+        // SAFETY: NEON is on wherever a `Tbl` exists.
         unsafe {
             let l = vqtbl1q_u8(self.lo[j], vandq_u8(f, self.nibble));
             let h = vqtbl1q_u8(self.hi[j], vshrq_n_u8::<4>(f));
-            veorq_u8(l, h)
+            Neon::from_raw(veorq_u8(l, h))
         }
     }
 }
@@ -65,7 +52,7 @@ impl Lanes for Neon {
 /// The CPU has NEON (a `Witness<needs::Neon>`).
 #[target_feature(enable = "neon")]
 unsafe fn steps_neon(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
-    let mut lanes = Neon {
+    let mut lanes = Tbl {
         lo: [vdupq_n_u8(0); 24],
         hi: [vdupq_n_u8(0); 24],
         nibble: vdupq_n_u8(0x0f),

@@ -21,18 +21,28 @@
 //! once, with the witness of its features, and [`Kernel::run`] is the one
 //! `match` that reaches a `#[target_feature]` entry point.
 
-#[cfg(target_arch = "aarch64")]
+// The vector kernels are compiled where `mdu_core::simd` has their
+// register types: x86_64 and little-endian aarch64, not under Miri.
+#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 mod aarch64;
 mod generic;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
 mod simd;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 mod x86;
 
 use std::fmt;
 use std::sync::OnceLock;
 
-use mdu_core::cpu::{Features, Needs, Witness};
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
+use mdu_core::cpu::Witness;
+use mdu_core::cpu::{Features, Needs};
 
 use super::gf::Code;
 
@@ -51,7 +61,10 @@ pub(crate) struct Blocks<'a> {
 impl Blocks<'_> {
     /// The byte just past the last block (`count` is not zero).
     #[cfg_attr(
-        not(any(target_arch = "x86_64", target_arch = "aarch64")),
+        not(any(
+            all(target_arch = "x86_64", not(miri)),
+            all(target_arch = "aarch64", target_endian = "little", not(miri))
+        )),
         allow(dead_code)
     )]
     pub(crate) fn last_end(&self) -> usize {
@@ -66,8 +79,8 @@ impl Blocks<'_> {
 
 /// What each SIMD backend needs, declared once: the union of the
 /// `#[target_feature]` lists of its kernel. [`Backend::needs`] (and through
-/// it the selection and the test registry) and the [`Witness`] each kernel
-/// takes read these.
+/// it the selection and the test registry) and the
+/// [`Witness`](mdu_core::cpu::Witness) each kernel takes read these.
 pub(crate) mod needs {
     use mdu_core::cpu::{Features, Needs};
 
@@ -193,8 +206,9 @@ impl Backend {
     }
 
     /// Whether a CPU with features `f` runs the backend in this build (the
-    /// x86_64 kernels are compiled on x86_64 only, NEON on aarch64 only): a
-    /// pure function, tested on CPU profiles.
+    /// x86_64 kernels are compiled on x86_64 only, NEON on little-endian
+    /// aarch64 only, neither under Miri): a pure function, tested on CPU
+    /// profiles.
     ///
     /// ```
     /// use mdu_core::cpu::Features;
@@ -206,8 +220,14 @@ impl Backend {
     /// ```
     pub const fn runs_on(self, f: Features) -> bool {
         let compiled = match self {
-            Backend::Gfni512 | Backend::Gfni | Backend::Avx2 => cfg!(target_arch = "x86_64"),
-            Backend::Neon => cfg!(target_arch = "aarch64"),
+            Backend::Gfni512 | Backend::Gfni | Backend::Avx2 => {
+                cfg!(all(target_arch = "x86_64", not(miri)))
+            }
+            Backend::Neon => cfg!(all(
+                target_arch = "aarch64",
+                target_endian = "little",
+                not(miri)
+            )),
             Backend::Generic => true,
         };
         compiled && f.contains(self.needs())
@@ -259,13 +279,13 @@ impl fmt::Display for Backend {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kernel {
     Generic,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     Avx2(Witness<needs::Avx2>),
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     Gfni(Witness<needs::Gfni>),
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     Gfni512(Witness<needs::Gfni512>),
-    #[cfg(target_arch = "aarch64")]
+    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
     Neon(Witness<needs::Neon>),
 }
 
@@ -274,13 +294,13 @@ impl Kernel {
     pub(crate) fn of(backend: Backend) -> Option<Kernel> {
         match backend {
             Backend::Generic => Some(Kernel::Generic),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Gfni512 => Witness::detect().map(Kernel::Gfni512),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Gfni => Witness::detect().map(Kernel::Gfni),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Backend::Avx2 => Witness::detect().map(Kernel::Avx2),
-            #[cfg(target_arch = "aarch64")]
+            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
             Backend::Neon => Witness::detect().map(Kernel::Neon),
             #[allow(unreachable_patterns)]
             _ => None,
@@ -297,13 +317,13 @@ impl Kernel {
     pub(crate) fn backend(self) -> Backend {
         match self {
             Kernel::Generic => Backend::Generic,
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Kernel::Avx2(_) => Backend::Avx2,
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Kernel::Gfni(_) => Backend::Gfni,
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Kernel::Gfni512(_) => Backend::Gfni512,
-            #[cfg(target_arch = "aarch64")]
+            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
             Kernel::Neon(_) => Backend::Neon,
         }
     }
@@ -312,13 +332,13 @@ impl Kernel {
     pub(crate) fn run(self, code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
         match self {
             Kernel::Generic => generic::run(code, state, blocks),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Kernel::Avx2(w) => x86::run_avx2(w, code, state, blocks),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Kernel::Gfni(w) => x86::run_gfni(w, code, state, blocks),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
             Kernel::Gfni512(w) => x86::run_gfni512(w, code, state, blocks),
-            #[cfg(target_arch = "aarch64")]
+            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
             Kernel::Neon(w) => aarch64::run_neon(w, code, state, blocks),
         }
     }
@@ -347,7 +367,7 @@ mod tests {
     #[test]
     fn selection_is_a_function_of_the_features() {
         use Backend::*;
-        let x86 = cfg!(target_arch = "x86_64");
+        let x86 = cfg!(all(target_arch = "x86_64", not(miri)));
         let haswell = Features {
             avx2: true,
             ..Features::NONE
@@ -387,7 +407,14 @@ mod tests {
             neon: true,
             ..Features::NONE
         };
-        assert_eq!(Neon.runs_on(arm64), cfg!(target_arch = "aarch64"));
+        assert_eq!(
+            Neon.runs_on(arm64),
+            cfg!(all(
+                target_arch = "aarch64",
+                target_endian = "little",
+                not(miri)
+            ))
+        );
         assert!(Generic.runs_on(Features::NONE));
     }
 

@@ -1,5 +1,7 @@
 //! The FEC encoder's vector driver, written once over the per-ISA
-//! [`Lanes`] of `x86` and `aarch64`.
+//! [`Lanes`] of `x86` and `aarch64`: the loads, stores and XORs are those
+//! of the register types of `mdu_core::simd`, the GF(2^8) multiply is each
+//! backend's own.
 //!
 //! Every kernel keeps the contract of `generic::run`: `state` holds
 //! `roots` rows of `bs` bytes, the blocks are `bs` bytes each, `bs` is a
@@ -8,23 +10,20 @@
 //! registers while up to [`GROUP`] blocks of the run go through it, so the
 //! state is read and written once per group, not once per block.
 
+use mdu_core::simd::Register;
+
 use super::Blocks;
 use crate::dmverity::fec::gf::Code;
 
 /// One vector width and way of multiplying by the generator coefficients.
 /// A value exists only inside the `#[target_feature]` entry point that
-/// built it, so its methods run with that entry point's features.
+/// built it, so its methods run with that entry point's features, which
+/// include the base features of its register type.
 pub(crate) trait Lanes {
-    type V: Copy;
-    /// Bytes per vector.
-    const W: usize;
-    /// # Safety
-    /// `p` is valid for reading `W` bytes.
-    unsafe fn load(p: *const u8) -> Self::V;
-    /// # Safety
-    /// `p` is valid for writing `W` bytes.
-    unsafe fn store(p: *mut u8, v: Self::V);
-    fn xor(a: Self::V, b: Self::V) -> Self::V;
+    /// The register type: its loads, stores and XORs are
+    /// `mdu_core::simd`'s, and a value of it proves the width's base
+    /// features.
+    type V: Register;
     /// `f` times generator coefficient `j + 1`, bytewise in GF(2^8).
     fn mul(&self, j: usize, f: Self::V) -> Self::V;
 }
@@ -43,7 +42,7 @@ macro_rules! shift {
         $a = $l.mul($j, $f);
     };
     ($l:ident, $f:ident, $j:expr; $a:ident $b:ident $($rest:ident)*) => {
-        $a = L::xor($l.mul($j, $f), $b);
+        $a = $l.mul($j, $f).xor($b);
         shift!($l, $f, $j + 1; $b $($rest)*);
     };
 }
@@ -53,7 +52,8 @@ macro_rules! shift {
 #[inline(always)]
 pub(crate) fn run_roots<L: Lanes>(lanes: &L, code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
     let bs = blocks.block_size;
-    assert!(state.len() == code.roots * bs && bs.is_multiple_of(L::W));
+    let w = L::V::BYTES;
+    assert!(state.len() == code.roots * bs && bs.is_multiple_of(w));
     assert!(blocks.count == 0 || blocks.last_end() <= blocks.input.len());
     let s = state.as_mut_ptr();
     let input = blocks.input.as_ptr();
@@ -62,22 +62,24 @@ pub(crate) fn run_roots<L: Lanes>(lanes: &L, code: &Code, state: &mut [u8], bloc
             match code.roots {
                 $($roots => for g in (0..blocks.count).step_by(GROUP) {
                 let group = GROUP.min(blocks.count - g);
-                for c in (0..bs).step_by(L::W) {
-                    // SAFETY: `c + W <= bs`, so every row access lies in
+                for c in (0..bs).step_by(w) {
+                    // SAFETY: `c + w <= bs`, so every row access lies in
                     // `state` (`roots` rows of `bs` bytes) and every block
                     // access inside block `i` of the run, which lies in
-                    // `input` (both checked above).
+                    // `input` (both checked above); `lanes` exists, so the
+                    // CPU has the features of its entry point, which
+                    // include `L::V`'s base features.
                     unsafe {
                         let mut row = 0;
                         let mut next = || {
                             row += 1;
                             s.add((row - 1) * bs + c)
                         };
-                        let mut $r0 = L::load(next());
-                        $(let mut $r = L::load(next());)*
+                        let mut $r0 = L::V::load(next());
+                        $(let mut $r = L::V::load(next());)*
                         for i in g..g + group {
-                            let m = L::load(input.add(blocks.first + i * blocks.stride + c));
-                            let f = L::xor(m, $r0);
+                            let m = L::V::load(input.add(blocks.first + i * blocks.stride + c));
+                            let f = m.xor($r0);
                             shift!(lanes, f, 0; $r0 $($r)*);
                         }
                         let mut row = 0;
@@ -85,8 +87,8 @@ pub(crate) fn run_roots<L: Lanes>(lanes: &L, code: &Code, state: &mut [u8], bloc
                             row += 1;
                             s.add((row - 1) * bs + c)
                         };
-                        L::store(next(), $r0);
-                        $(L::store(next(), $r);)*
+                        $r0.store(next());
+                        $($r.store(next());)*
                     }
                 }},)*
                 r => unreachable!("{r} roots: Code::new takes 2..=24"),

@@ -1,11 +1,13 @@
 //! The FEC encoder's LFSR steps on x86_64: the feedback bytes of 32 or 64
 //! codewords at a time multiplied by each generator coefficient, with two
 //! `vpshufb` nibble lookups (AVX2) or one GFNI affine transform (ymm, or
-//! zmm with AVX-512), run by the driver in `simd`.
+//! zmm with AVX-512), run by the driver in `simd` on the registers of
+//! `mdu_core::simd`.
 
 use core::arch::x86_64::*;
 
 use mdu_core::cpu::Witness;
+use mdu_core::simd::{Ymm, Zmm};
 
 use super::simd::{Lanes, run_roots};
 use super::{Blocks, needs};
@@ -54,33 +56,18 @@ struct Avx2 {
 }
 
 impl Lanes for Avx2 {
-    type V = __m256i;
-    const W: usize = 32;
+    type V = Ymm;
     #[inline(always)]
-    unsafe fn load(p: *const u8) -> __m256i {
-        // SAFETY: the caller's contract; AVX2 is on (see the trait).
-        unsafe { _mm256_loadu_si256(p.cast()) }
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut u8, v: __m256i) {
-        // SAFETY: as for `load`.
-        unsafe { _mm256_storeu_si256(p.cast(), v) }
-    }
-    #[inline(always)]
-    fn xor(a: __m256i, b: __m256i) -> __m256i {
-        // SAFETY: AVX2 is on wherever a `Lanes` value exists.
-        unsafe { _mm256_xor_si256(a, b) }
-    }
-    #[inline(always)]
-    fn mul(&self, j: usize, f: __m256i) -> __m256i {
-        // SAFETY: as for `xor`.
+    fn mul(&self, j: usize, f: Ymm) -> Ymm {
+        let f = f.raw();
+        // SAFETY: AVX2 is on wherever an `Avx2` exists.
         unsafe {
             let l = _mm256_shuffle_epi8(self.lo[j], _mm256_and_si256(f, self.nibble));
             let h = _mm256_shuffle_epi8(
                 self.hi[j],
                 _mm256_and_si256(_mm256_srli_epi16::<4>(f), self.nibble),
             );
-            _mm256_xor_si256(l, h)
+            Ymm::from_raw(_mm256_xor_si256(l, h))
         }
     }
 }
@@ -90,27 +77,11 @@ struct Gfni256 {
 }
 
 impl Lanes for Gfni256 {
-    type V = __m256i;
-    const W: usize = 32;
+    type V = Ymm;
     #[inline(always)]
-    unsafe fn load(p: *const u8) -> __m256i {
-        // SAFETY: the caller's contract; AVX2 is on (see the trait).
-        unsafe { _mm256_loadu_si256(p.cast()) }
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut u8, v: __m256i) {
-        // SAFETY: as for `load`.
-        unsafe { _mm256_storeu_si256(p.cast(), v) }
-    }
-    #[inline(always)]
-    fn xor(a: __m256i, b: __m256i) -> __m256i {
-        // SAFETY: AVX2 is on wherever a `Lanes` value exists.
-        unsafe { _mm256_xor_si256(a, b) }
-    }
-    #[inline(always)]
-    fn mul(&self, j: usize, f: __m256i) -> __m256i {
+    fn mul(&self, j: usize, f: Ymm) -> Ymm {
         // SAFETY: GFNI and AVX2 are on wherever a `Gfni256` exists.
-        unsafe { _mm256_gf2p8affine_epi64_epi8::<0>(f, self.a[j]) }
+        unsafe { Ymm::from_raw(_mm256_gf2p8affine_epi64_epi8::<0>(f.raw(), self.a[j])) }
     }
 }
 
@@ -119,27 +90,11 @@ struct Gfni512 {
 }
 
 impl Lanes for Gfni512 {
-    type V = __m512i;
-    const W: usize = 64;
+    type V = Zmm;
     #[inline(always)]
-    unsafe fn load(p: *const u8) -> __m512i {
-        // SAFETY: the caller's contract; AVX-512F is on (see the trait).
-        unsafe { _mm512_loadu_si512(p.cast()) }
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut u8, v: __m512i) {
-        // SAFETY: as for `load`.
-        unsafe { _mm512_storeu_si512(p.cast(), v) }
-    }
-    #[inline(always)]
-    fn xor(a: __m512i, b: __m512i) -> __m512i {
-        // SAFETY: AVX-512F is on wherever a `Gfni512` exists.
-        unsafe { _mm512_xor_si512(a, b) }
-    }
-    #[inline(always)]
-    fn mul(&self, j: usize, f: __m512i) -> __m512i {
+    fn mul(&self, j: usize, f: Zmm) -> Zmm {
         // SAFETY: GFNI and AVX-512F are on wherever a `Gfni512` exists.
-        unsafe { _mm512_gf2p8affine_epi64_epi8::<0>(f, self.a[j]) }
+        unsafe { Zmm::from_raw(_mm512_gf2p8affine_epi64_epi8::<0>(f.raw(), self.a[j])) }
     }
 }
 
