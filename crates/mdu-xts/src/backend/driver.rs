@@ -4,9 +4,10 @@
 //! the tweak steps of that width ([`Tweaks`]).
 //!
 //! Every SIMD backend is this driver instantiated by one `#[target_feature]`
-//! entry point in its own file (`x86/vaes512.rs`, `x86/vaes256.rs`,
-//! `x86/aesni.rs`, `aarch64/ce.rs`), which builds its [`Kernel`] (the
-//! round keys, pre-broadcast to the vector width) and calls [`crypt`]. The
+//! entry point, written by [`entry_point!`] in its own file
+//! (`x86/vaes512.rs`, `x86/vaes256.rs`, `x86/aesni.rs`, `aarch64/ce.rs`),
+//! which builds its [`Kernel`] (the round keys, pre-broadcast to the vector
+//! width) and calls [`crypt`]. The
 //! primitives are `#[inline(always)]`, so the whole kernel is compiled
 //! inside that entry point with its target features.
 //!
@@ -342,3 +343,72 @@ pub(crate) unsafe fn crypt<
         done += n;
     }
 }
+
+/// The `#[target_feature]` entry point of one width, `crypt`, taking the
+/// witness of the backend's needs `$needs`: it builds the width's
+/// [`Kernel`] for the request's direction and runs [`crypt`] with `$w`
+/// vectors in flight and the first tweaks of `$u` units encrypted
+/// together. The request's fields go to the feature-enabled function as
+/// plain arguments, in registers (see `Ivs::parts`).
+macro_rules! entry_point {
+    ($v:ty, $w:expr, $u:expr, $features:literal, $needs:ident) => {
+        /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len`
+        /// bytes from `src` to `dst`; unit `i` uses IV `i` of
+        /// `Ivs::from_parts(first, step, list)`.
+        ///
+        /// # Safety
+        ///
+        /// `src` and `dst` are valid for `count * unit_len` bytes and are
+        /// equal or disjoint; `unit_len >= 16`; `NR` is 10 or 14 and
+        /// matches the schedules in `keys`; a `list` holds `count` IVs.
+        /// (The CPU features are the witness's: its type is the backend's
+        /// declared needs.)
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = $features)]
+        unsafe fn run<const NR: usize, const ENC: bool>(
+            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            keys: &$crate::backend::simd::RoundKeys,
+            first: u128,
+            step: u64,
+            list: Option<&[mdu_core::Iv]>,
+            unit_len: usize,
+            count: usize,
+            src: *const u8,
+            dst: *mut u8,
+        ) {
+            use $crate::backend::driver::{Kernel, crypt};
+            // SAFETY: this function runs with the width's features.
+            let k = unsafe { Kernel::<$v>::new::<ENC>(keys) };
+            let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+            // SAFETY: forwarded from the caller; `k` holds the matching
+            // schedules.
+            unsafe { crypt::<$v, NR, ENC, { $w }, { $u }>(&k, &ivs, unit_len, count, src, dst) }
+        }
+
+        /// The entry point of direction `ENC`, with the request's fields as
+        /// its arguments: what the crate's `mdu_aes::Kernels` impl calls.
+        ///
+        /// # Safety
+        ///
+        /// As for `run`, for the fields of `r`.
+        #[inline]
+        pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
+            w: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            keys: &$crate::backend::simd::RoundKeys,
+            r: mdu_aes::Request<'_>,
+        ) {
+            let mdu_aes::Request {
+                first,
+                step,
+                list,
+                unit,
+                count,
+                src,
+                dst,
+            } = r;
+            // SAFETY: forwarded from the caller.
+            unsafe { run::<NR, ENC>(w, keys, first, step, list, unit, count, src, dst) }
+        }
+    };
+}
+pub(crate) use entry_point;

@@ -60,17 +60,8 @@ impl Kernels for XtsMode {
         keys: &RoundKeys,
         r: Request<'_>,
     ) {
-        let Request {
-            first,
-            step,
-            list,
-            unit,
-            count,
-            src,
-            dst,
-        } = r;
         // SAFETY: forwarded from the caller.
-        unsafe { ce::crypt::<NR, ENC>(w, keys, first, step, list, unit, count, src, dst) }
+        unsafe { ce::crypt::<NR, ENC>(w, keys, r) }
     }
 }
 

@@ -9,14 +9,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{RoundKeys, mul_x};
-use mdu_aes::Ivs;
+use super::mul_x;
 use mdu_aes::vector::Xmm;
-use mdu_core::Iv;
-use mdu_core::cpu::Witness;
 
-use crate::backend::driver::{self, Kernel, Tweaks};
-use crate::backend::needs;
+use crate::backend::driver::Tweaks;
 
 /// Units whose first tweaks are encrypted together.
 const UNITS: usize = 8;
@@ -53,33 +49,4 @@ impl Tweaks for Xmm {
     }
 }
 
-/// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
-/// list)`.
-///
-/// # Safety
-///
-/// `src` and `dst` are valid for `count * unit_len` bytes and are equal or
-/// disjoint; `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules
-/// in `keys`; a `list` holds `count` IVs. (The CPU features are the
-/// witness's: its type is the backend's declared needs.)
-// The IVs come as plain arguments, in registers (see `Ivs::parts`).
-#[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "aes,pclmulqdq")]
-pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
-    _: Witness<needs::AesNi>,
-    keys: &RoundKeys,
-    first: u128,
-    step: u64,
-    list: Option<&[Iv]>,
-    unit_len: usize,
-    count: usize,
-    src: *const u8,
-    dst: *mut u8,
-) {
-    // SAFETY: this function runs with AES-NI and PCLMULQDQ.
-    let k = unsafe { Kernel::<Xmm>::new::<ENC>(keys) };
-    let ivs = Ivs::from_parts(first, step, list);
-    // SAFETY: forwarded from the caller; `k` holds the matching schedules.
-    unsafe { driver::crypt::<Xmm, NR, ENC, WIDTH, UNITS>(&k, &ivs, unit_len, count, src, dst) }
-}
+crate::backend::driver::entry_point!(Xmm, WIDTH, UNITS, "aes,pclmulqdq", AesNi);

@@ -48,17 +48,8 @@ impl Kernels for XtsMode {
         keys: &RoundKeys,
         r: Request<'_>,
     ) {
-        let Request {
-            first,
-            step,
-            list,
-            unit,
-            count,
-            src,
-            dst,
-        } = r;
         // SAFETY: forwarded from the caller.
-        unsafe { vaes512::crypt::<NR, ENC>(w, keys, first, step, list, unit, count, src, dst) }
+        unsafe { vaes512::crypt::<NR, ENC>(w, keys, r) }
     }
 
     #[inline]
@@ -67,17 +58,8 @@ impl Kernels for XtsMode {
         keys: &RoundKeys,
         r: Request<'_>,
     ) {
-        let Request {
-            first,
-            step,
-            list,
-            unit,
-            count,
-            src,
-            dst,
-        } = r;
         // SAFETY: forwarded from the caller.
-        unsafe { vaes256::crypt::<NR, ENC>(w, keys, first, step, list, unit, count, src, dst) }
+        unsafe { vaes256::crypt::<NR, ENC>(w, keys, r) }
     }
 
     #[inline]
@@ -86,17 +68,8 @@ impl Kernels for XtsMode {
         keys: &RoundKeys,
         r: Request<'_>,
     ) {
-        let Request {
-            first,
-            step,
-            list,
-            unit,
-            count,
-            src,
-            dst,
-        } = r;
         // SAFETY: forwarded from the caller.
-        unsafe { aesni::crypt::<NR, ENC>(w, keys, first, step, list, unit, count, src, dst) }
+        unsafe { aesni::crypt::<NR, ENC>(w, keys, r) }
     }
 }
 

@@ -16,14 +16,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{RoundKeys, mul_x};
-use mdu_aes::Ivs;
+use super::mul_x;
 use mdu_aes::vector::{Register, Xmm, Ymm};
-use mdu_core::Iv;
-use mdu_core::cpu::Witness;
 
-use crate::backend::driver::{self, Kernel, Tweaks};
-use crate::backend::needs;
+use crate::backend::driver::Tweaks;
 
 /// Units whose first tweaks are encrypted together.
 const UNITS: usize = 16;
@@ -94,33 +90,4 @@ impl Tweaks for Ymm {
     }
 }
 
-/// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
-/// list)`.
-///
-/// # Safety
-///
-/// `src` and `dst` are valid for `count * unit_len` bytes and are equal or
-/// disjoint; `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules
-/// in `keys`; a `list` holds `count` IVs. (The CPU features are the
-/// witness's: its type is the backend's declared needs.)
-// The IVs come as plain arguments, in registers (see `Ivs::parts`).
-#[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "aes,avx2,vaes,vpclmulqdq")]
-pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
-    _: Witness<needs::Vaes256>,
-    keys: &RoundKeys,
-    first: u128,
-    step: u64,
-    list: Option<&[Iv]>,
-    unit_len: usize,
-    count: usize,
-    src: *const u8,
-    dst: *mut u8,
-) {
-    // SAFETY: this function runs with AVX2, VAES and VPCLMULQDQ.
-    let k = unsafe { Kernel::<Ymm>::new::<ENC>(keys) };
-    let ivs = Ivs::from_parts(first, step, list);
-    // SAFETY: forwarded from the caller; `k` holds the matching schedules.
-    unsafe { driver::crypt::<Ymm, NR, ENC, WIDTH, UNITS>(&k, &ivs, unit_len, count, src, dst) }
-}
+crate::backend::driver::entry_point!(Ymm, WIDTH, UNITS, "aes,avx2,vaes,vpclmulqdq", Vaes256);

@@ -19,14 +19,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{RoundKeys, mul_x};
-use mdu_aes::Ivs;
+use super::mul_x;
 use mdu_aes::vector::{Xmm, Zmm};
-use mdu_core::Iv;
-use mdu_core::cpu::Witness;
 
-use crate::backend::driver::{self, Kernel, Tweaks};
-use crate::backend::needs;
+use crate::backend::driver::Tweaks;
 
 /// Units whose first tweaks are encrypted together.
 const UNITS: usize = 16;
@@ -105,33 +101,10 @@ impl Tweaks for Zmm {
     }
 }
 
-/// Encrypts (`ENC`) or decrypts `count` data units of `unit_len` bytes from
-/// `src` to `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
-/// list)`.
-///
-/// # Safety
-///
-/// `src` and `dst` are valid for `count * unit_len` bytes and are equal or
-/// disjoint; `unit_len >= 16`; `NR` is 10 or 14 and matches the schedules
-/// in `keys`; a `list` holds `count` IVs. (The CPU features are the
-/// witness's: its type is the backend's declared needs.)
-// The IVs come as plain arguments, in registers (see `Ivs::parts`).
-#[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "aes,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq")]
-pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
-    _: Witness<needs::Vaes512>,
-    keys: &RoundKeys,
-    first: u128,
-    step: u64,
-    list: Option<&[Iv]>,
-    unit_len: usize,
-    count: usize,
-    src: *const u8,
-    dst: *mut u8,
-) {
-    // SAFETY: this function runs with AVX-512 F/BW, VAES and VPCLMULQDQ.
-    let k = unsafe { Kernel::<Zmm>::new::<ENC>(keys) };
-    let ivs = Ivs::from_parts(first, step, list);
-    // SAFETY: forwarded from the caller; `k` holds the matching schedules.
-    unsafe { driver::crypt::<Zmm, NR, ENC, WIDTH, UNITS>(&k, &ivs, unit_len, count, src, dst) }
-}
+crate::backend::driver::entry_point!(
+    Zmm,
+    WIDTH,
+    UNITS,
+    "aes,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
+    Vaes512
+);
