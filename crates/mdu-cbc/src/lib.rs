@@ -27,6 +27,10 @@
 //! only the backend. dm-crypt's IV generators (`essiv:sha256`, ...) and
 //! cipher specs are the `mdu-dmcrypt` crate's.
 //!
+//! [`CtsCbc`] ([`AesCtsCbc128`], [`AesCtsCbc256`]) is CBC with ciphertext
+//! stealing (CS3, the kernel's `cts(cbc(aes))`): units of any length from
+//! 16 bytes, as fscrypt encrypts file names.
+//!
 //! The constructors fail with [`SetupError`] (a key of the wrong length, a
 //! backend this CPU cannot run); the requests with [`Error`], the request
 //! errors of `mdu-core` that every cipher shares.
@@ -68,8 +72,10 @@ extern crate alloc;
 extern crate std;
 
 mod backend;
+mod cts;
 
 pub use backend::{Backend, CbcMode};
+pub use cts::{AesCtsCbc128, AesCtsCbc256, CtsCbc};
 pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 

@@ -57,6 +57,26 @@ fn harness_on_every_backend_and_both_key_sizes() {
     }
 }
 
+/// CBC-CS3 takes every length from 16 bytes: the harness runs all its
+/// sizes (none skipped), batched requests splitting into one call per
+/// unit.
+#[test]
+fn harness_on_cts_on_every_backend_and_both_key_sizes() {
+    for &backend in Backend::available() {
+        note_backend(
+            "harness_on_cts_on_every_backend_and_both_key_sizes",
+            backend,
+        );
+        let narrow = mdu_cbc::AesCtsCbc128::with_backend(&key(16, 3), backend).unwrap();
+        let report = testing::check_cipher_seeded(&narrow, 3 << 8 | backend.rank() as u64);
+        assert_eq!(report.skipped_sizes, 0, "{backend:?}: {report:?}");
+        assert!(report.requests > 1000, "{backend:?}: {report:?}");
+        let wide = mdu_cbc::AesCtsCbc256::with_backend(&key(32, 4), backend).unwrap();
+        let report = testing::check_cipher_seeded(&wide, 4 << 8 | backend.rank() as u64);
+        assert_eq!(report.skipped_sizes, 0, "{backend:?}: {report:?}");
+    }
+}
+
 /// Every count of units from 1 to 70 (so every tail of 16-, 8-, 4-, 2- and
 /// 1-vector groups and single chains runs) and unit sizes of 1 to 9 blocks,
 /// then 1, 2 and 4 KiB and 64 KiB units (whose groups run in phases, see
