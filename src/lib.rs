@@ -14,7 +14,8 @@
 //! * [`luks2`] (with `std`): LUKS2 images as plain files (headers,
 //!   keyslots, segments), interoperable with cryptsetup;
 //! * [`base64`]: a block-wise base64 engine with SIMD backends;
-//! * [`fscrypt`]: fscrypt's on-disk formats (today its no-key names).
+//! * [`fscrypt`]: fscrypt offline: policies, keys, file contents, names
+//!   and no-key names, byte-identical to the kernel.
 //!
 //! Without the default `std` feature the facade is `no_std` (with `alloc`):
 //! everything but [`verity`] and [`luks2`] is available.
