@@ -7,7 +7,8 @@
 //! context that parses writes back the same bytes.
 #![no_main]
 
-use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use aes::cipher::consts::U16;
+use aes::cipher::{BlockCipherEncrypt, BlockSizeUser, KeyInit};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mdu_cbc::{AesCtsCbc128, AesCtsCbc256, Backend, Iv};
@@ -27,7 +28,11 @@ struct Input {
     ino: u64,
 }
 
-fn cs3<A: BlockCipherEncrypt>(a: &A, iv: Iv, plain: &[u8]) -> Vec<u8> {
+fn cs3<A: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16>>(
+    a: &A,
+    iv: Iv,
+    plain: &[u8],
+) -> Vec<u8> {
     let blocks = plain.len().div_ceil(16);
     let mut c = plain.to_vec();
     c.resize(16 * blocks, 0);
@@ -58,20 +63,40 @@ fuzz_target!(|input: Input| {
     let (want, got, back) = if input.wide_key {
         let c = AesCtsCbc256::with_backend(&input.key, backend).unwrap();
         let a = aes::Aes256::new_from_slice(&input.key).unwrap();
-        run(&input.data, iv, |b| c.encrypt(iv, b), |b| c.decrypt(iv, b), &a)
+        run(
+            &input.data,
+            iv,
+            |b| c.encrypt(iv, b),
+            |b| c.decrypt(iv, b),
+            &a,
+        )
     } else {
         let c = AesCtsCbc128::with_backend(&input.key[..16], backend).unwrap();
         let a = aes::Aes128::new_from_slice(&input.key[..16]).unwrap();
-        run(&input.data, iv, |b| c.encrypt(iv, b), |b| c.decrypt(iv, b), &a)
+        run(
+            &input.data,
+            iv,
+            |b| c.encrypt(iv, b),
+            |b| c.decrypt(iv, b),
+            &a,
+        )
     };
     assert_eq!(got, want, "{backend}: encrypt {} bytes", input.data.len());
-    assert_eq!(back, input.data, "{backend}: decrypt {} bytes", input.data.len());
+    assert_eq!(
+        back,
+        input.data,
+        "{backend}: decrypt {} bytes",
+        input.data.len()
+    );
 
     // Untrusted metadata: a context, and names and targets under it.
     if let Ok(ctx) = Context::parse(&input.context) {
         assert_eq!(ctx.to_bytes(), input.context);
         if let Ok(master) = MasterKey::new(&input.master) {
-            let fs = FsInfo { uuid: input.key[..16].try_into().unwrap(), block_size: 4096 };
+            let fs = FsInfo {
+                uuid: input.key[..16].try_into().unwrap(),
+                block_size: 4096,
+            };
             if let Ok(names) = NamesCipher::new(&master, &ctx, input.ino, &fs) {
                 if let Ok(name) = names.decrypt_name(&input.data) {
                     assert!(!name.is_empty() && !name.contains(&0) && !name.contains(&b'/'));
@@ -87,7 +112,7 @@ fuzz_target!(|input: Input| {
 /// The oracle's ciphertext, the cipher's, and the cipher's decryption of
 /// it; for inputs under 16 bytes, both calls must fail and leave the
 /// buffer as it was (then all three are the input, or empty).
-fn run<A: BlockCipherEncrypt, E, D>(
+fn run<A: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16>, E, D>(
     data: &[u8],
     iv: Iv,
     enc: E,
