@@ -152,7 +152,8 @@ mod arch {
     /// width, each taking the witness of its backend's needs, so that the
     /// CPU half of its contract is its argument's type. (On aarch64 this
     /// trait has the one arm64 entry point instead; where no SIMD backend
-    /// is compiled, it has none and every mode implements it.)
+    /// is compiled, it has none and every mode implements it.) A mode
+    /// writes its impl with `mdu_aes::kernels!` from its per-width modules.
     pub trait Kernels: SimdKeys {
         /// The kernel of [`Backend::Vaes512`] (zmm registers): encrypts
         /// (`ENC`) or decrypts `req` with `keys`.
@@ -190,6 +191,48 @@ mod arch {
             keys: &Self::RoundKeys,
             req: Request<'_>,
         );
+    }
+
+    /// Writes a mode's [`Kernels`] impl on x86_64 from its per-width
+    /// modules, each of which has the entry point `crypt::<NR, ENC>(witness,
+    /// keys, request)` with the [`Kernels`] method's contract:
+    /// `mdu_aes::kernels!(XtsMode, vaes512, vaes256, aesni)`.
+    #[macro_export]
+    #[doc(hidden)]
+    macro_rules! kernels {
+        ($mode:ty, $vaes512:ident, $vaes256:ident, $aesni:ident) => {
+            impl $crate::Kernels for $mode {
+                #[inline]
+                unsafe fn vaes512<const NR: usize, const ENC: bool>(
+                    w: ::mdu_core::cpu::Witness<Self::Vaes512>,
+                    keys: &Self::RoundKeys,
+                    r: $crate::Request<'_>,
+                ) {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { $vaes512::crypt::<NR, ENC>(w, keys, r) }
+                }
+
+                #[inline]
+                unsafe fn vaes256<const NR: usize, const ENC: bool>(
+                    w: ::mdu_core::cpu::Witness<Self::Vaes256>,
+                    keys: &Self::RoundKeys,
+                    r: $crate::Request<'_>,
+                ) {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { $vaes256::crypt::<NR, ENC>(w, keys, r) }
+                }
+
+                #[inline]
+                unsafe fn aesni<const NR: usize, const ENC: bool>(
+                    w: ::mdu_core::cpu::Witness<Self::AesNi>,
+                    keys: &Self::RoundKeys,
+                    r: $crate::Request<'_>,
+                ) {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { $aesni::crypt::<NR, ENC>(w, keys, r) }
+                }
+            }
+        };
     }
 
     /// Whether `backend` is one of this target's.
@@ -283,7 +326,7 @@ mod arch {
     /// CPU half of its contract is its argument's type. (On x86_64 this
     /// trait has one entry point per x86 register width instead; where no
     /// SIMD backend is compiled, it has none and every mode implements
-    /// it.)
+    /// it.) A mode writes its impl with `mdu_aes::kernels!`.
     pub trait Kernels: SimdKeys {
         /// The kernel of [`Backend::ArmCe`]: encrypts (`ENC`) or decrypts
         /// `req` with `keys`.
@@ -299,6 +342,27 @@ mod arch {
             keys: &Self::RoundKeys,
             req: Request<'_>,
         );
+    }
+
+    /// Writes a mode's [`Kernels`] impl on aarch64 from its module whose
+    /// entry point is `crypt::<NR, ENC>(witness, keys, request)`:
+    /// `mdu_aes::kernels!(XtsMode, ce)`.
+    #[macro_export]
+    #[doc(hidden)]
+    macro_rules! kernels {
+        ($mode:ty, $arm_ce:ident) => {
+            impl $crate::Kernels for $mode {
+                #[inline]
+                unsafe fn arm_ce<const NR: usize, const ENC: bool>(
+                    w: ::mdu_core::cpu::Witness<Self::ArmCe>,
+                    keys: &Self::RoundKeys,
+                    r: $crate::Request<'_>,
+                ) {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { $arm_ce::crypt::<NR, ENC>(w, keys, r) }
+                }
+            }
+        };
     }
 
     /// Whether `backend` is one of this target's.

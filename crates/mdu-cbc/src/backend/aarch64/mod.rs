@@ -2,25 +2,12 @@
 //! (`mdu_aes::Kernels`); the key schedule, the vectors and the AES rounds
 //! are `mdu-aes`'s, the CBC algorithm itself is `backend::driver`.
 
-use mdu_aes::{Kernels, Request, RoundKeys};
-use mdu_core::cpu::Witness;
-
-use super::{CbcMode, needs};
+use super::CbcMode;
 
 pub(crate) mod ce;
 
-/// The one entry point pair, with the witness of its backend.
-impl Kernels for CbcMode {
-    #[inline]
-    unsafe fn arm_ce<const NR: usize, const ENC: bool>(
-        w: Witness<needs::ArmCe>,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { ce::crypt::<NR, ENC>(w, keys, r) }
-    }
-}
+// The one entry point pair, with the witness of its backend.
+mdu_aes::kernels!(CbcMode, ce);
 
 #[cfg(test)]
 mod tests {

@@ -3,47 +3,14 @@
 //! AES rounds are `mdu_aes::vector`'s, the key schedule `mdu-aes`'s, the
 //! CBC algorithm itself is `backend::driver`.
 
-use mdu_aes::{Kernels, Request, RoundKeys};
-use mdu_core::cpu::Witness;
-
-use super::{CbcMode, needs};
+use super::CbcMode;
 
 pub(crate) mod aesni;
 pub(crate) mod vaes256;
 pub(crate) mod vaes512;
 
-/// One entry point pair per width, each with the witness of its backend.
-impl Kernels for CbcMode {
-    #[inline]
-    unsafe fn vaes512<const NR: usize, const ENC: bool>(
-        w: Witness<needs::Vaes512>,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { vaes512::crypt::<NR, ENC>(w, keys, r) }
-    }
-
-    #[inline]
-    unsafe fn vaes256<const NR: usize, const ENC: bool>(
-        w: Witness<needs::Vaes256>,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { vaes256::crypt::<NR, ENC>(w, keys, r) }
-    }
-
-    #[inline]
-    unsafe fn aesni<const NR: usize, const ENC: bool>(
-        w: Witness<needs::AesNi>,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { aesni::crypt::<NR, ENC>(w, keys, r) }
-    }
-}
+// One entry point pair per width, each with the witness of its backend.
+mdu_aes::kernels!(CbcMode, vaes512, vaes256, aesni);
 
 #[cfg(test)]
 mod tests {

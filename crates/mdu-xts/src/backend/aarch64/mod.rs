@@ -17,14 +17,9 @@
 
 use core::arch::aarch64::*;
 
-use mdu_aes::{Kernels, Request};
-use mdu_core::cpu::Witness;
-
-use super::{XtsMode, needs};
+use super::XtsMode;
 
 pub(crate) mod ce;
-
-pub(crate) use super::simd::RoundKeys;
 
 /// `t * x` in GF(2^128), by shifts and a conditional XOR.
 ///
@@ -52,18 +47,8 @@ pub(crate) fn mul_x8(t: uint8x16_t) -> uint8x16_t {
     veorq_u8(shifted, reduced)
 }
 
-/// The one entry point, with the witness of its backend.
-impl Kernels for XtsMode {
-    #[inline]
-    unsafe fn arm_ce<const NR: usize, const ENC: bool>(
-        w: Witness<needs::ArmCe>,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { ce::crypt::<NR, ENC>(w, keys, r) }
-    }
-}
+// The one entry point, with the witness of its backend.
+mdu_aes::kernels!(XtsMode, ce);
 
 #[cfg(test)]
 mod tests {

@@ -12,16 +12,12 @@
 use core::arch::x86_64::*;
 
 use mdu_aes::vector::Xmm;
-use mdu_aes::{Kernels, Request};
-use mdu_core::cpu::Witness;
 
-use super::{XtsMode, needs};
+use super::XtsMode;
 
 pub(crate) mod aesni;
 pub(crate) mod vaes256;
 pub(crate) mod vaes512;
-
-pub(crate) use super::simd::RoundKeys;
 
 /// `t * x` in GF(2^128), one tweak per xmm register.
 ///
@@ -40,38 +36,8 @@ pub(crate) fn mul_x(t: Xmm) -> Xmm {
     }
 }
 
-/// One entry point per width, each with the witness of its backend.
-impl Kernels for XtsMode {
-    #[inline]
-    unsafe fn vaes512<const NR: usize, const ENC: bool>(
-        w: Witness<needs::Vaes512>,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { vaes512::crypt::<NR, ENC>(w, keys, r) }
-    }
-
-    #[inline]
-    unsafe fn vaes256<const NR: usize, const ENC: bool>(
-        w: Witness<needs::Vaes256>,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { vaes256::crypt::<NR, ENC>(w, keys, r) }
-    }
-
-    #[inline]
-    unsafe fn aesni<const NR: usize, const ENC: bool>(
-        w: Witness<needs::AesNi>,
-        keys: &RoundKeys,
-        r: Request<'_>,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { aesni::crypt::<NR, ENC>(w, keys, r) }
-    }
-}
+// One entry point per width, each with the witness of its backend.
+mdu_aes::kernels!(XtsMode, vaes512, vaes256, aesni);
 
 #[cfg(test)]
 mod tests {
