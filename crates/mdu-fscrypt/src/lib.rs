@@ -84,11 +84,13 @@ extern crate std;
 
 mod contents;
 mod error;
+pub mod ext4;
 mod inode;
 pub mod key;
 pub mod names;
 pub mod nokey;
 pub mod policy;
+pub mod volume;
 
 pub use contents::ContentsCipher;
 pub use error::Error;

@@ -186,6 +186,30 @@ impl NoKeyName {
         if l == 0 || l > NAME_MAX {
             return Err(Error::CiphertextLength { len: l });
         }
+        Ok(NoKeyName::build(dirhash, minor_hash, ciphertext))
+    }
+
+    /// The no-key form of an encrypted symlink's target (`readlink`
+    /// without the key): zero hashes, and a ciphertext of any length up to
+    /// the block size (not only a name's 255 bytes).
+    ///
+    /// ```
+    /// use mdu_fscrypt::nokey::{Error, NoKeyName};
+    ///
+    /// let target = [0x42u8; 4093];
+    /// assert_eq!(NoKeyName::symlink(&target)?.encode().len(), 252);
+    /// assert_eq!(NoKeyName::symlink(b""), Err(Error::CiphertextLength { len: 0 }));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn symlink(ciphertext: &[u8]) -> Result<NoKeyName, Error> {
+        if ciphertext.is_empty() {
+            return Err(Error::CiphertextLength { len: 0 });
+        }
+        Ok(NoKeyName::build(0, 0, ciphertext))
+    }
+
+    fn build(dirhash: u32, minor_hash: u32, ciphertext: &[u8]) -> NoKeyName {
+        let l = ciphertext.len();
         let mut raw = [0u8; NOKEY_NAME_MAX];
         raw[..4].copy_from_slice(&dirhash.to_le_bytes());
         raw[4..HASHES].copy_from_slice(&minor_hash.to_le_bytes());
@@ -197,10 +221,10 @@ impl NoKeyName {
         } else {
             HASHES + l
         };
-        Ok(NoKeyName {
+        NoKeyName {
             raw,
             len: len as u8,
-        })
+        }
     }
 
     /// Parses the decoded bytes of a no-key name (length 9..=157 or 189).

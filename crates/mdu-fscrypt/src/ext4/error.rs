@@ -1,0 +1,123 @@
+//! What can go wrong reading an image.
+
+use alloc::string::String;
+use core::fmt;
+
+/// A read outside the image, a failed read, or a structure no ext4 file
+/// system writes (naming the inode or group and the field).
+///
+/// ```
+/// use mdu_fscrypt::ext4::Error;
+///
+/// let e = Error::Inode { ino: 13, field: "extent header magic", value: 0x1234 };
+/// assert_eq!(e.to_string(), "inode 13: extent header magic: invalid value 4660 (0x1234)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A read that passes the end of the image (a truncated image, or an
+    /// offset no valid file system holds).
+    OutOfImage {
+        /// The offset.
+        offset: u64,
+        /// The bytes wanted.
+        len: u64,
+        /// The image's size.
+        size: u64,
+    },
+    /// The image could not be read.
+    Io {
+        /// The offset of the failed read.
+        offset: u64,
+        /// What the system said.
+        message: String,
+    },
+    /// A superblock field no ext4 file system has.
+    Superblock {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// A feature this reader does not read.
+    Unsupported {
+        /// The feature's name, as `mke2fs -O` spells it.
+        feature: &'static str,
+    },
+    /// A group descriptor field no ext4 file system has.
+    Group {
+        /// The group.
+        group: u32,
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// An inode number of 0 or past `s_inodes_count`.
+    InodeNumber {
+        /// The number.
+        ino: u32,
+    },
+    /// An inode whose field (or a structure it points to: extent tree,
+    /// block map, directory entry, extended attribute) is invalid.
+    Inode {
+        /// The inode.
+        ino: u32,
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// A directory operation on something else.
+    NotADirectory {
+        /// The inode.
+        ino: u32,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::OutOfImage { offset, len, size } => write!(
+                f,
+                "a read of {len} bytes at offset {offset} passes the end of the image ({size} bytes): truncated or damaged"
+            ),
+            Error::Io { offset, message } => write!(f, "read at offset {offset}: {message}"),
+            Error::Superblock { field, value } => {
+                write!(
+                    f,
+                    "superblock: {field}: invalid value {value} ({value:#x}); not an ext4 file system, or a damaged one"
+                )
+            }
+            Error::Unsupported { feature } => {
+                write!(
+                    f,
+                    "the file system uses the {feature} feature, which this reader does not read"
+                )
+            }
+            Error::Group {
+                group,
+                field,
+                value,
+            } => {
+                write!(
+                    f,
+                    "block group {group}: {field}: invalid value {value} ({value:#x})"
+                )
+            }
+            Error::InodeNumber { ino } => {
+                write!(f, "inode number {ino} is outside the file system")
+            }
+            Error::Inode { ino, field, value } => {
+                write!(
+                    f,
+                    "inode {ino}: {field}: invalid value {value} ({value:#x})"
+                )
+            }
+            Error::NotADirectory { ino } => write!(f, "inode {ino} is not a directory"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}

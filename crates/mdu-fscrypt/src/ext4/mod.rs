@@ -1,0 +1,354 @@
+//! A read-only ext4 reader: the subset an offline fscrypt reader needs.
+//!
+//! Superblock and feature checks, 32- and 64-bit group descriptors, inode
+//! tables, extent trees (index nodes included) and the block maps of old
+//! files, linear and htree directories (read by scanning every leaf block),
+//! in-inode and block extended attributes (where the encryption context
+//! lives), inline data, fast and slow symlinks, holes and unwritten
+//! extents, and the directory hashes (`half_md4`, `tea`, legacy) that
+//! no-key names carry.
+//!
+//! Every count and offset read from the image is untrusted: arithmetic is
+//! checked, every read is bounded by the image, every loop by what the image
+//! can hold, and a damaged image gives a typed [`Error`] naming the inode
+//! and the field, never a panic.
+//!
+//! The image is anything that reads at an offset ([`ReadAt`]): a byte slice,
+//! or with `std` a file or block device ([`FileImage`]).
+//!
+//! # Example
+//!
+//! ```
+//! use mdu_fscrypt::ext4::{Ext4, Error, ROOT_INO};
+//!
+//! // Not an ext4 image: the superblock's magic is checked first.
+//! let image = vec![0u8; 4096];
+//! match Ext4::open(&image[..]) {
+//!     Err(Error::Superblock { field: "s_magic", .. }) => {}
+//!     other => panic!("{other:?}"),
+//! }
+//! # let _ = ROOT_INO;
+//! ```
+
+mod dir;
+mod error;
+mod hash;
+mod inode;
+mod map;
+mod superblock;
+mod xattr;
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+pub use dir::{DirEntry, FileType};
+pub use error::Error;
+pub use hash::{DirHash, HashVersion};
+pub use inode::{Inode, Timestamp};
+pub use map::Extent;
+pub use superblock::Superblock;
+
+/// The root directory's inode number.
+pub const ROOT_INO: u32 = 2;
+
+/// An image read at offsets: a byte slice, a file, a block device.
+///
+/// ```
+/// use mdu_fscrypt::ext4::ReadAt;
+///
+/// let image = [1u8, 2, 3, 4];
+/// let mut buf = [0u8; 2];
+/// image[..].read_exact_at(&mut buf, 1)?;
+/// assert_eq!(buf, [2, 3]);
+/// assert!(image[..].read_exact_at(&mut buf, 3).is_err());
+/// # Ok::<(), mdu_fscrypt::ext4::Error>(())
+/// ```
+pub trait ReadAt {
+    /// The image's length in bytes.
+    fn size(&self) -> u64;
+
+    /// Fills `buf` from `offset`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfImage`] when the range passes the end;
+    /// [`Error::Io`] when the read fails.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error>;
+}
+
+impl ReadAt for [u8] {
+    fn size(&self) -> u64 {
+        self.len() as u64
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+        let src = usize::try_from(offset)
+            .ok()
+            .and_then(|start| self.get(start..start.checked_add(buf.len())?))
+            .ok_or(Error::OutOfImage {
+                offset,
+                len: buf.len() as u64,
+                size: self.len() as u64,
+            })?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for &T {
+    fn size(&self) -> u64 {
+        (**self).size()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+        (**self).read_exact_at(buf, offset)
+    }
+}
+
+#[cfg(feature = "std")]
+pub use file::FileImage;
+
+#[cfg(feature = "std")]
+mod file {
+    use super::{Error, ReadAt};
+    use alloc::string::ToString;
+    use std::fs::File;
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::fs::FileExt;
+    use std::path::Path;
+
+    /// An image in a file or on a block device, read with positional reads
+    /// (so one image serves many threads).
+    ///
+    /// ```no_run
+    /// use mdu_fscrypt::ext4::{Ext4, FileImage};
+    ///
+    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// println!("{} blocks of {} bytes", fs.superblock().blocks_count, fs.block_size());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[derive(Debug)]
+    pub struct FileImage {
+        file: File,
+        size: u64,
+    }
+
+    impl FileImage {
+        /// Opens `path` read-only; its size is taken by seeking to the end,
+        /// which also works for block devices.
+        ///
+        /// # Errors
+        ///
+        /// The I/O error of opening or seeking.
+        pub fn open(path: impl AsRef<Path>) -> std::io::Result<FileImage> {
+            let mut file = File::open(path)?;
+            let size = file.seek(SeekFrom::End(0))?;
+            Ok(FileImage { file, size })
+        }
+    }
+
+    impl ReadAt for FileImage {
+        fn size(&self) -> u64 {
+            self.size
+        }
+
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+            let len = buf.len() as u64;
+            if offset.checked_add(len).is_none_or(|end| end > self.size) {
+                return Err(Error::OutOfImage {
+                    offset,
+                    len,
+                    size: self.size,
+                });
+            }
+            self.file.read_exact_at(buf, offset).map_err(|e| Error::Io {
+                offset,
+                message: e.to_string(),
+            })
+        }
+    }
+}
+
+/// An ext4 file system in an image, opened read-only.
+///
+/// See the [module](self) documentation.
+#[derive(Debug)]
+pub struct Ext4<R> {
+    image: R,
+    sb: Superblock,
+    /// The first block of each group's inode table.
+    inode_tables: Vec<u64>,
+}
+
+impl<R: ReadAt> Ext4<R> {
+    /// Reads and checks the superblock and the group descriptors.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Superblock`] for a field no ext4 file system has,
+    /// [`Error::Unsupported`] for a feature this reader does not read
+    /// (`meta_bg`, a journal device, `dirdata`), [`Error::Group`] for a
+    /// descriptor whose inode table lies outside the file system, and the
+    /// image's read errors.
+    ///
+    /// See the [module](self) documentation.
+    pub fn open(image: R) -> Result<Ext4<R>, Error> {
+        let mut raw = vec![0u8; superblock::SIZE];
+        image.read_exact_at(&mut raw, superblock::OFFSET)?;
+        let sb = Superblock::parse(&raw)?;
+        let bs = u64::from(sb.block_size);
+        let desc_size = u64::from(sb.desc_size);
+        let groups = sb.group_count();
+        // The descriptors follow the superblock's block.
+        let table_start = (u64::from(sb.first_data_block) + 1) * bs;
+        let table_len = u64::from(groups) * desc_size;
+        if table_start
+            .checked_add(table_len)
+            .is_none_or(|end| end > image.size())
+        {
+            return Err(Error::OutOfImage {
+                offset: table_start,
+                len: table_len,
+                size: image.size(),
+            });
+        }
+        let mut table = vec![0u8; table_len as usize];
+        image.read_exact_at(&mut table, table_start)?;
+        let mut inode_tables = Vec::with_capacity(groups as usize);
+        let table_blocks = u64::from(sb.inodes_per_group) * u64::from(sb.inode_size) / bs;
+        for (group, d) in table.chunks_exact(desc_size as usize).enumerate() {
+            let lo = u64::from(le32(d, 0x08));
+            let hi = if desc_size >= 64 {
+                u64::from(le32(d, 0x28))
+            } else {
+                0
+            };
+            let start = lo | (hi << 32);
+            if start == 0
+                || start
+                    .checked_add(table_blocks)
+                    .is_none_or(|end| end > sb.blocks_count)
+            {
+                return Err(Error::Group {
+                    group: group as u32,
+                    field: "bg_inode_table",
+                    value: start,
+                });
+            }
+            inode_tables.push(start);
+        }
+        Ok(Ext4 {
+            image,
+            sb,
+            inode_tables,
+        })
+    }
+
+    /// The parsed superblock.
+    ///
+    /// ```no_run
+    /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
+    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// println!("uuid {:02x?}", fs.superblock().uuid);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn superblock(&self) -> &Superblock {
+        &self.sb
+    }
+
+    /// The block size in bytes (1 KiB to 64 KiB).
+    ///
+    /// See [`superblock`](Self::superblock).
+    pub fn block_size(&self) -> u32 {
+        self.sb.block_size
+    }
+
+    /// The image the file system is read from.
+    ///
+    /// See [`superblock`](Self::superblock).
+    pub fn image(&self) -> &R {
+        &self.image
+    }
+
+    /// Reads inode `ino`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InodeNumber`] for 0 or a number past `s_inodes_count`;
+    /// [`Error::Inode`] for a field no inode has (an `i_extra_isize` past
+    /// the inode); the image's read errors.
+    ///
+    /// ```no_run
+    /// # use mdu_fscrypt::ext4::{Ext4, FileImage, ROOT_INO};
+    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// let root = fs.inode(ROOT_INO)?;
+    /// assert!(root.is_dir());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn inode(&self, ino: u32) -> Result<Inode, Error> {
+        if ino == 0 || ino > self.sb.inodes_count {
+            return Err(Error::InodeNumber { ino });
+        }
+        let index = ino - 1;
+        let group = index / self.sb.inodes_per_group;
+        let slot = index % self.sb.inodes_per_group;
+        let table = *self
+            .inode_tables
+            .get(group as usize)
+            .ok_or(Error::InodeNumber { ino })?;
+        let size = u64::from(self.sb.inode_size);
+        let offset = table * u64::from(self.sb.block_size) + u64::from(slot) * size;
+        let mut raw = vec![0u8; size as usize];
+        self.image.read_exact_at(&mut raw, offset)?;
+        Inode::parse(ino, &raw)
+    }
+
+    /// Reads `count` whole blocks from physical block `block` into `buf`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfImage`] or [`Error::Io`].
+    ///
+    /// ```no_run
+    /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
+    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// let mut block = vec![0u8; fs.block_size() as usize];
+    /// fs.read_blocks(0, &mut block)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_blocks(&self, block: u64, buf: &mut [u8]) -> Result<(), Error> {
+        let offset = block
+            .checked_mul(u64::from(self.sb.block_size))
+            .ok_or(Error::OutOfImage {
+                offset: u64::MAX,
+                len: buf.len() as u64,
+                size: self.image.size(),
+            })?;
+        self.image.read_exact_at(buf, offset)
+    }
+
+    /// `inode`'s encryption context (the extended attribute of index 9,
+    /// name `c`), if it has one.
+    ///
+    /// # Errors
+    ///
+    /// As for [`xattr`](Self::xattr).
+    ///
+    /// ```no_run
+    /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
+    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// let ctx = fs.encryption_context(&fs.inode(12)?)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn encryption_context(&self, inode: &Inode) -> Result<Option<Vec<u8>>, Error> {
+        self.xattr(inode, xattr::INDEX_ENCRYPTION, b"c")
+    }
+}
+
+fn le16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}

@@ -1,0 +1,690 @@
+//! An ext4 image read as the kernel presents it: names decrypted where the
+//! key is given and shown as no-key names where it is not, file contents
+//! decrypted block run by block run, symlink targets.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::ext4::{self, DirEntry, Ext4, Extent, FileType, Inode, ROOT_INO, ReadAt};
+use crate::key::{KeyIdentifier, MasterKey};
+use crate::nokey::NoKeyName;
+use crate::policy::{Context, KeySpec, PolicyError};
+use crate::{ContentsCipher, FsInfo, NamesCipher};
+
+/// The master keys a reader was given: v2 keys by their identifier, v1
+/// keys by the descriptor their owner chose.
+///
+/// ```
+/// use mdu_fscrypt::key::MasterKey;
+/// use mdu_fscrypt::volume::Keyring;
+///
+/// let mut keys = Keyring::new();
+/// let id = keys.add(MasterKey::new(&[7; 64])?);
+/// assert_eq!(keys.identifiers().collect::<Vec<_>>(), [id]);
+/// # Ok::<(), mdu_fscrypt::key::KeyError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Keyring {
+    v2: Vec<(KeyIdentifier, MasterKey)>,
+    v1: Vec<([u8; 8], MasterKey)>,
+}
+
+impl Keyring {
+    /// No keys: names are shown as the kernel shows them without a key.
+    ///
+    /// See [`Keyring`].
+    pub fn new() -> Keyring {
+        Keyring::default()
+    }
+
+    /// Adds a v2 master key; returns its identifier.
+    ///
+    /// See [`Keyring`].
+    pub fn add(&mut self, key: MasterKey) -> KeyIdentifier {
+        let id = key.identifier();
+        self.v2.push((id, key));
+        id
+    }
+
+    /// Adds a v1 master key under `descriptor`.
+    ///
+    /// ```
+    /// use mdu_fscrypt::key::MasterKey;
+    /// use mdu_fscrypt::volume::Keyring;
+    ///
+    /// let mut keys = Keyring::new();
+    /// keys.add_v1(*b"\x01\x23\x45\x67\x89\xab\xcd\xef", MasterKey::new(&[9; 64])?);
+    /// assert!(!keys.is_empty());
+    /// # Ok::<(), mdu_fscrypt::key::KeyError>(())
+    /// ```
+    pub fn add_v1(&mut self, descriptor: [u8; 8], key: MasterKey) {
+        self.v1.push((descriptor, key));
+    }
+
+    /// No key at all.
+    ///
+    /// See [`add_v1`](Self::add_v1).
+    pub fn is_empty(&self) -> bool {
+        self.v1.is_empty() && self.v2.is_empty()
+    }
+
+    /// The identifiers of the v2 keys.
+    ///
+    /// See [`Keyring`].
+    pub fn identifiers(&self) -> impl Iterator<Item = KeyIdentifier> + '_ {
+        self.v2.iter().map(|(id, _)| *id)
+    }
+
+    /// The key `spec` names, if given.
+    ///
+    /// See [`Keyring`].
+    pub fn find(&self, spec: &KeySpec) -> Option<&MasterKey> {
+        match spec {
+            KeySpec::V2 { identifier } => self
+                .v2
+                .iter()
+                .find(|(id, _)| id.0 == *identifier)
+                .map(|(_, k)| k),
+            KeySpec::V1 { descriptor } => self
+                .v1
+                .iter()
+                .find(|(d, _)| d == descriptor)
+                .map(|(_, k)| k),
+        }
+    }
+
+    fn given(&self) -> Vec<KeySpec> {
+        let v2 = self
+            .v2
+            .iter()
+            .map(|(id, _)| KeySpec::V2 { identifier: id.0 });
+        let v1 = self.v1.iter().map(|(d, _)| KeySpec::V1 { descriptor: *d });
+        v2.chain(v1).collect()
+    }
+}
+
+/// What went wrong reading an encrypted tree: the image, its fscrypt
+/// metadata, a missing key, or a path.
+///
+/// ```
+/// use mdu_fscrypt::volume::Error;
+///
+/// let e = Error::NotFound { path: "a/b".into() };
+/// assert_eq!(e.to_string(), "a/b: no such file or directory");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The ext4 structures.
+    Ext4(ext4::Error),
+    /// An inode with the encryption flag and no context, or a context the
+    /// kernel would not accept.
+    Context {
+        /// The inode.
+        ino: u32,
+        /// Why (`None`: no context at all).
+        error: Option<PolicyError>,
+    },
+    /// Keys were given, but not the one this inode's policy names.
+    KeyMissing {
+        /// The inode.
+        ino: u32,
+        /// The key its policy names.
+        wanted: KeySpec,
+        /// The keys given.
+        given: Vec<KeySpec>,
+    },
+    /// The contents of an encrypted file, asked for without any key.
+    NoKey {
+        /// The inode.
+        ino: u32,
+    },
+    /// The fscrypt layer refused an inode: a name or symlink that does not
+    /// decrypt, a policy this crate does not implement, a key too short.
+    Crypto {
+        /// The inode (the directory, for a name).
+        ino: u32,
+        /// Why.
+        error: crate::Error,
+    },
+    /// No entry of that name.
+    NotFound {
+        /// The path, as given.
+        path: String,
+    },
+    /// A path that goes through something not a directory.
+    NotADirectory {
+        /// The path up to it.
+        path: String,
+    },
+}
+
+impl From<ext4::Error> for Error {
+    fn from(e: ext4::Error) -> Error {
+        Error::Ext4(e)
+    }
+}
+
+struct Spec<'a>(&'a KeySpec);
+
+impl fmt::Display for Spec<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            KeySpec::V2 { identifier } => write!(f, "{}", KeyIdentifier(*identifier)),
+            KeySpec::V1 { descriptor } => {
+                f.write_str("v1 descriptor ")?;
+                descriptor.iter().try_for_each(|b| write!(f, "{b:02x}"))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Ext4(e) => e.fmt(f),
+            Error::Context { ino, error: None } => {
+                write!(f, "inode {ino}: encrypted, but has no encryption context")
+            }
+            Error::Context {
+                ino,
+                error: Some(e),
+            } => write!(f, "inode {ino}: encryption context: {e}"),
+            Error::KeyMissing { ino, wanted, given } => {
+                write!(
+                    f,
+                    "inode {ino} is encrypted with key {}; the keys given are ",
+                    Spec(wanted)
+                )?;
+                for (i, g) in given.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(f, "{sep}{}", Spec(g))?;
+                }
+                Ok(())
+            }
+            Error::NoKey { ino } => {
+                write!(f, "inode {ino} is encrypted: its contents need its key")
+            }
+            Error::Crypto {
+                ino,
+                error: crate::Error::InvalidName,
+            } => write!(
+                f,
+                "inode {ino}: a name or symlink target does not decrypt to a valid one: the key is wrong (a v1 key cannot be checked any other way) or the image is damaged"
+            ),
+            Error::Crypto { ino, error } => write!(f, "inode {ino}: {error}"),
+            Error::NotFound { path } => write!(f, "{path}: no such file or directory"),
+            Error::NotADirectory { path } => write!(f, "{path}: not a directory"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
+
+/// How an entry's name was obtained.
+///
+/// See [`Entry`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameForm {
+    /// Stored in clear (an unencrypted directory, `.` and `..`).
+    Clear,
+    /// Decrypted with the directory's key.
+    Decrypted,
+    /// The no-key name the kernel shows without the key.
+    NoKey,
+}
+
+/// A directory entry as the kernel lists it.
+///
+/// See [`Volume::list`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Entry {
+    /// The name shown: clear, decrypted, or the no-key name.
+    pub name: Vec<u8>,
+    /// How `name` was obtained.
+    pub form: NameForm,
+    /// The inode.
+    pub ino: u32,
+    /// The type the entry records.
+    pub file_type: FileType,
+    /// The name as stored on disk.
+    pub stored: Vec<u8>,
+}
+
+/// An ext4 image and the keys to read it with.
+///
+/// ```no_run
+/// use mdu_fscrypt::ext4::FileImage;
+/// use mdu_fscrypt::key::MasterKey;
+/// use mdu_fscrypt::volume::{Keyring, Volume};
+///
+/// let mut keys = Keyring::new();
+/// keys.add(MasterKey::new(&std::fs::read("master.key")?)?);
+/// let vol = Volume::open(FileImage::open("disk.img")?, keys)?;
+/// let dir = vol.lookup(b"/vault")?;
+/// for e in vol.list(dir)? {
+///     println!("{}", String::from_utf8_lossy(&e.name));
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Volume<R> {
+    fs: Ext4<R>,
+    keys: Keyring,
+    info: FsInfo,
+}
+
+impl<R: ReadAt> Volume<R> {
+    /// Opens the file system in `image`, to be read with `keys` (none:
+    /// names as no-key names, contents refused).
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`Ext4::open`].
+    ///
+    /// See [`Volume`].
+    pub fn open(image: R, keys: Keyring) -> Result<Volume<R>, Error> {
+        let fs = Ext4::open(image)?;
+        let info = FsInfo {
+            uuid: fs.superblock().uuid,
+            block_size: fs.block_size(),
+        };
+        Ok(Volume { fs, keys, info })
+    }
+
+    /// The ext4 layer.
+    ///
+    /// See [`Volume`].
+    pub fn ext4(&self) -> &Ext4<R> {
+        &self.fs
+    }
+
+    /// What key derivation and IVs need of the file system.
+    ///
+    /// See [`Volume`].
+    pub fn info(&self) -> &FsInfo {
+        &self.info
+    }
+
+    /// Reads inode `ino`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Ext4::inode`].
+    ///
+    /// See [`Volume`].
+    pub fn inode(&self, ino: u32) -> Result<Inode, Error> {
+        Ok(self.fs.inode(ino)?)
+    }
+
+    /// The encryption context of `inode`: `None` when it is not encrypted.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Context`] for the encryption flag without a context, or a
+    /// context the kernel would not accept.
+    ///
+    /// See [`Volume`].
+    pub fn context(&self, inode: &Inode) -> Result<Option<Context>, Error> {
+        if !inode.is_encrypted() {
+            return Ok(None);
+        }
+        let raw = self.fs.encryption_context(inode)?.ok_or(Error::Context {
+            ino: inode.ino,
+            error: None,
+        })?;
+        Context::parse(&raw).map(Some).map_err(|e| Error::Context {
+            ino: inode.ino,
+            error: Some(e),
+        })
+    }
+
+    /// The key for `ctx`: `Ok(None)` when no keys were given at all.
+    fn key(&self, ino: u32, ctx: &Context) -> Result<Option<&MasterKey>, Error> {
+        let wanted = ctx.policy().key();
+        match self.keys.find(&wanted) {
+            Some(k) => Ok(Some(k)),
+            None if self.keys.is_empty() => Ok(None),
+            None => Err(Error::KeyMissing {
+                ino,
+                wanted,
+                given: self.keys.given(),
+            }),
+        }
+    }
+
+    fn names_cipher(&self, inode: &Inode) -> Result<Option<NamesCipher>, Error> {
+        let Some(ctx) = self.context(inode)? else {
+            return Ok(None);
+        };
+        let Some(master) = self.key(inode.ino, &ctx)? else {
+            return Ok(None);
+        };
+        NamesCipher::new(master, &ctx, u64::from(inode.ino), &self.info)
+            .map(Some)
+            .map_err(|error| Error::Crypto {
+                ino: inode.ino,
+                error,
+            })
+    }
+
+    /// The entries of directory `dir` (`.` and `..` included), named as
+    /// the kernel lists them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeyMissing`] when keys were given but not this directory's;
+    /// [`Error::Crypto`] for a stored name that cannot exist (shorter than
+    /// 16 bytes) or does not decrypt to a valid name; the image's errors.
+    ///
+    /// See [`Volume`].
+    pub fn list(&self, dir: u32) -> Result<Vec<Entry>, Error> {
+        let inode = self.fs.inode(dir)?;
+        let entries = self.fs.read_dir(&inode)?;
+        if !inode.is_encrypted() {
+            return Ok(entries
+                .into_iter()
+                .map(|e| entry(e, NameForm::Clear))
+                .collect());
+        }
+        let cipher = self.names_cipher(&inode)?;
+        let version = match cipher {
+            Some(_) => None,
+            None => self.fs.readdir_hash(&inode)?,
+        };
+        let crypto = |error| Error::Crypto { ino: dir, error };
+        entries
+            .into_iter()
+            .map(|e| {
+                if e.is_dot() {
+                    return Ok(entry(e, NameForm::Clear));
+                }
+                if e.name.len() < 16 {
+                    return Err(crypto(crate::Error::CiphertextLength {
+                        len: e.name.len(),
+                        max: crate::names::NAME_MAX,
+                    }));
+                }
+                let (name, form) = match &cipher {
+                    Some(c) => (
+                        c.decrypt_name(&e.name).map_err(crypto)?,
+                        NameForm::Decrypted,
+                    ),
+                    None => {
+                        let h = self.fs.entry_hash(version, &e);
+                        let shown = NoKeyName::new(h.hash, h.minor_hash, &e.name)
+                            .expect("1 to 255 bytes")
+                            .encode();
+                        (shown.into_bytes(), NameForm::NoKey)
+                    }
+                };
+                Ok(Entry {
+                    name,
+                    form,
+                    ino: e.ino,
+                    file_type: e.file_type,
+                    stored: e.name,
+                })
+            })
+            .collect()
+    }
+
+    /// The inode at `path` (absolute or relative to the root; components
+    /// as [`list`](Self::list) names them).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotFound`], [`Error::NotADirectory`], and the errors of
+    /// [`list`](Self::list).
+    ///
+    /// See [`Volume`].
+    pub fn lookup(&self, path: &[u8]) -> Result<u32, Error> {
+        let mut ino = ROOT_INO;
+        let mut walked = 0;
+        for part in path.split(|&b| b == b'/') {
+            walked += part.len() + 1;
+            if part.is_empty() || part == b"." {
+                continue;
+            }
+            let so_far =
+                || String::from_utf8_lossy(&path[..(walked - 1).min(path.len())]).into_owned();
+            let inode = self.fs.inode(ino)?;
+            if !inode.is_dir() {
+                return Err(Error::NotADirectory { path: so_far() });
+            }
+            ino = self
+                .list(ino)?
+                .into_iter()
+                .find(|e| e.name == part)
+                .ok_or_else(|| Error::NotFound { path: so_far() })?
+                .ino;
+        }
+        Ok(ino)
+    }
+
+    /// The target of symlink `inode`: decrypted, or the kernel's no-key form
+    /// without the key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Crypto`] for a payload that does not decrypt; the errors of
+    /// [`list`](Self::list).
+    ///
+    /// See [`Volume`].
+    pub fn read_link(&self, inode: &Inode) -> Result<Vec<u8>, Error> {
+        let payload = self.fs.read_all(inode)?;
+        if !inode.is_encrypted() {
+            return Ok(payload);
+        }
+        let crypto = |error| Error::Crypto {
+            ino: inode.ino,
+            error,
+        };
+        match self.names_cipher(inode)? {
+            Some(c) => c.decrypt_symlink(&payload).map_err(crypto),
+            None => {
+                let stated = payload
+                    .get(..2)
+                    .map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
+                let ciphertext =
+                    payload
+                        .get(2..2 + stated)
+                        .filter(|c| c.len() >= 16)
+                        .ok_or(crypto(crate::Error::SymlinkPayload {
+                            stated,
+                            len: payload.len().saturating_sub(2),
+                        }))?;
+                let shown = NoKeyName::symlink(ciphertext).expect("16 bytes or more");
+                Ok(shown.encode().into_bytes())
+            }
+        }
+    }
+
+    /// The plaintext contents of regular file `inode`, to be read block run
+    /// by block run.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoKey`] for an encrypted file and no keys,
+    /// [`Error::KeyMissing`] for keys without this file's,
+    /// [`Error::Crypto`] for a policy this crate cannot decrypt, and the
+    /// errors of [`Ext4::extents`].
+    ///
+    /// See [`Contents`].
+    pub fn contents(&self, inode: &Inode) -> Result<Contents<'_, R>, Error> {
+        let cipher = match self.context(inode)? {
+            None => None,
+            Some(ctx) => {
+                let master = self
+                    .key(inode.ino, &ctx)?
+                    .ok_or(Error::NoKey { ino: inode.ino })?;
+                let c = ContentsCipher::new(master, &ctx, u64::from(inode.ino), &self.info)
+                    .map_err(|error| Error::Crypto {
+                        ino: inode.ino,
+                        error,
+                    })?;
+                Some(c)
+            }
+        };
+        let inline = if inode.has_inline_data() {
+            Some(self.fs.read_all(inode)?)
+        } else {
+            None
+        };
+        Ok(Contents {
+            fs: &self.fs,
+            ino: inode.ino,
+            size: inode.size,
+            extents: self.fs.extents(inode)?,
+            cipher,
+            inline,
+        })
+    }
+}
+
+fn entry(e: DirEntry, form: NameForm) -> Entry {
+    Entry {
+        name: e.name.clone(),
+        form,
+        ino: e.ino,
+        file_type: e.file_type,
+        stored: e.name,
+    }
+}
+
+/// A regular file's plaintext, read a block range at a time: holes and
+/// unwritten extents as zeros, each run of consecutive blocks decrypted in
+/// one batched call. `Sync`: threads may read different ranges at once.
+///
+/// ```no_run
+/// use std::io::Write;
+/// use mdu_fscrypt::ext4::FileImage;
+/// use mdu_fscrypt::key::MasterKey;
+/// use mdu_fscrypt::volume::{Keyring, Volume};
+///
+/// let mut keys = Keyring::new();
+/// keys.add(MasterKey::new(&std::fs::read("master.key")?)?);
+/// let vol = Volume::open(FileImage::open("disk.img")?, keys)?;
+/// let file = vol.inode(vol.lookup(b"vault/notes.txt")?)?;
+/// let contents = vol.contents(&file)?;
+/// let bs = vol.ext4().block_size() as u64;
+/// let mut buf = vec![0u8; 256 * bs as usize];
+/// let mut out = std::io::stdout().lock();
+/// let mut block = 0;
+/// while block * bs < contents.size() {
+///     let n = contents.read(block, &mut buf)?;
+///     out.write_all(&buf[..n])?;
+///     block += 256;
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Contents<'a, R> {
+    fs: &'a Ext4<R>,
+    ino: u32,
+    size: u64,
+    extents: Vec<Extent>,
+    cipher: Option<ContentsCipher>,
+    inline: Option<Vec<u8>>,
+}
+
+impl<R: ReadAt> Contents<'_, R> {
+    /// The file's size in bytes.
+    ///
+    /// See [`Contents`].
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The runs of blocks that hold data (holes are not listed).
+    ///
+    /// See [`Contents`].
+    pub fn extents(&self) -> &[Extent] {
+        &self.extents
+    }
+
+    /// Fills `buf` (a whole number of blocks) with the plaintext from
+    /// logical block `first` on; returns how many bytes of it lie within the
+    /// file's size (the rest is zeroed).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Crypto`] when `buf` is not a whole number of blocks or the
+    /// IV cannot be formed; the image's read errors.
+    ///
+    /// See [`Contents`].
+    pub fn read(&self, first: u64, buf: &mut [u8]) -> Result<usize, Error> {
+        let bs = u64::from(self.fs.block_size());
+        let crypto = |error| Error::Crypto {
+            ino: self.ino,
+            error,
+        };
+        if !(buf.len() as u64).is_multiple_of(bs) {
+            return Err(crypto(crate::Error::Request(
+                mdu_core::Error::LengthNotMultiple {
+                    len: buf.len(),
+                    unit: bs as usize,
+                },
+            )));
+        }
+        buf.fill(0);
+        let start = first.saturating_mul(bs);
+        let valid = self.size.saturating_sub(start).min(buf.len() as u64) as usize;
+        if let Some(data) = &self.inline {
+            let from = usize::try_from(start).unwrap_or(usize::MAX).min(data.len());
+            let n = (data.len() - from).min(buf.len());
+            buf[..n].copy_from_slice(&data[from..from + n]);
+            return Ok(valid);
+        }
+        let count = buf.len() as u64 / bs;
+        let end = first.saturating_add(count);
+        // The first extent that ends after `first`.
+        let at = self.extents.partition_point(|e| e.logical + e.len <= first);
+        for e in &self.extents[at..] {
+            if e.logical >= end {
+                break;
+            }
+            let lo = e.logical.max(first);
+            let hi = (e.logical + e.len).min(end);
+            let dst = &mut buf[((lo - first) * bs) as usize..((hi - first) * bs) as usize];
+            if e.unwritten {
+                continue;
+            }
+            self.fs.read_blocks(e.physical + (lo - e.logical), dst)?;
+            if let Some(c) = &self.cipher {
+                c.decrypt_blocks(lo, dst).map_err(crypto)?;
+            }
+        }
+        Ok(valid)
+    }
+
+    /// The whole file, for small files and tests.
+    ///
+    /// # Errors
+    ///
+    /// As for [`read`](Self::read); a file larger than the image (sparse)
+    /// is refused here with [`ext4::Error::Inode`] on `i_size`: read it a
+    /// range at a time.
+    ///
+    /// See [`Contents`].
+    pub fn read_to_vec(&self) -> Result<Vec<u8>, Error> {
+        let bs = u64::from(self.fs.block_size());
+        let too_big = Error::Ext4(ext4::Error::Inode {
+            ino: self.ino,
+            field: "i_size",
+            value: self.size,
+        });
+        if self.size > self.fs.image().size() {
+            return Err(too_big);
+        }
+        let len = usize::try_from(self.size.div_ceil(bs) * bs).map_err(|_| too_big)?;
+        let mut buf = vec![0u8; len];
+        let n = self.read(0, &mut buf)?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+}

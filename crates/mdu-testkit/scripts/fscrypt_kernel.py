@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""The running kernel as the fscrypt oracle of mdu's tests.
+
+Needs root, loop devices, mkfs.ext4 (e2fsprogs) and a kernel with ext4
+encryption. Commands:
+
+  probe
+      exit 0 when all of that works here, else say what is missing.
+  make IMAGE MANIFEST --policy NAME --key FILE --seed N [--scale small|large]
+      make an ext4 image, have the kernel encrypt a random tree in it under
+      the policy, and write a JSON manifest of what the kernel shows: with
+      the key (plaintext names, contents' SHA-256, targets, modes, times)
+      and, after a fresh mount without it, the no-key names and targets.
+  cat IMAGE PATH --key FILE --policy NAME
+      mount the image, add the key, print the file at PATH (relative to the
+      mount) as the kernel decrypts it, as hex on stdout.
+
+Names, targets and paths in the manifest are hex, because encrypted names
+shown without the key are bytes, not text.
+"""
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+
+ADD_KEY = 0xC0506617
+SET_POLICY = 0x800C6613
+
+# name -> (mkfs block size, inode size, policy version, flags, log2 data unit)
+POLICIES = {
+    "v2-pad32": (4096, 256, 2, 0x03, 0),
+    "v2-lblk64": (4096, 256, 2, 0x08 | 0x02, 0),
+    "v2-lblk32": (1024, 256, 2, 0x10 | 0x01, 0),
+    "v2-du512-ino128": (4096, 128, 2, 0x02, 9),
+    "v1-pad4": (2048, 256, 1, 0x00, 0),
+}
+# A fixed v1 descriptor (any 8 bytes; whoever adds a v1 key chooses it).
+V1_DESCRIPTOR = bytes.fromhex("0123456789abcdef")
+
+
+def run(*cmd):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def mkfs(image, block_size, inode_size, size_mib):
+    with open(image, "wb") as f:
+        f.truncate(size_mib << 20)
+    run("mkfs.ext4", "-q", "-F", "-O", "encrypt,stable_inodes", "-b", str(block_size),
+        "-I", str(inode_size), "-E", "lazy_itable_init=0,lazy_journal_init=0", image)
+
+
+class Mount:
+    def __init__(self, image):
+        self.image = image
+        self.dir = tempfile.mkdtemp(prefix="mdu-fscrypt-")
+
+    def __enter__(self):
+        run("mount", "-o", "loop", self.image, self.dir)
+        return self.dir
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", self.dir], check=False)
+        os.rmdir(self.dir)
+
+
+def add_key(mnt, key, version):
+    spec_type = 1 if version == 1 else 2
+    spec = struct.pack("<II", spec_type, 0)
+    spec += (V1_DESCRIPTOR if version == 1 else b"").ljust(32, b"\0")
+    arg = bytearray(spec + struct.pack("<III", len(key), 0, 0) + bytes(28) + key)
+    fd = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(fd, ADD_KEY, arg)
+    finally:
+        os.close(fd)
+    return bytes(arg[8:24])  # v2: the identifier the kernel computed
+
+
+def set_policy(path, version, flags, log2_du, identifier):
+    if version == 1:
+        policy = bytes([0, 1, 4, flags]) + V1_DESCRIPTOR
+    else:
+        policy = bytes([2, 1, 4, flags, log2_du, 0, 0, 0]) + identifier
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(fd, SET_POLICY, policy)
+    finally:
+        os.close(fd)
+
+
+def random_name(rng, length):
+    """A name of about `length` bytes: ASCII, with some multi-byte UTF-8."""
+    pieces = []
+    total = 0
+    while total < length:
+        c = rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-_.é日本ß ")
+        b = c.encode()
+        if total + len(b) > length:
+            c, b = "x", b"x"
+        pieces.append(c)
+        total += len(b)
+    name = "".join(pieces)
+    if name in (".", ".."):
+        name = "n" + name
+    return name.encode()
+
+
+def make_tree(root, rng, scale, block_size):
+    big = 3 << 20 if scale == "small" else 96 << 20
+    sizes = [0, 1, 15, 16, 17, block_size - 1, block_size, block_size + 1,
+             3 * block_size, 100_000, rng.randrange(1, big)]
+    if scale == "large":
+        sizes += [rng.randrange(1, big) for _ in range(6)]
+        sizes += [rng.randrange(0, 64 << 10) for _ in range(400)]
+    used = set()
+
+    def fresh(d, length):
+        while True:
+            n = random_name(rng, length)
+            if (d, n) not in used:
+                used.add((d, n))
+                return n
+
+    def write_file(d, name, size):
+        p = os.path.join(d, name)
+        with open(p, "wb") as f:
+            f.write(rng.randbytes(size))
+        os.chmod(p, rng.choice([0o600, 0o644, 0o755, 0o4711]))
+        os.utime(p, ns=(rng.randrange(1 << 40) * 1000 + 123, rng.randrange(1 << 40) * 1000 + 789))
+
+    sub = os.path.join(root, b"sub")
+    os.mkdir(sub)
+    deep = os.path.join(sub, fresh(sub, 40))
+    os.mkdir(deep)
+    for i, size in enumerate(sizes):
+        d = [root, sub, deep][i % 3]
+        write_file(d, fresh(d, rng.choice([1, 5, 16, 17, 31, 33, 100])), size)
+    # Names of every interesting length, and enough of them that `sub`
+    # becomes an indexed (htree) directory.
+    for length in [1, 2, 15, 16, 17, 31, 32, 33, 100, 148, 149, 150, 180, 192, 224, 225, 254, 255]:
+        write_file(sub, fresh(sub, length), rng.randrange(0, 200))
+    for _ in range(60):
+        write_file(sub, fresh(sub, rng.randrange(120, 256)), rng.randrange(0, 50))
+    # A sparse file: a hole, data, a hole at the end.
+    p = os.path.join(root, b"sparse")
+    with open(p, "wb") as f:
+        f.seek(1 << 20)
+        f.write(rng.randbytes(5000))
+        f.truncate(3 << 20)
+    # Unwritten extents: allocated, partly written.
+    p = os.path.join(root, b"fallocated")
+    fd = os.open(p, os.O_CREAT | os.O_WRONLY, 0o644)
+    os.posix_fallocate(fd, 0, 256 << 10)
+    os.pwrite(fd, rng.randbytes(3000), 70_000)
+    os.close(fd)
+    # Symlinks: fast (target in the inode) and slow (a block).
+    for length in [1, 10, 30, 40, 60, 200, block_size - 3]:
+        target = random_name(rng, length)
+        os.symlink(target, os.path.join(root, fresh(root, 8 + length % 50)))
+    os.mkdir(os.path.join(deep, b"empty"))
+    os.mkfifo(os.path.join(root, b"fifo"))
+
+
+def describe(top, with_key):
+    """Every entry under `top`, as the kernel shows it now."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in sorted(dirnames + filenames):
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            e = {"path": os.path.relpath(p, top).hex(), "mode": st.st_mode,
+                 "ino": st.st_ino, "size": st.st_size}
+            if os.path.islink(p):
+                e["type"] = "symlink"
+                e["target"] = os.readlink(p).hex()
+            elif os.path.isdir(p):
+                e["type"] = "dir"
+            elif os.path.isfile(p):
+                e["type"] = "file"
+                if with_key:
+                    e["sha256"] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+                    e["mtime_ns"] = st.st_mtime_ns
+            else:
+                e["type"] = "other"
+            out.append(e)
+    return out
+
+
+def policy_dir(version):
+    return b"vault"
+
+
+def cmd_make(a):
+    bs, isize, version, flags, log2_du = POLICIES[a.policy]
+    key = open(a.key, "rb").read()
+    rng = random.Random(a.seed)
+    mkfs(a.image, bs, isize, 64 if a.scale == "small" else 1200)
+    with Mount(a.image) as mnt:
+        identifier = add_key(mnt, key, version)
+        d = os.path.join(os.fsencode(mnt), policy_dir(version))
+        os.mkdir(d)
+        set_policy(d, version, flags, log2_du, identifier)
+        make_tree(d, rng, a.scale, bs)
+        with_key = describe(d, True)
+        subprocess.run(["sync"], check=True)
+    with Mount(a.image) as mnt:
+        without_key = describe(os.path.join(os.fsencode(mnt), policy_dir(version)), False)
+    manifest = {
+        "policy": a.policy, "block_size": bs, "inode_size": isize, "version": version,
+        "flags": flags, "log2_data_unit_size": log2_du, "identifier": identifier.hex(),
+        "v1_descriptor": V1_DESCRIPTOR.hex(), "dir": policy_dir(version).hex(),
+        "with_key": with_key, "without_key": without_key,
+    }
+    with open(a.manifest, "w") as f:
+        json.dump(manifest, f)
+
+
+def cmd_cat(a):
+    version = POLICIES[a.policy][2]
+    key = open(a.key, "rb").read()
+    with Mount(a.image) as mnt:
+        add_key(mnt, key, version)
+        data = open(os.path.join(os.fsencode(mnt), bytes.fromhex(a.path)), "rb").read()
+    sys.stdout.write(data.hex())
+
+
+def cmd_probe(_a):
+    if os.geteuid() != 0:
+        sys.exit("needs root (mount -o loop and the fscrypt ioctls)")
+    if not os.path.exists("/dev/loop-control"):
+        sys.exit("no loop devices (/dev/loop-control is missing)")
+    with tempfile.TemporaryDirectory() as t:
+        image = os.path.join(t, "probe.img")
+        try:
+            mkfs(image, 4096, 256, 8)
+        except (OSError, subprocess.CalledProcessError) as e:
+            sys.exit(f"mkfs.ext4 -O encrypt failed: {e}")
+        try:
+            with Mount(image) as mnt:
+                identifier = add_key(mnt, bytes(range(64)), 2)
+                d = os.path.join(mnt, "d")
+                os.mkdir(d)
+                set_policy(d, 2, 0x03, 0, identifier)
+                with open(os.path.join(d, "f"), "wb") as f:
+                    f.write(b"x")
+        except subprocess.CalledProcessError as e:
+            sys.exit(f"mount -o loop failed: {e.stderr.decode(errors='replace').strip()}")
+        except OSError as e:
+            sys.exit(f"the kernel refused ext4 encryption: {e}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("probe")
+    m = sub.add_parser("make")
+    m.add_argument("image")
+    m.add_argument("manifest")
+    m.add_argument("--policy", required=True, choices=sorted(POLICIES))
+    m.add_argument("--key", required=True)
+    m.add_argument("--seed", type=int, default=1)
+    m.add_argument("--scale", choices=["small", "large"], default="small")
+    c = sub.add_parser("cat")
+    c.add_argument("image")
+    c.add_argument("path", help="hex of the path below the mount point")
+    c.add_argument("--key", required=True)
+    c.add_argument("--policy", required=True, choices=sorted(POLICIES))
+    a = p.parse_args()
+    {"probe": cmd_probe, "make": cmd_make, "cat": cmd_cat}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
