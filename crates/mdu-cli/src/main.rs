@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 mod base64;
 mod crypt;
 mod fec;
+mod fscrypt;
 mod fsverity;
 mod luks;
 mod output;
@@ -65,6 +66,10 @@ enum Cmd {
     /// base64 between stdin and stdout.
     #[command(subcommand)]
     Base64(base64::Base64Cmd),
+    /// fscrypt-encrypted ext4 images read offline, as the kernel shows
+    /// them: names and no-key names, file contents, symlinks, policies.
+    #[command(subcommand)]
+    Fscrypt(fscrypt::FscryptCmd),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +80,7 @@ fn main() -> ExitCode {
         Cmd::Crypt(c) => crypt::run(c),
         Cmd::Luks(c) => luks::run(c),
         Cmd::Base64(c) => base64::run(c),
+        Cmd::Fscrypt(c) => fscrypt::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

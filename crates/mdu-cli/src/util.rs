@@ -35,12 +35,14 @@ pub(crate) enum CliError {
     Library { path: PathBuf, message: String },
     /// Verification ran and found a mismatch (exit 1).
     VerifyFailed(String),
+    /// An image that is damaged, or a key that does not open it (exit 1).
+    Refused { path: PathBuf, message: String },
 }
 
 impl CliError {
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            CliError::VerifyFailed(_) => EXIT_VERIFY_FAILED,
+            CliError::VerifyFailed(_) | CliError::Refused { .. } => EXIT_VERIFY_FAILED,
             _ => EXIT_BAD_INPUT,
         }
     }
@@ -75,6 +77,7 @@ impl fmt::Display for CliError {
             }
             CliError::Library { path, message } => write!(f, "{}: {message}", path.display()),
             CliError::VerifyFailed(m) => write!(f, "verification failed: {m}"),
+            CliError::Refused { path, message } => write!(f, "{}: {message}", path.display()),
         }
     }
 }

@@ -12,7 +12,7 @@ use mdu_testkit::tools::{self, Search, Tool};
 
 /// Each tool with the tests that skip without it (keep in step with the
 /// `have_tool` / `have_python_cryptography` calls).
-const USES: [(Tool, &[&str]); 5] = [
+const USES: [(Tool, &[&str]); 6] = [
     (
         Tool::Fsverity,
         &[
@@ -61,6 +61,10 @@ const USES: [(Tool, &[&str]); 5] = [
             "crypt::matches_python_reference_for_every_mode",
             "crypt::two_threads_match_reference_on_a_long_run",
         ],
+    ),
+    (
+        Tool::KernelFscrypt,
+        &["fscrypt::extract_and_ls_give_what_the_kernel_shows"],
     ),
     (
         Tool::Python3,

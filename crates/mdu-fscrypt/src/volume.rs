@@ -410,10 +410,15 @@ impl<R: ReadAt> Volume<R> {
                     }));
                 }
                 let (name, form) = match &cipher {
-                    Some(c) => (
-                        c.decrypt_name(&e.name).map_err(crypto)?,
-                        NameForm::Decrypted,
-                    ),
+                    Some(c) => {
+                        let name = c.decrypt_name(&e.name).map_err(crypto)?;
+                        // Stored in clear when genuine: encrypted, they
+                        // are a hostile image's path traversal.
+                        if name == b"." || name == b".." {
+                            return Err(crypto(crate::Error::InvalidName));
+                        }
+                        (name, NameForm::Decrypted)
+                    }
                     None => {
                         let h = self.fs.entry_hash(version, &e);
                         let shown = NoKeyName::new(h.hash, h.minor_hash, &e.name)

@@ -1,0 +1,516 @@
+//! `mdu fscrypt`: an ext4 image's fscrypt-encrypted files read offline, as
+//! the kernel shows them with the key (or, for `ls`, without it).
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::{Args, Subcommand};
+use mdu_fscrypt::ext4::{FileImage, FileType, Inode, Timestamp};
+use mdu_fscrypt::key::MasterKey;
+use mdu_fscrypt::policy::{Context, KeySpec};
+use mdu_fscrypt::volume::{Keyring, NameForm, Volume};
+use rayon::prelude::*;
+
+use crate::util::{self, CliError};
+
+const KEY_HELP: &str = "\
+Keys: --key FILE holds a raw v2 master key (16 to 64 bytes, as given to
+FS_IOC_ADD_ENCRYPTION_KEY); its identifier is derived from it, and a
+directory or file whose policy names another identifier is refused with both
+identifiers. --key-v1 DESCRIPTOR:FILE gives a v1 key with the 16-hex-digit
+descriptor its owner chose. A wrong v1 key cannot be recognised from the
+metadata (nor can the kernel recognise it): it shows as names that do not
+decrypt to valid ones, and is refused then.
+
+Exit status: 0 success; 1 the image is damaged (the error names the inode
+and the field) or a key does not open it; 2 bad usage, or a path not found.";
+
+/// fscrypt subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum FscryptCmd {
+    /// List a directory as `ls -a` would on the mounted file system: names
+    /// decrypted with the key, or, without any --key, the no-key names the
+    /// kernel shows (byte for byte, the htree hash included).
+    #[command(after_long_help = KEY_HELP)]
+    Ls(LsArgs),
+    /// Write a file's plaintext to stdout.
+    #[command(after_long_help = KEY_HELP)]
+    Cat(CatArgs),
+    /// Extract a directory tree's plaintext: files with their modes and
+    /// modification times, directories, symlinks. Files are written in
+    /// parallel, each streamed in 1 MiB pieces. OUT must not exist or be
+    /// empty, and nothing in it is ever overwritten; an interrupted run
+    /// leaves what it had written (plaintext) in OUT. Owners are not
+    /// restored; FIFOs, sockets and devices are listed on stderr and
+    /// skipped.
+    #[command(after_long_help = KEY_HELP)]
+    Extract(ExtractArgs),
+    /// Print the encryption policy and nonce of a file or directory (no key
+    /// needed; PATH in no-key names where the names are encrypted).
+    Policy(PolicyArgs),
+    /// Print the identifier the kernel derives for a v2 master key (what
+    /// FS_IOC_ADD_ENCRYPTION_KEY returns and `fscrypt status` shows).
+    KeyId(KeyIdArgs),
+}
+
+/// The keys of a read.
+#[derive(Args, Debug)]
+pub(crate) struct KeyArgs {
+    /// A raw v2 master key (repeat for several).
+    #[arg(long, value_name = "FILE")]
+    key: Vec<PathBuf>,
+    /// A v1 master key and its descriptor: 16 hex digits, a colon, a file.
+    #[arg(long, value_name = "DESCRIPTOR:FILE")]
+    key_v1: Vec<String>,
+}
+
+/// Options of `mdu fscrypt ls`.
+#[derive(Args, Debug)]
+pub(crate) struct LsArgs {
+    /// The ext4 image or block device.
+    image: PathBuf,
+    /// The directory (default: the root), its components as `ls` names
+    /// them.
+    path: Option<String>,
+    #[command(flatten)]
+    keys: KeyArgs,
+    /// One line per entry: type, mode, size, inode, name.
+    #[arg(short, long)]
+    long: bool,
+    /// One JSON object per entry, one per line: the name (UTF-8, else
+    /// `name_hex`), how it was read (clear, decrypted, nokey), the inode,
+    /// type, mode, size, times, and the stored name in hex.
+    #[arg(long, conflicts_with = "long")]
+    json: bool,
+}
+
+/// Options of `mdu fscrypt cat`.
+#[derive(Args, Debug)]
+pub(crate) struct CatArgs {
+    /// The ext4 image or block device.
+    image: PathBuf,
+    /// The file.
+    path: String,
+    #[command(flatten)]
+    keys: KeyArgs,
+}
+
+/// Options of `mdu fscrypt extract`.
+#[derive(Args, Debug)]
+pub(crate) struct ExtractArgs {
+    /// The ext4 image or block device.
+    image: PathBuf,
+    /// The directory to extract (default: the root).
+    path: Option<String>,
+    #[command(flatten)]
+    keys: KeyArgs,
+    /// Where to write the tree (created; must not exist, or be empty).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Threads (default: every core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+/// Options of `mdu fscrypt policy`.
+#[derive(Args, Debug)]
+pub(crate) struct PolicyArgs {
+    /// The ext4 image or block device.
+    image: PathBuf,
+    /// The file or directory.
+    path: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `mdu fscrypt key-id`.
+#[derive(Args, Debug)]
+pub(crate) struct KeyIdArgs {
+    /// The raw master key.
+    #[arg(long, value_name = "FILE")]
+    key: PathBuf,
+}
+
+pub(crate) fn run(cmd: FscryptCmd) -> Result<(), CliError> {
+    match cmd {
+        FscryptCmd::Ls(a) => ls(a),
+        FscryptCmd::Cat(a) => cat(a),
+        FscryptCmd::Extract(a) => extract(a),
+        FscryptCmd::Policy(a) => policy(a),
+        FscryptCmd::KeyId(a) => key_id(a),
+    }
+}
+
+fn read_key(path: &Path) -> Result<MasterKey, CliError> {
+    let raw =
+        zeroize::Zeroizing::new(fs::read(path).map_err(|e| CliError::io(path, "read the key", e))?);
+    MasterKey::new(&raw).map_err(|e| CliError::lib(path, e))
+}
+
+fn keyring(k: &KeyArgs) -> Result<Keyring, CliError> {
+    let mut keys = Keyring::new();
+    for path in &k.key {
+        keys.add(read_key(path)?);
+    }
+    for spec in &k.key_v1 {
+        let (desc, file) = spec
+            .split_once(':')
+            .ok_or_else(|| CliError::Usage(format!("--key-v1 {spec}: expected DESCRIPTOR:FILE")))?;
+        let d: [u8; 8] = util::parse_hex("--key-v1 descriptor", desc)?
+            .try_into()
+            .map_err(|_| {
+                CliError::Usage(format!("--key-v1 {spec}: the descriptor is 16 hex digits"))
+            })?;
+        keys.add_v1(d, read_key(Path::new(file))?);
+    }
+    Ok(keys)
+}
+
+/// The volume in `image`, and a mapping of its errors to the CLI's.
+struct Image {
+    path: PathBuf,
+    vol: Volume<FileImage>,
+}
+
+impl Image {
+    fn open(path: &Path, keys: Keyring) -> Result<Image, CliError> {
+        let file = FileImage::open(path).map_err(|e| CliError::io(path, "open", e))?;
+        let vol = Volume::open(file, keys).map_err(|e| refused(path, e))?;
+        Ok(Image {
+            path: path.to_owned(),
+            vol,
+        })
+    }
+
+    fn err(&self, e: mdu_fscrypt::volume::Error) -> CliError {
+        refused(&self.path, e)
+    }
+
+    fn lookup(&self, path: &str) -> Result<(u32, Inode), CliError> {
+        let ino = self.vol.lookup(path.as_bytes()).map_err(|e| self.err(e))?;
+        let inode = self.vol.inode(ino).map_err(|e| self.err(e))?;
+        Ok((ino, inode))
+    }
+}
+
+fn refused(path: &Path, e: mdu_fscrypt::volume::Error) -> CliError {
+    use mdu_fscrypt::volume::Error as E;
+    match e {
+        E::NotFound { .. } | E::NotADirectory { .. } => {
+            CliError::Usage(format!("{}: {e}", path.display()))
+        }
+        e => CliError::Refused {
+            path: path.to_owned(),
+            message: e.to_string(),
+        },
+    }
+}
+
+fn kind(t: FileType) -> &'static str {
+    match t {
+        FileType::Regular => "file",
+        FileType::Dir => "dir",
+        FileType::Symlink => "symlink",
+        FileType::CharDev => "chardev",
+        FileType::BlockDev => "blockdev",
+        FileType::Fifo => "fifo",
+        FileType::Socket => "socket",
+        _ => "unknown",
+    }
+}
+
+fn ls(a: LsArgs) -> Result<(), CliError> {
+    let img = Image::open(&a.image, keyring(&a.keys)?)?;
+    let (ino, _) = img.lookup(a.path.as_deref().unwrap_or("/"))?;
+    let mut entries = img.vol.list(ino).map_err(|e| img.err(e))?;
+    entries.sort_by(|x, y| x.name.cmp(&y.name));
+    let mut out = std::io::stdout().lock();
+    for e in entries {
+        let line = if a.long || a.json {
+            let inode = img.vol.inode(e.ino).map_err(|er| img.err(er))?;
+            if a.json {
+                let mut o = serde_json::Map::new();
+                match std::str::from_utf8(&e.name) {
+                    Ok(s) => o.insert("name".into(), s.into()),
+                    Err(_) => o.insert("name_hex".into(), util::to_hex(&e.name).into()),
+                };
+                let form = match e.form {
+                    NameForm::Clear => "clear",
+                    NameForm::Decrypted => "decrypted",
+                    NameForm::NoKey => "nokey",
+                };
+                o.insert("form".into(), form.into());
+                o.insert("ino".into(), e.ino.into());
+                o.insert("type".into(), kind(e.file_type).into());
+                o.insert("mode".into(), format!("{:o}", inode.permissions()).into());
+                o.insert("size".into(), inode.size.into());
+                o.insert("encrypted".into(), inode.is_encrypted().into());
+                o.insert("mtime".into(), inode.mtime.secs.into());
+                o.insert("stored_hex".into(), util::to_hex(&e.stored).into());
+                serde_json::Value::Object(o).to_string().into_bytes()
+            } else {
+                let mut l = format!(
+                    "{:<8} {:04o} {:>12} {:>8} ",
+                    kind(e.file_type),
+                    inode.permissions(),
+                    inode.size,
+                    e.ino
+                )
+                .into_bytes();
+                l.extend_from_slice(&e.name);
+                l
+            }
+        } else {
+            e.name
+        };
+        match out.write_all(&line).and_then(|()| out.write_all(b"\n")) {
+            Ok(()) => {}
+            // `mdu fscrypt ls | head`: the reader has all it wanted.
+            Err(er) if er.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(er) => return Err(CliError::io(Path::new("<stdout>"), "write", er)),
+        }
+    }
+    Ok(())
+}
+
+/// Streams regular file `inode` to `out` in 1 MiB pieces.
+fn copy_file(
+    img: &Image,
+    inode: &Inode,
+    out: &mut dyn Write,
+    done: &AtomicU64,
+) -> Result<(), CliError> {
+    let contents = img.vol.contents(inode).map_err(|e| img.err(e))?;
+    let bs = u64::from(img.vol.ext4().block_size());
+    let blocks = (1 << 20) / bs;
+    let mut buf = vec![0u8; (blocks * bs) as usize];
+    let mut block = 0;
+    while block * bs < contents.size() {
+        let n = contents.read(block, &mut buf).map_err(|e| img.err(e))?;
+        out.write_all(&buf[..n])
+            .map_err(|e| CliError::io(Path::new("<output>"), "write", e))?;
+        done.fetch_add(n as u64, Ordering::Relaxed);
+        block += blocks;
+    }
+    Ok(())
+}
+
+fn cat(a: CatArgs) -> Result<(), CliError> {
+    let img = Image::open(&a.image, keyring(&a.keys)?)?;
+    let (_, inode) = img.lookup(&a.path)?;
+    if !inode.is_file() {
+        return Err(CliError::Usage(format!(
+            "{}: {}: not a regular file",
+            a.image.display(),
+            a.path
+        )));
+    }
+    let mut out = std::io::stdout().lock();
+    copy_file(&img, &inode, &mut out, &AtomicU64::new(0))?;
+    out.flush()
+        .map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))
+}
+
+/// One thing to create under OUT.
+struct Item {
+    rel: PathBuf,
+    inode: Inode,
+}
+
+fn to_system_time(t: Timestamp) -> SystemTime {
+    let ns = Duration::from_nanos(u64::from(t.nsecs.min(999_999_999)));
+    if t.secs >= 0 {
+        UNIX_EPOCH + Duration::from_secs(t.secs as u64) + ns
+    } else {
+        UNIX_EPOCH - Duration::from_secs(t.secs.unsigned_abs()) + ns
+    }
+}
+
+fn extract(a: ExtractArgs) -> Result<(), CliError> {
+    let img = Image::open(&a.image, keyring(&a.keys)?)?;
+    let (top, top_inode) = img.lookup(a.path.as_deref().unwrap_or("/"))?;
+    if !top_inode.is_dir() {
+        return Err(CliError::Usage(format!(
+            "{}: not a directory",
+            a.image.display()
+        )));
+    }
+    // Walk everything first: a wrong key or a damaged directory stops the
+    // run before anything is written.
+    let mut dirs = vec![Item {
+        rel: PathBuf::new(),
+        inode: top_inode,
+    }];
+    let mut files = Vec::new();
+    let mut links = Vec::new();
+    let mut seen = HashSet::from([top]);
+    let mut i = 0;
+    while i < dirs.len() {
+        let dir_ino = dirs[i].inode.ino;
+        let rel = dirs[i].rel.clone();
+        i += 1;
+        for e in img.vol.list(dir_ino).map_err(|er| img.err(er))? {
+            if e.form == NameForm::Clear && (e.name == b"." || e.name == b"..") {
+                continue;
+            }
+            let name = std::ffi::OsStr::from_bytes(&e.name);
+            if e.name.is_empty() || e.name.contains(&b'/') || e.name == b"." || e.name == b".." {
+                return Err(CliError::Refused {
+                    path: a.image.clone(),
+                    message: format!(
+                        "directory inode {dir_ino}: an entry named {:?} cannot be a file name",
+                        String::from_utf8_lossy(&e.name)
+                    ),
+                });
+            }
+            let rel = rel.join(name);
+            let inode = img.vol.inode(e.ino).map_err(|er| img.err(er))?;
+            if inode.is_dir() {
+                if !seen.insert(e.ino) {
+                    return Err(CliError::Refused {
+                        path: a.image.clone(),
+                        message: format!(
+                            "directory inode {} is reached twice: a loop in a damaged image",
+                            e.ino
+                        ),
+                    });
+                }
+                dirs.push(Item { rel, inode });
+            } else if inode.is_file() {
+                files.push(Item { rel, inode });
+            } else if inode.is_symlink() {
+                let target = img.vol.read_link(&inode).map_err(|er| img.err(er))?;
+                links.push((rel, target));
+            } else {
+                eprintln!(
+                    "mdu: skipped {} ({}): not a file, directory or symlink",
+                    rel.display(),
+                    kind(e.file_type)
+                );
+            }
+        }
+    }
+    // OUT: created, or an existing empty directory.
+    match fs::read_dir(&a.out) {
+        Ok(mut it) => {
+            if it.next().is_some() {
+                return Err(CliError::Usage(format!(
+                    "{}: exists and is not empty; nothing is overwritten",
+                    a.out.display()
+                )));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            fs::create_dir(&a.out).map_err(|e| CliError::io(&a.out, "create the directory", e))?;
+        }
+        Err(e) => return Err(CliError::io(&a.out, "read the directory", e)),
+    }
+    for d in &dirs[1..] {
+        let p = a.out.join(&d.rel);
+        fs::create_dir(&p).map_err(|e| CliError::io(&p, "create the directory", e))?;
+    }
+    for (rel, target) in &links {
+        let p = a.out.join(rel);
+        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &p)
+            .map_err(|e| CliError::io(&p, "create the symlink", e))?;
+    }
+    let total: u64 = files.iter().map(|f| f.inode.size).sum();
+    let bar = util::progress(total, "extract");
+    let done = AtomicU64::new(0);
+    let pool = util::pool(a.threads)?;
+    // Large files first, so the last thread is not left with one.
+    files.sort_by_key(|f| std::cmp::Reverse(f.inode.size));
+    pool.install(|| {
+        files.par_iter().try_for_each(|f| -> Result<(), CliError> {
+            let p = a.out.join(&f.rel);
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&p)
+                .map_err(|e| CliError::io(&p, "create", e))?;
+            copy_file(&img, &f.inode, &mut file, &done)?;
+            bar.set_position(done.load(Ordering::Relaxed));
+            finish(&file, &p, &f.inode)
+        })
+    })?;
+    bar.finish_and_clear();
+    // Directories last, deepest first: creating their entries changed
+    // their times.
+    for d in dirs.iter().rev() {
+        let p = a.out.join(&d.rel);
+        let dir = File::open(&p).map_err(|e| CliError::io(&p, "open", e))?;
+        finish(&dir, &p, &d.inode)?;
+    }
+    Ok(())
+}
+
+/// Sets `path`'s permissions and times from `inode`.
+fn finish(file: &File, path: &Path, inode: &Inode) -> Result<(), CliError> {
+    file.set_permissions(fs::Permissions::from_mode(u32::from(inode.permissions())))
+        .map_err(|e| CliError::io(path, "set the mode of", e))?;
+    let times = fs::FileTimes::new()
+        .set_accessed(to_system_time(inode.atime))
+        .set_modified(to_system_time(inode.mtime));
+    file.set_times(times)
+        .map_err(|e| CliError::io(path, "set the times of", e))
+}
+
+fn policy(a: PolicyArgs) -> Result<(), CliError> {
+    let img = Image::open(&a.image, Keyring::new())?;
+    let (ino, inode) = img.lookup(&a.path)?;
+    let ctx: Option<Context> = img.vol.context(&inode).map_err(|e| img.err(e))?;
+    let Some(ctx) = ctx else {
+        println!("{}: inode {ino} is not encrypted", a.path);
+        return Ok(());
+    };
+    let p = ctx.policy();
+    let key = match p.key() {
+        KeySpec::V1 { descriptor } => ("descriptor", util::to_hex(&descriptor)),
+        KeySpec::V2 { identifier } => ("identifier", util::to_hex(&identifier)),
+    };
+    let unit = p.data_unit_size(img.vol.ext4().block_size());
+    if a.json {
+        let o = serde_json::json!({
+            "ino": ino,
+            "version": p.version(),
+            "contents": p.contents().name(),
+            "filenames": p.filenames().name(),
+            "flags": p.flags().bits(),
+            "padding": p.flags().name_padding(),
+            "direct_key": p.flags().direct_key(),
+            "iv_ino_lblk_64": p.flags().iv_ino_lblk_64(),
+            "iv_ino_lblk_32": p.flags().bits() & 0x10 != 0,
+            "data_unit_size": unit,
+            key.0: key.1,
+            "nonce": util::to_hex(ctx.nonce()),
+            "context": util::to_hex(&ctx.to_bytes()),
+        });
+        println!("{o}");
+    } else {
+        println!("inode {ino}: policy v{}", p.version());
+        println!("  contents:  {}", p.contents().name());
+        println!("  filenames: {}", p.filenames().name());
+        println!(
+            "  flags:     {:#04x} (padding {})",
+            p.flags().bits(),
+            p.flags().name_padding()
+        );
+        println!("  data unit: {unit} bytes");
+        println!("  key {}: {}", key.0, key.1);
+        println!("  nonce:     {}", util::to_hex(ctx.nonce()));
+    }
+    Ok(())
+}
+
+fn key_id(a: KeyIdArgs) -> Result<(), CliError> {
+    println!("{}", read_key(&a.key)?.identifier());
+    Ok(())
+}
