@@ -11,6 +11,11 @@
 //!   data units).
 //! * [`NamesCipher`]: directory entry names and symlink targets
 //!   (AES-256-CTS-CBC, AES-128-CTS-CBC).
+//! * [`ext4`]: a read-only ext4 reader for untrusted images (extent trees,
+//!   block maps, htree and inline directories, extended attributes, the
+//!   directory hashes).
+//! * [`volume`]: an image read as the kernel shows it: names decrypted or
+//!   as no-key names, file contents decrypted run by run, symlinks.
 //! * [`nokey`]: the no-key names a directory shows to whoever lacks the
 //!   key: build one from a ciphertext name, encode it in strict unpadded
 //!   base64url ([`mdu_base64::URL_SAFE_NO_PAD`]), parse one as a lookup
