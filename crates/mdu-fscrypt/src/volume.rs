@@ -636,34 +636,45 @@ impl<R: ReadAt> Contents<'_, R> {
                 },
             )));
         }
-        buf.fill(0);
         let start = first.saturating_mul(bs);
         let valid = self.size.saturating_sub(start).min(buf.len() as u64) as usize;
         if let Some(data) = &self.inline {
             let from = usize::try_from(start).unwrap_or(usize::MAX).min(data.len());
             let n = (data.len() - from).min(buf.len());
             buf[..n].copy_from_slice(&data[from..from + n]);
+            buf[n..].fill(0);
             return Ok(valid);
         }
         let count = buf.len() as u64 / bs;
         let end = first.saturating_add(count);
+        // Bytes before this are written; holes and unwritten extents are
+        // zeroed as they are passed, not the whole buffer up front (it is
+        // read once per MiB of every file extracted).
+        let mut filled = 0;
         // The first extent that ends after `first`.
         let at = self.extents.partition_point(|e| e.logical + e.len <= first);
         for e in &self.extents[at..] {
             if e.logical >= end {
                 break;
             }
-            let lo = e.logical.max(first);
-            let hi = (e.logical + e.len).min(end);
-            let dst = &mut buf[((lo - first) * bs) as usize..((hi - first) * bs) as usize];
+            let lo = ((e.logical.max(first) - first) * bs) as usize;
+            let hi = (((e.logical + e.len).min(end) - first) * bs) as usize;
+            buf[filled..lo].fill(0);
+            filled = hi;
+            let dst = &mut buf[lo..hi];
             if e.unwritten {
+                dst.fill(0);
                 continue;
             }
-            self.fs.read_blocks(e.physical + (lo - e.logical), dst)?;
+            let lblk = first + lo as u64 / bs;
+            self.fs.read_blocks(e.physical + (lblk - e.logical), dst)?;
             if let Some(c) = &self.cipher {
-                c.decrypt_blocks(lo, dst).map_err(crypto)?;
+                c.decrypt_blocks(lblk, dst).map_err(crypto)?;
             }
         }
+        buf[filled..].fill(0);
+        // Past the size: zeros, whatever the last block decrypted to.
+        buf[valid..].fill(0);
         Ok(valid)
     }
 

@@ -227,13 +227,10 @@ impl<R: ReadAt> Ext4<R> {
             })?;
         let mut block = vec![0u8; bs as usize];
         self.read_blocks(first.physical, &mut block)?;
-        let unsigned = matches!(
-            self.sb.default_hash,
-            HashVersion::Legacy { unsigned: true }
-                | HashVersion::HalfMd4 { unsigned: true }
-                | HashVersion::Tea { unsigned: true }
-        );
-        Ok(Some(HashVersion::from_disk(block[0x1c], unsigned)))
+        Ok(Some(HashVersion::from_disk(
+            block[0x1c],
+            self.sb.unsigned_hash,
+        )))
     }
 
     /// The hash of `entry` for a directory whose [`readdir_hash`] is

@@ -56,6 +56,9 @@ pub struct Superblock {
     pub hash_seed: [u32; 4],
     /// `s_def_hash_version`, with the unsigned variant `s_flags` selects.
     pub default_hash: HashVersion,
+    /// `s_flags` says the hashes read name bytes as unsigned (applies to
+    /// the versions stored in indexed directories too).
+    pub unsigned_hash: bool,
     /// `dir_index`: directories may be indexed (htree).
     pub dir_index: bool,
     /// `encrypt`.
@@ -147,6 +150,7 @@ impl Superblock {
             uuid,
             hash_seed,
             default_hash,
+            unsigned_hash: unsigned,
             dir_index: compat & COMPAT_DIR_INDEX != 0,
             encrypt: incompat & INCOMPAT_ENCRYPT != 0,
             casefold: incompat & INCOMPAT_CASEFOLD != 0,
