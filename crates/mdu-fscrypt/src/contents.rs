@@ -103,7 +103,7 @@ impl ContentsCipher {
         };
         Ok(ContentsCipher {
             cipher,
-            ivs: IvScheme::new(master, policy, ino)?,
+            ivs: IvScheme::new(master, policy, ctx.nonce(), ino)?,
             unit,
             units_per_block: u64::from(fs.block_size / unit_len),
         })

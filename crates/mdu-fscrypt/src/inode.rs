@@ -24,8 +24,9 @@ pub struct FsInfo {
     pub block_size: u32,
 }
 
-/// How a policy numbers an inode's data units in their IVs (16-byte AES
-/// IVs; DIRECT_KEY's 32-byte ones belong to Adiantum).
+/// How a policy numbers an inode's data units in their IVs. An IV is
+/// 32 bytes, zero past what the scheme fills: the AES modes take its first
+/// 16 bytes, HCTR2 and Adiantum all 32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IvScheme {
     /// `le64(index)`.
@@ -34,12 +35,23 @@ pub(crate) enum IvScheme {
     Lblk64 { ino: u32 },
     /// `le32(hashed_ino + index mod 2^32)`.
     Lblk32 { hashed: u32 },
+    /// DIRECT_KEY: `le64(index) || nonce`, 24 bytes (Adiantum only: the
+    /// policy refuses DIRECT_KEY with any mode of a 16-byte IV).
+    DirectKey { nonce: [u8; 16] },
 }
 
 impl IvScheme {
-    /// The scheme of inode `ino` under `policy`.
-    pub(crate) fn new(master: &MasterKey, policy: &Policy, ino: u64) -> Result<IvScheme, Error> {
+    /// The scheme of inode `ino`, whose nonce is `nonce`, under `policy`.
+    pub(crate) fn new(
+        master: &MasterKey,
+        policy: &Policy,
+        nonce: &[u8; 16],
+        ino: u64,
+    ) -> Result<IvScheme, Error> {
         let flags = policy.flags();
+        if flags.direct_key() {
+            return Ok(IvScheme::DirectKey { nonce: *nonce });
+        }
         if !(flags.iv_ino_lblk_64() || flags.iv_ino_lblk_32()) {
             return Ok(IvScheme::Index);
         }
@@ -53,18 +65,36 @@ impl IvScheme {
         })
     }
 
-    /// The IV of data unit `index` (0 for names and symlink targets).
-    pub(crate) fn iv(self, index: u64) -> Result<Iv, Error> {
+    /// The 32-byte IV of data unit `index` (0 for names and symlink
+    /// targets).
+    pub(crate) fn wide_iv(self, index: u64) -> Result<Iv<32>, Error> {
         Ok(match self {
-            IvScheme::Index => Iv::from_u128(u128::from(index)),
+            IvScheme::Index => Iv::from_low_u128(u128::from(index)),
             IvScheme::Lblk64 { ino } => {
                 let index = u32::try_from(index).map_err(|_| Error::UnitIndex { index })?;
-                Iv::from_u128(u128::from(ino) << 32 | u128::from(index))
+                Iv::from_low_u128(u128::from(ino) << 32 | u128::from(index))
             }
             IvScheme::Lblk32 { hashed } => {
-                Iv::from_u128(u128::from(hashed.wrapping_add(index as u32)))
+                Iv::from_low_u128(u128::from(hashed.wrapping_add(index as u32)))
+            }
+            IvScheme::DirectKey { nonce } => {
+                let mut iv = [0u8; 32];
+                iv[..8].copy_from_slice(&index.to_le_bytes());
+                iv[8..24].copy_from_slice(&nonce);
+                Iv(iv)
             }
         })
+    }
+
+    /// The 16-byte IV of data unit `index`, for the AES modes: the first
+    /// half of [`wide_iv`](Self::wide_iv).
+    pub(crate) fn iv(self, index: u64) -> Result<Iv, Error> {
+        debug_assert!(
+            !matches!(self, IvScheme::DirectKey { .. }),
+            "the policy refuses DIRECT_KEY with a 16-byte-IV mode"
+        );
+        let wide = self.wide_iv(index)?;
+        Ok(Iv::from_slice(&wide.0[..16]).expect("16 bytes"))
     }
 
     /// How many units from `index` on (at most `count`) have IVs that
@@ -73,7 +103,8 @@ impl IvScheme {
     /// carry into byte 4) or an IV_INO_LBLK_64 index reaches 2^32.
     pub(crate) fn run(self, index: u64, count: u64) -> Result<u64, Error> {
         Ok(match self {
-            IvScheme::Index => count,
+            // The index is the low 64 bits: it never carries into the nonce.
+            IvScheme::Index | IvScheme::DirectKey { .. } => count,
             IvScheme::Lblk64 { .. } => {
                 let last = index.checked_add(count.saturating_sub(1));
                 match last {

@@ -10,7 +10,8 @@
 //!   every policy (per-file keys, IV_INO_LBLK_64, IV_INO_LBLK_32, sub-block
 //!   data units).
 //! * [`NamesCipher`]: directory entry names and symlink targets
-//!   (AES-256-CTS-CBC, AES-128-CTS-CBC).
+//!   (AES-256-CTS-CBC, AES-128-CTS-CBC, AES-256-HCTR2 through
+//!   `mdu-hctr2`).
 //! * [`ext4`]: a read-only ext4 reader for untrusted images (extent trees,
 //!   block maps, htree and inline directories, extended attributes, the
 //!   directory hashes).
@@ -21,8 +22,8 @@
 //!   base64url ([`mdu_base64::URL_SAFE_NO_PAD`]), parse one as a lookup
 //!   does, and match it against a directory entry.
 //!
-//! Not yet implemented: the Adiantum, AES-256-HCTR2 and SM4 modes (and so
-//! DIRECT_KEY, which only Adiantum can use); they are refused with
+//! Not yet implemented: the Adiantum and SM4 modes (and so DIRECT_KEY,
+//! which only Adiantum can use); they are refused with
 //! [`Error::Unsupported`].
 //!
 //! `no_std` with `alloc`; the default `std` feature adds

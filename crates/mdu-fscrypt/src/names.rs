@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 
 use mdu_cbc::{AesCtsCbc128, AesCtsCbc256};
 use mdu_core::Iv;
+use mdu_hctr2::Hctr2Aes256;
 
 use crate::Error;
 use crate::inode::{FsInfo, IvScheme};
@@ -59,7 +60,8 @@ pub fn padded_len(n: usize, pad: usize, max: usize) -> Result<usize, Error> {
 #[derive(Clone, Debug)]
 pub struct NamesCipher {
     cipher: Names,
-    iv: Iv,
+    /// The IV of index 0: the AES-CTS modes take its first 16 bytes.
+    iv: Iv<32>,
     pad: usize,
     symlink_max: usize,
 }
@@ -68,6 +70,7 @@ pub struct NamesCipher {
 enum Names {
     Cts256(AesCtsCbc256),
     Cts128(AesCtsCbc128),
+    Hctr2(Hctr2Aes256),
 }
 
 impl NamesCipher {
@@ -77,7 +80,7 @@ impl NamesCipher {
     /// # Errors
     ///
     /// [`Error::Key`] for the wrong key; [`Error::Unsupported`] for a
-    /// names mode not implemented here (HCTR2, Adiantum, SM4);
+    /// names mode not implemented here (SM4);
     /// [`Error::InodeNumber`] for an IV_INO_LBLK policy on an inode
     /// number beyond 32 bits.
     ///
@@ -95,11 +98,12 @@ impl NamesCipher {
         let cipher = match mode {
             Mode::Aes256Cts => Names::Cts256(AesCtsCbc256::new(key.as_bytes())?),
             Mode::Aes128Cts => Names::Cts128(AesCtsCbc128::new(key.as_bytes())?),
+            Mode::Aes256Hctr2 => Names::Hctr2(Hctr2Aes256::new(key.as_bytes())?),
             mode => return Err(Error::Unsupported { mode }),
         };
         Ok(NamesCipher {
             cipher,
-            iv: IvScheme::new(master, policy, ino)?.iv(0)?,
+            iv: IvScheme::new(master, policy, ctx.nonce(), ino)?.wide_iv(0)?,
             pad: policy.flags().name_padding(),
             symlink_max: (fs.block_size as usize).saturating_sub(3),
         })
@@ -107,18 +111,25 @@ impl NamesCipher {
 
     fn encrypt(&self, buf: &mut [u8]) -> Result<(), Error> {
         match &self.cipher {
-            Names::Cts256(c) => c.encrypt(self.iv, buf)?,
-            Names::Cts128(c) => c.encrypt(self.iv, buf)?,
+            Names::Cts256(c) => c.encrypt(self.narrow_iv(), buf)?,
+            Names::Cts128(c) => c.encrypt(self.narrow_iv(), buf)?,
+            Names::Hctr2(c) => c.encrypt(self.iv, buf)?,
         }
         Ok(())
     }
 
     fn decrypt(&self, buf: &mut [u8]) -> Result<(), Error> {
         match &self.cipher {
-            Names::Cts256(c) => c.decrypt(self.iv, buf)?,
-            Names::Cts128(c) => c.decrypt(self.iv, buf)?,
+            Names::Cts256(c) => c.decrypt(self.narrow_iv(), buf)?,
+            Names::Cts128(c) => c.decrypt(self.narrow_iv(), buf)?,
+            Names::Hctr2(c) => c.decrypt(self.iv, buf)?,
         }
         Ok(())
+    }
+
+    /// The first 16 bytes of the IV, for the AES-CTS modes.
+    fn narrow_iv(&self) -> Iv {
+        Iv::from_slice(&self.iv.0[..16]).expect("16 bytes")
     }
 
     fn seal(&self, plain: &[u8], max: usize) -> Result<Vec<u8>, Error> {

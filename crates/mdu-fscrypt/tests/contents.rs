@@ -126,12 +126,14 @@ fn wrong_keys_and_unsupported_modes_are_named() {
             && text.contains(&other.identifier().to_string()),
         "{text}"
     );
-    let hctr2 = context(&master, Mode::Aes256Xts, Mode::Aes256Hctr2, 3, 1);
+    let sm4 = context(&master, Mode::Sm4Xts, Mode::Sm4Cts, 3, 1);
     assert_eq!(
-        mdu_fscrypt::NamesCipher::new(&master, &hctr2, 12, &FS).unwrap_err(),
-        Error::Unsupported {
-            mode: Mode::Aes256Hctr2
-        }
+        mdu_fscrypt::NamesCipher::new(&master, &sm4, 12, &FS).unwrap_err(),
+        Error::Unsupported { mode: Mode::Sm4Cts }
+    );
+    assert_eq!(
+        ContentsCipher::new(&master, &sm4, 12, &FS).unwrap_err(),
+        Error::Unsupported { mode: Mode::Sm4Xts }
     );
     // A buffer that is not whole data units is refused before any change.
     let file = ContentsCipher::new(&master, &ctx, 12, &FS).unwrap();
