@@ -80,8 +80,9 @@ pub type Backend = mdu_aes::Backend<EcbMode>;
 /// ```
 pub const TWEAK_LEN: usize = 32;
 
-/// Blocks of XCTR keystream made per batch of AES (4 KiB of stack).
-const BATCH_BLOCKS: usize = 256;
+/// Blocks of XCTR keystream made per batch of AES (512 bytes of stack):
+/// enough for the 8-lane AES paths, and a 255-byte name is one batch.
+const BATCH_BLOCKS: usize = 32;
 
 /// AES-HCTR2 with AES key size `K`: the type behind [`Hctr2Aes128`] and
 /// [`Hctr2Aes256`].
@@ -340,8 +341,10 @@ impl<K: KeySize> Hctr2<K> {
         let s = u128::from_le_bytes(*s);
         let mut ks = [0u8; BATCH_BLOCKS * 16];
         let mut counter: u128 = 1;
+        let mut used = 0;
         for chunk in data.chunks_mut(BATCH_BLOCKS * 16) {
             let blocks = chunk.len().div_ceil(16);
+            used = used.max(blocks * 16);
             for block in ks[..blocks * 16].chunks_exact_mut(16) {
                 block.copy_from_slice(&(s ^ counter).to_le_bytes());
                 counter += 1;
@@ -351,7 +354,8 @@ impl<K: KeySize> Hctr2<K> {
                 *d ^= k;
             }
         }
-        ks.zeroize();
+        // Only the bytes a keystream was written to need wiping.
+        ks[..used].zeroize();
     }
 }
 
