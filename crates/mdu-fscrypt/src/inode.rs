@@ -86,17 +86,6 @@ impl IvScheme {
         })
     }
 
-    /// The 16-byte IV of data unit `index`, for the AES modes: the first
-    /// half of [`wide_iv`](Self::wide_iv).
-    pub(crate) fn iv(self, index: u64) -> Result<Iv, Error> {
-        debug_assert!(
-            !matches!(self, IvScheme::DirectKey { .. }),
-            "the policy refuses DIRECT_KEY with a 16-byte-IV mode"
-        );
-        let wide = self.wide_iv(index)?;
-        Ok(Iv::from_slice(&wide.0[..16]).expect("16 bytes"))
-    }
-
     /// How many units from `index` on (at most `count`) have IVs that
     /// count up by one as a 128-bit little-endian counter: all of them,
     /// except where an IV_INO_LBLK_32 IV wraps at 2^32 (the counter would

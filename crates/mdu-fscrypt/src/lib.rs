@@ -6,12 +6,12 @@
 //! * [`key`]: master keys, v2 key identifiers and every key the kernel
 //!   derives (HKDF-SHA512 for v2, AES-128-ECB for v1), zeroed on drop.
 //! * [`ContentsCipher`]: a regular file's data units, decrypted and
-//!   encrypted in batches (AES-256-XTS, AES-128-CBC-ESSIV) with the IVs of
-//!   every policy (per-file keys, IV_INO_LBLK_64, IV_INO_LBLK_32, sub-block
-//!   data units).
+//!   encrypted in batches (AES-256-XTS, AES-128-CBC-ESSIV, Adiantum) with
+//!   the IVs of every policy (per-file keys, DIRECT_KEY, IV_INO_LBLK_64,
+//!   IV_INO_LBLK_32, sub-block data units).
 //! * [`NamesCipher`]: directory entry names and symlink targets
 //!   (AES-256-CTS-CBC, AES-128-CTS-CBC, AES-256-HCTR2 through
-//!   `mdu-hctr2`).
+//!   `mdu-hctr2`, Adiantum through `mdu-adiantum`).
 //! * [`ext4`]: a read-only ext4 reader for untrusted images (extent trees,
 //!   block maps, htree and inline directories, extended attributes, the
 //!   directory hashes).
@@ -22,9 +22,8 @@
 //!   base64url ([`mdu_base64::URL_SAFE_NO_PAD`]), parse one as a lookup
 //!   does, and match it against a directory entry.
 //!
-//! Not yet implemented: the Adiantum and SM4 modes (and so DIRECT_KEY,
-//! which only Adiantum can use); they are refused with
-//! [`Error::Unsupported`].
+//! Not implemented: the SM4 modes (SM4-XTS contents, SM4-CTS names); they
+//! are refused with [`Error::Unsupported`].
 //!
 //! `no_std` with `alloc`; the default `std` feature adds
 //! `std::error::Error` impls and CPU detection through the standard

@@ -8,6 +8,7 @@
 
 use alloc::vec::Vec;
 
+use mdu_adiantum::Adiantum;
 use mdu_cbc::{AesCtsCbc128, AesCtsCbc256};
 use mdu_core::Iv;
 use mdu_hctr2::Hctr2Aes256;
@@ -71,6 +72,7 @@ enum Names {
     Cts256(AesCtsCbc256),
     Cts128(AesCtsCbc128),
     Hctr2(Hctr2Aes256),
+    Adiantum(Adiantum),
 }
 
 impl NamesCipher {
@@ -99,6 +101,7 @@ impl NamesCipher {
             Mode::Aes256Cts => Names::Cts256(AesCtsCbc256::new(key.as_bytes())?),
             Mode::Aes128Cts => Names::Cts128(AesCtsCbc128::new(key.as_bytes())?),
             Mode::Aes256Hctr2 => Names::Hctr2(Hctr2Aes256::new(key.as_bytes())?),
+            Mode::Adiantum => Names::Adiantum(Adiantum::new(key.as_bytes())?),
             mode => return Err(Error::Unsupported { mode }),
         };
         Ok(NamesCipher {
@@ -114,6 +117,7 @@ impl NamesCipher {
             Names::Cts256(c) => c.encrypt(self.narrow_iv(), buf)?,
             Names::Cts128(c) => c.encrypt(self.narrow_iv(), buf)?,
             Names::Hctr2(c) => c.encrypt(self.iv, buf)?,
+            Names::Adiantum(c) => c.encrypt(self.iv, buf)?,
         }
         Ok(())
     }
@@ -123,6 +127,7 @@ impl NamesCipher {
             Names::Cts256(c) => c.decrypt(self.narrow_iv(), buf)?,
             Names::Cts128(c) => c.decrypt(self.narrow_iv(), buf)?,
             Names::Hctr2(c) => c.decrypt(self.iv, buf)?,
+            Names::Adiantum(c) => c.decrypt(self.iv, buf)?,
         }
         Ok(())
     }
