@@ -40,7 +40,7 @@ struct Args {
     /// Print the change of every median against an earlier report.json.
     #[arg(long, value_name = "OLD.json")]
     compare: Option<PathBuf>,
-    /// Run only these suites (comma-separated: xts, cbc, sha256, verity, base64).
+    /// Run only these suites (comma-separated: xts, cbc, sha256, verity, base64, fscrypt).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }

@@ -28,6 +28,7 @@ pub(crate) struct Suite {
 
 mod base64;
 mod cbc;
+mod fscrypt;
 mod sha256;
 mod verity;
 mod xts;
@@ -40,6 +41,7 @@ pub(crate) fn all() -> Vec<Suite> {
         sha256::suite(),
         verity::suite(),
         base64::suite(),
+        fscrypt::suite(),
     ]
 }
 
