@@ -14,6 +14,13 @@ encryption. Commands:
   cat IMAGE PATH --key FILE --policy NAME
       mount the image, add the key, print the file at PATH (relative to the
       mount) as the kernel decrypts it, as hex on stdout.
+  speed --mdu PATH --work DIR [--runs N] [--large-mib N] [--small-mib N]
+      whole-process speed: an encrypted tree of a few large files and many
+      small ones (1 GiB by default, AES-256-XTS, v2), read by the kernel
+      through the mounted file system (`cp -a` into DIR, `cat` to
+      /dev/null) and by `mdu fscrypt extract` / `cat` from the unmounted
+      image, with hyperfine; the page cache is dropped before every run,
+      and `dd` of the whole image is the floor. Prints a markdown table.
 
 Names, targets and paths in the manifest are hex, because encrypted names
 shown without the key are bytes, not text.
@@ -231,6 +238,121 @@ def cmd_cat(a):
     sys.stdout.write(data.hex())
 
 
+def make_speed_tree(root, large_mib, small_mib):
+    """A few large files and many small ones: `large/` holds files of 192
+    MiB (the last one shorter), `small/` 40 directories of files of 1 byte
+    to 64 KiB (32 KiB on average)."""
+    chunk = os.urandom(1 << 20)
+    large = os.path.join(root, b"large")
+    os.mkdir(large)
+    left, i = large_mib, 0
+    while left > 0:
+        n = min(left, 192)
+        with open(os.path.join(large, b"f%d" % i), "wb") as f:
+            for j in range(n):
+                # Every MiB differs: the first 8 bytes carry its number.
+                f.write(struct.pack("<Q", i << 32 | j) + chunk[8:])
+        left -= n
+        i += 1
+    small = os.path.join(root, b"small")
+    os.mkdir(small)
+    rng = random.Random(7)
+    budget, k = small_mib << 20, 0
+    while budget > 0:
+        d = os.path.join(small, b"d%02d" % (k % 40))
+        if not os.path.isdir(d):
+            os.mkdir(d)
+        size = min(budget, rng.randrange(1, 64 << 10))
+        with open(os.path.join(d, b"file-%06d" % k), "wb") as f:
+            f.write(chunk[(k * 4096) % (1 << 19):][:size])
+        budget -= size
+        k += 1
+    return k
+
+
+def hyperfine(work, name, prepare, commands, runs):
+    out = os.path.join(work, name + ".json")
+    cmd = ["hyperfine", "--runs", str(runs), "--prepare", prepare, "--export-json", out]
+    for label, c in commands:
+        cmd += ["-n", label, c]
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    res = json.load(open(out))["results"]
+    return {r["command"]: r["median"] for r in res}
+
+
+def cmd_speed(a):
+    work = os.path.abspath(a.work)
+    os.makedirs(work, exist_ok=True)
+    image, key = os.path.join(work, "speed.img"), os.path.join(work, "key")
+    with open(key, "wb") as f:
+        f.write(os.urandom(64))
+    total_mib = a.large_mib + a.small_mib
+    # Zero-filled, not sparse: `dd` of the image then reads every byte.
+    run("dd", "if=/dev/zero", "of=" + image, "bs=4M",
+        "count=%d" % ((total_mib * 5 // 4 + 160) // 4))
+    run("mkfs.ext4", "-q", "-F", "-O", "encrypt,stable_inodes", "-b", "4096", "-I", "256",
+        "-E", "lazy_itable_init=0,lazy_journal_init=0", image)
+    with Mount(image) as mnt:
+        identifier = add_key(mnt, open(key, "rb").read(), 2)
+        d = os.path.join(os.fsencode(mnt), b"vault")
+        os.mkdir(d)
+        set_policy(d, 2, 0x02, 0, identifier)
+        small_files = make_speed_tree(d, a.large_mib, a.small_mib)
+        run("sync")
+    out = os.path.join(work, "out")
+    prepare = f"rm -rf {out}; mkdir {out}; sync; echo 3 > /proc/sys/vm/drop_caches"
+    mdu, rows = a.mdu, []
+    with Mount(image) as mnt:
+        add_key(mnt, open(key, "rb").read(), 2)
+        v = os.path.join(mnt, "vault")
+        for what, sub, mib in [("large files", "large", a.large_mib),
+                               (f"{small_files} small files", "small", a.small_mib),
+                               ("the whole tree", "", total_mib)]:
+            src = os.path.join(v, sub) if sub else v
+            r = hyperfine(work, "extract-" + (sub or "all"), prepare, [
+                ("kernel", f"cp -a {src} {out}/k"),
+                ("mdu", f"{mdu} fscrypt extract {image} {os.path.join('vault', sub)} --key {key} --out {out}/m"),
+            ], a.runs)
+            rows.append((f"extract {what} ({mib} MiB): `cp -a` from the mount vs "
+                         "`mdu fscrypt extract`", mib, r["kernel"], r["mdu"]))
+        f0 = os.path.join(v, "large", "f0")
+        mib = os.path.getsize(f0) >> 20
+        r = hyperfine(work, "cat", prepare, [
+            ("kernel", f"cat {f0} > /dev/null"),
+            ("mdu", f"{mdu} fscrypt cat {image} vault/large/f0 --key {key} > /dev/null"),
+        ], a.runs)
+        rows.append((f"one {mib} MiB file to /dev/null: `cat` from the mount vs "
+                     "`mdu fscrypt cat`", mib, r["kernel"], r["mdu"]))
+    r = hyperfine(work, "floor", prepare, [("dd", f"dd if={image} of=/dev/null bs=4M")], a.runs)
+    image_mib = os.path.getsize(image) >> 20
+    print("| case | kernel | mdu | mdu / kernel |")
+    print("|---|---:|---:|---:|")
+    for what, mib, k, m in rows:
+        print(f"| {what} | {k:.2f} s ({mib / k:.0f} MiB/s) | {m:.2f} s ({mib / m:.0f} MiB/s) "
+              f"| ×{k / m:.2f} |")
+    print(f"| floor: `dd` of the whole image ({image_mib} MiB), cold | "
+          f"{r['dd']:.2f} s ({image_mib / r['dd']:.0f} MiB/s) | | |")
+    print(f"\nMedians of {a.runs} runs (hyperfine), the page cache dropped before each run. "
+          f"The kernel's xts(aes): {kernel_xts_driver()}.")
+
+
+def kernel_xts_driver():
+    """The driver behind the kernel's xts(aes), and its priority."""
+    try:
+        blocks = open("/proc/crypto").read().split("\n\n")
+    except OSError:
+        return "unknown (/proc/crypto unreadable)"
+    best = None
+    for b in blocks:
+        f = dict(line.split(":", 1) for line in b.splitlines() if ":" in line)
+        f = {k.strip(): v.strip() for k, v in f.items()}
+        if f.get("name") == "xts(aes)":
+            prio = int(f.get("priority", "0"))
+            if best is None or prio > best[0]:
+                best = (prio, f.get("driver", "?"))
+    return "none" if best is None else f"{best[1]} (priority {best[0]})"
+
+
 def cmd_probe(_a):
     if os.geteuid() != 0:
         sys.exit("needs root (mount -o loop and the fscrypt ioctls)")
@@ -267,13 +389,19 @@ def main():
     m.add_argument("--key", required=True)
     m.add_argument("--seed", type=int, default=1)
     m.add_argument("--scale", choices=["small", "large"], default="small")
+    sp = sub.add_parser("speed")
+    sp.add_argument("--mdu", required=True, help="the mdu binary")
+    sp.add_argument("--work", required=True, help="a directory for the image and outputs")
+    sp.add_argument("--runs", type=int, default=5)
+    sp.add_argument("--large-mib", type=int, default=768)
+    sp.add_argument("--small-mib", type=int, default=256)
     c = sub.add_parser("cat")
     c.add_argument("image")
     c.add_argument("path", help="hex of the path below the mount point")
     c.add_argument("--key", required=True)
     c.add_argument("--policy", required=True, choices=sorted(POLICIES))
     a = p.parse_args()
-    {"probe": cmd_probe, "make": cmd_make, "cat": cmd_cat}[a.cmd](a)
+    {"probe": cmd_probe, "make": cmd_make, "cat": cmd_cat, "speed": cmd_speed}[a.cmd](a)
 
 
 if __name__ == "__main__":
