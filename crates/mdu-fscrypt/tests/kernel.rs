@@ -46,8 +46,11 @@ struct Made {
     manifest: Value,
 }
 
-/// Has the kernel encrypt a small random tree under `policy`.
+/// Has the kernel encrypt a random tree under `policy`: a small one, or
+/// the script's large one (seven files of up to 96 MiB and 400 small
+/// ones more) when `MDU_FSCRYPT_SCALE=large`.
 fn make(policy: &str, seed: u64) -> Made {
+    let scale = std::env::var("MDU_FSCRYPT_SCALE").unwrap_or_else(|_| "small".to_string());
     let dir = tempfile::tempdir().unwrap();
     let image = dir.path().join("fs.img");
     let key_file = dir.path().join("key");
@@ -59,7 +62,8 @@ fn make(policy: &str, seed: u64) -> Made {
         .args(["make"])
         .arg(&image)
         .arg(&json)
-        .args(["--policy", policy, "--seed", &seed.to_string(), "--key"])
+        .args(["--policy", policy, "--scale", &scale, "--seed", &seed.to_string()])
+        .arg("--key")
         .arg(&key_file)
         .output()
         .unwrap();
