@@ -62,7 +62,14 @@ fn make(policy: &str, seed: u64) -> Made {
         .args(["make"])
         .arg(&image)
         .arg(&json)
-        .args(["--policy", policy, "--scale", &scale, "--seed", &seed.to_string()])
+        .args([
+            "--policy",
+            policy,
+            "--scale",
+            &scale,
+            "--seed",
+            &seed.to_string(),
+        ])
         .arg("--key")
         .arg(&key_file)
         .output()
