@@ -1392,3 +1392,127 @@ fn a_header_naming_an_unsupported_cipher_dumps_and_fails_on_use() {
         "{err}"
     );
 }
+
+/// `mdu luks check`: honest cryptsetup images under several option sets
+/// (ciphers, key sizes, sector sizes, KDFs, header sizes, a second
+/// keyslot) have no findings; an unbound keyslot is named (exit 1, JSON)
+/// unless the policy allows it; a policy reports what differs. The hostile
+/// header shapes are the library's tests (`mdu-luks2` `tests/check.rs`).
+#[test]
+fn check_accepts_cryptsetup_images_and_names_what_differs() {
+    if !have_tool(
+        "cryptsetup",
+        "luks::check_accepts_cryptsetup_images_and_names_what_differs",
+    ) {
+        return;
+    }
+    let mut rng = Rng::new("luks::check_accepts_cryptsetup_images_and_names_what_differs");
+    let cases: Vec<(&str, &str, &str, &str, &[&str])> = vec![
+        ("aes-xts-plain64", "512", "512", "16k", PBKDF2),
+        ("aes-xts-plain64", "256", "4096", "64k", ARGON2ID),
+        ("aes-cbc-essiv:sha256", "256", "512", "16k", ARGON2I),
+        ("aes-xts-plain64", "512", "4096", "256k", PBKDF2_SHA512),
+    ];
+    for (cipher, bits, sector, metadata, kdf) in cases {
+        let what = format!(
+            "{cipher} {bits} bits, {sector}-byte sectors, {metadata}, {}",
+            kdf[1]
+        );
+        let d = scratch();
+        let dir = d.path();
+        let key = write(dir, "key.bin", &rng.bytes(33));
+        let img = write(dir, "img", &vec![0u8; 20 << 20]);
+        let f = cryptsetup(
+            dir,
+            &[
+                &["luksFormat", "--type", "luks2", "-q", "--key-file", &key][..],
+                &[
+                    "--cipher",
+                    cipher,
+                    "--key-size",
+                    bits,
+                    "--sector-size",
+                    sector,
+                ],
+                &["--luks2-metadata-size", metadata],
+                kdf,
+                &[img.as_str()],
+            ]
+            .concat(),
+        );
+        expect_code(&f, 0, &what);
+        let out = run(mdu().args(["luks", "check", &img]));
+        expect_code(&out, 0, &what);
+        assert!(
+            stdout(&out).contains("no findings"),
+            "{what}: {}",
+            stdout(&out)
+        );
+        // A second keyslot; then an unbound one, which is named.
+        let key2 = write(dir, "key2.bin", &rng.bytes(20));
+        let add = cryptsetup(
+            dir,
+            &[
+                &["luksAddKey", "-q", "--key-file", &key][..],
+                PBKDF2,
+                &[img.as_str(), key2.as_str()],
+            ]
+            .concat(),
+        );
+        expect_code(&add, 0, &what);
+        expect_code(&run(mdu().args(["luks", "check", &img])), 0, &what);
+        let unbound = cryptsetup(
+            dir,
+            &[
+                &["luksAddKey", "-q", "--unbound", "--key-size", "256"][..],
+                PBKDF2,
+                &[img.as_str(), key2.as_str()],
+            ]
+            .concat(),
+        );
+        expect_code(&unbound, 0, &what);
+        let out = run(mdu().args(["luks", "check", "--json", &img]));
+        expect_code(&out, 1, &what);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["clean"], false, "{what}");
+        assert_eq!(v["findings"][0]["kind"], "unbound-keyslot", "{what}: {v}");
+        let allow = write(dir, "allow.json", br#"{"allow_unbound_keyslots": true}"#);
+        expect_code(
+            &run(mdu().args(["luks", "check", "--policy", &allow, &img])),
+            0,
+            &what,
+        );
+        // A policy that wants more than the image has.
+        let strict = write(
+            dir,
+            "strict.json",
+            br#"{"allow_unbound_keyslots": true, "cipher": "aes-xts-plain64", "key_size": 64, "sector_size": 4096, "max_keyslots": 1}"#,
+        );
+        let out = run(mdu().args(["luks", "check", "--policy", &strict, &img]));
+        expect_code(&out, 1, &what);
+        assert!(
+            stdout(&out).contains("keyslots: policy:"),
+            "{what}: {}",
+            stdout(&out)
+        );
+    }
+    // A policy with a misspelt field is refused as bad usage, not taken
+    // for one that checks nothing.
+    let d = scratch();
+    let dir = d.path();
+    let key = write(dir, "key.bin", b"passphrase");
+    let img = write(dir, "img", &vec![0u8; 20 << 20]);
+    let f = cryptsetup(
+        dir,
+        &[
+            &["luksFormat", "--type", "luks2", "-q", "--key-file", &key][..],
+            PBKDF2,
+            &[img.as_str()],
+        ]
+        .concat(),
+    );
+    expect_code(&f, 0, "a policy field misspelt");
+    let bad = write(dir, "bad.json", br#"{"cypher": "aes"}"#);
+    let out = run(mdu().args(["luks", "check", "--policy", &bad, &img]));
+    expect_code(&out, 2, "a misspelt policy field");
+}

@@ -93,6 +93,11 @@ pub enum Luks2Error {
         /// The parser's message.
         message: String,
     },
+    /// A check policy (`mdu_luks2::check::Policy`) is not JSON.
+    PolicySyntax {
+        /// The parser's message.
+        message: String,
+    },
     /// A JSON field is missing or has the wrong type or form.
     Schema {
         /// The field's path, like `keyslots.0.area.offset`.
@@ -289,6 +294,9 @@ impl fmt::Display for Luks2Error {
                 f,
                 "the JSON metadata of the header at offset {offset} does not parse: {message}"
             ),
+            Luks2Error::PolicySyntax { message } => {
+                write!(f, "the check policy is not valid JSON: {message}")
+            }
             Luks2Error::Schema { field, expected } => {
                 write!(f, "JSON field {field}: expected {expected}")
             }

@@ -205,7 +205,7 @@ impl VolumeKey {
 }
 
 /// Loads and validates one header copy at `offset`.
-fn load_copy<R: ReadAt + ?Sized>(
+pub(crate) fn load_copy<R: ReadAt + ?Sized>(
     r: &R,
     image_len: u64,
     offset: u64,

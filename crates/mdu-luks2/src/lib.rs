@@ -55,6 +55,7 @@
 #![forbid(unsafe_code)]
 
 pub mod af;
+pub mod check;
 mod error;
 mod format;
 mod header;
