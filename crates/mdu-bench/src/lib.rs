@@ -1,7 +1,9 @@
 //! Shared pieces of the mdu benchmarks, used by both the criterion benches
-//! and the `mdu-bench` report: the AES and memcpy bounds, and the C
-//! baselines (built with `cc`).
+//! and the `mdu-bench` report: the AES and memcpy bounds, the C baselines
+//! (built with `cc`) and the ISA-L peer of the FEC encoder (when `libisal`
+//! is installed).
 
 pub mod bound;
 pub mod buffer;
+pub mod isal;
 pub mod kernel_c;

@@ -1,6 +1,6 @@
 //! base64url without padding (fscrypt's encoding): every mdu backend against
-//! the `base64` crate (scalar and SIMD engines), `base64-simd`, the kernel's
-//! two C encoders (the 2021 bit-stream one and the 3-byte block one that
+//! the `base64` crate (scalar and SIMD engines), `base64-simd`,
+//! `base64-turbo`, the kernel's two C encoders (the 2021 bit-stream one and the 3-byte block one that
 //! replaced it), and memcpy of the same bytes as the ceiling.
 
 use std::hint::black_box;
@@ -32,6 +32,10 @@ pub(crate) fn suite() -> Suite {
     }
 }
 
+/// The `base64-turbo` the report measures (its Cargo metadata, kept equal
+/// to Cargo.lock by a test).
+const TURBO_VERSION: &str = "0.5.0";
+
 const SMALL: [usize; 4] = [32, 64, 189, 252];
 /// 1 KiB, 64 KiB (in L2) and 1 MiB.
 const BULK: [usize; 3] = [1024, 64 << 10, 1 << 20];
@@ -46,11 +50,12 @@ fn encode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
     let gp = GeneralPurpose::new(&base64::alphabet::URL_SAFE, strict());
     let simd = Simd::url_safe(strict());
     let bsimd = base64_simd::URL_SAFE_NO_PAD;
+    let turbo = base64_turbo::URL_SAFE_NO_PAD;
     let input = Buf::random(n, n as u64);
     let src = input.bytes();
     let want = gp.encode(src);
     let elen = want.len();
-    let mut outs: Vec<Buf> = (0..9).map(|i| Buf::random(elen, 100 + i)).collect();
+    let mut outs: Vec<Buf> = (0..10).map(|i| Buf::random(elen, 100 + i)).collect();
 
     // Check every contestant once before timing.
     let mut engines = Vec::new();
@@ -72,6 +77,8 @@ fn encode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
         bsimd.encode(src, base64_simd::Out::from_slice(&mut o)),
         want.as_bytes(),
     )?;
+    let w = turbo.encode_slice(src, &mut o).map_err(|e| e.to_string())?;
+    check("base64-turbo encode", &o[..w], want.as_bytes())?;
     kernel_c::bitstream_encode(src, &mut o).ok_or("C output too small")?;
     check("kernel C bit-stream", &o, want.as_bytes())?;
     kernel_c::block_encode(src, &mut o).ok_or("C output too small")?;
@@ -90,7 +97,7 @@ fn encode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
             },
         ));
     }
-    let (o1, o2, o3, o4, o5, o6) = (next(), next(), next(), next(), next(), next());
+    let (o1, o2, o3, o4, o5, o6, o7) = (next(), next(), next(), next(), next(), next(), next());
     imps.push(Imp::new("base64 (scalar)", Kind::Peer, move || {
         black_box(
             gp.encode_slice(black_box(src), o1.bytes_mut())
@@ -105,6 +112,13 @@ fn encode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
     }));
     imps.push(Imp::new("base64-simd", Kind::Peer, move || {
         black_box(bsimd.encode(black_box(src), base64_simd::Out::from_slice(o3.bytes_mut())));
+    }));
+    imps.push(Imp::new("base64-turbo", Kind::Peer, move || {
+        black_box(
+            turbo
+                .encode_slice(black_box(src), o7.bytes_mut())
+                .expect("room"),
+        );
     }));
     imps.push(Imp::new("kernel C bit-stream", Kind::Peer, move || {
         black_box(kernel_c::bitstream_encode(black_box(src), o4.bytes_mut()));
@@ -124,6 +138,7 @@ fn decode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
     let gp = GeneralPurpose::new(&base64::alphabet::URL_SAFE, strict());
     let simd = Simd::url_safe(strict());
     let bsimd = base64_simd::URL_SAFE_NO_PAD;
+    let turbo = base64_turbo::URL_SAFE_NO_PAD;
     let raw = Buf::random(n, n as u64 ^ 0xdead);
     let text = gp.encode(raw.bytes());
     let mut text_buf = Buf::random(text.len(), 7);
@@ -131,6 +146,8 @@ fn decode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
     let src = text_buf.bytes();
     let want = raw.bytes();
     let mut outs: Vec<Buf> = (0..8).map(|i| Buf::random(n, 200 + i)).collect();
+    // base64-turbo wants room for its estimate, up to 2 bytes past the result.
+    let mut turbo_out = Buf::random(turbo.decoded_len_estimate(src.len()), 208);
 
     let mut engines = Vec::new();
     for &b in Backend::available() {
@@ -155,6 +172,9 @@ fn decode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
         .decode(src, base64_simd::Out::from_slice(&mut o))
         .map_err(|e| e.to_string())?;
     check("base64-simd decode", got, want)?;
+    let mut o = vec![0u8; turbo_out.bytes().len()];
+    let w = turbo.decode_slice(src, &mut o).map_err(|e| e.to_string())?;
+    check("base64-turbo decode", &o[..w], want)?;
 
     let mut it = outs.iter_mut();
     let mut next = || it.next().expect("enough output buffers");
@@ -192,6 +212,14 @@ fn decode_case(ctx: &Ctx, n: usize) -> Result<CaseResult, String> {
                 .expect("valid"),
         );
     }));
+    let o5 = &mut turbo_out;
+    imps.push(Imp::new("base64-turbo", Kind::Peer, move || {
+        black_box(
+            turbo
+                .decode_slice(black_box(src), o5.bytes_mut())
+                .expect("valid"),
+        );
+    }));
     imps.push(Imp::new("memcpy", Kind::Bound, move || {
         o4.bytes_mut().copy_from_slice(black_box(want));
         black_box(&*o4);
@@ -217,6 +245,65 @@ fn forced_note() -> String {
     note
 }
 
+/// The kernel base64-turbo runs for `n` raw bytes in one direction. Its API
+/// does not say; this is its dispatch rule (CPUID once, then the length).
+fn turbo_kernel(n: usize, encode: bool) -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        // Encode goes by input bytes, decode by input characters.
+        let len = if encode { n } else { kernel_c::encoded_len(n) };
+        let (vbmi_min, avx2_min) = if encode { (16, 48) } else { (28, 36) };
+        if has!("avx512f") && has!("avx512bw") && has!("avx512vbmi") {
+            if len >= vbmi_min {
+                return "AVX-512 VBMI";
+            }
+        } else if has!("avx2") && len >= avx2_min {
+            return "AVX2";
+        }
+        "scalar"
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let len = if encode { n } else { kernel_c::encoded_len(n) };
+        if len >= if encode { 16 } else { 20 } {
+            "NEON"
+        } else {
+            "scalar"
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let _ = (n, encode);
+        "scalar"
+    }
+}
+
+/// What base64-turbo is and which of its kernels ran at `sizes`.
+fn turbo_note(sizes: &[usize], encode: bool) -> String {
+    let mut kernels: Vec<(&str, Vec<String>)> = Vec::new();
+    for &n in sizes {
+        let k = turbo_kernel(n, encode);
+        match kernels.iter_mut().find(|(name, _)| *name == k) {
+            Some((_, at)) => at.push(n.to_string()),
+            None => kernels.push((k, vec![n.to_string()])),
+        }
+    }
+    let ran: Vec<String> = kernels
+        .iter()
+        .map(|(k, at)| format!("{k} at {} bytes", at.join(", ")))
+        .collect();
+    format!(
+        "base64-turbo {TURBO_VERSION}: its `URL_SAFE_NO_PAD` engine, the same encoding \
+         (URL-safe alphabet, no padding; its decoder also refuses padding and non-zero \
+         trailing bits). Its API does not report the kernel it picks; by its dispatch rule \
+         (AVX-512 VBMI where the CPU has AVX-512 F, BW and VBMI, else AVX2, else scalar; \
+         inputs under 16 bytes (VBMI) or 48 bytes (AVX2) to encode, or under 28 or 36 \
+         characters to decode, take its scalar kernel) it ran {} here.",
+        ran.join("; ")
+    )
+}
+
 /// Bytes of raw data per cycle of every mdu backend and of the SIMD peers,
 /// per bulk case, at the clock measured in this run.
 fn per_cycle_note(cases: &[CaseResult], ghz: f64) -> String {
@@ -228,7 +315,10 @@ fn per_cycle_note(cases: &[CaseResult], ghz: f64) -> String {
                 .iter()
                 .filter(|s| {
                     s.kind == Kind::Mdu
-                        || matches!(s.name.as_str(), "base64-simd" | "base64 (Simd)")
+                        || matches!(
+                            s.name.as_str(),
+                            "base64-simd" | "base64 (Simd)" | "base64-turbo"
+                        )
                 })
                 .map(|s| format!("{} {:.2}", s.name, c.bytes as f64 / s.median() / ghz))
                 .collect();
@@ -374,6 +464,7 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
             if is_enc {
                 notes.push(kernel_note.clone());
             }
+            notes.push(turbo_note(sizes, is_enc));
             notes.push(forced_note());
             if unit == Unit::Throughput
                 && let Some(ghz) = ctx.clock_ghz
@@ -421,4 +512,22 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
         });
     }
     Ok(tables)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The version the report prints is the one Cargo.lock resolves.
+    #[test]
+    fn turbo_version_is_the_locked_one() {
+        let lock = include_str!("../../../../Cargo.lock");
+        let entry = lock
+            .split("[[package]]")
+            .find(|p| p.contains("name = \"base64-turbo\"\n"))
+            .expect("base64-turbo in Cargo.lock");
+        assert!(
+            entry.contains(&format!("version = \"{}\"\n", super::TURBO_VERSION)),
+            "TURBO_VERSION is {}, Cargo.lock has:{entry}",
+            super::TURBO_VERSION
+        );
+    }
 }

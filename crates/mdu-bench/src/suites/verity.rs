@@ -1,10 +1,14 @@
 //! Merkle trees over 64 MiB in memory: the fs-verity file digest, the
 //! dm-verity hash area and its verification, on one thread and on every
 //! thread, against the same trees built (and checked) with the `sha2`
-//! crate one block at a time.
+//! crate one block at a time; dm-verity FEC parity against the byte-serial
+//! encoder and Intel ISA-L's `ec_encode_data` (when `libisal` is there).
 
 use std::io::Cursor;
 
+use mdu_bench::isal;
+#[cfg(mdu_isal)]
+use mdu_bench::isal::FecIsal;
 use mdu_verity::sha256::Backend;
 use mdu_verity::{dmverity, fsverity};
 
@@ -272,6 +276,18 @@ fn fec_table(
                 &want,
             )?;
         }
+        #[cfg(mdu_isal)]
+        let isal = FecIsal::new(blocks, bs, roots, ISAL_RANGE)?;
+        #[cfg(mdu_isal)]
+        for (p, n, parallel) in [(one, 1, false), (all, ctx.threads, true)] {
+            // `want` is mdu's parity: checked equal to it just above.
+            let got = p.install(|| isal.parity(data, parallel));
+            check(
+                &format!("ISA-L ec_encode_data FEC parity, roots {roots}, {n} threads"),
+                &got,
+                &want,
+            )?;
+        }
         let mut imps = vec![
             Imp::new(format!("mdu, {} threads", ctx.threads), Kind::Mdu, || {
                 all.install(|| encode(roots));
@@ -280,6 +296,24 @@ fn fec_table(
                 one.install(|| encode(roots));
             }),
         ];
+        #[cfg(mdu_isal)]
+        {
+            let isal = &isal;
+            imps.push(Imp::new(
+                format!("ISA-L ec_encode_data, {} threads", ctx.threads),
+                Kind::Peer,
+                move || {
+                    all.install(|| isal.parity(data, true));
+                },
+            ));
+            imps.push(Imp::new(
+                "ISA-L ec_encode_data, 1 thread",
+                Kind::Peer,
+                move || {
+                    one.install(|| isal.parity(data, false));
+                },
+            ));
+        }
         // The serial encoder takes seconds per pass from 8 roots on.
         if roots == 2 {
             imps.push(Imp::new(
@@ -312,7 +346,43 @@ fn fec_table(
              root count before timing. The byte-serial row, timed at roots 2 only, is how \
              veritysetup computes the parity."
                 .to_string(),
+            isal_note(),
         ],
         cases,
     })
+}
+
+/// Codewords per call of ISA-L: its `k` source slices of this length (at
+/// most 253 KiB) stay in L2 across its passes of up to six parity rows.
+#[cfg(mdu_isal)]
+const ISAL_RANGE: usize = 1024;
+
+/// What the ISA-L rows are, or why there are none.
+fn isal_note() -> String {
+    #[cfg(mdu_isal)]
+    {
+        format!(
+            "ISA-L {} `ec_encode_data` (its {} kernel, by its own CPUID dispatch), as \
+             erasure-code libraries use it: RS(255, k) parity is a linear map, so the \
+             roots × k matrix whose column i is mdu's parity of the unit message e_i goes \
+             to `ec_init_tables` once, outside the timing. Its k sources are the input in \
+             place: source i is blocks i·R to (i+1)·R - 1 (R rounds), so that byte c of every \
+             source belongs to codeword c (round c div bs, byte c mod bs); only the source \
+             straddling the end is copied, padded with zeros, and the sources past it are one \
+             zero buffer. ISA-L is called per {ISAL_RANGE} codewords (spread over the pool in \
+             the all-threads row) and its roots output rows are transposed into dm-verity's \
+             order, inside the timing as mdu's own reordering is. Its parity is checked \
+             byte for byte against mdu's at every root count, on 1 and on all threads, \
+             before timing.",
+            isal::VERSION,
+            isal::kernel(),
+        )
+    }
+    #[cfg(not(mdu_isal))]
+    {
+        format!(
+            "ISA-L `ec_encode_data` peer skipped: {}.",
+            isal::skipped().unwrap_or("not built")
+        )
+    }
 }
