@@ -6,6 +6,10 @@
 //!   spec a keyslot or segment names) and `payload_range` never panic;
 //! * no read goes past the end of the image (the reader below panics if
 //!   one does);
+//! * `check::check` accepts every image `Image::load` accepts, never
+//!   panics, names every `cipher_null` keyslot area and segment (read here
+//!   from the metadata text), and a policy built from the image's own
+//!   values adds no policy finding;
 //! * an accepted image has a copy whose SHA-256, recomputed here with
 //!   `sha2` over the input bytes, matches its csum field, lies where it
 //!   says, and whose metadata re-serialise to JSON that parses to the same
@@ -129,6 +133,68 @@ fn check(image: &[u8], try_unlock: bool) {
     let again = Metadata::parse(&img.metadata.to_json(), img.header.hdr_size)
         .expect("written metadata parse");
     assert_eq!(again, img.metadata);
+    let report = mdu_luks2::check::check(&r, None).expect("check loads what load loads");
+    let nulls = img
+        .metadata
+        .keyslots
+        .iter()
+        .map(|(id, k)| {
+            (
+                format!("keyslots.{id}.area.encryption"),
+                k.area.encryption.as_str(),
+            )
+        })
+        .chain(
+            img.metadata
+                .segments
+                .iter()
+                .map(|(id, s)| (format!("segments.{id}.encryption"), s.encryption.as_str())),
+        )
+        .filter(|(_, e)| e.to_ascii_lowercase().starts_with("cipher_null"));
+    for (field, _) in nulls {
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.field == field && f.kind == mdu_luks2::check::Kind::NotEncrypting),
+            "{field} is cipher_null but not named"
+        );
+    }
+    if let (Some(s), Some(k)) = (
+        img.metadata.segments.values().find(|s| !s.is_backup()),
+        img.metadata.keyslots.values().next(),
+    ) && img
+        .metadata
+        .segments
+        .values()
+        .filter(|s| !s.is_backup())
+        .count()
+        == 1
+        && img
+            .metadata
+            .keyslots
+            .values()
+            .all(|o| o.key_size == k.key_size)
+    {
+        let own = mdu_luks2::check::Policy {
+            cipher: Some(s.encryption.as_str().to_owned()),
+            key_size: Some(k.key_size),
+            sector_size: Some(s.sector_size),
+            data_offset: Some(s.offset),
+            data_size: Some(s.size),
+            max_keyslots: Some(img.metadata.keyslots.len() as u32),
+            allow_unbound_keyslots: true,
+            ..Default::default()
+        };
+        let with = mdu_luks2::check::check(&r, Some(&own)).expect("loads");
+        assert!(
+            with.findings
+                .iter()
+                .all(|f| f.kind != mdu_luks2::check::Kind::Policy),
+            "the image's own values differ from themselves: {:?}",
+            with.findings
+        );
+    }
     if let Ok((_, seg)) = img.segment() {
         if let Ok((off, len)) = img.payload_range(seg) {
             assert!(
