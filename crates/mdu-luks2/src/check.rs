@@ -17,8 +17,11 @@
 //! JSON, keyslot areas outside the keyslots area or overlapping each
 //! other, a segment inside the header or keyslots area, digests naming
 //! missing keyslots or segments, a keyslot listed by no digest or by two,
-//! a segment bound to no digest, any `requirements` (an unfinished
-//! reencryption among them), damaged checksums.
+//! a crypt segment bound to no digest, a reencryption record without its
+//! requirement, damaged checksums. A reencryption in progress loads (it
+//! must, to be resumed) and is reported here as a
+//! [`Kind::Requirements`] finding, its linear segments as
+//! [`Kind::NotEncrypting`].
 //!
 //! ```
 //! use mdu_luks2::{FormatParams, Hash, KdfParams, check, check::Policy};
@@ -77,6 +80,10 @@ pub enum Kind {
     HeaderCopies,
     /// A value differs from what the [`Policy`] expects.
     Policy,
+    /// `config.requirements`: a reencryption in progress (the data are
+    /// partly under another key, or in the clear) or a feature unknown to
+    /// this crate.
+    Requirements,
 }
 
 impl Kind {
@@ -94,6 +101,7 @@ impl Kind {
             Kind::UnboundKeyslot => "unbound-keyslot",
             Kind::HeaderCopies => "header-copies",
             Kind::Policy => "policy",
+            Kind::Requirements => "requirements",
         }
     }
 }
@@ -279,14 +287,31 @@ impl Policy {
 ///
 /// # Errors
 ///
-/// What [`Image::load`] refuses (no valid header, malformed metadata, a
-/// reencryption in progress): those headers are not checked further.
+/// What [`Image::load`] refuses (no valid header, malformed metadata):
+/// those headers are not checked further. A reencryption in progress loads
+/// and is a [`Kind::Requirements`] finding.
 ///
 /// See the [module](self) documentation.
 pub fn check<R: ReadAt + ?Sized>(r: &R, policy: Option<&Policy>) -> Result<Report, Luks2Error> {
     let image = Image::load(r)?;
     let mut findings = Vec::new();
     copies(r, &image, &mut findings);
+    for req in image.metadata.config.requirements.iter().flatten() {
+        let message = if req.starts_with("online-reencrypt") {
+            format!(
+                "{req}: a reencryption is in progress; part of the data is under another key or \
+                 in the clear until it is finished"
+            )
+        } else {
+            format!("{req}: a requirement this tool does not know; the data cannot be used")
+        };
+        finding(
+            &mut findings,
+            "config.requirements",
+            Kind::Requirements,
+            message,
+        );
+    }
     ciphers(&image.metadata, &mut findings);
     layout(&image, &mut findings);
     unbound(&image.metadata, policy, &mut findings);
@@ -413,6 +438,21 @@ fn metadata_differences(a: &Metadata, b: &Metadata) -> Vec<String> {
 
 /// `cipher_null` anywhere, constant IVs, ECB, specs that cannot be checked.
 fn ciphers(m: &Metadata, findings: &mut Vec<Finding>) {
+    for (id, s) in m.segments.iter().filter(|(_, s)| !s.is_crypt()) {
+        finding(
+            findings,
+            format!("segments.{id}.type"),
+            Kind::NotEncrypting,
+            format!(
+                "segment {id} is linear: the data it maps are plaintext{}",
+                if s.is_backup() {
+                    " (a layout a reencryption records)"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
     let mut one = |field: String, text: &str, spec: Option<CipherSpec>, what: &str| {
         let lower = text.to_ascii_lowercase();
         if lower.starts_with("cipher_null") || lower == "null" || lower.starts_with("null-") {
@@ -461,6 +501,9 @@ fn ciphers(m: &Metadata, findings: &mut Vec<Finding>) {
         );
     }
     for (id, s) in &m.segments {
+        if !s.is_crypt() {
+            continue;
+        }
         let e = &s.encryption;
         one(
             format!("segments.{id}.encryption"),

@@ -199,6 +199,25 @@ pub enum Luks2Error {
         /// Why the spec was refused (it lists what is supported).
         error: DmCryptError,
     },
+    /// The header carries `config.requirements` this crate must honour
+    /// before the data can be used: a reencryption in progress
+    /// (`online-reencrypt-v2`/`-v3`), or a feature it does not know.
+    Requirements {
+        /// `requirements.mandatory` as written.
+        requirements: Vec<String>,
+    },
+    /// The digest of the `reencrypt` keyslot does not match its metadata
+    /// and volume keys: the record of the reencryption was changed, or the
+    /// keys are not the ones it was made with. Nothing is converted.
+    ReencryptDigest {
+        /// Why.
+        problem: String,
+    },
+    /// A reencryption cannot go on from this state; nothing was written.
+    Reencrypt {
+        /// Why.
+        problem: String,
+    },
     /// A parameter of [`FormatParams`](crate::FormatParams) or a call is
     /// out of range.
     Params {
@@ -343,6 +362,26 @@ impl fmt::Display for Luks2Error {
                 write!(f, "JSON field {field}: {error}")
             }
             Luks2Error::Params { problem } => f.write_str(problem),
+            Luks2Error::Requirements { requirements } => {
+                if requirements
+                    .iter()
+                    .any(|r| r.starts_with("online-reencrypt"))
+                {
+                    write!(
+                        f,
+                        "a reencryption is in progress (requirements {requirements:?}): finish it with `mdu luks reencrypt --resume-only` or `cryptsetup reencrypt --resume-only` before using the data"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "the header requires features this tool does not have: {requirements:?}"
+                    )
+                }
+            }
+            Luks2Error::ReencryptDigest { problem } => {
+                write!(f, "the reencryption record is not authentic: {problem}")
+            }
+            Luks2Error::Reencrypt { problem } => write!(f, "reencryption: {problem}"),
         }
     }
 }

@@ -326,8 +326,6 @@ pub fn format(
     params.cipher.check_key(volume_key, params.weak_keys)?;
     let off = params.data_offset;
     let keyslots_size = params.keyslots_size();
-    let key_size = u32::try_from(params.key_size).unwrap_or(u32::MAX);
-    let material_len = params.key_size * AF_STRIPES as usize;
     let area_size = params.keyslot_area_size();
     let mut salt = vec![0u8; 32];
     random(&mut salt)?;
@@ -370,14 +368,15 @@ pub fn format(
     };
     let area_offset = 2 * hdr;
 
-    // Keyslot 0: derive, split, encrypt.
-    let derived = kdf.derive(passphrase, params.key_size, 0)?;
-    let split = af::split(volume_key, AF_STRIPES, Hash::Sha256, random)?;
-    let mut material = Zeroizing::new(vec![0u8; material_len.div_ceil(512) * 512]);
-    material[..material_len].copy_from_slice(&split);
-    drop(split);
-    area_cipher(params.cipher, &derived)?.crypt(Direction::Encrypt, 0, &mut material)?;
-    drop(derived);
+    let (keyslot, material) = new_keyslot(
+        kdf,
+        params.cipher,
+        passphrase,
+        volume_key,
+        (area_offset, area_size),
+        0,
+        random,
+    )?;
 
     let mut digest_salt = vec![0u8; 32];
     random(&mut digest_salt)?;
@@ -390,39 +389,19 @@ pub fn format(
         vec![0],
     );
     let metadata = Metadata {
-        keyslots: BTreeMap::from([(
-            0,
-            Keyslot {
-                key_size,
-                af_stripes: i64::from(AF_STRIPES),
-                af_hash: Hash::Sha256,
-                area: KeyslotArea {
-                    offset: area_offset,
-                    size: area_size,
-                    encryption: Encryption::from(params.cipher),
-                    key_size,
-                },
-                kdf,
-                priority: None,
-            },
-        )]),
+        reencrypt: None,
+        keyslots: BTreeMap::from([(0, keyslot)]),
         tokens: serde_json::Map::new(),
         segments: BTreeMap::from([(
             0,
-            Segment {
-                offset: off,
-                size: None,
-                iv_tweak: 0,
-                encryption: Encryption::from(params.cipher),
-                sector_size: params.sector_size,
-                flags: Vec::new(),
-            },
+            Segment::crypt(off, None, 0, params.cipher, params.sector_size),
         )]),
         digests: BTreeMap::from([(0, digest)]),
         config: Config {
             json_size: hdr - BINARY_HEADER_LEN as u64,
             keyslots_size,
             flags: Vec::new(),
+            requirements: None,
         },
     };
     metadata.validate(hdr, Some(off))?;
@@ -457,4 +436,42 @@ pub fn format(
         seal(copy);
     }
     Ok(image)
+}
+
+/// A `luks2` keyslot `slot` keeping `volume_key` under `passphrase` with
+/// `kdf` (its salt included), its area `(offset, size)` encrypted with
+/// `cipher`: the keyslot and its encrypted AF material (a multiple of 512
+/// bytes, to write at the area offset).
+pub(crate) fn new_keyslot(
+    kdf: Kdf,
+    cipher: CipherSpec,
+    passphrase: &[u8],
+    volume_key: &[u8],
+    (area_offset, area_size): (u64, u64),
+    slot: u32,
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Luks2Error>,
+) -> Result<(Keyslot, Zeroizing<Vec<u8>>), Luks2Error> {
+    let key_size = u32::try_from(volume_key.len()).unwrap_or(u32::MAX);
+    let material_len = volume_key.len() * AF_STRIPES as usize;
+    let derived = kdf.derive(passphrase, volume_key.len(), slot)?;
+    let split = af::split(volume_key, AF_STRIPES, Hash::Sha256, random)?;
+    let mut material = Zeroizing::new(vec![0u8; material_len.div_ceil(512) * 512]);
+    material[..material_len].copy_from_slice(&split);
+    drop(split);
+    area_cipher(cipher, &derived)?.crypt(Direction::Encrypt, 0, &mut material)?;
+    drop(derived);
+    let keyslot = Keyslot {
+        key_size,
+        af_stripes: i64::from(AF_STRIPES),
+        af_hash: Hash::Sha256,
+        area: KeyslotArea {
+            offset: area_offset,
+            size: area_size,
+            encryption: Encryption::from(cipher),
+            key_size,
+        },
+        kdf,
+        priority: None,
+    };
+    Ok((keyslot, material))
 }

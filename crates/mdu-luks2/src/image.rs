@@ -370,6 +370,13 @@ impl Image {
     /// # Ok::<(), Luks2Error>(())
     /// ```
     pub fn segment(&self) -> Result<(u32, &Segment), Luks2Error> {
+        if let Some(r) = &self.metadata.config.requirements
+            && !r.is_empty()
+        {
+            return Err(Luks2Error::Requirements {
+                requirements: r.clone(),
+            });
+        }
         let mut regular = self
             .metadata
             .segments
@@ -377,6 +384,10 @@ impl Image {
             .filter(|(_, s)| !s.is_backup());
         match (regular.next(), regular.count()) {
             (None, _) => Err(Luks2Error::schema("segments", "a regular crypt segment")),
+            (Some((&id, s)), 0) if !s.is_crypt() => Err(Luks2Error::Unsupported {
+                field: format!("segments.{id}.type"),
+                value: "linear (the data are not encrypted: a decrypted volume)".into(),
+            }),
             (Some((&id, s)), 0) => Ok((id, s)),
             (Some(_), more) => Err(Luks2Error::Unsupported {
                 field: "segments".into(),
@@ -583,6 +594,45 @@ impl Image {
     /// Derives the area key of keyslot `slot`, decrypts and merges its
     /// material ([`AF_STRIPES`] stripes, whatever `af.stripes` says, as
     /// cryptsetup) and checks the key against `digest`.
+    /// Opens the volume key of digest `digest_id` with `passphrase`
+    /// through its keyslots, in unlock order; with `only`, through that
+    /// keyslot alone. For a reencryption, whose old and new keys belong to
+    /// two digests.
+    pub(crate) fn unlock_digest<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        digest_id: u32,
+        only: Option<u32>,
+        passphrase: &[u8],
+    ) -> Result<VolumeKey, Luks2Error> {
+        let digest = self
+            .metadata
+            .digests
+            .get(&digest_id)
+            .ok_or(Luks2Error::NoKeyslot)?;
+        let (mut order, _) = self.unlock_order(digest);
+        if let Some(slot) = only {
+            if !digest.keyslots.contains(&slot) {
+                return Err(Luks2Error::NoSuchKeyslot { slot });
+            }
+            order = vec![slot];
+        }
+        if order.is_empty() {
+            return Err(Luks2Error::NoKeyslot);
+        }
+        let mut first_error = None;
+        for slot in order {
+            match self.open_keyslot(r, slot, digest, passphrase) {
+                Ok(key) => return Ok(VolumeKey::new(slot, digest_id, None, key)),
+                Err(Luks2Error::WrongPassphrase) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_error.unwrap_or(Luks2Error::WrongPassphrase))
+    }
+
     fn open_keyslot<R: ReadAt + ?Sized>(
         &self,
         r: &R,

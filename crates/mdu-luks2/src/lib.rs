@@ -62,6 +62,7 @@ mod header;
 mod image;
 mod kdf;
 mod metadata;
+pub mod reencrypt;
 
 pub use error::Luks2Error;
 pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, os_random};
@@ -71,5 +72,6 @@ pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
 pub use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
 pub use metadata::{
     Config, Digest, Encryption, Keyslot, KeyslotArea, MAX_KEYSLOTS, MAX_KEYSLOTS_SIZE, Metadata,
-    Segment,
+    ReencryptArea, ReencryptDirection, ReencryptKeyslot, ReencryptMode, Resilience, Segment,
+    SegmentKind,
 };

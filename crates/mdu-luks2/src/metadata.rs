@@ -45,8 +45,11 @@ const MIN_DIGEST_BYTES: usize = 20;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metadata {
-    /// Keyslots by id.
+    /// The `luks2` keyslots by id.
     pub keyslots: BTreeMap<u32, Keyslot>,
+    /// The `reencrypt` keyslot of a reencryption in progress, if any (at
+    /// most one; its id is not among [`keyslots`](Self::keyslots)).
+    pub reencrypt: Option<ReencryptKeyslot>,
     /// Tokens, kept as JSON (mdu does not use them).
     pub tokens: Map<String, Value>,
     /// Data segments by id.
@@ -216,6 +219,8 @@ impl std::fmt::Display for Encryption {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
+    /// `crypt` or `linear`.
+    pub kind: SegmentKind,
     /// Data start, bytes from the image start.
     pub offset: u64,
     /// Length in bytes, `None` for `dynamic` (to the end of the image).
@@ -231,7 +236,105 @@ pub struct Segment {
     pub flags: Vec<String>,
 }
 
+/// What a segment maps.
+///
+/// ```
+/// use mdu_luks2::SegmentKind;
+/// assert_eq!(SegmentKind::Linear.name(), "linear");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentKind {
+    /// `crypt`: ciphertext under the segment's `encryption`, `sector_size`
+    /// and `iv_tweak`.
+    Crypt,
+    /// `linear`: plaintext mapped as it is: the part not yet encrypted (or
+    /// already decrypted) of a conversion in place, or a whole volume after
+    /// a decryption. Its `encryption` is empty, its `iv_tweak` 0 and its
+    /// `sector_size` 512; none of them is written.
+    Linear,
+}
+
+impl SegmentKind {
+    /// The JSON `type`.
+    ///
+    /// ```
+    /// assert_eq!(mdu_luks2::SegmentKind::Crypt.name(), "crypt");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            SegmentKind::Crypt => "crypt",
+            SegmentKind::Linear => "linear",
+        }
+    }
+}
+
 impl Segment {
+    /// A `linear` segment of `size` bytes (`None`: dynamic) at `offset`.
+    ///
+    /// ```
+    /// let s = mdu_luks2::Segment::linear(0, None);
+    /// assert!(!s.is_crypt());
+    /// ```
+    pub fn linear(offset: u64, size: Option<u64>) -> Segment {
+        Segment {
+            kind: SegmentKind::Linear,
+            offset,
+            size,
+            iv_tweak: 0,
+            encryption: Encryption::parse(""),
+            sector_size: 512,
+            flags: Vec::new(),
+        }
+    }
+
+    /// A `crypt` segment.
+    ///
+    /// ```
+    /// let spec = "aes-xts-plain64".parse().unwrap();
+    /// let s = mdu_luks2::Segment::crypt(1 << 24, None, 0, spec, 4096);
+    /// assert!(s.is_crypt());
+    /// ```
+    pub fn crypt(
+        offset: u64,
+        size: Option<u64>,
+        iv_tweak: u64,
+        spec: CipherSpec,
+        sector_size: u32,
+    ) -> Segment {
+        Segment {
+            kind: SegmentKind::Crypt,
+            offset,
+            size,
+            iv_tweak,
+            encryption: Encryption::from(spec),
+            sector_size,
+            flags: Vec::new(),
+        }
+    }
+
+    /// Whether it is a `crypt` segment.
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// assert!(m.segments[&0].is_crypt());
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn is_crypt(&self) -> bool {
+        self.kind == SegmentKind::Crypt
+    }
+
+    /// Whether it carries `flag` (`in-reencryption`, `backup-final`, ...).
+    ///
+    /// ```
+    /// let mut s = mdu_luks2::Segment::linear(0, None);
+    /// s.flags.push("in-reencryption".into());
+    /// assert!(s.has_flag("in-reencryption"));
+    /// ```
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags.iter().any(|f| f == flag)
+    }
+
     /// Whether a flag marks it a backup segment (`backup-*`): a record of a
     /// reencryption, never the data to read.
     ///
@@ -338,6 +441,205 @@ pub struct Config {
     pub keyslots_size: u64,
     /// Activation flags (`allow-discards`, ...), if any.
     pub flags: Vec<String>,
+    /// `requirements.mandatory`: features a reader must have to use the
+    /// data (`online-reencrypt-v2` while a reencryption is in progress);
+    /// `None` when the object is absent.
+    pub requirements: Option<Vec<String>>,
+}
+
+impl Config {
+    /// The `online-reencrypt*` requirement, if there is one.
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let mut m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// assert_eq!(m.config.reencrypt_requirement(), None);
+    /// m.config.requirements = Some(vec!["online-reencrypt-v2".into()]);
+    /// assert_eq!(m.config.reencrypt_requirement(), Some("online-reencrypt-v2"));
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn reencrypt_requirement(&self) -> Option<&str> {
+        self.requirements
+            .iter()
+            .flatten()
+            .find(|r| r.starts_with("online-reencrypt"))
+            .map(String::as_str)
+    }
+}
+
+/// The `reencrypt` keyslot: the record of a reencryption in progress (its
+/// mode, direction and resilience), bound to a digest of its own that
+/// covers it and the backup segments (see `reencrypt::verify_digest`).
+///
+/// ```
+/// # let text = include_str!("../tests/data/reencrypt-keychange.json");
+/// use mdu_luks2::{ReencryptMode, Resilience};
+/// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+/// let r = m.reencrypt.as_ref().unwrap();
+/// assert_eq!((r.id, r.mode, r.area.offset), (2, ReencryptMode::Reencrypt, 548864));
+/// assert!(matches!(r.area.resilience, Resilience::Checksum { sector_size: 4096, .. }));
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReencryptKeyslot {
+    /// Its id (shared with no `luks2` keyslot).
+    pub id: u32,
+    /// Its area in the keyslots area: checksums or the journal of the
+    /// hotzone, or nothing.
+    pub area: ReencryptArea,
+    /// What is converted.
+    pub mode: ReencryptMode,
+    /// Which way the hotzones walk.
+    pub direction: ReencryptDirection,
+    /// `priority` as written (cryptsetup writes 0).
+    pub priority: Option<i64>,
+}
+
+/// The area of the `reencrypt` keyslot and how it protects the hotzone.
+///
+/// ```
+/// use mdu_luks2::{Hash, ReencryptArea, Resilience};
+/// let a = ReencryptArea { offset: 290816, size: 4096, resilience: Resilience::Datashift { shift: 4 << 20 } };
+/// assert_eq!(a.resilience.name(), "datashift");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReencryptArea {
+    /// Offset from the start of the header device, bytes.
+    pub offset: u64,
+    /// Size, bytes.
+    pub size: u64,
+    /// Its `type` and parameters.
+    pub resilience: Resilience,
+}
+
+/// How a hotzone survives a crash (the `type` of the `reencrypt` area).
+///
+/// ```
+/// use mdu_luks2::{Hash, Resilience};
+/// let r = Resilience::Checksum { hash: Hash::Sha256, sector_size: 4096 };
+/// assert_eq!((r.name(), r.shift()), ("checksum", None));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resilience {
+    /// Nothing: a crash in the middle loses the hotzone.
+    None,
+    /// The hash of every old block of the hotzone.
+    Checksum {
+        /// The hash.
+        hash: Hash,
+        /// The block size the hashes cover.
+        sector_size: u32,
+    },
+    /// A copy of the old bytes of the hotzone.
+    Journal,
+    /// The data move by `shift` bytes; the old bytes stay where they were.
+    Datashift {
+        /// Bytes.
+        shift: u64,
+    },
+    /// A data shift, with the moved segment protected by checksums.
+    DatashiftChecksum {
+        /// The hash.
+        hash: Hash,
+        /// The block size the hashes cover.
+        sector_size: u32,
+        /// Bytes.
+        shift: u64,
+    },
+    /// A data shift, with the moved segment protected by a journal.
+    DatashiftJournal {
+        /// Bytes.
+        shift: u64,
+    },
+}
+
+impl Resilience {
+    /// The JSON `type`.
+    ///
+    /// ```
+    /// assert_eq!(mdu_luks2::Resilience::Journal.name(), "journal");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Resilience::None => "none",
+            Resilience::Checksum { .. } => "checksum",
+            Resilience::Journal => "journal",
+            Resilience::Datashift { .. } => "datashift",
+            Resilience::DatashiftChecksum { .. } => "datashift-checksum",
+            Resilience::DatashiftJournal { .. } => "datashift-journal",
+        }
+    }
+
+    /// The data shift, for the `datashift*` types.
+    ///
+    /// ```
+    /// assert_eq!(mdu_luks2::Resilience::DatashiftJournal { shift: 512 }.shift(), Some(512));
+    /// ```
+    pub const fn shift(self) -> Option<u64> {
+        match self {
+            Resilience::Datashift { shift }
+            | Resilience::DatashiftChecksum { shift, .. }
+            | Resilience::DatashiftJournal { shift } => Some(shift),
+            _ => None,
+        }
+    }
+}
+
+/// What a reencryption converts.
+///
+/// ```
+/// assert_eq!(mdu_luks2::ReencryptMode::Decrypt.name(), "decrypt");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReencryptMode {
+    /// Plaintext to ciphertext.
+    Encrypt,
+    /// Ciphertext to plaintext.
+    Decrypt,
+    /// Ciphertext under one key (and cipher) to another.
+    Reencrypt,
+}
+
+impl ReencryptMode {
+    /// The JSON `mode`.
+    ///
+    /// ```
+    /// assert_eq!(mdu_luks2::ReencryptMode::Reencrypt.name(), "reencrypt");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReencryptMode::Encrypt => "encrypt",
+            ReencryptMode::Decrypt => "decrypt",
+            ReencryptMode::Reencrypt => "reencrypt",
+        }
+    }
+}
+
+/// Which way the hotzones of a reencryption walk.
+///
+/// ```
+/// assert_eq!(mdu_luks2::ReencryptDirection::Backward.name(), "backward");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReencryptDirection {
+    /// From the start of the data to the end.
+    Forward,
+    /// From the end to the start.
+    Backward,
+}
+
+impl ReencryptDirection {
+    /// The JSON `direction`.
+    ///
+    /// ```
+    /// assert_eq!(mdu_luks2::ReencryptDirection::Forward.name(), "forward");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReencryptDirection::Forward => "forward",
+            ReencryptDirection::Backward => "backward",
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -539,7 +841,103 @@ fn parse_keyslot(o: &Map<String, Value>, path: &str) -> Result<Keyslot, Luks2Err
     })
 }
 
+fn parse_reencrypt(
+    id: u32,
+    o: &Map<String, Value>,
+    path: &str,
+) -> Result<ReencryptKeyslot, Luks2Error> {
+    let area_path = format!("{path}.area");
+    let area = obj(get(o, path, "area")?, &area_path)?;
+    let key_size = int(o, path, "key_size")?;
+    if key_size != 1 {
+        return Err(Luks2Error::schema(
+            format!("{path}.key_size"),
+            "1 (a reencrypt keyslot holds no key)",
+        ));
+    }
+    let mode = match string(o, path, "mode")? {
+        "encrypt" => ReencryptMode::Encrypt,
+        "decrypt" => ReencryptMode::Decrypt,
+        "reencrypt" => ReencryptMode::Reencrypt,
+        other => {
+            return Err(Luks2Error::Unsupported {
+                field: format!("{path}.mode"),
+                value: other.to_owned(),
+            });
+        }
+    };
+    let direction = match string(o, path, "direction")? {
+        "forward" => ReencryptDirection::Forward,
+        "backward" => ReencryptDirection::Backward,
+        other => {
+            return Err(Luks2Error::Unsupported {
+                field: format!("{path}.direction"),
+                value: other.to_owned(),
+            });
+        }
+    };
+    let checksum = || -> Result<(Hash, u32), Luks2Error> {
+        Ok((
+            hash(area, &area_path, "hash")?,
+            u32_num(area, &area_path, "sector_size")?,
+        ))
+    };
+    let shift = || u64_str(area, &area_path, "shift_size");
+    let resilience = match string(area, &area_path, "type")? {
+        "none" => Resilience::None,
+        "checksum" => {
+            let (hash, sector_size) = checksum()?;
+            Resilience::Checksum { hash, sector_size }
+        }
+        "journal" => Resilience::Journal,
+        "datashift" => Resilience::Datashift { shift: shift()? },
+        "datashift-checksum" => {
+            let (hash, sector_size) = checksum()?;
+            Resilience::DatashiftChecksum {
+                hash,
+                sector_size,
+                shift: shift()?,
+            }
+        }
+        "datashift-journal" => Resilience::DatashiftJournal { shift: shift()? },
+        other => {
+            return Err(Luks2Error::Unsupported {
+                field: format!("{area_path}.type"),
+                value: other.to_owned(),
+            });
+        }
+    };
+    let priority = match o.get("priority") {
+        None => None,
+        Some(_) => Some(int(o, path, "priority")?),
+    };
+    Ok(ReencryptKeyslot {
+        id,
+        area: ReencryptArea {
+            offset: u64_str(area, &area_path, "offset")?,
+            size: u64_str(area, &area_path, "size")?,
+            resilience,
+        },
+        mode,
+        direction,
+        priority,
+    })
+}
+
 fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segment, Luks2Error> {
+    let size = || -> Result<Option<u64>, Luks2Error> {
+        Ok(match string(o, path, "size")? {
+            "dynamic" => None,
+            s => Some(parse_u64(s).ok_or_else(|| {
+                Luks2Error::schema(format!("{path}.size"), "\"dynamic\" or decimal digits")
+            })?),
+        })
+    };
+    if string(o, path, "type")? == "linear" {
+        let mut s = Segment::linear(u64_str(o, path, "offset")?, size()?);
+        s.flags = string_list(o, path, "flags")?;
+        return Ok(s);
+    }
     expect_type(o, path, "crypt")?;
     if o.contains_key("integrity") {
         return Err(Luks2Error::Unsupported {
@@ -547,15 +945,10 @@ fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segment, Luks2Err
             value: "integrity protection".into(),
         });
     }
-    let size = match string(o, path, "size")? {
-        "dynamic" => None,
-        s => Some(parse_u64(s).ok_or_else(|| {
-            Luks2Error::schema(format!("{path}.size"), "\"dynamic\" or decimal digits")
-        })?),
-    };
     Ok(Segment {
+        kind: SegmentKind::Crypt,
         offset: u64_str(o, path, "offset")?,
-        size,
+        size: size()?,
         iv_tweak: u64_str(o, path, "iv_tweak")?,
         encryption: Encryption::parse(string(o, path, "encryption")?),
         sector_size: u32_num(o, path, "sector_size")?,
@@ -604,8 +997,18 @@ impl Metadata {
     pub fn from_value(v: &Value) -> Result<Metadata, Luks2Error> {
         let root = obj(v, "(top level)")?;
         let mut keyslots = BTreeMap::new();
+        let mut reencrypt = None;
         for (id, path, o) in by_id(root, "keyslots")? {
-            keyslots.insert(id, parse_keyslot(o, &path)?);
+            if string(o, &path, "type")? != "reencrypt" {
+                keyslots.insert(id, parse_keyslot(o, &path)?);
+            } else if reencrypt.is_some() {
+                return Err(Luks2Error::layout(
+                    path,
+                    "a second reencrypt keyslot; a header records one reencryption",
+                ));
+            } else {
+                reencrypt = Some(parse_reencrypt(id, o, &path)?);
+            }
         }
         let mut segments = BTreeMap::new();
         for (id, path, o) in by_id(root, "segments")? {
@@ -624,19 +1027,28 @@ impl Metadata {
             get(root, "", "config").map_err(|_| Luks2Error::schema("config", "present"))?,
             "config",
         )?;
-        if let Some(r) = c.get("requirements") {
-            return Err(Luks2Error::Unsupported {
-                field: "config.requirements".into(),
-                value: r.to_string(),
-            });
-        }
+        let requirements = match c.get("requirements") {
+            None => None,
+            Some(r) => {
+                let r = obj(r, "config.requirements")?;
+                if let Some(k) = r.keys().find(|k| *k != "mandatory") {
+                    return Err(Luks2Error::Unsupported {
+                        field: format!("config.requirements.{k}"),
+                        value: r[k].to_string(),
+                    });
+                }
+                Some(string_list(r, "config.requirements", "mandatory")?)
+            }
+        };
         let config = Config {
             json_size: u64_str(c, "config", "json_size")?,
             keyslots_size: u64_str(c, "config", "keyslots_size")?,
             flags: string_list(c, "config", "flags")?,
+            requirements,
         };
         Ok(Metadata {
             keyslots,
+            reencrypt,
             tokens,
             segments,
             digests,
@@ -797,6 +1209,117 @@ impl Metadata {
                 }
             }
         }
+        if let Some(r) = &self.reencrypt {
+            let p = |f: &str| format!("keyslots.{}.{f}", r.id);
+            if r.id >= MAX_KEYSLOTS {
+                return Err(Luks2Error::layout(
+                    format!("keyslots.{}", r.id),
+                    format!("keyslot ids run from 0 to {}", MAX_KEYSLOTS - 1),
+                ));
+            }
+            let a = &r.area;
+            let end = a.offset.checked_add(a.size);
+            if !a.offset.is_multiple_of(512) || a.size == 0 || !a.size.is_multiple_of(512) {
+                return Err(Luks2Error::layout(
+                    p("area"),
+                    format!(
+                        "{} bytes at offset {}: both must be non-zero multiples of 512",
+                        a.size, a.offset
+                    ),
+                ));
+            }
+            let Some(end) = end.filter(|&e| a.offset >= area_start && e <= area_end) else {
+                return Err(Luks2Error::layout(
+                    p("area"),
+                    format!(
+                        "{} bytes at offset {} lie outside the keyslots area [{area_start}, {area_end})",
+                        a.size, a.offset
+                    ),
+                ));
+            };
+            if let Some(len) = image_len
+                && end > len
+            {
+                return Err(Luks2Error::Truncated {
+                    what: "reencrypt keyslot area",
+                    offset: a.offset,
+                    len: a.size,
+                    image_len: len,
+                });
+            }
+            if let Some(&(_, _, other)) = spans.iter().find(|&&(s, e, _)| a.offset < e && s < end) {
+                return Err(Luks2Error::KeyslotAreasOverlap {
+                    first: other,
+                    second: r.id,
+                });
+            }
+            match a.resilience {
+                Resilience::Checksum { sector_size, .. }
+                | Resilience::DatashiftChecksum { sector_size, .. }
+                    if !sector_size.is_power_of_two() || !(512..=65536).contains(&sector_size) =>
+                {
+                    return Err(Luks2Error::layout(
+                        p("area.sector_size"),
+                        format!("{sector_size} is not a power of two in 512..=65536"),
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(shift) = a.resilience.shift()
+                && (shift == 0 || !shift.is_multiple_of(512))
+            {
+                return Err(Luks2Error::layout(
+                    p("area.shift_size"),
+                    format!("{shift} is not a non-zero multiple of 512"),
+                ));
+            }
+        }
+        let reencrypt_reqs = self
+            .config
+            .requirements
+            .iter()
+            .flatten()
+            .filter(|r| r.starts_with("online-reencrypt"))
+            .count();
+        match (reencrypt_reqs, &self.reencrypt) {
+            (0, None) | (1, Some(_)) => {}
+            (0, Some(r)) => {
+                return Err(Luks2Error::layout(
+                    "config.requirements",
+                    format!(
+                        "keyslot {} records a reencryption but no online-reencrypt requirement is set",
+                        r.id
+                    ),
+                ));
+            }
+            (1, None) => {
+                return Err(Luks2Error::layout(
+                    "config.requirements",
+                    "an online-reencrypt requirement without a reencrypt keyslot",
+                ));
+            }
+            (n, _) => {
+                return Err(Luks2Error::layout(
+                    "config.requirements",
+                    format!("{n} online-reencrypt requirements; a header has at most one"),
+                ));
+            }
+        }
+        // The data start: the lowest offset of any segment. It lies past
+        // the keyslots area, or is 0 (a detached header, whose segments
+        // address the data device).
+        if let Some((&id, s)) = self.segments.iter().min_by_key(|(_, s)| s.offset)
+            && s.offset != 0
+            && s.offset < area_end
+        {
+            return Err(Luks2Error::layout(
+                format!("segments.{id}.offset"),
+                format!(
+                    "{} lies inside the header or keyslots area (which ends at {area_end})",
+                    s.offset
+                ),
+            ));
+        }
         for (&id, s) in &self.segments {
             let p = |f: &str| format!("segments.{id}.{f}");
             let ss = s.sector_size;
@@ -812,15 +1335,6 @@ impl Metadata {
                     format!("{} is not a multiple of the sector size {ss}", s.offset),
                 ));
             }
-            if s.offset != 0 && s.offset < area_end {
-                return Err(Luks2Error::layout(
-                    p("offset"),
-                    format!(
-                        "{} lies inside the header or keyslots area (which ends at {area_end})",
-                        s.offset
-                    ),
-                ));
-            }
             if let Some(n) = s.size
                 && (n == 0 || !n.is_multiple_of(u64::from(ss)) || s.offset.checked_add(n).is_none())
             {
@@ -832,7 +1346,9 @@ impl Metadata {
         }
         for (&id, d) in &self.digests {
             for &k in &d.keyslots {
-                if !self.keyslots.contains_key(&k) {
+                if !self.keyslots.contains_key(&k)
+                    && self.reencrypt.as_ref().is_none_or(|r| r.id != k)
+                {
                     return Err(Luks2Error::DanglingReference {
                         digest: id,
                         kind: "keyslot",
@@ -877,7 +1393,12 @@ impl Metadata {
     /// backup (`backup-*`) segments come after them; there is a regular
     /// segment if there is any.
     fn validate_bindings(&self) -> Result<(), Luks2Error> {
-        for &id in self.keyslots.keys() {
+        for id in self
+            .keyslots
+            .keys()
+            .copied()
+            .chain(self.reencrypt.as_ref().map(|r| r.id))
+        {
             let digests: Vec<u32> = self
                 .digests
                 .iter()
@@ -894,8 +1415,8 @@ impl Metadata {
                 ));
             }
         }
-        for &id in self.segments.keys() {
-            if !self.digests.values().any(|d| d.segments.contains(&id)) {
+        for (&id, s) in &self.segments {
+            if s.is_crypt() && !self.digests.values().any(|d| d.segments.contains(&id)) {
                 return Err(Luks2Error::layout(
                     format!("segments.{id}"),
                     format!(
@@ -994,10 +1515,57 @@ impl Metadata {
         let q = |s: &str| Value::String(s.to_owned()).to_string();
         let mut j = String::with_capacity(2048);
         j.push_str("{\"keyslots\":{");
-        for (n, (id, k)) in self.keyslots.iter().enumerate() {
-            if n > 0 {
+        let reencrypt = self.reencrypt.as_ref().map(|r| (r.id, r));
+        let mut first = true;
+        let mut pending = reencrypt;
+        let reencrypt_slot = |j: &mut String, r: &ReencryptKeyslot| {
+            let a = &r.area;
+            let _ = write!(
+                j,
+                "\"{}\":{{\"area\":{{\"offset\":\"{}\",\"size\":\"{}\",\"type\":\"{}\"",
+                r.id,
+                a.offset,
+                a.size,
+                a.resilience.name()
+            );
+            match a.resilience {
+                Resilience::Checksum { hash, sector_size }
+                | Resilience::DatashiftChecksum {
+                    hash, sector_size, ..
+                } => {
+                    let _ = write!(j, ",\"hash\":\"{hash}\",\"sector_size\":{sector_size}");
+                }
+                _ => {}
+            }
+            if let Some(shift) = a.resilience.shift() {
+                let _ = write!(j, ",\"shift_size\":\"{shift}\"");
+            }
+            let _ = write!(
+                j,
+                "}},\"type\":\"reencrypt\",\"key_size\":1,\"mode\":\"{}\",\"direction\":\"{}\"",
+                r.mode.name(),
+                r.direction.name()
+            );
+            if let Some(p) = r.priority {
+                let _ = write!(j, ",\"priority\":{p}");
+            }
+            j.push('}');
+        };
+        for (id, k) in &self.keyslots {
+            if let Some((rid, r)) = pending
+                && rid < *id
+            {
+                if !first {
+                    j.push(',');
+                }
+                first = false;
+                reencrypt_slot(&mut j, r);
+                pending = None;
+            }
+            if !first {
                 j.push(',');
             }
+            first = false;
             let _ = write!(
                 j,
                 "\"{id}\":{{\"type\":\"luks2\",\"key_size\":{},\"af\":{{\"type\":\"luks1\",\"stripes\":{},\"hash\":\"{}\"}},\"area\":{{\"type\":\"raw\",\"offset\":\"{}\",\"size\":\"{}\",\"encryption\":{},\"key_size\":{}}},\"kdf\":",
@@ -1041,6 +1609,12 @@ impl Metadata {
             }
             j.push('}');
         }
+        if let Some((_, r)) = pending {
+            if !first {
+                j.push(',');
+            }
+            reencrypt_slot(&mut j, r);
+        }
         j.push_str("},\"tokens\":");
         j.push_str(&Value::Object(self.tokens.clone()).to_string());
         j.push_str(",\"segments\":{");
@@ -1051,14 +1625,25 @@ impl Metadata {
             let size = s
                 .size
                 .map_or_else(|| "dynamic".to_owned(), |n| n.to_string());
-            let _ = write!(
-                j,
-                "\"{id}\":{{\"type\":\"crypt\",\"offset\":\"{}\",\"size\":\"{size}\",\"iv_tweak\":\"{}\",\"encryption\":{},\"sector_size\":{}",
-                s.offset,
-                s.iv_tweak,
-                q(s.encryption.as_str()),
-                s.sector_size
-            );
+            match s.kind {
+                SegmentKind::Crypt => {
+                    let _ = write!(
+                        j,
+                        "\"{id}\":{{\"type\":\"crypt\",\"offset\":\"{}\",\"size\":\"{size}\",\"iv_tweak\":\"{}\",\"encryption\":{},\"sector_size\":{}",
+                        s.offset,
+                        s.iv_tweak,
+                        q(s.encryption.as_str()),
+                        s.sector_size
+                    );
+                }
+                SegmentKind::Linear => {
+                    let _ = write!(
+                        j,
+                        "\"{id}\":{{\"type\":\"linear\",\"offset\":\"{}\",\"size\":\"{size}\"",
+                        s.offset
+                    );
+                }
+            }
             if !s.flags.is_empty() {
                 let flags: Vec<String> = s.flags.iter().map(|f| q(f)).collect();
                 let _ = write!(j, ",\"flags\":[{}]", flags.join(","));
@@ -1095,6 +1680,10 @@ impl Metadata {
         if !self.config.flags.is_empty() {
             let flags: Vec<String> = self.config.flags.iter().map(|f| q(f)).collect();
             let _ = write!(j, ",\"flags\":[{}]", flags.join(","));
+        }
+        if let Some(r) = &self.config.requirements {
+            let r: Vec<String> = r.iter().map(|f| q(f)).collect();
+            let _ = write!(j, ",\"requirements\":{{\"mandatory\":[{}]}}", r.join(","));
         }
         j.push_str("}}");
         j

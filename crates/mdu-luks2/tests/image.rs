@@ -447,7 +447,7 @@ fn every_validation_rule_has_its_error() {
         ),
         (
             "unknown keyslot type",
-            Box::new(|v| v["keyslots"]["0"]["type"] = json!("reencrypt")),
+            Box::new(|v| v["keyslots"]["0"]["type"] = json!("luks1")),
             |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "keyslots.0.type"),
         ),
         (
@@ -456,9 +456,14 @@ fn every_validation_rule_has_its_error() {
             |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "keyslots.0.af.hash"),
         ),
         (
-            "requirements",
+            "a reencryption requirement without its keyslot",
             Box::new(|v| v["config"]["requirements"] = json!({"mandatory":["online-reencrypt"]})),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "config.requirements"),
+            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.requirements"),
+        ),
+        (
+            "requirements of an unknown form",
+            Box::new(|v| v["config"]["requirements"] = json!({"optional":["x"]})),
+            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "config.requirements.optional"),
         ),
         (
             "integrity segment",

@@ -1,0 +1,1449 @@
+//! Reencryption in place: a new volume key (and cipher) for the data of a
+//! LUKS2 volume, or encryption and decryption of a data device with a
+//! detached header, hotzone by hotzone, with the progress recorded in the
+//! header exactly as cryptsetup 2.6 records it, so that either tool
+//! finishes what the other started.
+//!
+//! # The record
+//!
+//! A reencryption in progress is a header with the `online-reencrypt-v2`
+//! requirement, a `reencrypt` keyslot (mode, direction, resilience) bound to
+//! a digest of its own, and the data as a row of segments: the converted
+//! part (new key, or `linear` after a decryption), the hotzone being
+//! converted (flagged `in-reencryption`) and the rest, then two backup
+//! segments with the old and the final layout. The digest covers the
+//! keyslot, the backups and both volume keys ([`digest_input`]), so a
+//! changed record is refused before any byte moves.
+//!
+//! # One hotzone
+//!
+//! The hotzones walk forward from the start of the data. For each:
+//!
+//! 1. read the old bytes; write what lets a crash be repaired (the hash of
+//!    every block for `checksum`, the bytes themselves for `journal`) into
+//!    the keyslot's area, and commit the header with the hotzone flagged;
+//! 2. convert the bytes, write them in place and sync them;
+//! 3. commit the header with the hotzone counted as converted.
+//!
+//! A crash between 1 and 3 leaves the flag, and [`Reencryption::resume`]
+//! repairs the hotzone first: `journal` rewrites it from the copy;
+//! `checksum` converts every block whose hash still equals the old one.
+//! The last hotzone's step 3 is the final header itself (one segment, no
+//! backups, no requirement, the old keyslots gone), and the areas that held
+//! old keys, checksums or journal copies are wiped only after it, so no
+//! crash can leave a header that restarts the conversion over converted
+//! data or that no keyslot opens (the windows in which cryptsetup 2.6.1
+//! loses data or gets stuck).
+//!
+//! ```
+//! use mdu_luks2::{reencrypt, FormatParams, Hash, Image, KdfParams};
+//! # let dir = std::env::temp_dir().join(format!("mdu-reenc-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! # let path = dir.join("image");
+//! // A small volume whose key is changed in place.
+//! let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
+//!     digest_iterations: 1000, data_offset: 1 << 20, sector_size: 4096, ..FormatParams::default() };
+//! let mut image = mdu_luks2::format(&params, b"pw", &[7u8; 64][..].iter().enumerate().map(|(i, b)| b ^ i as u8).collect::<Vec<_>>(), &mut mdu_luks2::os_random)?;
+//! image.resize((1 << 20) + (256 << 10), 0);
+//! std::fs::write(&path, &image)?;
+//! let file = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
+//! let plan = reencrypt::Plan::new_key(&Image::load(&file)?, None)?;
+//! let mut r = reencrypt::Reencryption::init(file.try_clone()?, file, b"pw", &plan, &reencrypt::Options::default())?;
+//! r.run(&mut |_, _| {}, &|| false)?;
+//! let file = std::fs::File::open(&path)?;
+//! let img = Image::load(&file)?;
+//! assert!(img.metadata.reencrypt.is_none() && img.unlock(&file, b"pw").is_ok());
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
+use zeroize::Zeroizing;
+
+use crate::format::new_keyslot;
+use crate::header::{BINARY_HEADER_LEN, seal};
+use crate::image::ReadAt;
+use crate::kdf::{Hash, Kdf};
+use crate::metadata::{
+    Digest, Metadata, ReencryptArea, ReencryptDirection, ReencryptKeyslot, ReencryptMode,
+    Resilience, Segment,
+};
+use crate::{BinaryHeader, FormatParams, Image, Luks2Error, os_random};
+
+/// The requirement a reencryption without a moved segment sets.
+pub const REQUIREMENT_V2: &str = "online-reencrypt-v2";
+
+const PREVIOUS: &str = "backup-previous";
+const FINAL: &str = "backup-final";
+const MOVED: &str = "backup-moved-segment";
+const HOT: &str = "in-reencryption";
+
+/// Iterations of the digest of the reencrypt keyslot (its input holds the
+/// volume keys, so it needs no stretching; cryptsetup reads any count).
+const RECORD_DIGEST_ITERATIONS: u32 = 1000;
+
+fn bad(problem: impl Into<String>) -> Luks2Error {
+    Luks2Error::Reencrypt {
+        problem: problem.into(),
+    }
+}
+
+/// The backup segment flagged `flag`, with its id.
+fn backup<'a>(m: &'a Metadata, flag: &str) -> Option<(u32, &'a Segment)> {
+    m.segments
+        .iter()
+        .find(|(_, s)| s.has_flag(flag))
+        .map(|(&id, s)| (id, s))
+}
+
+/// The digest bound to segment `id`.
+fn digest_of(m: &Metadata, id: u32) -> Option<u32> {
+    m.digests
+        .iter()
+        .find(|(_, d)| d.segments.contains(&id))
+        .map(|(&d, _)| d)
+}
+
+/// The bytes cryptsetup's digest of the `reencrypt` keyslot covers (used as
+/// the PBKDF2 password of that digest): the requirement version, the old
+/// volume key (not for an encryption), the new one (not for a decryption,
+/// nor when both sides share a digest), the keyslot's mode, direction and
+/// area, and the backup segments.
+///
+/// ```
+/// let m = mdu_luks2::Metadata::parse(include_str!("../tests/data/reencrypt-encrypt-datashift.json"), 16384)?;
+/// let key: Vec<u8> = (0x40..0x80).collect();
+/// let input = mdu_luks2::reencrypt::digest_input(&m, None, Some(&key))?;
+/// assert_eq!(input.len(), 205);
+/// assert!(m.digests[&1].matches(&input));
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+pub fn digest_input(
+    m: &Metadata,
+    old_key: Option<&[u8]>,
+    new_key: Option<&[u8]>,
+) -> Result<Zeroizing<Vec<u8>>, Luks2Error> {
+    let r = m
+        .reencrypt
+        .as_ref()
+        .ok_or_else(|| bad("the header records no reencryption"))?;
+    let version = match m.config.reencrypt_requirement() {
+        Some("online-reencrypt-v2") => b'2',
+        Some("online-reencrypt-v3") => b'3',
+        other => {
+            return Err(Luks2Error::ReencryptDigest {
+                problem: format!("requirement {other:?} has no digest version"),
+            });
+        }
+    };
+    let (prev_id, prev) = backup(m, PREVIOUS).ok_or_else(|| bad("no backup-previous segment"))?;
+    let (fin_id, fin) = backup(m, FINAL).ok_or_else(|| bad("no backup-final segment"))?;
+    let same_digest =
+        digest_of(m, prev_id).is_some() && digest_of(m, prev_id) == digest_of(m, fin_id);
+    let mut v = Zeroizing::new(Vec::with_capacity(256));
+    v.extend_from_slice(&[b'v', version]);
+    fn need<'k>(k: Option<&'k [u8]>, which: &str) -> Result<&'k [u8], Luks2Error> {
+        k.ok_or_else(|| Luks2Error::ReencryptDigest {
+            problem: format!("the {which} volume key is needed"),
+        })
+    }
+    if r.mode != ReencryptMode::Encrypt {
+        v.extend_from_slice(need(old_key, "old")?);
+    }
+    if r.mode != ReencryptMode::Decrypt && !same_digest {
+        v.extend_from_slice(need(new_key, "new")?);
+    }
+    v.extend_from_slice(r.mode.name().as_bytes());
+    v.extend_from_slice(r.direction.name().as_bytes());
+    v.extend_from_slice(r.area.resilience.name().as_bytes());
+    v.extend_from_slice(&r.area.offset.to_be_bytes());
+    v.extend_from_slice(&r.area.size.to_be_bytes());
+    match r.area.resilience {
+        Resilience::Checksum { hash, sector_size }
+        | Resilience::DatashiftChecksum {
+            hash, sector_size, ..
+        } => {
+            v.extend_from_slice(hash.name().as_bytes());
+            v.extend_from_slice(&sector_size.to_be_bytes());
+        }
+        _ => {}
+    }
+    if let Some(shift) = r.area.resilience.shift() {
+        v.extend_from_slice(&shift.to_be_bytes());
+    }
+    let moved = backup(m, MOVED).map(|(_, s)| s);
+    for s in [Some(prev), Some(fin), moved].into_iter().flatten() {
+        v.extend_from_slice(s.kind.name().as_bytes());
+        v.extend_from_slice(&s.offset.to_be_bytes());
+        match s.size {
+            Some(n) => v.extend_from_slice(&n.to_be_bytes()),
+            None => v.extend_from_slice(b"dynamic"),
+        }
+        if s.is_crypt() {
+            v.extend_from_slice(&s.iv_tweak.to_be_bytes());
+            v.extend_from_slice(s.encryption.as_str().as_bytes());
+            v.extend_from_slice(&s.sector_size.to_be_bytes());
+        }
+    }
+    Ok(v)
+}
+
+/// Checks the digest of the `reencrypt` keyslot against the metadata and
+/// the volume keys ([`digest_input`]).
+///
+/// ```
+/// let m = mdu_luks2::Metadata::parse(include_str!("../tests/data/reencrypt-encrypt-datashift.json"), 16384)?;
+/// let key: Vec<u8> = (0x40..0x80).collect();
+/// assert!(mdu_luks2::reencrypt::verify_digest(&m, None, Some(&key)).is_ok());
+/// assert!(mdu_luks2::reencrypt::verify_digest(&m, None, Some(&[0u8; 64])).is_err());
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+pub fn verify_digest(
+    m: &Metadata,
+    old_key: Option<&[u8]>,
+    new_key: Option<&[u8]>,
+) -> Result<(), Luks2Error> {
+    let r = m
+        .reencrypt
+        .as_ref()
+        .ok_or_else(|| bad("the header records no reencryption"))?;
+    let input = digest_input(m, old_key, new_key)?;
+    let digest = m
+        .digests
+        .values()
+        .find(|d| d.keyslots.contains(&r.id))
+        .ok_or_else(|| Luks2Error::ReencryptDigest {
+            problem: format!("no digest lists reencrypt keyslot {}", r.id),
+        })?;
+    if digest.matches(&input) {
+        Ok(())
+    } else {
+        Err(Luks2Error::ReencryptDigest {
+            problem: format!(
+                "the digest of reencrypt keyslot {} does not match its metadata and volume keys",
+                r.id
+            ),
+        })
+    }
+}
+
+/// What [`Reencryption::init`] converts to.
+///
+/// ```
+/// use mdu_luks2::reencrypt::Plan;
+/// # use mdu_luks2::*;
+/// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+/// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
+/// let plan = Plan::new_key(&Image::load(&image[..])?, None)?;
+/// assert!(matches!(plan, Plan::Reencrypt { key_size: 64, sector_size: 512, .. }));
+/// # Ok::<(), Luks2Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// A new random volume key, with this cipher, key size and sector size,
+    /// through the keyslot the passphrase opens (`key_slot`: only that
+    /// one); the other keyslots of the old key are removed at the end.
+    Reencrypt {
+        /// The new cipher.
+        cipher: CipherSpec,
+        /// The new volume key size, bytes.
+        key_size: usize,
+        /// The new sector size.
+        sector_size: u32,
+        /// The keyslot to open and replace (`None`: the one the passphrase
+        /// opens; the volume must then have one keyslot).
+        key_slot: Option<u32>,
+    },
+    /// Encrypt a plaintext data device in place under a new detached
+    /// header (written to the header file, which must be empty), with a
+    /// new random volume key: the cipher, key size, sector size and keyslot
+    /// KDF of these parameters (their data offset sets the keyslots area).
+    Encrypt(FormatParams),
+    /// Decrypt the data device of a detached header in place; the header
+    /// ends with one `linear` segment and no keyslots.
+    Decrypt {
+        /// The keyslot to open (`None`: any).
+        key_slot: Option<u32>,
+    },
+}
+
+impl Plan {
+    /// A new key for `img`'s data with its cipher, key size and sector
+    /// size.
+    ///
+    /// # Errors
+    ///
+    /// [`Luks2Error::Requirements`] when a reencryption is already in
+    /// progress; a cipher this crate does not run.
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
+    /// let plan = mdu_luks2::reencrypt::Plan::new_key(&Image::load(&image[..])?, Some(0))?;
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn new_key(img: &Image, key_slot: Option<u32>) -> Result<Plan, Luks2Error> {
+        let (id, seg) = img.segment()?;
+        let cipher = seg
+            .encryption
+            .spec_of(|| format!("segments.{id}.encryption"))?;
+        let key_size = img
+            .metadata
+            .keyslots
+            .values()
+            .next()
+            .map_or(64, |k| k.key_size as usize);
+        Ok(Plan::Reencrypt {
+            cipher,
+            key_size,
+            sector_size: seg.sector_size,
+            key_slot,
+        })
+    }
+}
+
+/// How [`Reencryption::init`] protects each hotzone.
+///
+/// ```
+/// let o = mdu_luks2::reencrypt::Options::default();
+/// assert_eq!((o.resilience, o.hotzone_size), (mdu_luks2::reencrypt::ResilienceChoice::Checksum, None));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// What the keyslot area keeps of each hotzone.
+    pub resilience: ResilienceChoice,
+    /// The hash of `checksum` resilience.
+    pub hash: Hash,
+    /// The largest hotzone, bytes (`None`: 64 MiB, or what the area holds
+    /// for `journal`).
+    pub hotzone_size: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            resilience: ResilienceChoice::Checksum,
+            hash: Hash::Sha256,
+            hotzone_size: None,
+        }
+    }
+}
+
+/// The resilience of a reencryption without a data shift.
+///
+/// ```
+/// assert_eq!(mdu_luks2::reencrypt::ResilienceChoice::Journal.name(), "journal");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResilienceChoice {
+    /// Hashes of the old blocks: a crash costs nothing, the area is small.
+    Checksum,
+    /// A copy of the old bytes: every byte is written twice.
+    Journal,
+    /// Nothing: a crash in the middle loses data, and nothing on disk says
+    /// how far the run got.
+    None,
+}
+
+impl ResilienceChoice {
+    /// The name of the `reencrypt` area type.
+    ///
+    /// ```
+    /// assert_eq!(mdu_luks2::reencrypt::ResilienceChoice::None.name(), "none");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            ResilienceChoice::Checksum => "checksum",
+            ResilienceChoice::Journal => "journal",
+            ResilienceChoice::None => "none",
+        }
+    }
+}
+
+/// How [`Reencryption::run`] ended.
+///
+/// ```
+/// let o = mdu_luks2::reencrypt::Outcome::Interrupted { done: 4096, total: 8192 };
+/// assert_ne!(o, mdu_luks2::reencrypt::Outcome::Finished);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The data are converted and the header is final.
+    Finished,
+    /// `stop` asked to stop; the header records the progress, and a resume
+    /// goes on from there.
+    Interrupted {
+        /// Bytes converted.
+        done: u64,
+        /// Bytes in all.
+        total: u64,
+    },
+}
+
+/// One side of the conversion: ciphertext under a key, or plaintext.
+struct Side {
+    /// The backup segment describing it (its layout over the whole data).
+    segment: Segment,
+    /// Its volume key, for a `crypt` side.
+    key: Option<Zeroizing<Vec<u8>>>,
+    /// Its cipher, for a `crypt` side.
+    cipher: Option<SectorCipher>,
+    /// The digest of its key, for a `crypt` side.
+    digest: Option<u32>,
+}
+
+impl Side {
+    fn sector(&self) -> u64 {
+        if self.segment.is_crypt() {
+            u64::from(self.segment.sector_size)
+        } else {
+            512
+        }
+    }
+}
+
+/// A reencryption in progress over a header device and a data device (the
+/// same file for a header inside the image). See the [module
+/// documentation](self).
+pub struct Reencryption {
+    header_dev: File,
+    data_dev: File,
+    header: BinaryHeader,
+    /// The metadata last committed, with the keyslots and digests.
+    meta: Metadata,
+    mode: ReencryptMode,
+    area: ReencryptArea,
+    old: Side,
+    new: Side,
+    /// Bytes of data (from the data offset of each side).
+    size: u64,
+    /// Converted bytes.
+    done: u64,
+    /// The hotzone length.
+    hotzone: u64,
+    /// The checksum or alignment block.
+    block: u64,
+    /// Keyslots of the old key, removed at the end.
+    old_keyslots: Vec<u32>,
+}
+
+impl std::fmt::Debug for Reencryption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reencryption")
+            .field("mode", &self.mode)
+            .field("area", &self.area)
+            .field("size", &self.size)
+            .field("done", &self.done)
+            .field("hotzone", &self.hotzone)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The free gaps of the keyslots area, as `(offset, size)`, in order.
+fn free_gaps(m: &Metadata, hdr_size: u64) -> Vec<(u64, u64)> {
+    let (start, end) = m.keyslots_area(hdr_size);
+    let mut used: Vec<(u64, u64)> = m
+        .keyslots
+        .values()
+        .map(|k| (k.area.offset, k.area.offset + k.area.size))
+        .chain(
+            m.reencrypt
+                .iter()
+                .map(|r| (r.area.offset, r.area.offset + r.area.size)),
+        )
+        .collect();
+    used.sort_unstable();
+    let mut gaps = Vec::new();
+    let mut at = start;
+    for (s, e) in used {
+        if s > at {
+            gaps.push((at, s - at));
+        }
+        at = at.max(e);
+    }
+    if end > at {
+        gaps.push((at, end - at));
+    }
+    gaps
+}
+
+/// The lowest id free among `used`.
+fn free_id(used: impl Iterator<Item = u32>) -> u32 {
+    let used: Vec<u32> = used.collect();
+    (0..).find(|i| !used.contains(i)).unwrap_or(0)
+}
+
+/// Reads exactly `buf.len()` bytes at `offset`.
+fn read_at(f: &File, buf: &mut [u8], offset: u64) -> Result<(), Luks2Error> {
+    FileExt::read_exact_at(f, buf, offset).map_err(Luks2Error::Io)
+}
+
+fn write_at(f: &File, buf: &[u8], offset: u64) -> Result<(), Luks2Error> {
+    f.write_all_at(buf, offset).map_err(Luks2Error::Io)
+}
+
+/// Writes both header copies with `seqid`, each synced before the next,
+/// primary first.
+fn write_header(
+    dev: &File,
+    template: &BinaryHeader,
+    seqid: u64,
+    m: &Metadata,
+) -> Result<(), Luks2Error> {
+    let hdr = template.hdr_size;
+    m.validate(hdr, None)?;
+    let json = m.to_json();
+    let hdr_len = usize::try_from(hdr).map_err(|_| bad("header size"))?;
+    if json.len() >= hdr_len - BINARY_HEADER_LEN {
+        return Err(Luks2Error::Params {
+            problem: format!(
+                "the metadata ({} bytes) do not fit the {hdr}-byte header",
+                json.len()
+            ),
+        });
+    }
+    for secondary in [false, true] {
+        let mut bh = template.clone();
+        bh.secondary = secondary;
+        bh.hdr_offset = if secondary { hdr } else { 0 };
+        bh.seqid = seqid;
+        os_random(&mut bh.salt)?;
+        let mut copy = vec![0u8; hdr_len];
+        copy[..BINARY_HEADER_LEN].copy_from_slice(&bh.to_bytes()?);
+        copy[BINARY_HEADER_LEN..BINARY_HEADER_LEN + json.len()].copy_from_slice(json.as_bytes());
+        seal(&mut copy);
+        write_at(dev, &copy, bh.hdr_offset)?;
+        dev.sync_data().map_err(Luks2Error::Io)?;
+    }
+    Ok(())
+}
+
+/// Fills `len` bytes at `offset` with random bytes.
+fn wipe(dev: &File, offset: u64, len: u64) -> Result<(), Luks2Error> {
+    let mut buf = vec![0u8; (len.min(1 << 20)) as usize];
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(buf.len() as u64) as usize;
+        os_random(&mut buf[..n])?;
+        write_at(dev, &buf[..n], offset + at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+fn data_len(f: &File) -> Result<u64, Luks2Error> {
+    Ok(ReadAt::image_len(f)?)
+}
+
+/// The cipher of a `crypt` segment under `key`.
+fn segment_cipher(seg: &Segment, key: &[u8]) -> Result<SectorCipher, Luks2Error> {
+    let spec = seg
+        .encryption
+        .spec_of(|| "a backup segment's encryption".into())?;
+    let geometry = Geometry::new(seg.sector_size, 0, false)?;
+    Ok(SectorCipher::new(spec, key, geometry, WeakKeys::Allow)?)
+}
+
+impl Reencryption {
+    /// Starts a reencryption: writes the header of its first state (for
+    /// [`Plan::Reencrypt`], first the new keyslot, unbound, then the record;
+    /// for [`Plan::Encrypt`], the new header in one write) and returns it
+    /// ready to [`run`](Self::run). The passphrase opens the old key and
+    /// keeps the new one. `header` and `data` are the same file for a
+    /// header inside the image (two handles); for [`Plan::Encrypt`],
+    /// `header` is the empty file the detached header goes to.
+    ///
+    /// # Errors
+    ///
+    /// A wrong passphrase, a volume already in reencryption
+    /// ([`Luks2Error::Requirements`]), no room in the keyslots area, a
+    /// data size that is not a whole number of sectors: all before anything
+    /// is written.
+    pub fn init(
+        header: File,
+        data: File,
+        passphrase: &[u8],
+        plan: &Plan,
+        options: &Options,
+    ) -> Result<Reencryption, Luks2Error> {
+        match plan {
+            Plan::Encrypt(params) => Self::init_encrypt(header, data, passphrase, params, options),
+            Plan::Reencrypt { .. } | Plan::Decrypt { .. } => {
+                Self::init_in_header(header, data, passphrase, plan, options)
+            }
+        }
+    }
+
+    fn init_in_header(
+        header: File,
+        data: File,
+        passphrase: &[u8],
+        plan: &Plan,
+        options: &Options,
+    ) -> Result<Reencryption, Luks2Error> {
+        let img = Image::load(&header)?;
+        let (seg_id, seg) = img.segment()?;
+        let seg = seg.clone();
+        let detached = seg.offset == 0;
+        if matches!(plan, Plan::Decrypt { .. }) && !detached {
+            return Err(bad(
+                "decryption in place of a header inside the image moves the data (datashift); only a detached header (data offset 0) is decrypted in place",
+            ));
+        }
+        let key_slot = match plan {
+            Plan::Reencrypt { key_slot, .. } | Plan::Decrypt { key_slot } => *key_slot,
+            Plan::Encrypt(_) => None,
+        };
+        let key = match key_slot {
+            Some(s) => img.unlock_slot(&header, s, passphrase)?,
+            None => img.unlock(&header, passphrase)?,
+        };
+        let old_digest = key.digest;
+        let old_keyslots = img.metadata.digests[&old_digest].keyslots.clone();
+        if key_slot.is_none() && old_keyslots.len() > 1 {
+            return Err(bad(format!(
+                "the old key is kept by keyslots {old_keyslots:?}: name the one to keep with a key slot (the others are removed at the end)"
+            )));
+        }
+        let old_cipher = segment_cipher(&seg, &key.key)?;
+        let mut meta = img.metadata.clone();
+        let mut seqid = img.header.seqid;
+        let mut prev = seg.clone();
+        prev.flags = vec![PREVIOUS.into()];
+        let (mode, fin, new_cipher, new_digest) = match plan {
+            Plan::Reencrypt {
+                cipher,
+                key_size,
+                sector_size,
+                ..
+            } => {
+                let mut new_key = Zeroizing::new(vec![0u8; *key_size]);
+                os_random(&mut new_key)?;
+                cipher.check_key(&new_key, WeakKeys::Refuse)?;
+                // The new keyslot: the opened one's KDF with a new salt, in
+                // the first free gap that holds its material.
+                let old_ks = &meta.keyslots[&key.slot];
+                let mut salt = vec![0u8; 32];
+                os_random(&mut salt)?;
+                let kdf = match &old_ks.kdf {
+                    Kdf::Pbkdf2 {
+                        hash, iterations, ..
+                    } => Kdf::Pbkdf2 {
+                        hash: *hash,
+                        iterations: *iterations,
+                        salt,
+                    },
+                    Kdf::Argon2 {
+                        variant,
+                        time,
+                        memory,
+                        cpus,
+                        ..
+                    } => Kdf::Argon2 {
+                        variant: *variant,
+                        time: *time,
+                        memory: *memory,
+                        cpus: *cpus,
+                        salt,
+                    },
+                };
+                let area_size =
+                    ((*key_size as u64) * u64::from(crate::AF_STRIPES)).div_ceil(4096) * 4096;
+                let (area_offset, _) = free_gaps(&meta, img.hdr_size())
+                    .into_iter()
+                    .find(|&(o, n)| o.is_multiple_of(4096) && n >= area_size)
+                    .ok_or_else(|| bad("no room in the keyslots area for the new keyslot"))?;
+                let slot = free_id(meta.keyslots.keys().copied());
+                let (keyslot, material) = new_keyslot(
+                    kdf,
+                    *cipher,
+                    passphrase,
+                    &new_key,
+                    (area_offset, area_size),
+                    slot,
+                    &mut os_random,
+                )?;
+                let digest_id = free_id(meta.digests.keys().copied());
+                let old_iter = meta.digests[&old_digest].iterations;
+                let mut dsalt = vec![0u8; 32];
+                os_random(&mut dsalt)?;
+                let digest =
+                    Digest::of_key(&new_key, Hash::Sha256, old_iter, dsalt, vec![slot], vec![]);
+                meta.keyslots.insert(slot, keyslot);
+                meta.digests.insert(digest_id, digest);
+                // Commit 1: the new keyslot, unbound (opens no data yet).
+                wipe(&header, area_offset, area_size)?;
+                write_at(&header, &material, area_offset)?;
+                seqid += 1;
+                write_header(&header, &img.header, seqid, &meta)?;
+                let mut fin = Segment::crypt(seg.offset, None, 0, *cipher, *sector_size);
+                fin.flags = vec![FINAL.into()];
+                let c = segment_cipher(&fin, &new_key)?;
+                (
+                    ReencryptMode::Reencrypt,
+                    fin,
+                    Some((new_key, c)),
+                    Some(digest_id),
+                )
+            }
+            Plan::Decrypt { .. } => {
+                let mut fin = Segment::linear(seg.offset, None);
+                fin.flags = vec![FINAL.into()];
+                (ReencryptMode::Decrypt, fin, None, None)
+            }
+            Plan::Encrypt(_) => unreachable!("handled by init_encrypt"),
+        };
+        let _ = seg_id;
+        let old = Side {
+            segment: prev,
+            key: Some(key.key),
+            cipher: Some(old_cipher),
+            digest: Some(old_digest),
+        };
+        let (new_key, new_cipher) = new_cipher.unzip();
+        let new = Side {
+            segment: fin,
+            key: new_key,
+            cipher: new_cipher,
+            digest: new_digest,
+        };
+        Self::start(
+            header,
+            data,
+            img.header,
+            seqid,
+            meta,
+            mode,
+            old,
+            new,
+            old_keyslots,
+            options,
+        )
+    }
+
+    fn init_encrypt(
+        header: File,
+        data: File,
+        passphrase: &[u8],
+        params: &FormatParams,
+        options: &Options,
+    ) -> Result<Reencryption, Luks2Error> {
+        if data_len(&header)? != 0 {
+            return Err(bad("the detached header file must be empty"));
+        }
+        let mut key = Zeroizing::new(vec![0u8; params.key_size]);
+        os_random(&mut key)?;
+        let region = crate::format(params, passphrase, &key, &mut os_random)?;
+        let img = Image::load(&region[..])?;
+        let mut meta = img.metadata.clone();
+        let cipher = params.cipher;
+        let mut fin = Segment::crypt(0, None, 0, cipher, params.sector_size);
+        fin.flags = vec![FINAL.into()];
+        let mut prev = Segment::linear(0, None);
+        prev.flags = vec![PREVIOUS.into()];
+        // The region as formatted (keyslot material, random fill); its
+        // header copies are rewritten by the first commit below.
+        meta.segments.clear();
+        meta.segments.insert(0, Segment::linear(0, None));
+        meta.digests
+            .get_mut(&0)
+            .expect("format makes digest 0")
+            .segments = vec![0];
+        let c = segment_cipher(&fin, &key)?;
+        let old = Side {
+            segment: prev,
+            key: None,
+            cipher: None,
+            digest: None,
+        };
+        let new = Side {
+            segment: fin,
+            key: Some(key),
+            cipher: Some(c),
+            digest: Some(0),
+        };
+        // The keyslots area first; `start` commits the header over it.
+        write_at(&header, &region, 0)?;
+        Self::start(
+            header,
+            data,
+            img.header,
+            0,
+            meta,
+            ReencryptMode::Encrypt,
+            old,
+            new,
+            Vec::new(),
+            options,
+        )
+    }
+
+    /// Adds the record (reencrypt keyslot, its digest, the backups, the
+    /// requirement) to `meta` and commits it.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        header_dev: File,
+        data_dev: File,
+        header: BinaryHeader,
+        seqid: u64,
+        mut meta: Metadata,
+        mode: ReencryptMode,
+        old: Side,
+        new: Side,
+        old_keyslots: Vec<u32>,
+        options: &Options,
+    ) -> Result<Reencryption, Luks2Error> {
+        let block = old.sector().max(new.sector()).max(4096);
+        let (area_offset, area_size) = free_gaps(&meta, header.hdr_size)
+            .into_iter()
+            .filter(|&(o, _)| o.is_multiple_of(4096))
+            .max_by_key(|&(_, n)| n)
+            .ok_or_else(|| bad("no room in the keyslots area for the reencryption record"))?;
+        let resilience = match options.resilience {
+            ResilienceChoice::Checksum => Resilience::Checksum {
+                hash: options.hash,
+                sector_size: block as u32,
+            },
+            ResilienceChoice::Journal => Resilience::Journal,
+            ResilienceChoice::None => Resilience::None,
+        };
+        let area = ReencryptArea {
+            offset: area_offset,
+            size: area_size,
+            resilience,
+        };
+        let id = free_id(meta.keyslots.keys().copied());
+        let reenc = ReencryptKeyslot {
+            id,
+            area: area.clone(),
+            mode,
+            direction: ReencryptDirection::Forward,
+            priority: Some(0),
+        };
+        meta.reencrypt = Some(reenc);
+        let mut requirements = meta.config.requirements.clone().unwrap_or_default();
+        requirements.push(REQUIREMENT_V2.into());
+        meta.config.requirements = Some(requirements);
+        let data_offset = new.segment.offset;
+        let total = data_len(&data_dev)?;
+        let size = total
+            .checked_sub(data_offset)
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                bad(format!(
+                    "the data device ({total} bytes) holds no data past offset {data_offset}"
+                ))
+            })?;
+        if !size.is_multiple_of(block) {
+            return Err(bad(format!(
+                "the data ({size} bytes) are not a whole number of {block}-byte blocks"
+            )));
+        }
+        let mut r = Reencryption {
+            header_dev,
+            data_dev,
+            header,
+            meta,
+            mode,
+            area,
+            old,
+            new,
+            size,
+            done: 0,
+            hotzone: 0,
+            block,
+            old_keyslots,
+        };
+        r.hotzone = r.hotzone_len(options.hotzone_size)?;
+        // The record's digest over the keys and the backups.
+        let m = r.metadata_at(0, 0);
+        let input = digest_input(&m, r.key(&r.old), r.key(&r.new))?;
+        let digest_id = free_id(r.meta.digests.keys().copied());
+        let mut salt = vec![0u8; 32];
+        os_random(&mut salt)?;
+        let d = Digest::of_key(
+            &input,
+            Hash::Sha256,
+            RECORD_DIGEST_ITERATIONS,
+            salt,
+            vec![id],
+            vec![],
+        );
+        r.meta.digests.insert(digest_id, d);
+        r.commit(0, 0, seqid + 1)?;
+        Ok(r)
+    }
+
+    /// Opens a reencryption in progress, whoever started it (this crate or
+    /// cryptsetup), checks its record against the keys the passphrase
+    /// opens, and repairs the hotzone a crash left (`in-reencryption`):
+    /// from the journal copy, or block by block where the checksum says
+    /// the old bytes are still there. It is then ready to
+    /// [`run`](Self::run) from where the record says.
+    ///
+    /// A run with `none` resilience records no progress: resuming it is
+    /// refused unless `allow_none` (it restarts from the last recorded
+    /// position, and converts again what a killed run converted after it).
+    ///
+    /// # Errors
+    ///
+    /// No reencryption in progress; a record whose digest does not match
+    /// ([`Luks2Error::ReencryptDigest`]); a data shift or backward
+    /// direction (cryptsetup's `--reduce-device-size` encryption and its
+    /// decryption with a detached header), which this crate does not
+    /// resume yet; segments that are not a state of a forward run.
+    pub fn resume(
+        header: File,
+        data: File,
+        passphrase: &[u8],
+        hotzone_size: Option<u64>,
+        allow_none: bool,
+    ) -> Result<Reencryption, Luks2Error> {
+        let img = Image::load(&header)?;
+        let m = img.metadata.clone();
+        let r = m
+            .reencrypt
+            .clone()
+            .ok_or_else(|| bad("the header records no reencryption in progress"))?;
+        if m.config.reencrypt_requirement() != Some(REQUIREMENT_V2) {
+            return Err(bad(format!(
+                "requirement {:?}: only online-reencrypt-v2 runs are resumed here",
+                m.config.reencrypt_requirement()
+            )));
+        }
+        match (r.direction, r.area.resilience) {
+            (
+                ReencryptDirection::Forward,
+                Resilience::Checksum { .. } | Resilience::Journal | Resilience::None,
+            ) => {}
+            (d, res) => {
+                return Err(bad(format!(
+                    "a {} run with {} resilience is not resumed by this version (cryptsetup reencrypt --resume-only finishes it)",
+                    d.name(),
+                    res.name()
+                )));
+            }
+        }
+        if r.area.resilience == Resilience::None && !allow_none {
+            return Err(bad(
+                "the run uses resilience none, which records no progress: a resume restarts at the recorded position and converts again what was converted after it, destroying that data if the run was killed; resume only if it was stopped cleanly",
+            ));
+        }
+        if backup(&m, MOVED).is_some() {
+            return Err(bad(
+                "a moved segment (data shift) is not resumed by this version",
+            ));
+        }
+        let (prev_id, prev) =
+            backup(&m, PREVIOUS).ok_or_else(|| bad("no backup-previous segment"))?;
+        let (fin_id, fin) = backup(&m, FINAL).ok_or_else(|| bad("no backup-final segment"))?;
+        let (prev, fin) = (prev.clone(), fin.clone());
+        if prev.offset != fin.offset || prev.size.is_some() || fin.size.is_some() {
+            return Err(bad(
+                "the backup segments describe a data shift or a fixed size",
+            ));
+        }
+        let want_kinds = match r.mode {
+            ReencryptMode::Encrypt => (false, true),
+            ReencryptMode::Decrypt => (true, false),
+            ReencryptMode::Reencrypt => (true, true),
+        };
+        if (prev.is_crypt(), fin.is_crypt()) != want_kinds {
+            return Err(bad(format!(
+                "the backup segments do not fit mode {}",
+                r.mode.name()
+            )));
+        }
+        let old_digest = digest_of(&m, prev_id).filter(|_| prev.is_crypt());
+        let new_digest = digest_of(&m, fin_id).filter(|_| fin.is_crypt());
+        let open = |d: Option<u32>| -> Result<Option<Zeroizing<Vec<u8>>>, Luks2Error> {
+            d.map(|d| {
+                img.unlock_digest(&header, d, None, passphrase)
+                    .map(|k| k.key)
+            })
+            .transpose()
+        };
+        let old_key = open(old_digest)?;
+        let new_key = if new_digest == old_digest {
+            None
+        } else {
+            open(new_digest)?
+        };
+        verify_digest(
+            &m,
+            old_key.as_deref().map(|k| &k[..]),
+            new_key.as_deref().map(|k| &k[..]),
+        )?;
+        let side = |segment: Segment,
+                    key: Option<Zeroizing<Vec<u8>>>,
+                    digest|
+         -> Result<Side, Luks2Error> {
+            let cipher = key
+                .as_ref()
+                .map(|k| segment_cipher(&segment, k))
+                .transpose()?;
+            Ok(Side {
+                segment,
+                key,
+                cipher,
+                digest,
+            })
+        };
+        let new_key = new_key.or_else(|| old_key.clone());
+        let old = side(prev, old_key, old_digest)?;
+        let new = side(fin, new_key, new_digest)?;
+        let old_keyslots = old_digest
+            .filter(|d| Some(*d) != new_digest)
+            .map(|d| m.digests[&d].keyslots.clone())
+            .unwrap_or_default();
+        let mut block = old.sector().max(new.sector()).max(4096);
+        if let Resilience::Checksum { sector_size, .. } = r.area.resilience {
+            block = block.max(u64::from(sector_size));
+        }
+        let d = new.segment.offset;
+        let total = data_len(&data)?;
+        let size = total
+            .checked_sub(d)
+            .filter(|n| *n > 0 && n.is_multiple_of(block))
+            .ok_or_else(|| bad(format!("the data device ({total} bytes) does not match the record (data at {d}, {block}-byte blocks)")))?;
+        // Base (pre-record) metadata: the record's keyslot and digest stay;
+        // the segments are rebuilt at every commit.
+        let mut base = m.clone();
+        base.segments.clear();
+        let mut rr = Reencryption {
+            header_dev: header,
+            data_dev: data,
+            header: img.header.clone(),
+            meta: base,
+            mode: r.mode,
+            area: r.area.clone(),
+            old,
+            new,
+            size,
+            done: 0,
+            hotzone: 0,
+            block,
+            old_keyslots,
+        };
+        // Where the active segments say the run is.
+        let active: Vec<&Segment> = m.segments.values().filter(|s| !s.is_backup()).collect();
+        let new_like = |s: &Segment, id: u32| {
+            s.kind == rr.new.segment.kind
+                && (!s.is_crypt()
+                    || (new_digest.is_some()
+                        && digest_of(&m, id) == new_digest
+                        && (old_digest == new_digest
+                            || !m.digests[&old_digest.unwrap_or(u32::MAX)]
+                                .segments
+                                .contains(&id))))
+        };
+        let ids: Vec<u32> = m
+            .segments
+            .iter()
+            .filter(|(_, s)| !s.is_backup())
+            .map(|(&i, _)| i)
+            .collect();
+        let hot = active.iter().position(|s| s.has_flag(HOT));
+        rr.hotzone = rr.hotzone_len(hotzone_size)?;
+        match hot {
+            Some(h) => {
+                let s = active[h];
+                let l = s.size.ok_or_else(|| bad("the hotzone has no fixed size"))?;
+                let o = s
+                    .offset
+                    .checked_sub(d)
+                    .ok_or_else(|| bad("the hotzone lies before the data"))?;
+                if h != usize::from(o > 0)
+                    || o + l > size
+                    || !o.is_multiple_of(block)
+                    || !l.is_multiple_of(block)
+                {
+                    return Err(bad("the hotzone is not where a forward run puts it"));
+                }
+                rr.recover(o, l)?;
+                rr.done = o + l;
+                if rr.done == size {
+                    rr.finish()?;
+                } else {
+                    rr.commit(rr.done, 0, rr.header.seqid + 1)?;
+                }
+            }
+            None => match active.len() {
+                1 if new_like(active[0], ids[0]) => {
+                    // Converted to the end but not torn down (cryptsetup's
+                    // post-final state): finish the header only.
+                    rr.done = size;
+                    rr.finish()?;
+                }
+                1 => rr.done = 0,
+                2 => {
+                    let o = active[0]
+                        .size
+                        .ok_or_else(|| bad("the converted segment has no fixed size"))?;
+                    if !new_like(active[0], ids[0])
+                        || active[1].offset != d + o
+                        || !o.is_multiple_of(block)
+                        || o >= size
+                    {
+                        return Err(bad("the segments are not a state of a forward run"));
+                    }
+                    rr.done = o;
+                }
+                n => {
+                    return Err(bad(format!(
+                        "{n} active segments: not a state of a forward run"
+                    )));
+                }
+            },
+        }
+        Ok(rr)
+    }
+
+    /// Repairs the hotzone `[o, o + l)` after a crash and syncs it.
+    fn recover(&mut self, o: u64, l: u64) -> Result<(), Luks2Error> {
+        let d = self.new.segment.offset;
+        const CHUNK: u64 = 16 << 20;
+        match self.area.resilience {
+            Resilience::Checksum { hash, sector_size } => {
+                let bs = u64::from(sector_size);
+                let n = hash.output_len();
+                let blocks = l / bs;
+                if blocks * n as u64 > self.area.size {
+                    return Err(bad("the hotzone is larger than its checksums"));
+                }
+                let mut sums = vec![0u8; blocks as usize * n];
+                read_at(&self.header_dev, &mut sums, self.area.offset)?;
+                let mut buf = vec![0u8; CHUNK.min(l) as usize];
+                let mut sum = vec![0u8; n];
+                let mut at = 0;
+                while at < l {
+                    let len = (l - at).min(CHUNK) as usize;
+                    let chunk = &mut buf[..len];
+                    read_at(&self.data_dev, chunk, d + o + at)?;
+                    for (i, blk) in chunk.chunks_exact_mut(bs as usize).enumerate() {
+                        let b = (at / bs) as usize + i;
+                        hash.hash_into(&[blk], &mut sum);
+                        if sum[..] == sums[b * n..(b + 1) * n] {
+                            let pos = o + at + i as u64 * bs;
+                            self.convert(pos, blk)?;
+                            write_at(&self.data_dev, blk, d + pos)?;
+                        }
+                    }
+                    at += len as u64;
+                }
+            }
+            Resilience::Journal => {
+                if l > self.area.size {
+                    return Err(bad("the hotzone is larger than its journal"));
+                }
+                let mut buf = vec![0u8; CHUNK.min(l) as usize];
+                let mut at = 0;
+                while at < l {
+                    let len = (l - at).min(CHUNK) as usize;
+                    let chunk = &mut buf[..len];
+                    read_at(&self.header_dev, chunk, self.area.offset + at)?;
+                    self.convert(o + at, chunk)?;
+                    write_at(&self.data_dev, chunk, d + o + at)?;
+                    at += len as u64;
+                }
+            }
+            other => {
+                return Err(bad(format!(
+                    "a hotzone in conversion under {} resilience cannot be repaired",
+                    other.name()
+                )));
+            }
+        }
+        self.data_dev.sync_data().map_err(Luks2Error::Io)
+    }
+
+    /// The key of a side, for the record's digest.
+    fn key<'a>(&self, side: &'a Side) -> Option<&'a [u8]> {
+        side.key.as_deref().map(|k| &k[..])
+    }
+
+    /// The hotzone length: at most `limit` (64 MiB by default), what the
+    /// area can protect, and a whole number of blocks.
+    fn hotzone_len(&self, limit: Option<u64>) -> Result<u64, Luks2Error> {
+        let want = limit.unwrap_or(64 << 20);
+        let cap = match self.area.resilience {
+            Resilience::Checksum { hash, sector_size } => {
+                (self.area.size / hash.output_len() as u64) * u64::from(sector_size)
+            }
+            Resilience::Journal => self.area.size,
+            _ => u64::MAX,
+        };
+        let l = want.min(cap).min(self.size) / self.block * self.block;
+        if l == 0 {
+            return Err(bad(format!(
+                "a hotzone of {want} bytes holds no whole {}-byte block",
+                self.block
+            )));
+        }
+        Ok(l)
+    }
+
+    /// The metadata of the state with `o` bytes converted and the hotzone
+    /// `[o, o + l)` in conversion (`l` = 0: a clean state): the active
+    /// segments, then the backups, each crypt segment bound to its key's
+    /// digest (the hotzone to both).
+    fn metadata_at(&self, o: u64, l: u64) -> Metadata {
+        let mut m = self.meta.clone();
+        let piece = |side: &Side, at: u64, len: Option<u64>| {
+            let s = &side.segment;
+            let mut p = if s.is_crypt() {
+                Segment {
+                    offset: s.offset + at,
+                    size: len,
+                    iv_tweak: at / 512,
+                    flags: Vec::new(),
+                    ..s.clone()
+                }
+            } else {
+                Segment::linear(s.offset + at, len)
+            };
+            p.flags.clear();
+            p
+        };
+        // (segment, bound to the old digest, bound to the new digest)
+        let mut active: Vec<(Segment, bool, bool)> = Vec::new();
+        if o + l >= self.size && l == 0 {
+            active.push((piece(&self.new, 0, None), false, true));
+        } else {
+            if o > 0 {
+                active.push((piece(&self.new, 0, Some(o)), false, true));
+            }
+            if l > 0 {
+                let mut hot = piece(&self.new, o, Some(l));
+                hot.flags.push(HOT.into());
+                active.push((hot, true, true));
+            }
+            if o + l < self.size {
+                active.push((piece(&self.old, o + l, None), true, false));
+            }
+        }
+        m.segments.clear();
+        for d in m.digests.values_mut() {
+            d.segments.clear();
+        }
+        let bind = |m: &mut Metadata, id: u32, digest: Option<u32>| {
+            if let Some(d) = digest.and_then(|d| m.digests.get_mut(&d)) {
+                d.segments.push(id);
+            }
+        };
+        let mut next = 0u32;
+        for (seg, old, new) in active {
+            let crypt = seg.is_crypt();
+            m.segments.insert(next, seg);
+            if crypt && old {
+                bind(&mut m, next, self.old.digest);
+            }
+            if crypt && new {
+                bind(&mut m, next, self.new.digest);
+            }
+            next += 1;
+        }
+        for side in [&self.old, &self.new] {
+            m.segments.insert(next, side.segment.clone());
+            if side.segment.is_crypt() {
+                bind(&mut m, next, side.digest);
+            }
+            next += 1;
+        }
+        for d in m.digests.values_mut() {
+            d.segments.sort_unstable();
+            d.segments.dedup();
+        }
+        m
+    }
+
+    /// Commits the state `(o, l)` with `seqid`.
+    fn commit(&mut self, o: u64, l: u64, seqid: u64) -> Result<(), Luks2Error> {
+        let m = self.metadata_at(o, l);
+        write_header(&self.header_dev, &self.header, seqid, &m)?;
+        self.header.seqid = seqid;
+        Ok(())
+    }
+
+    /// Converts `buf`, the bytes at logical offset `at`, from the old side
+    /// to the new.
+    fn convert(&self, at: u64, buf: &mut [u8]) -> Result<(), Luks2Error> {
+        if let Some(c) = &self.old.cipher {
+            crypt(c, Direction::Decrypt, at / u64::from(c.sector_size()), buf)?;
+        }
+        if let Some(c) = &self.new.cipher {
+            crypt(c, Direction::Encrypt, at / u64::from(c.sector_size()), buf)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes of data converted so far, and in all.
+    ///
+    /// ```
+    /// # let _ = |r: &mdu_luks2::reencrypt::Reencryption| r.progress();
+    /// ```
+    pub fn progress(&self) -> (u64, u64) {
+        (self.done, self.size)
+    }
+
+    /// The hotzone length in use.
+    ///
+    /// ```
+    /// # let _ = |r: &mdu_luks2::reencrypt::Reencryption| r.hotzone_size();
+    /// ```
+    pub fn hotzone_size(&self) -> u64 {
+        self.hotzone
+    }
+
+    /// The resilience recorded in the header.
+    ///
+    /// ```
+    /// # let _ = |r: &mdu_luks2::reencrypt::Reencryption| r.resilience().name();
+    /// ```
+    pub fn resilience(&self) -> Resilience {
+        self.area.resilience
+    }
+
+    /// What is converted.
+    ///
+    /// ```
+    /// # let _ = |r: &mdu_luks2::reencrypt::Reencryption| r.mode();
+    /// ```
+    pub fn mode(&self) -> ReencryptMode {
+        self.mode
+    }
+
+    /// Converts hotzone after hotzone until the data are done, then writes
+    /// the final header and wipes the areas that held old keys and copies.
+    /// `progress(done, total)` is called after each hotzone; when `stop()`
+    /// turns true between hotzones the run ends with the progress recorded
+    /// ([`Outcome::Interrupted`]).
+    ///
+    /// # Errors
+    ///
+    /// I/O errors; the header then still describes a state a resume
+    /// repairs.
+    pub fn run(
+        &mut self,
+        progress: &mut dyn FnMut(u64, u64),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Outcome, Luks2Error> {
+        let none = self.area.resilience == Resilience::None;
+        let mut buf: Vec<u8> = Vec::new();
+        while self.done < self.size {
+            if stop() {
+                if none {
+                    self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+                    self.commit(self.done, 0, self.header.seqid + 1)?;
+                }
+                return Ok(Outcome::Interrupted {
+                    done: self.done,
+                    total: self.size,
+                });
+            }
+            let o = self.done;
+            let l = self.hotzone.min(self.size - o);
+            let last = o + l == self.size;
+            buf.resize(l as usize, 0);
+            read_at(&self.data_dev, &mut buf, self.old.segment.offset + o)?;
+            // 1. Protect the old bytes, then commit the hotzone.
+            match self.area.resilience {
+                Resilience::Checksum { hash, sector_size } => {
+                    let bs = sector_size as usize;
+                    let n = hash.output_len();
+                    let mut sums = vec![0u8; buf.len() / bs * n];
+                    for (blk, out) in buf.chunks_exact(bs).zip(sums.chunks_exact_mut(n)) {
+                        hash.hash_into(&[blk], out);
+                    }
+                    write_at(&self.header_dev, &sums, self.area.offset)?;
+                }
+                Resilience::Journal => write_at(&self.header_dev, &buf, self.area.offset)?,
+                _ => {}
+            }
+            if !none {
+                self.commit(o, l, self.header.seqid + 1)?;
+            }
+            // 2. Convert, write, sync.
+            self.convert(o, &mut buf)?;
+            write_at(&self.data_dev, &buf, self.new.segment.offset + o)?;
+            if !none {
+                self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+            }
+            // 3. Count it converted (the last one: the final header).
+            self.done = o + l;
+            if last {
+                buf.iter_mut().for_each(|b| *b = 0);
+                self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+                self.finish()?;
+            } else if !none {
+                self.commit(self.done, 0, self.header.seqid + 1)?;
+            }
+            progress(self.done, self.size);
+        }
+        Ok(Outcome::Finished)
+    }
+
+    /// Writes the final header (one segment, no record, the old keyslots
+    /// and digests gone), then wipes the areas of the old keyslots and of
+    /// the record.
+    fn finish(&mut self) -> Result<(), Luks2Error> {
+        let mut m = self.meta.clone();
+        let mut seg = self.new.segment.clone();
+        seg.flags.clear();
+        m.segments = BTreeMap::from([(0, seg)]);
+        let mut wipes: Vec<(u64, u64)> = Vec::new();
+        if let Some(r) = m.reencrypt.take() {
+            wipes.push((r.area.offset, r.area.size));
+            m.digests.retain(|_, d| !d.keyslots.contains(&r.id));
+        }
+        if self.mode != ReencryptMode::Encrypt {
+            for id in &self.old_keyslots {
+                if let Some(k) = m.keyslots.remove(id) {
+                    wipes.push((k.area.offset, k.area.size));
+                }
+            }
+            if let Some(d) = self.old.digest {
+                m.digests.remove(&d);
+            }
+        }
+        if let Some(d) = self.new.digest.and_then(|d| m.digests.get_mut(&d)) {
+            d.segments = vec![0];
+        }
+        if !self.new.segment.is_crypt() {
+            m.digests.clear();
+            m.keyslots.clear();
+        }
+        if let Some(r) = &mut m.config.requirements {
+            r.retain(|x| !x.starts_with("online-reencrypt"));
+        }
+        if m.config.requirements.as_ref().is_some_and(Vec::is_empty) {
+            m.config.requirements = None;
+        }
+        let seqid = self.header.seqid + 1;
+        write_header(&self.header_dev, &self.header, seqid, &m)?;
+        self.header.seqid = seqid;
+        self.meta = m;
+        for (offset, len) in wipes {
+            wipe(&self.header_dev, offset, len)?;
+        }
+        self.header_dev.sync_data().map_err(Luks2Error::Io)?;
+        Ok(())
+    }
+}
+
+/// One batched call, split over the rayon pool when the crate has it.
+fn crypt(c: &SectorCipher, dir: Direction, first: u64, buf: &mut [u8]) -> Result<(), Luks2Error> {
+    #[cfg(feature = "rayon")]
+    {
+        Ok(c.par_crypt(dir, first, buf)?)
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        Ok(c.crypt(dir, first, buf)?)
+    }
+}
