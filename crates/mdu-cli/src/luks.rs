@@ -74,6 +74,113 @@ pub(crate) enum LuksCmd {
     /// progress) is refused when the header is read, naming the field.
     #[command(after_long_help = CHECK_HELP)]
     Check(CheckArgs),
+    /// Convert the data of IMAGE in place, as `cryptsetup reencrypt`: a new
+    /// volume key (and --cipher, --key-size, --sector-size) for a LUKS2
+    /// volume; with --header FILE, --encrypt a plaintext IMAGE under a new
+    /// detached header or --decrypt the IMAGE of a detached header.
+    ///
+    /// The progress is recorded in the header as cryptsetup 2.6 records it,
+    /// so `cryptsetup reencrypt --resume-only` finishes a run of mdu and
+    /// this command finishes a run of cryptsetup (forward runs with
+    /// checksum, journal or none resilience: key changes, --encrypt
+    /// --header and, from mdu, --decrypt --header). A run that was killed,
+    /// crashed or lost power is resumed by running the command again (or
+    /// with --resume-only): the hotzone in flight is repaired first, from
+    /// its journal or block by block from its checksums, so no data are
+    /// lost. The final header is written in one step and the areas that
+    /// held the old keys and the journal are wiped after it. Ctrl-C stops
+    /// after the current hotzone, with the progress recorded (exit 1).
+    ///
+    /// IMAGE (and --header) must not be in use: no dm-crypt mapping, no
+    /// mounted file system.
+    #[command(after_long_help = REENCRYPT_HELP)]
+    Reencrypt(ReencryptArgs),
+}
+
+const REENCRYPT_HELP: &str = "\
+Resilience: checksum (default) hashes every old block of a hotzone into the
+header before it is converted; journal copies the hotzone into the header
+(every byte written twice); none writes nothing: a crash in the middle
+LOSES DATA, and as nothing on disk says how far such a run got, resuming it
+is refused unless --allow-none-resume is given.
+
+Exit status: 0 done (or initialised, with --init-only); 1 a wrong
+passphrase, a damaged or refused header, or a run interrupted (resume it);
+2 bad usage.";
+
+/// `mdu luks reencrypt`.
+#[derive(Args, Debug)]
+pub(crate) struct ReencryptArgs {
+    /// File whose whole contents are the passphrase: it opens the old key
+    /// and keeps the new one.
+    #[arg(long, value_name = "F")]
+    key_file: PathBuf,
+    /// The LUKS2 header is in FILE, not in IMAGE (IMAGE is then all data).
+    #[arg(long, value_name = "FILE")]
+    header: Option<PathBuf>,
+    /// Encrypt the plaintext IMAGE in place under a new detached header
+    /// (--header, a file that must not exist yet).
+    #[arg(long, requires = "header", conflicts_with = "decrypt")]
+    encrypt: bool,
+    /// Decrypt IMAGE in place; the detached header (--header) ends with one
+    /// linear segment and no keyslots.
+    #[arg(long, requires = "header")]
+    decrypt: bool,
+    /// The new cipher (default: the current one; for --encrypt
+    /// aes-xts-plain64).
+    #[arg(long, value_name = "SPEC", conflicts_with = "decrypt")]
+    cipher: Option<String>,
+    /// The new volume key size in bits (default: the current one; for
+    /// --encrypt the cipher's default).
+    #[arg(long, value_name = "BITS", conflicts_with = "decrypt")]
+    key_size: Option<u32>,
+    /// The new sector size (default: the current one; for --encrypt 4096).
+    #[arg(long, value_name = "N", conflicts_with = "decrypt")]
+    sector_size: Option<u32>,
+    /// Key derivation of a new keyslot made by --encrypt (a key change keeps
+    /// the old keyslot's).
+    #[arg(long, value_enum, default_value = "argon2id", requires = "encrypt")]
+    pbkdf: PbkdfArg,
+    /// PBKDF2 iterations or Argon2 passes of the new keyslot (--encrypt).
+    #[arg(long, value_name = "N", requires = "encrypt")]
+    pbkdf_force_iterations: Option<u32>,
+    /// The keyslot to open (and to keep, under the new key); the others of
+    /// the old key are removed at the end. Needed when there are several.
+    #[arg(long, value_name = "N")]
+    key_slot: Option<u32>,
+    /// How each hotzone survives a crash (see below).
+    #[arg(long, value_enum, default_value = "checksum")]
+    resilience: ResilienceArg,
+    /// Hash of checksum resilience: sha1, sha256 or sha512.
+    #[arg(long, value_name = "HASH", default_value = "sha256")]
+    resilience_hash: String,
+    /// The largest hotzone in bytes (default 64 MiB; journal: at most what
+    /// the keyslots area holds).
+    #[arg(long, value_name = "BYTES")]
+    hotzone_size: Option<u64>,
+    /// Only go on with a reencryption in progress; never start one.
+    #[arg(long, conflicts_with_all = ["encrypt", "decrypt", "cipher", "key_size", "sector_size", "init_only"])]
+    resume_only: bool,
+    /// Write the first state of the reencryption and stop (resume it later).
+    #[arg(long)]
+    init_only: bool,
+    /// Resume a run with resilience none (see below).
+    #[arg(long)]
+    allow_none_resume: bool,
+    /// The data device or image file.
+    #[arg(value_name = "IMAGE")]
+    image: PathBuf,
+}
+
+/// `--resilience`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResilienceArg {
+    /// Hashes of the old blocks of each hotzone.
+    Checksum,
+    /// A copy of each hotzone.
+    Journal,
+    /// Nothing: a crash loses data.
+    None,
 }
 
 const CHECK_HELP: &str = "\
@@ -256,6 +363,205 @@ pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
         LuksCmd::Decrypt(a) => decrypt(a),
         LuksCmd::Dump(a) => dump(a),
         LuksCmd::Check(a) => check(a),
+        LuksCmd::Reencrypt(a) => reencrypt(a),
+    }
+}
+
+/// Set by SIGINT, SIGTERM and SIGHUP while a reencryption runs: it stops
+/// after the current hotzone.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
+    use mdu_luks2::reencrypt::{Options, Outcome, Plan, Reencryption, ResilienceChoice};
+    let hash = Hash::parse(&a.resilience_hash).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--resilience-hash {}: use sha1, sha256 or sha512",
+            a.resilience_hash
+        ))
+    })?;
+    let options = Options {
+        resilience: match a.resilience {
+            ResilienceArg::Checksum => ResilienceChoice::Checksum,
+            ResilienceArg::Journal => ResilienceChoice::Journal,
+            ResilienceArg::None => ResilienceChoice::None,
+        },
+        hash,
+        hotzone_size: a.hotzone_size,
+    };
+    let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
+    let open_rw = |p: &Path| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(p)
+            .map_err(|e| CliError::io(p, "open", e))
+    };
+    let data = open_rw(&a.image)?;
+    // The encryption plan's parameters are checked before anything else.
+    let encrypt_params = if a.encrypt {
+        let new = NewImageArgs {
+            key_file: a.key_file.clone(),
+            cipher: a.cipher.clone().unwrap_or_else(|| "aes-xts-plain64".into()),
+            key_size: a.key_size,
+            sector_size: a.sector_size.unwrap_or(4096),
+            pbkdf: a.pbkdf,
+            pbkdf_force_iterations: a.pbkdf_force_iterations,
+            pbkdf_memory: 1 << 20,
+            pbkdf_parallel: 4,
+            hash: "sha256".into(),
+            uuid: None,
+            label: String::new(),
+            subsystem: String::new(),
+            volume_key_file: None,
+            weak: WeakKeyArg {
+                allow_weak_key: false,
+            },
+            offset: 32768,
+        };
+        Some(format_params(&new)?)
+    } else {
+        None
+    };
+    let pass = read_passphrase(&a.key_file)?;
+    let header = if let Some(params) = encrypt_params {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&header_path)
+            .map_err(|e| CliError::io(&header_path, "create the detached header", e))?;
+        let plan = Plan::Encrypt(params);
+        let r = Reencryption::init(
+            f,
+            data.try_clone()
+                .map_err(|e| CliError::io(&a.image, "open", e))?,
+            &pass,
+            &plan,
+            &options,
+        );
+        match r {
+            Ok(r) => Some(r),
+            Err(e) => {
+                // Nothing was converted: the new header file goes.
+                let _ = std::fs::remove_file(&header_path);
+                return Err(image_error(&header_path, e));
+            }
+        }
+    } else {
+        None
+    };
+    let mut run = match header {
+        Some(r) => r,
+        None => {
+            let hf = open_rw(&header_path)?;
+            let img = Image::load(&hf).map_err(|e| image_error(&header_path, e))?;
+            let data2 = data
+                .try_clone()
+                .map_err(|e| CliError::io(&a.image, "open", e))?;
+            if img.metadata.reencrypt.is_some() {
+                if a.decrypt
+                    || a.cipher.is_some()
+                    || a.key_size.is_some()
+                    || a.sector_size.is_some()
+                {
+                    return Err(CliError::Usage(format!(
+                        "{}: a reencryption is already in progress; resume it with --resume-only",
+                        header_path.display()
+                    )));
+                }
+                if a.resilience != ResilienceArg::Checksum && !a.resume_only {
+                    eprintln!("mdu: resuming with the resilience recorded in the header");
+                }
+                Reencryption::resume(hf, data2, &pass, a.hotzone_size, a.allow_none_resume)
+                    .map_err(|e| image_error(&header_path, e))?
+            } else if a.resume_only {
+                return Err(CliError::VerifyFailed(format!(
+                    "{}: no reencryption in progress",
+                    header_path.display()
+                )));
+            } else {
+                let plan = if a.decrypt {
+                    Plan::Decrypt {
+                        key_slot: a.key_slot,
+                    }
+                } else {
+                    let Plan::Reencrypt {
+                        cipher,
+                        key_size,
+                        sector_size,
+                        ..
+                    } = Plan::new_key(&img, a.key_slot)
+                        .map_err(|e| image_error(&header_path, e))?
+                    else {
+                        unreachable!("new_key makes a Reencrypt plan")
+                    };
+                    let cipher = match &a.cipher {
+                        Some(c) => CipherSpec::parse(c)
+                            .map_err(|e| CliError::Usage(format!("--cipher {c}: {e}")))?,
+                        None => cipher,
+                    };
+                    let key_size = match a.key_size {
+                        Some(bits)
+                            if bits % 8 == 0
+                                && cipher.check_key_len((bits / 8) as usize).is_ok() =>
+                        {
+                            (bits / 8) as usize
+                        }
+                        Some(bits) => {
+                            return Err(CliError::Usage(format!(
+                                "--key-size {bits}: not a key size of {cipher}"
+                            )));
+                        }
+                        None if a.cipher.is_some() => cipher.default_key_len(),
+                        None => key_size,
+                    };
+                    Plan::Reencrypt {
+                        cipher,
+                        key_size,
+                        sector_size: a.sector_size.unwrap_or(sector_size),
+                        key_slot: a.key_slot,
+                    }
+                };
+                Reencryption::init(hf, data2, &pass, &plan, &options)
+                    .map_err(|e| image_error(&header_path, e))?
+            }
+        }
+    };
+    if a.init_only {
+        eprintln!(
+            "mdu: reencryption of {} initialised ({} resilience); run again with --resume-only to convert",
+            a.image.display(),
+            run.resilience().name()
+        );
+        return Ok(());
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: `on_stop` only stores to an atomic, which is
+        // async-signal-safe, and has the signature signal() expects.
+        unsafe { libc::signal(sig, on_stop as *const () as libc::sighandler_t) };
+    }
+    let (done, total) = run.progress();
+    let pb = util::progress(
+        total,
+        &format!("{} {}", run.mode().name(), a.image.display()),
+    );
+    pb.set_position(done);
+    let outcome = run
+        .run(&mut |d, _| pb.set_position(d), &|| {
+            STOP.load(std::sync::atomic::Ordering::SeqCst)
+        })
+        .map_err(|e| image_error(&header_path, e))?;
+    pb.finish_and_clear();
+    match outcome {
+        Outcome::Finished => Ok(()),
+        Outcome::Interrupted { done, total } => Err(CliError::VerifyFailed(format!(
+            "{}: interrupted after {done} of {total} bytes, progress recorded; run `mdu luks reencrypt --resume-only` to go on",
+            a.image.display()
+        ))),
     }
 }
 

@@ -100,6 +100,29 @@ fn backup<'a>(m: &'a Metadata, flag: &str) -> Option<(u32, &'a Segment)> {
         .map(|(&id, s)| (id, s))
 }
 
+/// Whether digest `d` is bound to segment `id`.
+fn bound(m: &Metadata, d: Option<u32>, id: u32) -> bool {
+    d.and_then(|d| m.digests.get(&d))
+        .is_some_and(|d| d.segments.contains(&id))
+}
+
+/// Whether active segment `id` is a converted one: of the final kind,
+/// and for `crypt` bound to the new key's digest and not to the old one's.
+fn new_side(
+    m: &Metadata,
+    s: &Segment,
+    id: u32,
+    fin_kind: crate::SegmentKind,
+    old_digest: Option<u32>,
+    new_digest: Option<u32>,
+) -> bool {
+    s.kind == fin_kind
+        && !s.has_flag(HOT)
+        && (!s.is_crypt()
+            || (bound(m, new_digest, id)
+                && (old_digest == new_digest || !bound(m, old_digest, id))))
+}
+
 /// The digest bound to segment `id`.
 fn digest_of(m: &Metadata, id: u32) -> Option<u32> {
     m.digests
@@ -968,17 +991,40 @@ impl Reencryption {
             })
             .transpose()
         };
-        let old_key = open(old_digest)?;
-        let new_key = if new_digest == old_digest {
-            None
-        } else {
-            open(new_digest)?
+        // Converted to the end but not torn down (cryptsetup's post-final
+        // state, where its clean-up may already have removed the old
+        // keyslots): only the new key is needed, and no data move.
+        let active_ids: Vec<u32> = m
+            .segments
+            .iter()
+            .filter(|(_, s)| !s.is_backup())
+            .map(|(&i, _)| i)
+            .collect();
+        let teardown_only = match active_ids[..] {
+            [id] => {
+                let s = &m.segments[&id];
+                s.offset == fin.offset
+                    && s.size.is_none()
+                    && new_side(&m, s, id, fin.kind, old_digest, new_digest)
+            }
+            _ => false,
         };
-        verify_digest(
-            &m,
-            old_key.as_deref().map(|k| &k[..]),
-            new_key.as_deref().map(|k| &k[..]),
-        )?;
+        let (old_key, new_key) = if teardown_only {
+            (None, open(new_digest)?)
+        } else {
+            let old_key = open(old_digest)?;
+            let new_key = if new_digest == old_digest {
+                None
+            } else {
+                open(new_digest)?
+            };
+            verify_digest(
+                &m,
+                old_key.as_deref().map(|k| &k[..]),
+                new_key.as_deref().map(|k| &k[..]),
+            )?;
+            (old_key, new_key)
+        };
         let side = |segment: Segment,
                     key: Option<Zeroizing<Vec<u8>>>,
                     digest|
@@ -1032,16 +1078,8 @@ impl Reencryption {
         };
         // Where the active segments say the run is.
         let active: Vec<&Segment> = m.segments.values().filter(|s| !s.is_backup()).collect();
-        let new_like = |s: &Segment, id: u32| {
-            s.kind == rr.new.segment.kind
-                && (!s.is_crypt()
-                    || (new_digest.is_some()
-                        && digest_of(&m, id) == new_digest
-                        && (old_digest == new_digest
-                            || !m.digests[&old_digest.unwrap_or(u32::MAX)]
-                                .segments
-                                .contains(&id))))
-        };
+        let fin_kind = rr.new.segment.kind;
+        let new_like = |s: &Segment, id: u32| new_side(&m, s, id, fin_kind, old_digest, new_digest);
         let ids: Vec<u32> = m
             .segments
             .iter()
