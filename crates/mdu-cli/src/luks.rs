@@ -463,6 +463,12 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
                 .try_clone()
                 .map_err(|e| CliError::io(&a.image, "open", e))?;
             if img.metadata.reencrypt.is_some() {
+                if a.init_only {
+                    return Err(CliError::VerifyFailed(format!(
+                        "{}: a reencryption is already in progress",
+                        header_path.display()
+                    )));
+                }
                 if a.decrypt
                     || a.cipher.is_some()
                     || a.key_size.is_some()

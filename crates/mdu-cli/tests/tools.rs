@@ -12,7 +12,7 @@ use mdu_testkit::tools::{self, Search, Tool};
 
 /// Each tool with the tests that skip without it (keep in step with the
 /// `have_tool` / `have_python_cryptography` calls).
-const USES: [(Tool, &[&str]); 6] = [
+const USES: [(Tool, &[&str]); 7] = [
     (
         Tool::Fsverity,
         &[
@@ -53,7 +53,13 @@ const USES: [(Tool, &[&str]); 6] = [
             "luks::an_unbound_keyslot_opens_no_segment_and_dumps_only_with_unbound",
             "luks::hostile_headers_open_in_mdu_exactly_when_they_open_in_cryptsetup",
             "luks::a_segment_bound_to_two_digests_is_refused",
+            "luks_reencrypt::runs_of_either_tool_are_finished_by_the_other",
+            "luks_reencrypt::a_kill_at_any_sync_point_loses_nothing",
         ],
+    ),
+    (
+        Tool::Strace,
+        &["luks_reencrypt::a_kill_at_any_sync_point_loses_nothing"],
     ),
     (
         Tool::PythonCryptography,

@@ -58,17 +58,21 @@ pub enum Tool {
     /// The running kernel's ext4 encryption, driven as root through loop
     /// mounts and the fscrypt ioctls ([`FSCRYPT_KERNEL_SCRIPT`]).
     KernelFscrypt,
+    /// `strace`, whose fault injection kills a process at an exact sync
+    /// point (the crash tests of in-place reencryption).
+    Strace,
 }
 
 impl Tool {
     /// Every reference tool some interop test of the workspace uses.
-    pub const ALL: [Tool; 6] = [
+    pub const ALL: [Tool; 7] = [
         Tool::Fsverity,
         Tool::Veritysetup,
         Tool::Cryptsetup,
         Tool::Python3,
         Tool::PythonCryptography,
         Tool::KernelFscrypt,
+        Tool::Strace,
     ];
 
     /// What the tool is called in messages.
@@ -85,6 +89,7 @@ impl Tool {
             Tool::Python3 => "python3",
             Tool::PythonCryptography => "python3 `cryptography`",
             Tool::KernelFscrypt => "the kernel's ext4 encryption",
+            Tool::Strace => "strace",
         }
     }
 
@@ -95,6 +100,7 @@ impl Tool {
             Tool::Veritysetup => "veritysetup",
             Tool::Cryptsetup => "cryptsetup",
             Tool::Python3 | Tool::PythonCryptography | Tool::KernelFscrypt => "python3",
+            Tool::Strace => "strace",
         }
     }
 
@@ -111,6 +117,7 @@ impl Tool {
             Tool::Python3 => "python3",
             Tool::PythonCryptography => "python3-cryptography",
             Tool::KernelFscrypt => "e2fsprogs",
+            Tool::Strace => "strace",
         }
     }
 
@@ -120,6 +127,7 @@ impl Tool {
             Tool::Fsverity | Tool::Veritysetup | Tool::Cryptsetup | Tool::Python3 => &["--version"],
             Tool::PythonCryptography => &["-c", "import cryptography.hazmat.primitives.ciphers"],
             Tool::KernelFscrypt => &[FSCRYPT_KERNEL_SCRIPT, "probe"],
+            Tool::Strace => &["-V"],
         }
     }
 

@@ -1,0 +1,448 @@
+//! `mdu luks reencrypt` against cryptsetup 2.6: a run of either tool is
+//! finished by the other, a kill at any sync point loses no byte (killed
+//! with strace's fault injection, resumed by mdu or by cryptsetup), and a
+//! record that was tampered with is refused before anything moves.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{Rng, expect_code, have_tool, mdu, run, scratch};
+
+const PBKDF2: &[&str] = &["--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"];
+/// Eight hotzones over the 8 MiB of data.
+const HOTZONE: &str = "1048576";
+
+/// Under the emulator (CI's qemu run) the crash sweep does not run.
+fn emulated() -> bool {
+    std::env::var("MDU_EMULATED").is_ok_and(|v| v == "1")
+}
+
+fn cryptsetup(dir: &Path, args: &[&str]) -> Output {
+    run(Command::new("cryptsetup").current_dir(dir).args(args))
+}
+
+struct Volume {
+    dir: tempfile::TempDir,
+    key: String,
+    plain: Vec<u8>,
+    plain_path: String,
+}
+
+impl Volume {
+    /// A key file and 8 MiB of random plaintext.
+    fn new(test: &str) -> Volume {
+        let mut rng = Rng::new(test);
+        let dir = scratch();
+        let key = dir.path().join("key");
+        std::fs::write(&key, rng.bytes(24)).unwrap();
+        let plain = rng.bytes(8 << 20);
+        let plain_path = dir.path().join("plain");
+        std::fs::write(&plain_path, &plain).unwrap();
+        Volume {
+            key: key.to_str().unwrap().to_owned(),
+            plain_path: plain_path.to_str().unwrap().to_owned(),
+            dir,
+            plain,
+        }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_owned()
+    }
+
+    /// A LUKS2 image (header in it, data at 16 MiB) of the plaintext.
+    fn image(&self, name: &str) -> String {
+        let img = self.path(name);
+        let _ = std::fs::remove_file(&img);
+        let out = run(mdu()
+            .args(["luks", "encrypt", "--key-file", &self.key])
+            .args(PBKDF2)
+            .args([&self.plain_path, &img]));
+        expect_code(&out, 0, "luks encrypt");
+        img
+    }
+
+    /// A copy of the plaintext, to encrypt in place.
+    fn data(&self, name: &str) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, &self.plain).unwrap();
+        p
+    }
+
+    /// `mdu luks decrypt` gives the plaintext back.
+    fn assert_plain(&self, img: &str, what: &str) {
+        let out_path = self.path("dec");
+        let _ = std::fs::remove_file(&out_path);
+        let out = run(mdu()
+            .args(["luks", "decrypt", "--key-file", &self.key, img])
+            .arg(&out_path));
+        expect_code(&out, 0, &format!("{what}: decrypt"));
+        assert!(
+            std::fs::read(&out_path).unwrap() == self.plain,
+            "{what}: the data changed"
+        );
+    }
+
+    fn mdu_reencrypt(&self, args: &[&str]) -> Output {
+        run(mdu()
+            .args([
+                "luks",
+                "reencrypt",
+                "--key-file",
+                &self.key,
+                "--hotzone-size",
+                HOTZONE,
+            ])
+            .args(args))
+    }
+
+    fn cs(&self, args: &[&str]) -> Output {
+        cryptsetup(self.dir.path(), args)
+    }
+}
+
+#[test]
+fn runs_of_either_tool_are_finished_by_the_other() {
+    let test = "luks_reencrypt::runs_of_either_tool_are_finished_by_the_other";
+    if !have_tool("cryptsetup", test) {
+        return;
+    }
+    let v = Volume::new(test);
+    let offline = "--force-offline-reencrypt";
+
+    // A whole key change by mdu opens in cryptsetup.
+    let img = v.image("a");
+    expect_code(&v.mdu_reencrypt(&[&img]), 0, "mdu key change");
+    let t = v.cs(&["open", "--test-passphrase", "--key-file", &v.key, &img]);
+    expect_code(&t, 0, "cryptsetup opens the new key");
+    v.assert_plain(&img, "mdu key change");
+
+    // mdu starts, cryptsetup finishes.
+    let img = v.image("b");
+    expect_code(
+        &v.mdu_reencrypt(&["--init-only", &img]),
+        0,
+        "mdu --init-only",
+    );
+    let d = v.mdu_reencrypt(&["--init-only", &img]);
+    assert_ne!(d.status.code(), Some(0), "a second init on a record");
+    let r = v.cs(&[
+        "reencrypt",
+        "-q",
+        offline,
+        "--resume-only",
+        "--key-file",
+        &v.key,
+        &img,
+    ]);
+    expect_code(&r, 0, "cryptsetup resumes mdu's key change");
+    v.assert_plain(&img, "cryptsetup finished mdu's key change");
+
+    // cryptsetup starts, mdu finishes.
+    let img = v.image("c");
+    let r = v.cs(&[
+        &[
+            "reencrypt",
+            "-q",
+            offline,
+            "--init-only",
+            "--key-file",
+            &v.key,
+        ][..],
+        PBKDF2,
+        &[&img],
+    ]
+    .concat());
+    expect_code(&r, 0, "cryptsetup --init-only");
+    expect_code(&v.mdu_reencrypt(&["--resume-only", &img]), 0, "mdu resumes");
+    let t = v.cs(&["open", "--test-passphrase", "--key-file", &v.key, &img]);
+    expect_code(&t, 0, "cryptsetup opens what mdu finished");
+    v.assert_plain(&img, "mdu finished cryptsetup's key change");
+
+    // Detached headers: mdu encrypts, cryptsetup decrypts; and back.
+    let data = v.data("d");
+    let hdr = v.path("d.hdr");
+    let e = v.mdu_reencrypt(&[&["--encrypt", "--header", &hdr][..], PBKDF2, &[&data]].concat());
+    expect_code(&e, 0, "mdu --encrypt --header");
+    assert!(
+        std::fs::read(&data).unwrap() != v.plain,
+        "encrypted in place"
+    );
+    let dec = v.cs(&[
+        "reencrypt",
+        "-q",
+        offline,
+        "--decrypt",
+        "--header",
+        &hdr,
+        "--key-file",
+        &v.key,
+        &data,
+    ]);
+    expect_code(&dec, 0, "cryptsetup --decrypt --header");
+    assert!(
+        std::fs::read(&data).unwrap() == v.plain,
+        "cryptsetup decrypted mdu's encryption"
+    );
+
+    let data = v.data("e");
+    let hdr = v.path("e.hdr");
+    let enc = v.cs(&[
+        &[
+            "reencrypt",
+            "-q",
+            offline,
+            "--encrypt",
+            "--header",
+            &hdr,
+            "--sector-size",
+            "4096",
+            "--key-file",
+            &v.key,
+        ][..],
+        PBKDF2,
+        &[&data],
+    ]
+    .concat());
+    expect_code(&enc, 0, "cryptsetup --encrypt --header");
+    let d = v.mdu_reencrypt(&["--decrypt", "--header", &hdr, &data]);
+    expect_code(&d, 0, "mdu --decrypt --header");
+    assert!(
+        std::fs::read(&data).unwrap() == v.plain,
+        "mdu decrypted cryptsetup's encryption"
+    );
+}
+
+/// Runs `argv` under strace, killed at its `n`-th fsync or fdatasync;
+/// whether it ran to its end instead (fewer sync points).
+fn killed_at(dir: &Path, n: usize, argv: &[String]) -> bool {
+    let out = run(Command::new("strace")
+        .current_dir(dir)
+        .args([
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=fsync,fdatasync",
+        ])
+        .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
+        .args(argv));
+    out.status.code() != Some(0)
+}
+
+#[test]
+fn a_kill_at_any_sync_point_loses_nothing() {
+    let test = "luks_reencrypt::a_kill_at_any_sync_point_loses_nothing";
+    if !have_tool("cryptsetup", test) || !have_tool("strace", test) {
+        return;
+    }
+    if emulated() {
+        eprintln!(
+            "SKIPPED: {test}: the crash sweep runs on the host only (not under the emulator)"
+        );
+        return;
+    }
+    let v = Volume::new(test);
+    let dir = v.dir.path();
+    let orig = v.image("orig");
+    let mdu_argv = |res: &str, img: &str| -> Vec<String> {
+        let mut a = common::mdu_argv();
+        a.extend(
+            [
+                "luks",
+                "reencrypt",
+                "--key-file",
+                &v.key,
+                "--hotzone-size",
+                HOTZONE,
+                "--resilience",
+                res,
+                img,
+            ]
+            .map(str::to_owned),
+        );
+        a
+    };
+    let mut points = 0;
+    // mdu killed at every second sync point (checksum) and every fifth
+    // (journal); resumed by mdu, and at every third trial by cryptsetup.
+    for (res, step) in [("checksum", 2), ("journal", 5)] {
+        for n in (1..).step_by(step) {
+            let img = v.path("k");
+            std::fs::copy(&orig, &img).unwrap();
+            if !killed_at(dir, n, &mdu_argv(res, &img)) {
+                break;
+            }
+            points += 1;
+            if points % 3 == 0 {
+                let _ = v.cs(&["repair", "-q", "--key-file", &v.key, &img]);
+                let _ = v.cs(&[
+                    "reencrypt",
+                    "-q",
+                    "--force-offline-reencrypt",
+                    "--resume-only",
+                    "--key-file",
+                    &v.key,
+                    &img,
+                ]);
+            } else {
+                let _ = v.mdu_reencrypt(&["--resume-only", &img]);
+            }
+            // Whatever the point, the volume opens and holds the data; a
+            // run that never recorded itself (killed while the new keyslot
+            // was written) is simply run again.
+            let again = v.mdu_reencrypt(&["--resume-only", &img]);
+            assert_ne!(
+                again.status.code(),
+                Some(0),
+                "{res} kill {n}: still in progress after a resume"
+            );
+            v.assert_plain(&img, &format!("mdu {res} killed at sync {n}"));
+        }
+    }
+    // cryptsetup killed at every third sync point and at each of the last
+    // twelve (its final clean-up, where it gets stuck or converts again);
+    // resumed by mdu.
+    let cs_argv = |img: &str| -> Vec<String> {
+        let mut argv: Vec<String> = [
+            "cryptsetup",
+            "reencrypt",
+            "-q",
+            "--force-offline-reencrypt",
+            "--key-file",
+            &v.key,
+            "--hotzone-size",
+            "1M",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        argv.extend(PBKDF2.iter().map(|s| s.to_string()));
+        argv.push(img.to_owned());
+        argv
+    };
+    let check = |n: usize| -> bool {
+        let img = v.path("c");
+        std::fs::copy(&orig, &img).unwrap();
+        if !killed_at(dir, n, &cs_argv(&img)) {
+            return false;
+        }
+        let _ = v.mdu_reencrypt(&["--resume-only", &img]);
+        v.assert_plain(
+            &img,
+            &format!("cryptsetup killed at sync {n}, resumed by mdu"),
+        );
+        let t = v.cs(&["open", "--test-passphrase", "--key-file", &v.key, &img]);
+        expect_code(
+            &t,
+            0,
+            &format!("cryptsetup killed at sync {n}: opens after mdu's resume"),
+        );
+        true
+    };
+    let mut end = 0;
+    for n in (1..).step_by(3) {
+        if !check(n) {
+            end = n;
+            break;
+        }
+        points += 1;
+    }
+    for n in end.saturating_sub(14).max(1)..end {
+        if n % 3 != 1 && check(n) {
+            points += 1;
+        }
+    }
+    assert!(
+        points > 30,
+        "only {points} kill points: the runs did not sync as expected"
+    );
+    eprintln!("{points} kill points, no byte lost");
+}
+
+#[test]
+fn refused_resumes_change_nothing() {
+    let v = Volume::new("luks_reencrypt::refused_resumes_change_nothing");
+    let img = v.image("img");
+    let before = std::fs::read(&img).unwrap();
+
+    // No reencryption in progress.
+    let r = v.mdu_reencrypt(&["--resume-only", &img]);
+    expect_code(&r, 1, "--resume-only on a clean volume");
+    // A wrong passphrase.
+    let bad = v.path("bad");
+    std::fs::write(&bad, b"not it").unwrap();
+    let r = run(mdu().args(["luks", "reencrypt", "--key-file", &bad, &img]));
+    expect_code(&r, 1, "a wrong passphrase");
+    assert!(
+        std::fs::read(&img).unwrap() == before,
+        "a refused start wrote"
+    );
+
+    // A record whose covered fields were changed is not authentic.
+    expect_code(&v.mdu_reencrypt(&["--init-only", &img]), 0, "--init-only");
+    let open = run(mdu().args(["luks", "decrypt", "--key-file", &v.key, &img, &v.path("x")]));
+    expect_code(&open, 1, "the data of a volume in reencryption");
+    assert!(String::from_utf8_lossy(&open.stderr).contains("reencryption is in progress"));
+    rewrite_header(&img, |m| {
+        let r = m.reencrypt.as_mut().unwrap();
+        r.area.size -= 4096;
+    });
+    let tampered = std::fs::read(&img).unwrap();
+    let r = v.mdu_reencrypt(&["--resume-only", &img]);
+    expect_code(&r, 1, "a tampered record");
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("not authentic"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(
+        std::fs::read(&img).unwrap() == tampered,
+        "a refused resume wrote"
+    );
+
+    // A run without resilience records no progress: its resume is refused
+    // unless asked for.
+    let img = v.image("none");
+    expect_code(
+        &v.mdu_reencrypt(&["--resilience", "none", "--init-only", &img]),
+        0,
+        "none",
+    );
+    let r = v.mdu_reencrypt(&["--resume-only", &img]);
+    expect_code(&r, 1, "resume of a none run");
+    assert!(String::from_utf8_lossy(&r.stderr).contains("records no progress"));
+    expect_code(
+        &v.mdu_reencrypt(&["--resume-only", "--allow-none-resume", &img]),
+        0,
+        "resume of a none run, allowed",
+    );
+    v.assert_plain(&img, "a none run stopped cleanly");
+}
+
+/// Rewrites both header copies of `img` with `f` applied to the metadata
+/// (a new seqid, checksums recomputed): what a writer of the disk can do.
+fn rewrite_header(img: &str, f: impl Fn(&mut mdu_luks2::Metadata)) {
+    let mut bytes = std::fs::read(img).unwrap();
+    let image = mdu_luks2::Image::load(&bytes[..]).unwrap();
+    let mut m = image.metadata.clone();
+    f(&mut m);
+    let json = m.to_json();
+    let hdr = image.hdr_size() as usize;
+    for secondary in [false, true] {
+        let mut h = image.header.clone();
+        h.secondary = secondary;
+        h.hdr_offset = if secondary { hdr as u64 } else { 0 };
+        h.seqid += 1;
+        let at = h.hdr_offset as usize;
+        let copy = &mut bytes[at..at + hdr];
+        copy.fill(0);
+        copy[..4096].copy_from_slice(&h.to_bytes().unwrap());
+        copy[4096..4096 + json.len()].copy_from_slice(json.as_bytes());
+        let sum = mdu_luks2::header_checksum(copy);
+        copy[448..480].copy_from_slice(&sum);
+    }
+    std::fs::write(img, bytes).unwrap();
+}
