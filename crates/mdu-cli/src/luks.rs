@@ -204,6 +204,10 @@ pub(crate) struct CheckArgs {
     /// [{"field", "kind", "message"}]}.
     #[arg(long)]
     json: bool,
+    /// The LUKS2 header is in FILE (a detached header, as cryptsetup
+    /// --header); IMAGE is not read.
+    #[arg(long, value_name = "FILE")]
+    header: Option<PathBuf>,
     /// The LUKS2 image.
     #[arg(value_name = "IMAGE")]
     image: PathBuf,
@@ -282,6 +286,11 @@ pub(crate) struct NewImageArgs {
 pub(crate) struct FormatArgs {
     #[command(flatten)]
     new: NewImageArgs,
+    /// Write a detached header into FILE (a new file, written atomically)
+    /// for data at offset 0 of IMAGE, as `cryptsetup luksFormat --header`;
+    /// IMAGE must exist and is not written.
+    #[arg(long, value_name = "FILE")]
+    header: Option<PathBuf>,
     /// The image file or block device.
     #[arg(value_name = "IMAGE")]
     image: PathBuf,
@@ -292,6 +301,11 @@ pub(crate) struct FormatArgs {
 pub(crate) struct EncryptArgs {
     #[command(flatten)]
     new: NewImageArgs,
+    /// Write the header into FILE (a new file, written atomically) and
+    /// only the encrypted data into IMAGE, from offset 0 (a detached
+    /// header, as `cryptsetup --header`).
+    #[arg(long, value_name = "FILE")]
+    header: Option<PathBuf>,
     /// Encryption threads (default: every core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -309,6 +323,10 @@ pub(crate) struct DecryptArgs {
     /// File whose whole contents are the passphrase.
     #[arg(long, value_name = "F")]
     key_file: PathBuf,
+    /// The LUKS2 header is in FILE (a detached header, as cryptsetup
+    /// --header); IMAGE then holds the data only.
+    #[arg(long, value_name = "FILE")]
+    header: Option<PathBuf>,
     #[command(flatten)]
     weak: WeakKeyArg,
     /// Decryption threads (default: every core).
@@ -328,6 +346,10 @@ pub(crate) struct DumpArgs {
     /// Print the header, the copy used and the metadata as JSON.
     #[arg(long)]
     json: bool,
+    /// The LUKS2 header is in FILE (a detached header, as cryptsetup
+    /// --header); IMAGE is not read.
+    #[arg(long, value_name = "FILE")]
+    header: Option<PathBuf>,
     /// Print the volume key of the data segment (needs --key-file). Only a
     /// keyslot bound to the data segment gives it: the passphrase of an
     /// unbound keyslot is refused (see --unbound).
@@ -783,6 +805,18 @@ fn write_region(out: &mut Output, region: &[u8], data_offset: u64) -> Result<(),
 fn format(a: FormatArgs) -> Result<(), CliError> {
     let path = &a.image;
     let params = format_params(&a.new)?;
+    if let Some(h) = &a.header {
+        File::open(path).map_err(|e| CliError::io(path, "open", e))?;
+        let mut out = Output::to(h).open()?;
+        let key = volume_key(&a.new, params.key_size)?;
+        let pass = read_passphrase(&a.new.key_file)?;
+        let region = mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        out.file()
+            .write_all(&region)
+            .map_err(|e| CliError::io(h, "write the header", e))?;
+        return out.commit();
+    }
     let end = params.data_offset;
     // An existing image gets the header written over its start, in place,
     // as luksFormat does; a new one is created atomically. Both are checked
@@ -851,7 +885,12 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         });
     }
     let params = format_params(&a.new)?;
-    let start = params.data_offset;
+    // A detached header: the data from offset 0 of IMAGE.
+    let start = if a.header.is_some() {
+        0
+    } else {
+        params.data_offset
+    };
     let total = start.checked_add(len).ok_or_else(|| {
         CliError::Usage(format!(
             "--offset {}: the image would be too large",
@@ -866,17 +905,52 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         .len(total)
         .reserve(start, len)
         .open()?;
+    let mut header_out = match &a.header {
+        Some(h) => Some(
+            Output::to(h)
+                .not_same_as(
+                    &a.plain,
+                    input
+                        .metadata()
+                        .map_err(|e| CliError::io(&a.plain, "examine", e))?,
+                )
+                .open()?,
+        ),
+        None => None,
+    };
     let NewImage {
         region,
         params,
         key,
-    } = header_region(&a.new, params)?;
+    } = match header_out {
+        Some(_) => {
+            let key = volume_key(&a.new, params.key_size)?;
+            let pass = read_passphrase(&a.new.key_file)?;
+            let region =
+                mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
+                    .map_err(|e| CliError::Usage(e.to_string()))?;
+            NewImage {
+                region,
+                params,
+                key,
+            }
+        }
+        None => header_region(&a.new, params)?,
+    };
     let geometry =
         Geometry::new(params.sector_size, 0, false).map_err(|e| CliError::Usage(e.to_string()))?;
     let cipher = SectorCipher::new(params.cipher, &key, geometry, params.weak_keys)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     drop(key);
-    write_region(&mut out, &region, params.data_offset)?;
+    match &mut header_out {
+        Some(h) => {
+            let path = h.path().to_owned();
+            h.file()
+                .write_all(&region)
+                .map_err(|e| CliError::io(&path, "write the header", e))?;
+        }
+        None => write_region(&mut out, &region, params.data_offset)?,
+    }
     let seekable = out.seekable();
     pipeline::run(
         Direction::Encrypt,
@@ -890,12 +964,16 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         Sink {
             file: out.file(),
             path: &a.image,
-            offset: params.data_offset,
+            offset: start,
             seekable,
         },
         a.threads,
     )?;
-    out.commit()
+    out.commit()?;
+    match header_out {
+        Some(h) => h.commit(),
+        None => Ok(()),
+    }
 }
 
 /// Opens `path` for reading, with its size (a block device's too).
@@ -936,11 +1014,16 @@ fn unlock(
 }
 
 fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
-    let (f, img) = load(&a.image)?;
-    let (_, seg) = img.segment().map_err(|e| image_error(&a.image, e))?;
-    let (offset, len) = img
-        .payload_range(seg)
-        .map_err(|e| image_error(&a.image, e))?;
+    let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
+    let (hf, img) = load(&header_path)?;
+    let (_, seg) = img.segment().map_err(|e| image_error(&header_path, e))?;
+    let (f, data_len) = open_sized(&a.image)?;
+    let range = if a.header.is_some() {
+        img.data_range(seg, data_len)
+    } else {
+        img.payload_range(seg)
+    };
+    let (offset, len) = range.map_err(|e| image_error(&header_path, e))?;
     if len == 0 {
         return Err(CliError::VerifyFailed(format!(
             "{}: the image holds no data after its header (data offset {offset})",
@@ -957,7 +1040,7 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
         .len(len)
         .reserve(0, len)
         .open()?;
-    let key = unlock(&a.image, &f, &img, &a.key_file)?;
+    let key = unlock(&header_path, &hf, &img, &a.key_file)?;
     let cipher = img
         .segment_cipher(&key, a.weak.policy())
         .map_err(|e| match e {
@@ -989,6 +1072,10 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
 }
 
 fn dump(a: DumpArgs) -> Result<(), CliError> {
+    let a = DumpArgs {
+        image: a.header.clone().unwrap_or(a.image),
+        ..a
+    };
     let (f, img) = load(&a.image)?;
     let key = match (&a.key_file, a.dump_volume_key, a.unbound, a.key_slot) {
         (Some(kf), _, true, Some(slot)) => {
@@ -1032,6 +1119,10 @@ fn check(a: CheckArgs) -> Result<(), CliError> {
             )
         }
         None => None,
+    };
+    let a = CheckArgs {
+        image: a.header.clone().unwrap_or(a.image),
+        ..a
     };
     let (f, _) = open_sized(&a.image)?;
     let report =

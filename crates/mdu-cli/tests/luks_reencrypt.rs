@@ -446,3 +446,99 @@ fn rewrite_header(img: &str, f: impl Fn(&mut mdu_luks2::Metadata)) {
     }
     std::fs::write(img, bytes).unwrap();
 }
+
+#[test]
+fn detached_headers_interoperate() {
+    let test = "luks_reencrypt::detached_headers_interoperate";
+    if !have_tool("cryptsetup", test) {
+        return;
+    }
+    let v = Volume::new(test);
+    // mdu luks encrypt --header: cryptsetup decrypts it in place.
+    let (hdr, data) = (v.path("h"), v.path("d"));
+    let out = run(mdu()
+        .args(["luks", "encrypt", "--header", &hdr, "--key-file", &v.key])
+        .args(PBKDF2)
+        .args([&v.plain_path, &data]));
+    expect_code(&out, 0, "encrypt --header");
+    assert_eq!(
+        std::fs::metadata(&data).unwrap().len(),
+        8 << 20,
+        "data only"
+    );
+    let ours = run(mdu().args(["luks", "dump", "--header", &hdr, &data]));
+    let theirs = v.cs(&["luksDump", "--header", &hdr, &data]);
+    expect_code(&ours, 0, "dump --header");
+    assert_eq!(ours.stdout, theirs.stdout, "luksDump --header");
+    let chk = run(mdu().args(["luks", "check", "--header", &hdr, &data]));
+    expect_code(&chk, 0, "check --header");
+    let dec = v.cs(&[
+        "reencrypt",
+        "-q",
+        "--force-offline-reencrypt",
+        "--decrypt",
+        "--header",
+        &hdr,
+        "--key-file",
+        &v.key,
+        &data,
+    ]);
+    expect_code(&dec, 0, "cryptsetup decrypts mdu's detached image");
+    assert!(std::fs::read(&data).unwrap() == v.plain);
+
+    // cryptsetup luksFormat --header over mdu luks format --header: both
+    // open in the other; mdu luks decrypt --header reads cryptsetup's.
+    let (h2, dev) = (v.path("h2"), v.data("dev"));
+    let f = run(mdu()
+        .args(["luks", "format", "--header", &h2, "--key-file", &v.key])
+        .args(PBKDF2)
+        .arg(&dev));
+    expect_code(&f, 0, "format --header");
+    assert!(
+        std::fs::read(&dev).unwrap() == v.plain,
+        "format --header wrote the device"
+    );
+    let t = v.cs(&[
+        "open",
+        "--test-passphrase",
+        "--header",
+        &h2,
+        "--key-file",
+        &v.key,
+        &dev,
+    ]);
+    expect_code(&t, 0, "cryptsetup opens mdu's detached header");
+    let (h3, data3) = (v.path("h3"), v.data("d3"));
+    let enc = v.cs(&[
+        &[
+            "reencrypt",
+            "-q",
+            "--force-offline-reencrypt",
+            "--encrypt",
+            "--header",
+            &h3,
+            "--sector-size",
+            "4096",
+            "--key-file",
+            &v.key,
+        ][..],
+        PBKDF2,
+        &[&data3],
+    ]
+    .concat());
+    expect_code(&enc, 0, "cryptsetup --encrypt --header");
+    let plain3 = v.path("p3");
+    let d = run(mdu()
+        .args([
+            "luks",
+            "decrypt",
+            "--header",
+            &h3,
+            "--key-file",
+            &v.key,
+            &data3,
+        ])
+        .arg(&plain3));
+    expect_code(&d, 0, "decrypt --header");
+    assert!(std::fs::read(&plain3).unwrap() == v.plain);
+}

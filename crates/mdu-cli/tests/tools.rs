@@ -55,6 +55,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "luks::a_segment_bound_to_two_digests_is_refused",
             "luks_reencrypt::runs_of_either_tool_are_finished_by_the_other",
             "luks_reencrypt::a_kill_at_any_sync_point_loses_nothing",
+            "luks_reencrypt::detached_headers_interoperate",
         ],
     ),
     (

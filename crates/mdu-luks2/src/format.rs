@@ -475,3 +475,69 @@ pub(crate) fn new_keyslot(
     };
     Ok((keyslot, material))
 }
+
+/// Both header copies (`2 * hdr_size` bytes) holding `m`, with `seqid`,
+/// the text fields of `template` and a new random salt each.
+pub(crate) fn header_copies(
+    template: &BinaryHeader,
+    seqid: u64,
+    m: &Metadata,
+) -> Result<Vec<u8>, Luks2Error> {
+    let hdr = template.hdr_size;
+    m.validate(hdr, None)?;
+    let json = m.to_json();
+    let hdr_len = usize::try_from(hdr).map_err(|_| Luks2Error::Params {
+        problem: "the header does not fit in memory".into(),
+    })?;
+    if json.len() >= hdr_len - BINARY_HEADER_LEN {
+        return Err(Luks2Error::Params {
+            problem: format!(
+                "the metadata ({} bytes) do not fit the {hdr}-byte header",
+                json.len()
+            ),
+        });
+    }
+    let mut out = vec![0u8; 2 * hdr_len];
+    for (secondary, copy) in [false, true].into_iter().zip(out.chunks_exact_mut(hdr_len)) {
+        let mut bh = template.clone();
+        bh.secondary = secondary;
+        bh.hdr_offset = if secondary { hdr } else { 0 };
+        bh.seqid = seqid;
+        os_random(&mut bh.salt)?;
+        copy[..BINARY_HEADER_LEN].copy_from_slice(&bh.to_bytes()?);
+        copy[BINARY_HEADER_LEN..BINARY_HEADER_LEN + json.len()].copy_from_slice(json.as_bytes());
+        seal(copy);
+    }
+    Ok(out)
+}
+
+/// As [`format()`], for a detached header (`cryptsetup luksFormat
+/// --header`): the data segment starts at offset 0 of another device, and
+/// `data_offset` only sizes the keyslots area. The region returned is the
+/// whole header file.
+///
+/// ```
+/// use mdu_luks2::{format_detached, os_random, FormatParams, Hash, Image, KdfParams};
+/// let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
+///     data_offset: 1 << 20, ..FormatParams::default() };
+/// let header = format_detached(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
+/// let img = Image::load(&header[..])?;
+/// assert_eq!(img.segment()?.1.offset, 0);
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// ```
+pub fn format_detached(
+    params: &FormatParams,
+    passphrase: &[u8],
+    volume_key: &[u8],
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Luks2Error>,
+) -> Result<Vec<u8>, Luks2Error> {
+    let mut region = format(params, passphrase, volume_key, random)?;
+    let img = crate::Image::load(&region[..])?;
+    let mut m = img.metadata;
+    for s in m.segments.values_mut() {
+        s.offset = 0;
+    }
+    let copies = header_copies(&img.header, img.header.seqid, &m)?;
+    region[..copies.len()].copy_from_slice(&copies);
+    Ok(region)
+}

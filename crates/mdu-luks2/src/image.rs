@@ -729,7 +729,25 @@ impl Image {
                 value: "0 (a detached header: the data are in another file)".into(),
             });
         }
-        let len = self.image_len;
+        self.data_range(seg, self.image_len)
+    }
+
+    /// The byte range `(offset, len)` of segment `seg` on a data device of
+    /// `data_len` bytes whose header is detached (kept in another file, as
+    /// `cryptsetup --header`): the same rules as
+    /// [`payload_range`](Self::payload_range), an offset of 0 included.
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// let (_, seg) = img.segment()?;
+    /// assert_eq!(img.data_range(seg, (1 << 20) + 4096)?, (1 << 20, 4096));
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn data_range(&self, seg: &Segment, data_len: u64) -> Result<(u64, u64), Luks2Error> {
+        let len = data_len;
         if seg.offset > len {
             return Err(Luks2Error::Truncated {
                 what: "data segment",

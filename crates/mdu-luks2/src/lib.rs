@@ -65,7 +65,7 @@ mod metadata;
 pub mod reencrypt;
 
 pub use error::Luks2Error;
-pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, os_random};
+pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, format_detached, os_random};
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
 pub use image::{AF_STRIPES, HeaderCopy, Image, ReadAt, VolumeKey};
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};

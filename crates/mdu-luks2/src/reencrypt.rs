@@ -65,7 +65,6 @@ use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
 use zeroize::Zeroizing;
 
 use crate::format::new_keyslot;
-use crate::header::{BINARY_HEADER_LEN, seal};
 use crate::image::ReadAt;
 use crate::kdf::{Hash, Kdf};
 use crate::metadata::{
@@ -518,29 +517,10 @@ fn write_header(
     seqid: u64,
     m: &Metadata,
 ) -> Result<(), Luks2Error> {
-    let hdr = template.hdr_size;
-    m.validate(hdr, None)?;
-    let json = m.to_json();
-    let hdr_len = usize::try_from(hdr).map_err(|_| bad("header size"))?;
-    if json.len() >= hdr_len - BINARY_HEADER_LEN {
-        return Err(Luks2Error::Params {
-            problem: format!(
-                "the metadata ({} bytes) do not fit the {hdr}-byte header",
-                json.len()
-            ),
-        });
-    }
-    for secondary in [false, true] {
-        let mut bh = template.clone();
-        bh.secondary = secondary;
-        bh.hdr_offset = if secondary { hdr } else { 0 };
-        bh.seqid = seqid;
-        os_random(&mut bh.salt)?;
-        let mut copy = vec![0u8; hdr_len];
-        copy[..BINARY_HEADER_LEN].copy_from_slice(&bh.to_bytes()?);
-        copy[BINARY_HEADER_LEN..BINARY_HEADER_LEN + json.len()].copy_from_slice(json.as_bytes());
-        seal(&mut copy);
-        write_at(dev, &copy, bh.hdr_offset)?;
+    let copies = crate::format::header_copies(template, seqid, m)?;
+    let (primary, secondary) = copies.split_at(copies.len() / 2);
+    for (bytes, at) in [(primary, 0), (secondary, template.hdr_size)] {
+        write_at(dev, bytes, at)?;
         dev.sync_data().map_err(Luks2Error::Io)?;
     }
     Ok(())
@@ -761,7 +741,7 @@ impl Reencryption {
         }
         let mut key = Zeroizing::new(vec![0u8; params.key_size]);
         os_random(&mut key)?;
-        let region = crate::format(params, passphrase, &key, &mut os_random)?;
+        let region = crate::format_detached(params, passphrase, &key, &mut os_random)?;
         let img = Image::load(&region[..])?;
         let mut meta = img.metadata.clone();
         let cipher = params.cipher;
