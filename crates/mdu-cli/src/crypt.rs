@@ -69,10 +69,13 @@ pub(crate) struct CryptArgs {
     /// Rewrite IN where it lies, given again as OUT (not atomic).
     ///
     /// IN must be a regular file or a block device; without this option an
-    /// OUT that is the same file or device as IN is refused. IN is
-    /// converted chunk by chunk, each chunk read whole before it is written
-    /// back, and synced (fsync) at the end. Not atomic: an interrupted run
-    /// leaves IN partly converted, so keep a copy until it is done.
+    /// OUT that is the same file or device as IN is refused. It needs
+    /// --journal: IN is converted chunk by chunk, and before each chunk is
+    /// written back its old bytes and position are synced into the
+    /// journal, so a run killed at any moment (a crash, a power cut,
+    /// SIGKILL, Ctrl-C) loses nothing: run the same command again with
+    /// --resume and it repairs the chunk in flight and goes on. The journal
+    /// is removed when the run is done.
     ///
     /// With --offset, encrypt moves the data up by the offset, working back
     /// to front so that nothing is read after it was overwritten (a regular
@@ -82,6 +85,16 @@ pub(crate) struct CryptArgs {
     /// device is left as it was).
     #[arg(long)]
     in_place: bool,
+    /// The journal of --in-place: a new file (on another device than IN if
+    /// possible), or with --resume the journal of the interrupted run. It
+    /// holds one chunk of IN's old bytes at a time.
+    #[arg(long, value_name = "FILE", requires = "in_place")]
+    journal: Option<PathBuf>,
+    /// Go on with the --in-place run that --journal records (the same
+    /// cipher, key, sector size, offset and direction as it was started
+    /// with; anything else is refused).
+    #[arg(long, requires = "journal")]
+    resume: bool,
     /// Input file or device.
     #[arg(value_name = "IN")]
     input: PathBuf,
@@ -142,11 +155,19 @@ fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
     let key = read_key(&a.key_file, &spec)?;
     let cipher = SectorCipher::new(spec, &key, geometry, a.weak.policy())
         .map_err(|e| util::key_error(&a.key_file, "the key", e))?;
+    // What the journal of --in-place binds the run to: a one-way digest of
+    // the key (never the key itself) with the other parameters.
+    let key_check = sha256(&[b"mdu crypt --in-place journal: key\0", &key[..]]);
     drop(key);
-    stream(dir, &a, &cipher)
+    stream(dir, &a, &cipher, &key_check)
 }
 
-fn stream(dir: Direction, a: &CryptArgs, cipher: &SectorCipher) -> Result<(), CliError> {
+fn stream(
+    dir: Direction,
+    a: &CryptArgs,
+    cipher: &SectorCipher,
+    key_check: &[u8; 32],
+) -> Result<(), CliError> {
     let ss = a.sector_size as usize;
     let header = a
         .offset
@@ -176,7 +197,7 @@ fn stream(dir: Direction, a: &CryptArgs, cipher: &SectorCipher) -> Result<(), Cl
         }
         (true, true) => {
             drop(input);
-            return in_place(dir, a, cipher, &in_meta);
+            return in_place(dir, a, cipher, key_check, &in_meta);
         }
         (false, false) => {}
     }
@@ -268,7 +289,8 @@ fn stream(dir: Direction, a: &CryptArgs, cipher: &SectorCipher) -> Result<(), Cl
 }
 
 /// `--in-place`: converts the regular file or block device IN where it
-/// lies, chunk by chunk, each chunk read whole before it is written back.
+/// lies, chunk by chunk, each chunk read whole before it is written back,
+/// with a [`Journal`] that makes every moment of the run resumable.
 ///
 /// Data at position `p` (from the start of the data) is read at
 /// `in_base + p` and written at `out_base + p`: encrypt moves it up by the
@@ -282,6 +304,7 @@ fn in_place(
     dir: Direction,
     a: &CryptArgs,
     cipher: &SectorCipher,
+    key_check: &[u8; 32],
     meta: &Metadata,
 ) -> Result<(), CliError> {
     let path = a.input.as_path();
@@ -294,6 +317,13 @@ fn in_place(
             path.display()
         )));
     }
+    let Some(journal_path) = a.journal.as_deref() else {
+        return Err(CliError::Usage(
+            "--in-place needs --journal FILE: the record that lets a run that is killed or \
+             loses power be resumed (--resume) without losing data"
+                .into(),
+        ));
+    };
     let header = a
         .offset
         .checked_mul(512)
@@ -310,63 +340,106 @@ fn in_place(
         .write(true)
         .open(path)
         .map_err(|e| CliError::io(path, "open for reading and writing", e))?;
-    let len = f
-        .seek(SeekFrom::End(0))
-        .map_err(|e| CliError::io(path, "read its size", e))?;
     let (in_base, out_base) = if encrypt { (0, header) } else { (header, 0) };
-    if len < in_base {
-        return Err(CliError::Input {
-            path: path.to_owned(),
-            offset: len,
-            rule: format!(
-                "the file ends before --offset {} (byte {header}) where the encrypted data starts",
-                a.offset
-            ),
-        });
-    }
-    let data_len = len - in_base;
-    check_sectors(path, in_base, data_len, ss)?;
-    if out_base > in_base {
-        // The file grows by the offset area: the space is taken now, so a
-        // full disk stops the run before anything was moved.
-        output::reserve(&f, len, out_base - in_base).map_err(|e| {
-            CliError::io(
-                path,
-                "grow the file by the --offset area (nothing was changed)",
-                e,
-            )
-        })?;
-    }
-
     let pool = util::pool(a.threads)?;
     let parallel = pool.current_num_threads() > 1;
-    let chunk = (CHUNK_PER_THREAD * pool.current_num_threads()) as u64;
-    let mut buf = vec![0u8; chunk.min(data_len) as usize];
-    let pb = util::progress(data_len, dir.name());
+    let fixed = Fixed {
+        encrypt,
+        in_base,
+        out_base,
+        sector_size: a.sector_size,
+        cipher: a.cipher.clone(),
+        key_check: *key_check,
+    };
+    let (mut journal, plan, start) = if a.resume {
+        Journal::resume(journal_path, &fixed)?
+    } else {
+        let len = f
+            .seek(SeekFrom::End(0))
+            .map_err(|e| CliError::io(path, "read its size", e))?;
+        if len < in_base {
+            return Err(CliError::Input {
+                path: path.to_owned(),
+                offset: len,
+                rule: format!(
+                    "the file ends before --offset {} (byte {header}) where the encrypted data starts",
+                    a.offset
+                ),
+            });
+        }
+        let data_len = len - in_base;
+        check_sectors(path, in_base, data_len, ss)?;
+        let chunk = (CHUNK_PER_THREAD * pool.current_num_threads()) as u64;
+        let plan = Plan { data_len, chunk };
+        let journal = Journal::create(journal_path, &fixed, &plan)?;
+        if out_base > in_base {
+            // The file grows by the offset area: the space is taken now, so
+            // a full disk stops the run before anything was moved.
+            if let Err(e) = output::reserve(&f, len, out_base - in_base) {
+                let _ = journal.remove();
+                return Err(CliError::io(
+                    path,
+                    "grow the file by the --offset area (nothing was changed)",
+                    e,
+                ));
+            }
+        }
+        (journal, plan, Start::At(0))
+    };
+    let Plan { data_len, chunk } = plan;
     let mut order: Vec<u64> = (0..data_len.div_ceil(chunk)).map(|i| i * chunk).collect();
     if out_base > in_base {
         order.reverse();
     }
-    for p in order {
-        let n = chunk.min(data_len - p) as usize;
-        let piece = &mut buf[..n];
-        f.read_exact_at(piece, in_base + p)
-            .map_err(|e| CliError::io(path, "read", e))?;
+    let convert = |p: u64, piece: &mut [u8]| -> Result<(), CliError> {
         let sector = p / ss as u64;
         let r = if parallel {
             pool.install(|| cipher.par_crypt(dir, sector, piece))
         } else {
             cipher.crypt(dir, sector, piece)
         };
-        r.map_err(|e| CliError::lib(path, e))?;
+        r.map_err(|e| CliError::lib(path, e))
+    };
+    let sync = |f: &File| {
+        f.sync_data()
+            .map_err(|e| CliError::io(path, "sync to stable storage", e))
+    };
+    let mut buf = vec![0u8; chunk.min(data_len) as usize];
+    let first = match start {
+        Start::At(k) => k,
+        Start::Redo(k, old) => {
+            // The chunk in flight when the run stopped: its old bytes come
+            // from the journal, whatever IN holds there now.
+            let p = order[k as usize];
+            let mut piece = old;
+            convert(p, &mut piece)?;
+            f.write_all_at(&piece, out_base + p)
+                .map_err(|e| CliError::io(path, "write", e))?;
+            sync(&f)?;
+            journal.done(k + 1)?;
+            k + 1
+        }
+    };
+    let pb = util::progress(data_len, dir.name());
+    pb.set_position((first * chunk).min(data_len));
+    for (k, &p) in order.iter().enumerate().skip(first as usize) {
+        let n = chunk.min(data_len - p) as usize;
+        let piece = &mut buf[..n];
+        f.read_exact_at(piece, in_base + p)
+            .map_err(|e| CliError::io(path, "read", e))?;
+        journal.hot(k as u64, piece)?;
+        convert(p, piece)?;
         f.write_all_at(piece, out_base + p)
             .map_err(|e| CliError::io(path, "write", e))?;
+        sync(&f)?;
+        journal.done(k as u64 + 1)?;
         pb.inc(n as u64);
     }
     if regular && header > 0 {
         // Leave the file as an out-of-place run would have written it: the
         // offset area of an encrypted image is zeros (here it still held
         // the start of the plaintext), a decrypted image ends with the data.
+        // Both are done again, the same, by a resume.
         let r = if encrypt {
             buf.fill(0);
             let mut at = 0;
@@ -385,7 +458,245 @@ fn in_place(
     f.sync_all()
         .map_err(|e| CliError::io(path, "sync to stable storage", e))?;
     pb.finish_and_clear();
-    Ok(())
+    journal.remove()
+}
+
+/// SHA-256 of the concatenated `parts`.
+fn sha256(parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = mdu_verity::sha256::State::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finup(&[])
+}
+
+/// What an `--in-place` run is bound to: a resume must give the same.
+struct Fixed {
+    encrypt: bool,
+    in_base: u64,
+    out_base: u64,
+    sector_size: u32,
+    cipher: String,
+    key_check: [u8; 32],
+}
+
+impl Fixed {
+    fn digest(&self) -> [u8; 32] {
+        sha256(&[
+            b"mdu crypt --in-place journal v1\0",
+            &[u8::from(self.encrypt)],
+            &self.in_base.to_le_bytes(),
+            &self.out_base.to_le_bytes(),
+            &self.sector_size.to_le_bytes(),
+            self.cipher.to_ascii_lowercase().as_bytes(),
+            &[0],
+            &self.key_check,
+        ])
+    }
+}
+
+/// What a run was measured as when it started (IN's size changes with
+/// `--offset`, so a resume takes these from the journal).
+#[derive(Clone, Copy)]
+struct Plan {
+    data_len: u64,
+    chunk: u64,
+}
+
+/// Where a resumed run starts.
+enum Start {
+    /// At chunk k of the order.
+    At(u64),
+    /// Chunk k was in flight: convert these old bytes, then go on.
+    Redo(u64, Vec<u8>),
+}
+
+/// The journal of `mdu crypt --in-place`: two 4096-byte record slots
+/// written in turn (so a torn write leaves the other one), then a copy of
+/// the old bytes of the chunk in flight. A record holds a magic, a
+/// sequence number, the state (chunk k in flight, or k chunks done), the
+/// run's [`Plan`], the digest of its [`Fixed`] parameters, the SHA-256 of
+/// the copy, and the SHA-256 of itself.
+struct Journal {
+    file: File,
+    path: PathBuf,
+    seq: u64,
+    fixed: [u8; 32],
+    plan: Plan,
+}
+
+const JOURNAL_MAGIC: &[u8; 8] = b"MDUJRNL1";
+const SLOT: usize = 4096;
+const HOT: u8 = 1;
+const DONE: u8 = 2;
+
+impl Journal {
+    fn create(path: &Path, fixed: &Fixed, plan: &Plan) -> Result<Journal, CliError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| {
+                CliError::io(
+                    path,
+                    "create the journal (an existing one belongs to an interrupted run: --resume)",
+                    e,
+                )
+            })?;
+        let mut j = Journal {
+            file,
+            path: path.to_owned(),
+            seq: 0,
+            fixed: fixed.digest(),
+            plan: *plan,
+        };
+        j.record(DONE, 0, &[0u8; 32])?;
+        // The new name too must survive a crash.
+        if let Some(dir) = path.parent().map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        }) {
+            let _ = File::open(dir).and_then(|d| d.sync_all());
+        }
+        Ok(j)
+    }
+
+    fn resume(path: &Path, fixed: &Fixed) -> Result<(Journal, Plan, Start), CliError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| CliError::io(path, "open the journal", e))?;
+        let refuse = |rule: String| CliError::Input {
+            path: path.to_owned(),
+            offset: 0,
+            rule,
+        };
+        // (seq, state, k, plan, parameters digest, copy digest)
+        type Record = (u64, u8, u64, Plan, [u8; 32], [u8; 32]);
+        let mut best: Option<Record> = None;
+        for slot in 0..2u64 {
+            let mut r = [0u8; SLOT];
+            if file.read_exact_at(&mut r, slot * SLOT as u64).is_err() {
+                continue;
+            }
+            let sum = sha256(&[&r[..SLOT - 32]]);
+            if &r[..8] != JOURNAL_MAGIC || r[SLOT - 32..] != sum {
+                continue;
+            }
+            let u = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8 bytes"));
+            let seq = u(8);
+            let plan = Plan {
+                data_len: u(32),
+                chunk: u(40),
+            };
+            let mut fx = [0u8; 32];
+            fx.copy_from_slice(&r[48..80]);
+            let mut copy = [0u8; 32];
+            copy.copy_from_slice(&r[80..112]);
+            if best.as_ref().is_none_or(|b| seq > b.0) {
+                best = Some((seq, r[16], u(24), plan, fx, copy));
+            }
+        }
+        let Some((seq, state, k, plan, fx, copy_sum)) = best else {
+            return Err(refuse(
+                "not an mdu crypt --in-place journal (no valid record)".into(),
+            ));
+        };
+        if fx != fixed.digest() {
+            return Err(refuse(
+                "the journal was written by a run with another cipher, key, sector size, \
+                 --offset or direction: give the same ones to resume it"
+                    .into(),
+            ));
+        }
+        if plan.chunk == 0 || plan.data_len == 0 || !matches!(state, HOT | DONE) {
+            return Err(refuse("the journal's record is not one mdu writes".into()));
+        }
+        let chunks = plan.data_len.div_ceil(plan.chunk);
+        if k > chunks || (state == HOT && k >= chunks) {
+            return Err(refuse(format!(
+                "the journal's position {k} lies past the {chunks} chunks of the run"
+            )));
+        }
+        let j = Journal {
+            file,
+            path: path.to_owned(),
+            seq,
+            fixed: fx,
+            plan,
+        };
+        let start = if state == HOT {
+            // The copy of chunk k; if it does not match its sum, the record
+            // was synced before the copy was whole, so IN was not written.
+            let n = plan.chunk.min(plan.data_len - k * plan.chunk) as usize;
+            let mut old = vec![0u8; n];
+            let ok = j.file.read_exact_at(&mut old, 2 * SLOT as u64).is_ok()
+                && sha256(&[&old]) == copy_sum;
+            if ok {
+                Start::Redo(k, old)
+            } else {
+                Start::At(k)
+            }
+        } else {
+            Start::At(k)
+        };
+        Ok((j, plan, start))
+    }
+
+    /// Writes the next record and syncs the journal.
+    fn record(&mut self, state: u8, k: u64, copy_sum: &[u8; 32]) -> Result<(), CliError> {
+        self.seq += 1;
+        let mut r = [0u8; SLOT];
+        r[..8].copy_from_slice(JOURNAL_MAGIC);
+        r[8..16].copy_from_slice(&self.seq.to_le_bytes());
+        r[16] = state;
+        r[24..32].copy_from_slice(&k.to_le_bytes());
+        r[32..40].copy_from_slice(&self.plan.data_len.to_le_bytes());
+        r[40..48].copy_from_slice(&self.plan.chunk.to_le_bytes());
+        r[48..80].copy_from_slice(&self.fixed);
+        r[80..112].copy_from_slice(copy_sum);
+        let sum = sha256(&[&r[..SLOT - 32]]);
+        r[SLOT - 32..].copy_from_slice(&sum);
+        let slot = (self.seq % 2) * SLOT as u64;
+        self.file
+            .write_all_at(&r, slot)
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| CliError::io(&self.path, "write the journal", e))
+    }
+
+    /// Chunk `k` is about to be written back: its old bytes go first.
+    fn hot(&mut self, k: u64, old: &[u8]) -> Result<(), CliError> {
+        self.file
+            .write_all_at(old, 2 * SLOT as u64)
+            .map_err(|e| CliError::io(&self.path, "write the journal", e))?;
+        let sum = sha256(&[old]);
+        self.record(HOT, k, &sum)
+    }
+
+    /// `k` chunks are converted and synced.
+    fn done(&mut self, k: u64) -> Result<(), CliError> {
+        self.record(DONE, k, &[0u8; 32])
+    }
+
+    /// The run is over: the copy is wiped (it may hold plaintext), the
+    /// records stay readable (every chunk done, so a resume after a crash
+    /// here only finishes) until the file is removed.
+    fn remove(self) -> Result<(), CliError> {
+        let len = self.file.metadata().map(|m| m.len()).unwrap_or(0);
+        let copy = len.saturating_sub(2 * SLOT as u64);
+        let _ = self
+            .file
+            .write_all_at(&vec![0u8; copy as usize], 2 * SLOT as u64);
+        let _ = self.file.sync_data();
+        drop(self.file);
+        std::fs::remove_file(&self.path)
+            .map_err(|e| CliError::io(&self.path, "remove the journal", e))
+    }
 }
 
 fn check_sectors(path: &Path, start: u64, len: u64, ss: usize) -> Result<(), CliError> {

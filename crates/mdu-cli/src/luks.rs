@@ -1189,12 +1189,22 @@ fn dump_text(img: &Image) -> String {
     let _ = writeln!(o, "Subsystem:     \t{}", or(&h.subsystem, "(no subsystem)"));
     let flags = m.config.flags.join(" ");
     let _ = writeln!(o, "Flags:       \t{}", or(&flags, "(no flags)"));
+    if let Some(r) = &m.config.requirements {
+        let mut line = String::new();
+        for x in r {
+            let _ = write!(line, "{x} ");
+        }
+        let _ = writeln!(o, "Requirements:\t{line}");
+    }
     if img.copy == HeaderCopy::Secondary {
         let _ = writeln!(o, "Header copy:   \tsecondary (the primary is damaged)");
     }
     let _ = writeln!(o, "\nData segments:");
-    for (id, s) in &m.segments {
-        let _ = writeln!(o, "  {id}: crypt");
+    for (n, (id, s)) in m.segments.iter().enumerate() {
+        if n > 0 {
+            o.push('\n');
+        }
+        let _ = writeln!(o, "  {id}: {}", s.kind.name());
         let _ = writeln!(o, "\toffset: {} [bytes]", s.offset);
         match s.size {
             None => {
@@ -1204,11 +1214,58 @@ fn dump_text(img: &Image) -> String {
                 let _ = writeln!(o, "\tlength: {n} [bytes]");
             }
         }
-        let _ = writeln!(o, "\tcipher: {}", s.encryption);
-        let _ = writeln!(o, "\tsector: {} [bytes]", s.sector_size);
+        if s.is_crypt() {
+            let _ = writeln!(o, "\tcipher: {}", s.encryption);
+            let _ = writeln!(o, "\tsector: {} [bytes]", s.sector_size);
+        }
+        if !s.flags.is_empty() {
+            let _ = writeln!(o, "\tflags : {}", s.flags.join(" "));
+        }
     }
     let _ = writeln!(o, "\nKeyslots:");
+    let digest_ids = |o: &mut String, id: u32| {
+        for (did, d) in &m.digests {
+            if d.keyslots.contains(&id) {
+                let _ = writeln!(o, "\tDigest ID:  {did}");
+            }
+        }
+    };
+    let reencrypt_slot = |o: &mut String, r: &mdu_luks2::ReencryptKeyslot| {
+        let _ = writeln!(o, "  {}: reencrypt (unbound)", r.id);
+        let _ = writeln!(o, "\tKey:        8 bits");
+        let prio = match r.priority {
+            Some(0) => "ignored",
+            None | Some(1) => "normal",
+            Some(2) => "high",
+            Some(_) => "invalid",
+        };
+        let _ = writeln!(o, "\tPriority:   {prio}");
+        let _ = writeln!(o, "\tMode:       {}", r.mode.name());
+        let _ = writeln!(o, "\tDirection:  {}", r.direction.name());
+        let _ = writeln!(o, "\tResilience: {}", r.area.resilience.name());
+        match r.area.resilience {
+            mdu_luks2::Resilience::Checksum { hash, sector_size }
+            | mdu_luks2::Resilience::DatashiftChecksum {
+                hash, sector_size, ..
+            } => {
+                let _ = writeln!(o, "\tHash:       {hash}");
+                let _ = writeln!(o, "\tHash data:  {sector_size} [bytes]");
+            }
+            _ => {}
+        }
+        if let Some(shift) = r.area.resilience.shift() {
+            let _ = writeln!(o, "\tShift size: {shift} [bytes]");
+        }
+        let _ = writeln!(o, "\tArea offset:{} [bytes]", r.area.offset);
+        let _ = writeln!(o, "\tArea length:{} [bytes]", r.area.size);
+        digest_ids(o, r.id);
+    };
+    let mut pending = m.reencrypt.as_ref();
     for (id, k) in &m.keyslots {
+        if let Some(r) = pending.filter(|r| r.id < *id) {
+            reencrypt_slot(&mut o, r);
+            pending = None;
+        }
         let unbound = if m.keyslot_is_unbound(*id) {
             " (unbound)"
         } else {
@@ -1249,11 +1306,10 @@ fn dump_text(img: &Image) -> String {
         let _ = writeln!(o, "\tAF hash:    {}", k.af_hash);
         let _ = writeln!(o, "\tArea offset:{} [bytes]", k.area.offset);
         let _ = writeln!(o, "\tArea length:{} [bytes]", k.area.size);
-        for (did, d) in &m.digests {
-            if d.keyslots.contains(id) {
-                let _ = writeln!(o, "\tDigest ID:  {did}");
-            }
-        }
+        digest_ids(&mut o, *id);
+    }
+    if let Some(r) = pending {
+        reencrypt_slot(&mut o, r);
     }
     let _ = writeln!(o, "Tokens:");
     for id in m.tokens.keys() {

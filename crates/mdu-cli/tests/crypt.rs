@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{Rng, entries, expect_code, have_python_cryptography, mdu, run, scratch};
+use common::{Rng, entries, expect_code, have_python_cryptography, have_tool, mdu, run, scratch};
 
 const MODES: [&str; 7] = [
     "plain",
@@ -538,7 +538,15 @@ fn in_place_equals_out_of_place_and_decrypts_back() {
         std::fs::write(&work, &original).unwrap();
         let ino = std::fs::metadata(&work).unwrap().ino();
 
-        run_ok("encrypt", &["--in-place"], &work, &work);
+        let journal = d.join("journal");
+        let journal = journal.to_str().unwrap();
+        run_ok(
+            "encrypt",
+            &["--in-place", "--journal", journal],
+            &work,
+            &work,
+        );
+        assert!(!Path::new(journal).exists(), "the journal stays: {what}");
         let got = std::fs::read(&work).unwrap();
         assert!(
             got == std::fs::read(&want).unwrap(),
@@ -546,7 +554,12 @@ fn in_place_equals_out_of_place_and_decrypts_back() {
         );
         assert_eq!(std::fs::metadata(&work).unwrap().ino(), ino, "{what}");
 
-        run_ok("decrypt", &["--in-place"], &work, &work);
+        run_ok(
+            "decrypt",
+            &["--in-place", "--journal", journal],
+            &work,
+            &work,
+        );
         assert!(
             std::fs::read(&work).unwrap() == original,
             "in-place decrypt does not give the original back: {what}"
@@ -586,7 +599,12 @@ fn in_place_refusals_leave_the_file_unchanged() {
         if !args.contains(&"--cipher") {
             cmd.args(["--cipher", "aes-xts-plain64"]);
         }
-        cmd.args(args).arg(&file).arg(&file).arg("--in-place");
+        cmd.args(args)
+            .arg(&file)
+            .arg(&file)
+            .arg("--in-place")
+            .arg("--journal")
+            .arg(d.join("journal"));
         let res = run(&mut cmd);
         expect_code(&res, 2, why);
         let err = String::from_utf8_lossy(&res.stderr);
@@ -642,4 +660,141 @@ fn key_files_of_any_other_length_are_refused_with_their_length() {
         assert!(err.contains(&format!("holds {len} bytes")), "{err}");
         assert!(err.contains("aes-cbc needs exactly 16"), "{err}");
     }
+}
+
+/// `--in-place` killed (SIGKILL, by strace's fault injection) at each of
+/// its sync points and run again with `--resume` ends with the bytes an
+/// out-of-place run writes; a resume with another key is refused.
+#[test]
+fn in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes() {
+    let test = "crypt::in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes";
+    if !have_tool("strace", test) {
+        return;
+    }
+    if std::env::var("MDU_EMULATED").is_ok_and(|v| v == "1") {
+        eprintln!(
+            "SKIPPED: {test}: the crash sweep runs on the host only (not under the emulator)"
+        );
+        return;
+    }
+    let mut rng = Rng::new(test);
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, rng.bytes(64)).unwrap();
+    let plain = d.join("plain");
+    std::fs::write(&plain, rng.bytes(3 << 20)).unwrap();
+    let (src, want, work, journal) = (d.join("src"), d.join("want"), d.join("w"), d.join("j"));
+    let crypt = |op: &str, extra: &[&str]| {
+        let mut c = mdu();
+        c.args(["crypt", op, "--threads", "1", "--key-file"])
+            .arg(&key)
+            .args(extra);
+        c
+    };
+    let mut points = 0;
+    for (op, extra) in [
+        ("encrypt", &["--offset", "2048"][..]),
+        ("decrypt", &["--offset", "2048"][..]),
+        ("encrypt", &[][..]),
+    ] {
+        // The input of the run and what an out-of-place run makes of it.
+        if op == "encrypt" {
+            std::fs::copy(&plain, &src).unwrap();
+        } else {
+            expect_code(
+                &run(crypt("encrypt", extra).arg(&plain).arg(&src)),
+                0,
+                "source",
+            );
+        }
+        let _ = std::fs::remove_file(&want);
+        expect_code(
+            &run(crypt(op, extra).arg(&src).arg(&want)),
+            0,
+            "out of place",
+        );
+        let want = std::fs::read(&want).unwrap();
+        for n in 1.. {
+            std::fs::copy(&src, &work).unwrap();
+            let _ = std::fs::remove_file(&journal);
+            let mut argv = common::mdu_argv();
+            argv.extend(["crypt", op, "--threads", "1", "--key-file"].map(str::to_owned));
+            argv.push(key.to_str().unwrap().to_owned());
+            argv.extend(extra.iter().map(|s| s.to_string()));
+            argv.extend(["--in-place", "--journal"].map(str::to_owned));
+            for p in [&journal, &work, &work] {
+                argv.push(p.to_str().unwrap().to_owned());
+            }
+            let out = run(Command::new("strace")
+                .args([
+                    "-f",
+                    "-qq",
+                    "-o",
+                    "/dev/null",
+                    "-e",
+                    "trace=fsync,fdatasync",
+                ])
+                .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
+                .args(&argv));
+            if out.status.code() == Some(0) {
+                break;
+            }
+            points += 1;
+            if journal.exists() {
+                let r = run(crypt(op, extra)
+                    .args(["--in-place", "--resume", "--journal"])
+                    .arg(&journal)
+                    .arg(&work)
+                    .arg(&work));
+                expect_code(&r, 0, &format!("{op} {extra:?}: resume after kill {n}"));
+            }
+            assert!(
+                !journal.exists(),
+                "{op} {extra:?} kill {n}: the journal stays"
+            );
+            assert!(
+                std::fs::read(&work).unwrap() == want,
+                "{op} {extra:?}: killed at sync {n} and resumed, the bytes differ"
+            );
+        }
+    }
+    assert!(points > 20, "only {points} kill points");
+    // A journal binds its run: another key is refused, nothing changes.
+    std::fs::copy(&plain, &work).unwrap();
+    let _ = std::fs::remove_file(&journal);
+    let mut argv = common::mdu_argv();
+    argv.extend(["crypt", "encrypt", "--threads", "1", "--key-file"].map(str::to_owned));
+    argv.push(key.to_str().unwrap().to_owned());
+    argv.extend(["--in-place", "--journal"].map(str::to_owned));
+    for p in [&journal, &work, &work] {
+        argv.push(p.to_str().unwrap().to_owned());
+    }
+    let _ = run(Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=fsync,fdatasync",
+        ])
+        .arg("--inject=fsync,fdatasync:signal=KILL:when=4")
+        .args(&argv));
+    let other = d.join("other");
+    std::fs::write(&other, rng.bytes(64)).unwrap();
+    let before = std::fs::read(&work).unwrap();
+    let r = run(mdu()
+        .args(["crypt", "encrypt", "--threads", "1", "--key-file"])
+        .arg(&other)
+        .args(["--in-place", "--resume", "--journal"])
+        .arg(&journal)
+        .arg(&work)
+        .arg(&work));
+    expect_code(&r, 2, "a resume with another key");
+    assert!(String::from_utf8_lossy(&r.stderr).contains("another cipher, key"));
+    assert!(
+        std::fs::read(&work).unwrap() == before,
+        "a refused resume wrote"
+    );
 }

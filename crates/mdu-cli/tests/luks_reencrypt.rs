@@ -128,6 +128,15 @@ fn runs_of_either_tool_are_finished_by_the_other() {
     );
     let d = v.mdu_reencrypt(&["--init-only", &img]);
     assert_ne!(d.status.code(), Some(0), "a second init on a record");
+    // An in-progress header dumps as cryptsetup dumps it.
+    let ours = run(mdu().args(["luks", "dump", &img]));
+    expect_code(&ours, 0, "dump of a volume in reencryption");
+    let theirs = v.cs(&["luksDump", &img]);
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&theirs.stdout),
+        "luksDump of a volume in reencryption"
+    );
     let r = v.cs(&[
         "reencrypt",
         "-q",
@@ -302,6 +311,64 @@ fn a_kill_at_any_sync_point_loses_nothing() {
             );
             v.assert_plain(&img, &format!("mdu {res} killed at sync {n}"));
         }
+    }
+    // mdu decrypting with a detached header killed at every fourth point,
+    // resumed by mdu (odd trials) or cryptsetup.
+    let (enc, enc_hdr) = (v.data("enc"), v.path("enc.hdr"));
+    let e = v.mdu_reencrypt(&[&["--encrypt", "--header", &enc_hdr][..], PBKDF2, &[&enc]].concat());
+    expect_code(&e, 0, "encrypt for the decrypt sweep");
+    for n in (1..).step_by(4) {
+        let (data, hdr) = (v.path("dd"), v.path("dd.hdr"));
+        std::fs::copy(&enc, &data).unwrap();
+        std::fs::copy(&enc_hdr, &hdr).unwrap();
+        let mut argv = common::mdu_argv();
+        argv.extend(
+            [
+                "luks",
+                "reencrypt",
+                "--decrypt",
+                "--key-file",
+                &v.key,
+                "--hotzone-size",
+                HOTZONE,
+                "--header",
+                &hdr,
+                &data,
+            ]
+            .map(str::to_owned),
+        );
+        if !killed_at(dir, n, &argv) {
+            break;
+        }
+        points += 1;
+        if n % 8 == 1 {
+            let _ = v.mdu_reencrypt(&["--resume-only", "--header", &hdr, &data]);
+        } else {
+            let _ = v.cs(&[
+                "repair",
+                "-q",
+                "--key-file",
+                &v.key,
+                "--header",
+                &hdr,
+                &data,
+            ]);
+            let _ = v.cs(&[
+                "reencrypt",
+                "-q",
+                "--force-offline-reencrypt",
+                "--resume-only",
+                "--key-file",
+                &v.key,
+                "--header",
+                &hdr,
+                &data,
+            ]);
+        }
+        assert!(
+            std::fs::read(&data).unwrap() == v.plain,
+            "decrypt killed at sync {n}: the data are not the plaintext after the resume"
+        );
     }
     // cryptsetup killed at every third sync point and at each of the last
     // twelve (its final clean-up, where it gets stuck or converts again);

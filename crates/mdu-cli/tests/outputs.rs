@@ -506,7 +506,8 @@ fn a_full_disk_is_found_before_the_work_and_changes_nothing() {
     assert_eq!(entries(d), ["key", "plain"]);
 
     // In place, the file would grow by the 2 MiB offset area: refused up
-    // front, the file as it was.
+    // front, the file as it was (the journal, elsewhere, removed).
+    let journal_dir = scratch();
     let out = run(mdu()
         .args([
             "crypt",
@@ -517,8 +518,14 @@ fn a_full_disk_is_found_before_the_work_and_changes_nothing() {
             "--key-file",
         ])
         .arg(&key)
+        .arg("--journal")
+        .arg(journal_dir.path().join("journal"))
         .arg(&plain)
         .arg(&plain));
+    assert!(
+        !journal_dir.path().join("journal").exists(),
+        "a refused run leaves no journal"
+    );
     expect_code(&out, 2, "in-place growth on a full file system");
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was changed"));
     assert_eq!(fs::read(&plain).unwrap(), data);

@@ -60,7 +60,10 @@ const USES: [(Tool, &[&str]); 7] = [
     ),
     (
         Tool::Strace,
-        &["luks_reencrypt::a_kill_at_any_sync_point_loses_nothing"],
+        &[
+            "luks_reencrypt::a_kill_at_any_sync_point_loses_nothing",
+            "crypt::in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes",
+        ],
     ),
     (
         Tool::PythonCryptography,

@@ -1485,7 +1485,8 @@ impl Metadata {
 
     /// Whether keyslot `slot` is unbound, as cryptsetup calls it: no digest
     /// lists it, or its digest is bound to no segment (`cryptsetup
-    /// luksAddKey --unbound`). Its key opens no data segment.
+    /// luksAddKey --unbound`) but backups of a reencryption. Its key opens
+    /// no data segment.
     ///
     /// ```
     /// # let text = include_str!("../tests/data/pbkdf2.json");
@@ -1498,7 +1499,11 @@ impl Metadata {
     pub fn keyslot_is_unbound(&self, slot: u32) -> bool {
         self.keyslot_digest(slot)
             .and_then(|d| self.digests.get(&d))
-            .is_none_or(|d| d.segments.is_empty())
+            .is_none_or(|d| {
+                !d.segments
+                    .iter()
+                    .any(|s| self.segments.get(s).is_some_and(|s| !s.is_backup()))
+            })
     }
 
     /// The JSON text as cryptsetup 2.6 writes it: compact, keys in its

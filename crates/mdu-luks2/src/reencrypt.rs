@@ -1009,6 +1009,7 @@ impl Reencryption {
                     key: Option<Zeroizing<Vec<u8>>>,
                     digest|
          -> Result<Side, Luks2Error> {
+            let key = key.filter(|_| segment.is_crypt());
             let cipher = key
                 .as_ref()
                 .map(|k| segment_cipher(&segment, k))
