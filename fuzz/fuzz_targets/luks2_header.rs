@@ -6,6 +6,7 @@
 //!   spec a keyslot or segment names) and `payload_range` never panic;
 //! * no read goes past the end of the image (the reader below panics if
 //!   one does);
+//! * the digest of a reencryption record is computed without panic;
 //! * `check::check` accepts every image `Image::load` accepts, never
 //!   panics, names every `cipher_null` keyslot area and segment (read here
 //!   from the metadata text), and a policy built from the image's own
@@ -133,6 +134,12 @@ fn check(image: &[u8], try_unlock: bool) {
     let again = Metadata::parse(&img.metadata.to_json(), img.header.hdr_size)
         .expect("written metadata parse");
     assert_eq!(again, img.metadata);
+    // A reencryption record: its digest input is computed without panic
+    // for any record that loads.
+    if img.metadata.reencrypt.is_some() {
+        let _ = mdu_luks2::reencrypt::digest_input(&img.metadata, Some(&[7; 64]), Some(&[9; 64]));
+        let _ = mdu_luks2::reencrypt::verify_digest(&img.metadata, Some(&[7; 64]), None);
+    }
     let report = mdu_luks2::check::check(&r, None).expect("check loads what load loads");
     let nulls = img
         .metadata

@@ -1376,9 +1376,7 @@ impl Reencryption {
                     let bs = sector_size as usize;
                     let n = hash.output_len();
                     let mut sums = vec![0u8; buf.len() / bs * n];
-                    for (blk, out) in buf.chunks_exact(bs).zip(sums.chunks_exact_mut(n)) {
-                        hash.hash_into(&[blk], out);
-                    }
+                    block_hashes(hash, bs, &buf, &mut sums);
                     write_at(&self.header_dev, &sums, self.area.offset)?;
                 }
                 Resilience::Journal => write_at(&self.header_dev, &buf, self.area.offset)?,
@@ -1452,6 +1450,24 @@ impl Reencryption {
         }
         self.header_dev.sync_data().map_err(Luks2Error::Io)?;
         Ok(())
+    }
+}
+
+/// The hash of every `bs`-byte block of `data` into `out`, across the
+/// rayon pool when the crate has it.
+fn block_hashes(hash: Hash, bs: usize, data: &[u8], out: &mut [u8]) {
+    let n = hash.output_len();
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        data.par_chunks_exact(bs)
+            .zip(out.par_chunks_exact_mut(n))
+            .with_min_len(64)
+            .for_each(|(blk, o)| hash.hash_into(&[blk], o));
+    }
+    #[cfg(not(feature = "rayon"))]
+    for (blk, o) in data.chunks_exact(bs).zip(out.chunks_exact_mut(n)) {
+        hash.hash_into(&[blk], o);
     }
 }
 
