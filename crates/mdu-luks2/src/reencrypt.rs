@@ -770,7 +770,13 @@ impl Reencryption {
             cipher: Some(c),
             digest: Some(0),
         };
-        // The keyslots area first; `start` commits the header over it.
+        // The keyslots area first, with both header copies left zero: the
+        // formatted copies describe the data as encrypted already, and a
+        // crash before `start` commits the record must not leave a header
+        // that opens plaintext as ciphertext.
+        let mut region = region;
+        let copies = (2 * img.header.hdr_size) as usize;
+        region[..copies].fill(0);
         write_at(&header, &region, 0)?;
         Self::start(
             header,
