@@ -109,7 +109,8 @@ pub(crate) fn per_cycle_cell(ctx: &Ctx, c: &CaseResult) -> Option<String> {
     let per_cycle = |s: &crate::measure::Samples| c.bytes as f64 / s.median() / ghz;
     let bound = c
         .results
-        .get(2)
+        .iter()
+        .find(|s| s.kind == Kind::Bound)
         .map_or(String::new(), |s| format!(" / {:.2}", per_cycle(s)));
     Some(format!(
         "{}: {:.2}{bound}",
