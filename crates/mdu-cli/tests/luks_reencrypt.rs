@@ -227,6 +227,10 @@ fn runs_of_either_tool_are_finished_by_the_other() {
 /// Runs `argv` under strace, killed at its `n`-th fsync or fdatasync;
 /// whether it ran to its end instead (fewer sync points).
 fn killed_at(dir: &Path, n: usize, argv: &[String]) -> bool {
+    assert!(
+        n < 1000,
+        "no run ended by itself before sync {n}: is strace tracing?"
+    );
     let out = run(Command::new("strace")
         .current_dir(dir)
         .args([
