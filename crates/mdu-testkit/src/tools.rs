@@ -30,6 +30,11 @@ pub const SKIP_TOOLS_VAR: &str = "MDU_SKIP_TOOLS";
 /// only after its own probe of the kernel failed, and says so.
 pub const NO_KERNEL_ORACLE_VAR: &str = "MDU_NO_KERNEL_ORACLE";
 
+/// The variable that excuses a machine where ptrace is forbidden (so
+/// `strace` cannot inject faults) from `MDU_REQUIRE_TOOLS=1`: CI sets it
+/// only after its own probe failed, and says so.
+pub const NO_PTRACE_VAR: &str = "MDU_NO_PTRACE";
+
 /// The script that drives the running kernel as the fscrypt oracle
 /// (`probe`, `make`, `cat`; see its docstring).
 pub const FSCRYPT_KERNEL_SCRIPT: &str =
@@ -136,7 +141,9 @@ impl Tool {
     /// Whether a missing tool fails its tests: `MDU_REQUIRE_TOOLS=1`, except
     /// for the kernel oracle on a machine `MDU_NO_KERNEL_ORACLE=1` excuses.
     fn required(self) -> bool {
-        flag(REQUIRE_TOOLS_VAR) && !(self == Tool::KernelFscrypt && flag(NO_KERNEL_ORACLE_VAR))
+        flag(REQUIRE_TOOLS_VAR)
+            && !(self == Tool::KernelFscrypt && flag(NO_KERNEL_ORACLE_VAR))
+            && !(self == Tool::Strace && flag(NO_PTRACE_VAR))
     }
 }
 
