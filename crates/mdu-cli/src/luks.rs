@@ -525,7 +525,7 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
                     } = Plan::new_key(&img, a.key_slot)
                         .map_err(|e| image_error(&header_path, e))?
                     else {
-                        unreachable!("new_key makes a Reencrypt plan")
+                        return Err(CliError::Usage("no new-key plan for this volume".into()));
                     };
                     let cipher = match &a.cipher {
                         Some(c) => CipherSpec::parse(c)

@@ -590,7 +590,7 @@ impl Reencryption {
         options: &Options,
     ) -> Result<Reencryption, Luks2Error> {
         let img = Image::load(&header)?;
-        let (seg_id, seg) = img.segment()?;
+        let (_, seg) = img.segment()?;
         let seg = seg.clone();
         let detached = seg.offset == 0;
         if matches!(plan, Plan::Decrypt { .. }) && !detached {
@@ -699,9 +699,10 @@ impl Reencryption {
                 fin.flags = vec![FINAL.into()];
                 (ReencryptMode::Decrypt, fin, None, None)
             }
-            Plan::Encrypt(_) => unreachable!("handled by init_encrypt"),
+            Plan::Encrypt(_) => {
+                return Err(bad("an encryption starts from an empty detached header"));
+            }
         };
-        let _ = seg_id;
         let old = Side {
             segment: prev,
             key: Some(key.key),
