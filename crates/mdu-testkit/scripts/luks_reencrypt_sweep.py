@@ -9,8 +9,10 @@ run ends by itself. The resuming tool then finishes the run (cryptsetup:
 --resume-only`), and the data are read back through the final header and
 compared with the original plaintext.
 
-Each point is reported as ok, or as LOST (the data differ) or STUCK (no
-header opens them) with the resumer's message. Run as:
+Each point is reported as ok (the data read back through the final
+header), untouched (killed before any byte was converted, so the data are
+as they were and a new run starts over), or as LOST (the data differ) or
+STUCK (no header opens them) with the resumer's message. Run as:
 
     luks_reencrypt_sweep.py MDU_BINARY [--size-mib 64] [--hotzone-mib 4]
 
@@ -117,6 +119,12 @@ def run_all(mdu, d, a):
         return j("img"), j("hdr")
 
     def check_encrypted(img, hdr):
+        with open(img, "rb") as f:
+            if f.read() == plain:
+                # Killed before anything was converted (while the header
+                # was being made): the data are as they were; a new run
+                # starts over.
+                return "untouched", ""
         got, why = read_image(img, hdr)
         return ("ok", "") if got == plain else (("LOST", "") if got is not None else ("STUCK", why))
 
@@ -154,7 +162,7 @@ def run_all(mdu, d, a):
     for name, setup, argv, resume, check in configs:
         if a.only and a.only not in name:
             continue
-        counts = {"ok": 0, "LOST": 0, "STUCK": 0}
+        counts = {"ok": 0, "untouched": 0, "LOST": 0, "STUCK": 0}
         bad = []
         n = 1
         while True:
@@ -164,11 +172,12 @@ def run_all(mdu, d, a):
             resume(img, hdr)
             verdict, why = check(img, hdr)
             counts[verdict] += 1
-            if verdict != "ok":
+            if verdict not in ("ok", "untouched"):
                 bad.append(f"  sync {n}: {verdict} {why}")
             n += 1
         total_bad += len(bad)
-        print(f"{name}: {n - 1} kill points: {counts['ok']} ok, {counts['LOST']} lost, "
+        print(f"{name}: {n - 1} kill points: {counts['ok']} ok, {counts['untouched']} "
+              f"untouched (killed before any byte was converted), {counts['LOST']} lost, "
               f"{counts['STUCK']} stuck", flush=True)
         for line in bad:
             print(line, flush=True)
