@@ -1168,6 +1168,16 @@ fn hex_lines(out: &mut String, bytes: &[u8], indent: &str) {
     }
 }
 
+/// A keyslot priority as `cryptsetup luksDump` prints it.
+fn priority_name(p: Option<i64>) -> &'static str {
+    match p {
+        Some(0) => "ignored",
+        None | Some(1) => "normal",
+        Some(2) => "high",
+        Some(_) => "invalid",
+    }
+}
+
 fn dump_text(img: &Image) -> String {
     let h = &img.header;
     let m = &img.metadata;
@@ -1233,13 +1243,7 @@ fn dump_text(img: &Image) -> String {
     let reencrypt_slot = |o: &mut String, r: &mdu_luks2::ReencryptKeyslot| {
         let _ = writeln!(o, "  {}: reencrypt (unbound)", r.id);
         let _ = writeln!(o, "\tKey:        8 bits");
-        let prio = match r.priority {
-            Some(0) => "ignored",
-            None | Some(1) => "normal",
-            Some(2) => "high",
-            Some(_) => "invalid",
-        };
-        let _ = writeln!(o, "\tPriority:   {prio}");
+        let _ = writeln!(o, "\tPriority:   {}", priority_name(r.priority));
         let _ = writeln!(o, "\tMode:       {}", r.mode.name());
         let _ = writeln!(o, "\tDirection:  {}", r.direction.name());
         let _ = writeln!(o, "\tResilience: {}", r.area.resilience.name());
@@ -1273,13 +1277,7 @@ fn dump_text(img: &Image) -> String {
         };
         let _ = writeln!(o, "  {id}: luks2{unbound}");
         let _ = writeln!(o, "\tKey:        {} bits", k.key_size * 8);
-        let prio = match k.priority {
-            Some(0) => "ignored",
-            None | Some(1) => "normal",
-            Some(2) => "high",
-            Some(_) => "invalid",
-        };
-        let _ = writeln!(o, "\tPriority:   {prio}");
+        let _ = writeln!(o, "\tPriority:   {}", priority_name(k.priority));
         let _ = writeln!(o, "\tCipher:     {}", k.area.encryption);
         let _ = writeln!(o, "\tCipher key: {} bits", k.area.key_size * 8);
         let _ = writeln!(o, "\tPBKDF:      {}", k.kdf.name());

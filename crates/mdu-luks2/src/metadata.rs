@@ -968,6 +968,27 @@ fn parse_digest(o: &Map<String, Value>, path: &str) -> Result<Digest, Luks2Error
     })
 }
 
+/// `end`, the end of an area of `size` bytes at `offset`, when the area
+/// lies inside the keyslots area `[start, end)`; else the error naming
+/// `field`.
+fn inside_keyslots_area(
+    field: String,
+    offset: u64,
+    end: Option<u64>,
+    size: u64,
+    (area_start, area_end): (u64, u64),
+) -> Result<u64, Luks2Error> {
+    end.filter(|&e| offset >= area_start && e <= area_end)
+        .ok_or_else(|| {
+            Luks2Error::layout(
+                field,
+                format!(
+                    "{size} bytes at offset {offset} lie outside the keyslots area [{area_start}, {area_end})"
+                ),
+            )
+        })
+}
+
 impl Metadata {
     /// Parses and validates the JSON text of a header copy of `hdr_size`
     /// bytes (see [`validate`](Self::validate)).
@@ -1144,15 +1165,8 @@ impl Metadata {
                     ),
                 ));
             }
-            let Some(end) = end.filter(|&e| a.offset >= area_start && e <= area_end) else {
-                return Err(Luks2Error::layout(
-                    p("area"),
-                    format!(
-                        "{} bytes at offset {} lie outside the keyslots area [{area_start}, {area_end})",
-                        a.size, a.offset
-                    ),
-                ));
-            };
+            let end =
+                inside_keyslots_area(p("area"), a.offset, end, a.size, (area_start, area_end))?;
             if let Some(len) = image_len
                 && a.offset + need > len
             {
@@ -1228,15 +1242,8 @@ impl Metadata {
                     ),
                 ));
             }
-            let Some(end) = end.filter(|&e| a.offset >= area_start && e <= area_end) else {
-                return Err(Luks2Error::layout(
-                    p("area"),
-                    format!(
-                        "{} bytes at offset {} lie outside the keyslots area [{area_start}, {area_end})",
-                        a.size, a.offset
-                    ),
-                ));
-            };
+            let end =
+                inside_keyslots_area(p("area"), a.offset, end, a.size, (area_start, area_end))?;
             if let Some(len) = image_len
                 && end > len
             {
