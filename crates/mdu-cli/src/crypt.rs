@@ -352,7 +352,10 @@ fn in_place(
         key_check: *key_check,
     };
     let (mut journal, plan, start) = if a.resume {
-        Journal::resume(journal_path, &fixed)?
+        let len = f
+            .seek(SeekFrom::End(0))
+            .map_err(|e| CliError::io(path, "read its size", e))?;
+        Journal::resume(journal_path, &fixed, len)?
     } else {
         let len = f
             .seek(SeekFrom::End(0))
@@ -369,7 +372,7 @@ fn in_place(
         }
         let data_len = len - in_base;
         check_sectors(path, in_base, data_len, ss)?;
-        let chunk = (CHUNK_PER_THREAD * pool.current_num_threads()) as u64;
+        let chunk = ((CHUNK_PER_THREAD * pool.current_num_threads()) as u64).min(MAX_JOURNAL_CHUNK);
         let plan = Plan { data_len, chunk };
         let journal = Journal::create(journal_path, &fixed, &plan)?;
         if out_base > in_base {
@@ -526,6 +529,9 @@ struct Journal {
 }
 
 const JOURNAL_MAGIC: &[u8; 8] = b"MDUJRNL1";
+/// The largest chunk a journal may record (1 MiB per thread, up to 1024
+/// threads).
+const MAX_JOURNAL_CHUNK: u64 = 1 << 30;
 const SLOT: usize = 4096;
 const HOT: u8 = 1;
 const DONE: u8 = 2;
@@ -565,7 +571,13 @@ impl Journal {
         Ok(j)
     }
 
-    fn resume(path: &Path, fixed: &Fixed) -> Result<(Journal, Plan, Start), CliError> {
+    /// Reads the journal of a run over a device now `device_len` bytes
+    /// long.
+    fn resume(
+        path: &Path,
+        fixed: &Fixed,
+        device_len: u64,
+    ) -> Result<(Journal, Plan, Start), CliError> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -614,7 +626,15 @@ impl Journal {
                     .into(),
             ));
         }
-        if plan.chunk == 0 || plan.data_len == 0 || !matches!(state, HOT | DONE) {
+        // A run never makes its device shorter than its data, and its chunks
+        // are at most MAX_JOURNAL_CHUNK: a record saying otherwise is not
+        // one mdu wrote (and must not size an allocation).
+        if plan.chunk == 0
+            || plan.chunk > MAX_JOURNAL_CHUNK
+            || plan.data_len == 0
+            || plan.data_len > device_len
+            || !matches!(state, HOT | DONE)
+        {
             return Err(refuse("the journal's record is not one mdu writes".into()));
         }
         let chunks = plan.data_len.div_ceil(plan.chunk);

@@ -613,3 +613,28 @@ fn detached_headers_interoperate() {
     expect_code(&d, 0, "decrypt --header");
     assert!(std::fs::read(&plain3).unwrap() == v.plain);
 }
+
+#[test]
+fn a_detached_header_given_as_the_image_is_not_converted() {
+    let v = Volume::new("luks_reencrypt::a_detached_header_given_as_the_image_is_not_converted");
+    let (hdr, dev) = (v.path("h"), v.data("dev"));
+    let f = run(mdu()
+        .args(["luks", "format", "--header", &hdr, "--key-file", &v.key])
+        .args(PBKDF2)
+        .arg(&dev));
+    expect_code(&f, 0, "format --header");
+    let before = std::fs::read(&hdr).unwrap();
+    // The header file as the image: its data would start at offset 0,
+    // over the header itself.
+    let r = v.mdu_reencrypt(&[&hdr]);
+    expect_code(&r, 1, "reencrypt of a detached header without its device");
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("needs its data device"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(
+        std::fs::read(&hdr).unwrap() == before,
+        "the header was written"
+    );
+}

@@ -539,6 +539,27 @@ fn wipe(dev: &File, offset: u64, len: u64) -> Result<(), Luks2Error> {
     Ok(())
 }
 
+/// Refuses a header that lies in the same file as its data when the data
+/// would start inside the header or keyslots area (a detached header given
+/// as the image: converting it would overwrite the header itself).
+fn data_clear_of_header(
+    header: &File,
+    data: &File,
+    hdr_size: u64,
+    m: &Metadata,
+    data_offset: u64,
+) -> Result<(), Luks2Error> {
+    use std::os::unix::fs::MetadataExt;
+    let (h, d) = (header.metadata()?, data.metadata()?);
+    let (_, area_end) = m.keyslots_area(hdr_size);
+    if (h.dev(), h.ino()) == (d.dev(), d.ino()) && data_offset < area_end {
+        return Err(bad(format!(
+            "the data start at offset {data_offset}, inside the header and keyslots area of the same file (which ends at {area_end}): a detached header needs its data device given separately"
+        )));
+    }
+    Ok(())
+}
+
 fn data_len(f: &File) -> Result<u64, Luks2Error> {
     Ok(ReadAt::image_len(f)?)
 }
@@ -592,6 +613,7 @@ impl Reencryption {
         let img = Image::load(&header)?;
         let (_, seg) = img.segment()?;
         let seg = seg.clone();
+        data_clear_of_header(&header, &data, img.hdr_size(), &img.metadata, seg.offset)?;
         let detached = seg.offset == 0;
         if matches!(plan, Plan::Decrypt { .. }) && !detached {
             return Err(bad(
@@ -1040,6 +1062,7 @@ impl Reencryption {
             block = block.max(u64::from(sector_size));
         }
         let d = new.segment.offset;
+        data_clear_of_header(&header, &data, img.hdr_size(), &m, d)?;
         let total = data_len(&data)?;
         let size = total
             .checked_sub(d)
