@@ -76,14 +76,16 @@ pub(crate) enum LuksCmd {
     Check(CheckArgs),
     /// Convert the data of IMAGE in place, as `cryptsetup reencrypt`: a new
     /// volume key (and --cipher, --key-size, --sector-size) for a LUKS2
-    /// volume; with --header FILE, --encrypt a plaintext IMAGE under a new
-    /// detached header or --decrypt the IMAGE of a detached header.
+    /// volume; --encrypt a plaintext IMAGE, with the header at its start
+    /// (--reduce-device-size: the data move up) or in a new detached
+    /// header (--header FILE); --decrypt the IMAGE of a detached header.
     ///
     /// The progress is recorded in the header as cryptsetup 2.6 records it,
     /// so `cryptsetup reencrypt --resume-only` finishes a run of mdu and
-    /// this command finishes a run of cryptsetup (forward runs with
-    /// checksum, journal or none resilience: key changes, --encrypt
-    /// --header and, from mdu, --decrypt --header). A run that was killed,
+    /// this command finishes a run of cryptsetup (key changes, --encrypt
+    /// with --reduce-device-size or --header, and, from mdu, --decrypt
+    /// --header; not yet cryptsetup's in-place decryption that moves the
+    /// data back, nor its backward --decrypt --header). A run that was killed,
     /// crashed or lost power is resumed by running the command again (or
     /// with --resume-only): the hotzone in flight is repaired first, from
     /// its journal or block by block from its checksums, so no data are
@@ -104,6 +106,16 @@ header before it is converted; journal copies the hotzone into the header
 LOSES DATA, and as nothing on disk says how far such a run got, resuming it
 is refused unless --allow-none-resume is given.
 
+--reduce-device-size SIZE: the data move up by SIZE/2 (the data offset),
+so IMAGE must end in SIZE bytes its file system does not use (shrink it
+first: `resize2fs DEV NEWSIZE`). The first SIZE/2 bytes are copied to the
+end of IMAGE, the header is written over them, and the data are encrypted
+from the end backward, each hotzone (SIZE/2 bytes) written SIZE/2 above
+where it was read, so a crash repeats the hotzone from bytes still there
+(datashift resilience; --resilience and --hotzone-size do not apply). The
+copy is wiped at the end. The encrypted volume is SIZE/2 smaller than
+IMAGE, and the file system SIZE smaller.
+
 Exit status: 0 done (or initialised, with --init-only); 1 a wrong
 passphrase, a damaged or refused header, or a run interrupted (resume it);
 2 bad usage.";
@@ -118,10 +130,17 @@ pub(crate) struct ReencryptArgs {
     /// The LUKS2 header is in FILE, not in IMAGE (IMAGE is then all data).
     #[arg(long, value_name = "FILE")]
     header: Option<PathBuf>,
-    /// Encrypt the plaintext IMAGE in place under a new detached header
-    /// (--header, a file that must not exist yet).
-    #[arg(long, requires = "header", conflicts_with = "decrypt")]
+    /// Encrypt the plaintext IMAGE in place: under a new detached header
+    /// (--header, a file that must not exist yet), or with the header at
+    /// the start of IMAGE and the data moved up (--reduce-device-size).
+    #[arg(long, conflicts_with = "decrypt")]
     encrypt: bool,
+    /// With --encrypt: make room for the header by moving the data up by
+    /// half of SIZE (the data offset), as cryptsetup does. The last SIZE
+    /// bytes of IMAGE must be free: shrink the file system by SIZE first.
+    /// A number of bytes, or with a K, M or G suffix (powers of 1024).
+    #[arg(long, value_name = "SIZE", requires = "encrypt", conflicts_with = "header", value_parser = util::parse_size)]
+    reduce_device_size: Option<u64>,
     /// Decrypt IMAGE in place; the detached header (--header) ends with one
     /// linear segment and no keyslots.
     #[arg(long, requires = "header")]
@@ -148,15 +167,15 @@ pub(crate) struct ReencryptArgs {
     /// the old key are removed at the end. Needed when there are several.
     #[arg(long, value_name = "N")]
     key_slot: Option<u32>,
-    /// How each hotzone survives a crash (see below).
-    #[arg(long, value_enum, default_value = "checksum")]
-    resilience: ResilienceArg,
+    /// How each hotzone survives a crash (see below; default checksum).
+    #[arg(long, value_enum, conflicts_with = "reduce_device_size")]
+    resilience: Option<ResilienceArg>,
     /// Hash of checksum resilience: sha1, sha256 or sha512.
     #[arg(long, value_name = "HASH", default_value = "sha256")]
     resilience_hash: String,
     /// The largest hotzone in bytes (default 64 MiB; journal: at most what
     /// the keyslots area holds).
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", conflicts_with = "reduce_device_size")]
     hotzone_size: Option<u64>,
     /// Only go on with a reencryption in progress; never start one.
     #[arg(long, conflicts_with_all = ["encrypt", "decrypt", "cipher", "key_size", "sector_size", "init_only"])]
@@ -405,8 +424,13 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
             a.resilience_hash
         ))
     })?;
+    if a.encrypt && a.header.is_none() && a.reduce_device_size.is_none() {
+        return Err(CliError::Usage(
+            "--encrypt needs --header FILE (a detached header) or --reduce-device-size SIZE (the header at the start of IMAGE, the data moved up)".into(),
+        ));
+    }
     let options = Options {
-        resilience: match a.resilience {
+        resilience: match a.resilience.unwrap_or(ResilienceArg::Checksum) {
             ResilienceArg::Checksum => ResilienceChoice::Checksum,
             ResilienceArg::Journal => ResilienceChoice::Journal,
             ResilienceArg::None => ResilienceChoice::None,
@@ -424,6 +448,14 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     };
     let data = open_rw(&a.image)?;
     // The encryption plan's parameters are checked before anything else.
+    let shift = match a.reduce_device_size {
+        Some(r) if r == 0 || r % 8192 != 0 => {
+            return Err(CliError::Usage(format!(
+                "--reduce-device-size {r}: a positive multiple of 8 KiB (twice a data offset that is a multiple of 4096)"
+            )));
+        }
+        r => r.map(|r| r / 2),
+    };
     let encrypt_params = if a.encrypt {
         let new = NewImageArgs {
             key_file: a.key_file.clone(),
@@ -444,12 +476,31 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
             },
             offset: 32768,
         };
-        Some(format_params(&new)?)
+        let mut params = format_params(&new)?;
+        if let Some(s) = shift {
+            params.data_offset = s;
+            params
+                .validate()
+                .map_err(|e| CliError::Usage(format!("--reduce-device-size: {e}")))?;
+        }
+        Some(params)
     } else {
         None
     };
     let pass = read_passphrase(&a.key_file)?;
-    let header = if let Some(params) = encrypt_params {
+    let header = if let (Some(params), Some(_)) = (&encrypt_params, shift) {
+        let plan = Plan::EncryptShift(params.clone());
+        let hf = data
+            .try_clone()
+            .map_err(|e| CliError::io(&a.image, "open", e))?;
+        let data2 = data
+            .try_clone()
+            .map_err(|e| CliError::io(&a.image, "open", e))?;
+        Some(
+            Reencryption::init(hf, data2, &pass, &plan, &options)
+                .map_err(|e| image_error(&a.image, e))?,
+        )
+    } else if let Some(params) = encrypt_params {
         let f = OpenOptions::new()
             .read(true)
             .write(true)
@@ -501,7 +552,7 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
                         header_path.display()
                     )));
                 }
-                if a.resilience != ResilienceArg::Checksum && !a.resume_only {
+                if a.resilience.is_some() && !a.resume_only {
                     eprintln!("mdu: resuming with the resilience recorded in the header");
                 }
                 Reencryption::resume(hf, data2, &pass, a.hotzone_size, a.allow_none_resume)

@@ -482,3 +482,23 @@ pub(crate) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Resu
     }
     Ok(n)
 }
+
+/// A size in bytes: digits, optionally followed by K, M or G (powers of
+/// 1024, either case, or KiB, MiB, GiB).
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (bytes, or with K, M or G)"))?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use K, M or G)")),
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}

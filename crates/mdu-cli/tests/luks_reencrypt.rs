@@ -638,3 +638,179 @@ fn a_detached_header_given_as_the_image_is_not_converted() {
         "the header was written"
     );
 }
+
+/// `--encrypt --reduce-device-size`: the header at the start, the data
+/// moved up. The whole run is checked against cryptsetup (which decrypts
+/// it in place, moving the data back down), then mdu and cryptsetup are
+/// each killed at a sample of sync points and resumed by the other tool
+/// or by mdu; the data kept read back intact every time.
+#[test]
+fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
+    let test = "luks_reencrypt::an_encryption_with_a_data_shift_is_finished_by_either_tool";
+    if !have_tool("cryptsetup", test) || !have_tool("strace", test) {
+        return;
+    }
+    if emulated() {
+        eprintln!(
+            "SKIPPED: {test}: the crash sample runs on the host only (not under the emulator)"
+        );
+        return;
+    }
+    let v = Volume::new(test);
+    let dir = v.dir.path();
+    let reduce: u64 = 2 << 20;
+    let shift_args = ["--encrypt", "--reduce-device-size", "2M"];
+    // The device: `kept` bytes of data, then the 2 MiB the file system gave
+    // up. Kept a multiple of the 1 MiB shift, and not (a short hotzone).
+    let device = |name: &str, kept: usize| -> String {
+        let p = v.path(name);
+        let mut bytes = v.plain[..kept].to_vec();
+        bytes.resize(kept + reduce as usize, 0);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    let assert_kept = |img: &str, kept: usize, what: &str| {
+        let out_path = v.path("dec");
+        let _ = std::fs::remove_file(&out_path);
+        let out = run(mdu()
+            .args(["luks", "decrypt", "--key-file", &v.key, img])
+            .arg(&out_path));
+        expect_code(&out, 0, &format!("{what}: decrypt"));
+        let got = std::fs::read(&out_path).unwrap();
+        assert_eq!(got.len(), kept + (reduce / 2) as usize, "{what}: size");
+        assert!(got[..kept] == v.plain[..kept], "{what}: the data changed");
+    };
+    let offline = "--force-offline-reencrypt";
+    let mdu_argv = |img: &str| -> Vec<String> {
+        let mut a = common::mdu_argv();
+        a.extend(
+            [
+                &["luks", "reencrypt", "--key-file", &v.key][..],
+                PBKDF2,
+                &shift_args,
+                &[img],
+            ]
+            .concat()
+            .into_iter()
+            .map(str::to_owned),
+        );
+        a
+    };
+    let mut points = 0;
+    for kept in [8 << 20, (7 << 20) + (512 << 10)] {
+        // A whole run, decrypted in place by cryptsetup.
+        let img = device("whole", kept);
+        let e = run(mdu()
+            .args(["luks", "reencrypt", "--key-file", &v.key])
+            .args(PBKDF2)
+            .args(shift_args)
+            .arg(&img));
+        expect_code(&e, 0, "mdu --encrypt --reduce-device-size");
+        assert_kept(&img, kept, "mdu's run");
+        let hdr = v.path("exported.hdr");
+        let _ = std::fs::remove_file(&hdr);
+        let d = v.cs(&[
+            "reencrypt",
+            "-q",
+            offline,
+            "--decrypt",
+            "--header",
+            &hdr,
+            "--key-file",
+            &v.key,
+            &img,
+        ]);
+        expect_code(&d, 0, "cryptsetup decrypts mdu's shifted encryption");
+        let back = std::fs::read(&img).unwrap();
+        assert!(
+            back[..kept] == v.plain[..kept],
+            "cryptsetup read back mdu's ciphertext"
+        );
+
+        // A new start on a device in reencryption is refused.
+        let img = device("again", kept);
+        assert!(
+            killed_at(dir, 8, &mdu_argv(&img)),
+            "a run of more than 8 syncs"
+        );
+        let r = run(mdu()
+            .args(["luks", "reencrypt", "--key-file", &v.key])
+            .args(PBKDF2)
+            .args(shift_args)
+            .arg(&img));
+        assert_ne!(
+            r.status.code(),
+            Some(0),
+            "a second start over a run in progress"
+        );
+        expect_code(&v.mdu_reencrypt(&["--resume-only", &img]), 0, "resume");
+        assert_kept(&img, kept, "killed at sync 8, then a refused start");
+
+        // mdu killed at every seventh sync point, resumed by mdu or (every
+        // other trial) by cryptsetup, then by mdu where cryptsetup cannot
+        // go on (the start before the primary header copy, the clean-up).
+        for n in (1..).step_by(7) {
+            let img = device("k", kept);
+            if !killed_at(dir, n, &mdu_argv(&img)) {
+                break;
+            }
+            points += 1;
+            if points % 2 == 0 {
+                let _ = v.cs(&["repair", "-q", "--key-file", &v.key, &img]);
+                let _ = v.cs(&[
+                    "reencrypt",
+                    "-q",
+                    offline,
+                    "--resume-only",
+                    "--key-file",
+                    &v.key,
+                    &img,
+                ]);
+            }
+            let plain_still = std::fs::read(&img).unwrap()[..kept] == v.plain[..kept];
+            let r = v.mdu_reencrypt(&["--resume-only", &img]);
+            if plain_still && r.status.code() != Some(0) {
+                // Killed before the first header copy: nothing to resume.
+                continue;
+            }
+            assert_kept(&img, kept, &format!("mdu killed at sync {n}"));
+        }
+        // cryptsetup killed at every seventh sync point, resumed by mdu.
+        for n in (1..).step_by(7) {
+            let img = device("c", kept);
+            let mut cs = vec![
+                "cryptsetup".to_owned(),
+                "reencrypt".into(),
+                "-q".into(),
+                offline.into(),
+            ];
+            cs.extend(
+                [
+                    &["--key-file", &v.key, "--sector-size", "4096"][..],
+                    PBKDF2,
+                    &shift_args,
+                    &[&img],
+                ]
+                .concat()
+                .into_iter()
+                .map(str::to_owned),
+            );
+            if !killed_at(dir, n, &cs) {
+                break;
+            }
+            points += 1;
+            let plain_still = std::fs::read(&img).unwrap()[..kept] == v.plain[..kept];
+            let r = v.mdu_reencrypt(&["--resume-only", &img]);
+            if plain_still && r.status.code() != Some(0) {
+                continue;
+            }
+            assert_kept(
+                &img,
+                kept,
+                &format!("cryptsetup killed at sync {n}, resumed by mdu"),
+            );
+        }
+    }
+    assert!(points > 20, "only {points} kill points");
+    eprintln!("{points} kill points of shifted encryptions, no byte lost");
+}

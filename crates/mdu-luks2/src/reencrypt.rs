@@ -17,7 +17,8 @@
 //!
 //! # One hotzone
 //!
-//! The hotzones walk forward from the start of the data. For each:
+//! The hotzones walk forward from the start of the data (backward with a
+//! data shift, below). For each:
 //!
 //! 1. read the old bytes; write what lets a crash be repaired (the hash of
 //!    every block for `checksum`, the bytes themselves for `journal`) into
@@ -53,6 +54,45 @@
 //! let file = std::fs::File::open(&path)?;
 //! let img = Image::load(&file)?;
 //! assert!(img.metadata.reencrypt.is_none() && img.unlock(&file, b"pw").is_ok());
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # A data shift
+//!
+//! [`Plan::EncryptShift`] encrypts a device with the header at its start
+//! (cryptsetup's `--encrypt --reduce-device-size`): the first `s` bytes
+//! are copied to the end of the device, the header goes over them, and
+//! the hotzones walk backward, each read at `o` and written at `s + o`,
+//! the last one from the copy. The copy is wiped once the only segment is
+//! the final one. A crash repeats the hotzone from its source, which no
+//! hotzone overwrites before its own conversion is recorded.
+//!
+//! ```
+//! use mdu_luks2::{reencrypt, FormatParams, Hash, Image, KdfParams};
+//! # let dir = std::env::temp_dir().join(format!("mdu-reenc-shift-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! # let path = dir.join("device");
+//! // 3 MiB of data, and the 2 MiB the file system gave up at the end.
+//! let plain: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
+//! let mut device = plain.clone();
+//! device.resize(5 << 20, 0);
+//! std::fs::write(&path, &device)?;
+//! let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
+//!     digest_iterations: 1000, data_offset: 1 << 20, sector_size: 4096, ..FormatParams::default() };
+//! let file = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
+//! let plan = reencrypt::Plan::EncryptShift(params);
+//! let mut r = reencrypt::Reencryption::init(file.try_clone()?, file, b"pw", &plan, &reencrypt::Options::default())?;
+//! r.run(&mut |_, _| {}, &|| false)?;
+//! // The data now start at 1 MiB, encrypted.
+//! let file = std::fs::File::open(&path)?;
+//! let img = Image::load(&file)?;
+//! assert_eq!(img.segment()?.1.offset, 1 << 20);
+//! let mut data = std::fs::read(&path)?[1 << 20..].to_vec();
+//! let key = img.unlock(&file, b"pw")?;
+//! let cipher = img.segment_cipher(&key, mdu_dmcrypt::WeakKeys::Refuse)?;
+//! cipher.crypt(mdu_dmcrypt::Direction::Decrypt, 0, &mut data)?;
+//! assert!(data[..3 << 20] == plain[..]);
 //! # std::fs::remove_dir_all(&dir)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -285,6 +325,17 @@ pub enum Plan {
     /// new random volume key: the cipher, key size, sector size and keyslot
     /// KDF of these parameters (their data offset sets the keyslots area).
     Encrypt(FormatParams),
+    /// Encrypt a plaintext device in place with its header at the start
+    /// (`cryptsetup reencrypt --encrypt --reduce-device-size 2·s`): the
+    /// data move up by `s` = `params.data_offset` to make room for the
+    /// header, so the device must end in `2·s` bytes the data do not need
+    /// (a file system shrunk by that much first). The first `s` bytes are
+    /// copied to the last `s` before the header goes over them; the
+    /// hotzones (`s` bytes each) then walk backward from the end of the
+    /// data, each written `s` bytes above where it was read, so no hotzone
+    /// overwrites bytes not yet converted (`datashift` resilience: a crash
+    /// repeats the hotzone from its source). The copy is wiped at the end.
+    EncryptShift(FormatParams),
     /// Decrypt the data device of a detached header in place; the header
     /// ends with one `linear` segment and no keyslots.
     Decrypt {
@@ -420,6 +471,16 @@ struct Side {
 }
 
 impl Side {
+    /// A plaintext side laid out as `segment`.
+    fn plain(segment: Segment) -> Side {
+        Side {
+            segment,
+            key: None,
+            cipher: None,
+            digest: None,
+        }
+    }
+
     fn sector(&self) -> u64 {
         if self.segment.is_crypt() {
             u64::from(self.segment.sector_size)
@@ -452,6 +513,10 @@ pub struct Reencryption {
     block: u64,
     /// Keyslots of the old key, removed at the end.
     old_keyslots: Vec<u32>,
+    /// With a data shift: the copy of the first `shift` bytes at the end
+    /// of the device (`backup-moved-segment`); the hotzones then walk
+    /// backward and `size` is the data kept.
+    moved: Option<Segment>,
 }
 
 impl std::fmt::Debug for Reencryption {
@@ -560,6 +625,38 @@ fn data_clear_of_header(
     Ok(())
 }
 
+/// Refuses a device that carries a LUKS magic where either header copy
+/// would be (a LUKS volume, or one whose encryption already began).
+fn refuse_luks_signature(dev: &File) -> Result<(), Luks2Error> {
+    use crate::header::{MAGIC_PRIMARY, MAGIC_SECONDARY};
+    let len = data_len(dev)?;
+    let mut magic = [0u8; 6];
+    for at in std::iter::once(0).chain(crate::HEADER_SIZES) {
+        if at + 6 <= len {
+            read_at(dev, &mut magic, at)?;
+            if magic == MAGIC_PRIMARY || magic == MAGIC_SECONDARY {
+                return Err(bad(format!(
+                    "the device carries a LUKS signature at offset {at}: it is a LUKS volume already (an encryption in progress is resumed, not started again)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `len` bytes at `from` to `to` on `dev`, in pieces of 16 MiB.
+fn copy_range(dev: &File, from: u64, to: u64, len: u64) -> Result<(), Luks2Error> {
+    let mut buf = vec![0u8; len.min(16 << 20) as usize];
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(buf.len() as u64) as usize;
+        read_at(dev, &mut buf[..n], from + at)?;
+        write_at(dev, &buf[..n], to + at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
 fn data_len(f: &File) -> Result<u64, Luks2Error> {
     Ok(ReadAt::image_len(f)?)
 }
@@ -597,6 +694,7 @@ impl Reencryption {
     ) -> Result<Reencryption, Luks2Error> {
         match plan {
             Plan::Encrypt(params) => Self::init_encrypt(header, data, passphrase, params, options),
+            Plan::EncryptShift(params) => Self::init_shift(header, data, passphrase, params),
             Plan::Reencrypt { .. } | Plan::Decrypt { .. } => {
                 Self::init_in_header(header, data, passphrase, plan, options)
             }
@@ -622,7 +720,7 @@ impl Reencryption {
         }
         let key_slot = match plan {
             Plan::Reencrypt { key_slot, .. } | Plan::Decrypt { key_slot } => *key_slot,
-            Plan::Encrypt(_) => None,
+            Plan::Encrypt(_) | Plan::EncryptShift(_) => None,
         };
         let key = match key_slot {
             Some(s) => img.unlock_slot(&header, s, passphrase)?,
@@ -721,8 +819,8 @@ impl Reencryption {
                 fin.flags = vec![FINAL.into()];
                 (ReencryptMode::Decrypt, fin, None, None)
             }
-            Plan::Encrypt(_) => {
-                return Err(bad("an encryption starts from an empty detached header"));
+            Plan::Encrypt(_) | Plan::EncryptShift(_) => {
+                return Err(bad("an encryption starts from a plaintext device"));
             }
         };
         let old = Side {
@@ -738,18 +836,20 @@ impl Reencryption {
             cipher: new_cipher,
             digest: new_digest,
         };
-        Self::start(
+        let mut r = Self::start(
             header,
             data,
             img.header,
-            seqid,
             meta,
             mode,
             old,
             new,
             old_keyslots,
+            None,
             options,
-        )
+        )?;
+        r.commit(0, 0, seqid + 1)?;
+        Ok(r)
     }
 
     fn init_encrypt(
@@ -801,18 +901,217 @@ impl Reencryption {
         let copies = (2 * img.header.hdr_size) as usize;
         region[..copies].fill(0);
         write_at(&header, &region, 0)?;
-        Self::start(
+        let mut r = Self::start(
             header,
             data,
             img.header,
-            0,
             meta,
             ReencryptMode::Encrypt,
             old,
             new,
             Vec::new(),
+            None,
             options,
-        )
+        )?;
+        r.commit(0, 0, 1)?;
+        Ok(r)
+    }
+
+    fn init_shift(
+        header: File,
+        data: File,
+        passphrase: &[u8],
+        params: &FormatParams,
+    ) -> Result<Reencryption, Luks2Error> {
+        use std::os::unix::fs::MetadataExt;
+        let (h, d) = (header.metadata()?, data.metadata()?);
+        if (h.dev(), h.ino()) != (d.dev(), d.ino()) {
+            return Err(bad(
+                "an encryption with a data shift puts the header at the start of the data device: give the device as both",
+            ));
+        }
+        params.validate()?;
+        refuse_luks_signature(&data)?;
+        let s = params.data_offset;
+        let total = data_len(&data)?;
+        let block = u64::from(params.sector_size).max(4096);
+        let kept = total
+            .checked_sub(2 * s)
+            .filter(|&k| k >= s)
+            .ok_or_else(|| {
+                bad(format!(
+                    "the device ({total} bytes) is smaller than three times the shift of {s} bytes: it must hold the header, the data and a copy of their first {s} bytes"
+                ))
+            })?;
+        if !kept.is_multiple_of(block) {
+            return Err(bad(format!(
+                "the data kept ({kept} bytes: the device less twice the shift) are not a whole number of {block}-byte blocks"
+            )));
+        }
+        Self::shift_header(header, data, passphrase, params, total, kept, true)
+    }
+
+    /// Writes the first state of an encryption with a data shift under a
+    /// new key; with `copy`, first the copy of the first `s` bytes (not
+    /// when an interrupted start is redone: the copy then holds them).
+    fn shift_header(
+        header: File,
+        data: File,
+        passphrase: &[u8],
+        params: &FormatParams,
+        total: u64,
+        kept: u64,
+        copy: bool,
+    ) -> Result<Reencryption, Luks2Error> {
+        let s = params.data_offset;
+        let mut key = Zeroizing::new(vec![0u8; params.key_size]);
+        os_random(&mut key)?;
+        let mut region = crate::format(params, passphrase, &key, &mut os_random)?;
+        // A shift beyond the largest keyslots area: the bytes between the
+        // area and the data are zeroed (they held plaintext).
+        region.resize(s as usize, 0);
+        let img = Image::load(&region[..])?;
+        let mut meta = img.metadata.clone();
+        let mut fin = Segment::crypt(s, None, 0, params.cipher, params.sector_size);
+        fin.flags = vec![FINAL.into()];
+        let mut prev = Segment::linear(0, Some(kept));
+        prev.flags = vec![PREVIOUS.into()];
+        let mut moved = Segment::linear(total - s, Some(s));
+        moved.flags = vec![MOVED.into()];
+        meta.segments.clear();
+        meta.digests
+            .get_mut(&0)
+            .expect("format makes digest 0")
+            .segments
+            .clear();
+        let c = segment_cipher(&fin, &key)?;
+        let old = Side {
+            segment: prev,
+            key: None,
+            cipher: None,
+            digest: None,
+        };
+        let new = Side {
+            segment: fin,
+            key: Some(key),
+            cipher: Some(c),
+            digest: Some(0),
+        };
+        let mut r = Self::start(
+            header,
+            data,
+            img.header,
+            meta,
+            ReencryptMode::Encrypt,
+            old,
+            new,
+            Vec::new(),
+            Some(moved),
+            &Options::default(),
+        )?;
+        r.write_shift_init(&region, 1, copy)?;
+        Ok(r)
+    }
+
+    /// Redoes the start of an encryption with a data shift that was
+    /// interrupted before its primary header copy was written: the keyslot
+    /// material behind the secondary copy may be incomplete, so no
+    /// passphrase can be trusted to open it, but nothing is encrypted yet
+    /// and the first `s` bytes are in the moved copy. A new key and header
+    /// are written with the parameters the secondary copy records.
+    fn redo_shift_start(
+        header: File,
+        data: File,
+        passphrase: &[u8],
+        img: &Image,
+        s: u64,
+        kept: u64,
+        total: u64,
+    ) -> Result<Reencryption, Luks2Error> {
+        let m = &img.metadata;
+        let (_, fin) = backup(m, FINAL).ok_or_else(|| bad("no backup-final segment"))?;
+        let ks = m
+            .keyslots
+            .values()
+            .next()
+            .ok_or_else(|| bad("the interrupted start has no keyslot"))?;
+        let kdf = match &ks.kdf {
+            Kdf::Pbkdf2 {
+                hash, iterations, ..
+            } => crate::KdfParams::Pbkdf2 {
+                hash: *hash,
+                iterations: *iterations,
+            },
+            Kdf::Argon2 {
+                variant,
+                time,
+                memory,
+                cpus,
+                ..
+            } => crate::KdfParams::Argon2 {
+                variant: *variant,
+                time: *time,
+                memory: *memory,
+                cpus: *cpus,
+            },
+        };
+        let params = FormatParams {
+            cipher: fin
+                .encryption
+                .spec_of(|| "the backup-final segment's encryption".into())?,
+            key_size: ks.key_size as usize,
+            sector_size: fin.sector_size,
+            kdf,
+            digest_iterations: m
+                .digests
+                .values()
+                .map(|d| d.iterations)
+                .max()
+                .unwrap_or(1000)
+                .max(1000),
+            uuid: Some(img.header.uuid.clone()),
+            label: img.header.label.clone(),
+            subsystem: img.header.subsystem.clone(),
+            hdr_size: img.hdr_size(),
+            data_offset: s,
+            ..FormatParams::default()
+        };
+        Self::shift_header(header, data, passphrase, &params, total, kept, false)
+    }
+
+    /// The first state of an encryption with a data shift, in an order in
+    /// which every kill leaves the first `s` bytes somewhere a header
+    /// names, or untouched: (1) the copy of the first `s` bytes to the end
+    /// of the device, synced; (2) the secondary header copy, which
+    /// describes the data where they are (its first `s` bytes in the copy):
+    /// from here on the device is a LUKS2 volume in reencryption and a new
+    /// start is refused; (3) the keyslots area; (4) the primary copy.
+    fn write_shift_init(
+        &mut self,
+        region: &[u8],
+        seqid: u64,
+        copy: bool,
+    ) -> Result<(), Luks2Error> {
+        let moved = self.moved.clone().expect("a shift run");
+        let s = self.new.segment.offset;
+        if copy {
+            copy_range(&self.data_dev, 0, moved.offset, s)?;
+            self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+        }
+        let m = self.metadata_at(self.size, 0);
+        let copies = crate::format::header_copies(&self.header, seqid, &m)?;
+        let hdr = self.header.hdr_size as usize;
+        let dev = &self.header_dev;
+        for (bytes, at) in [
+            (&copies[hdr..], hdr),
+            (&region[2 * hdr..], 2 * hdr),
+            (&copies[..hdr], 0),
+        ] {
+            write_at(dev, bytes, at as u64)?;
+            dev.sync_data().map_err(Luks2Error::Io)?;
+        }
+        self.header.seqid = seqid;
+        Ok(())
     }
 
     /// Adds the record (reencrypt keyslot, its digest, the backups, the
@@ -822,27 +1121,44 @@ impl Reencryption {
         header_dev: File,
         data_dev: File,
         header: BinaryHeader,
-        seqid: u64,
         mut meta: Metadata,
         mode: ReencryptMode,
         old: Side,
         new: Side,
         old_keyslots: Vec<u32>,
+        moved: Option<Segment>,
         options: &Options,
     ) -> Result<Reencryption, Luks2Error> {
         let block = old.sector().max(new.sector()).max(4096);
-        let (area_offset, area_size) = free_gaps(&meta, header.hdr_size)
+        let gaps = free_gaps(&meta, header.hdr_size)
             .into_iter()
-            .filter(|&(o, _)| o.is_multiple_of(4096))
-            .max_by_key(|&(_, n)| n)
-            .ok_or_else(|| bad("no room in the keyslots area for the reencryption record"))?;
-        let resilience = match options.resilience {
-            ResilienceChoice::Checksum => Resilience::Checksum {
-                hash: options.hash,
-                sector_size: block as u32,
-            },
-            ResilienceChoice::Journal => Resilience::Journal,
-            ResilienceChoice::None => Resilience::None,
+            .filter(|&(o, _)| o.is_multiple_of(4096));
+        // A data shift needs no copy of the old bytes: one block of area,
+        // as cryptsetup allots; otherwise the largest gap.
+        let (area_offset, area_size) = match moved {
+            Some(_) => gaps
+                .filter(|&(_, n)| n >= 4096)
+                .map(|(o, _)| (o, 4096))
+                .next(),
+            None => gaps.max_by_key(|&(_, n)| n),
+        }
+        .ok_or_else(|| bad("no room in the keyslots area for the reencryption record"))?;
+        let (resilience, direction) = match (&moved, options.resilience) {
+            (Some(_), _) => (
+                Resilience::Datashift {
+                    shift: new.segment.offset,
+                },
+                ReencryptDirection::Backward,
+            ),
+            (None, ResilienceChoice::Checksum) => (
+                Resilience::Checksum {
+                    hash: options.hash,
+                    sector_size: block as u32,
+                },
+                ReencryptDirection::Forward,
+            ),
+            (None, ResilienceChoice::Journal) => (Resilience::Journal, ReencryptDirection::Forward),
+            (None, ResilienceChoice::None) => (Resilience::None, ReencryptDirection::Forward),
         };
         let area = ReencryptArea {
             offset: area_offset,
@@ -854,7 +1170,7 @@ impl Reencryption {
             id,
             area: area.clone(),
             mode,
-            direction: ReencryptDirection::Forward,
+            direction,
             priority: Some(0),
         };
         meta.reencrypt = Some(reenc);
@@ -863,14 +1179,18 @@ impl Reencryption {
         meta.config.requirements = Some(requirements);
         let data_offset = new.segment.offset;
         let total = data_len(&data_dev)?;
-        let size = total
-            .checked_sub(data_offset)
-            .filter(|&n| n > 0)
-            .ok_or_else(|| {
-                bad(format!(
-                    "the data device ({total} bytes) holds no data past offset {data_offset}"
-                ))
-            })?;
+        let size = match old.segment.size {
+            // A shift: the data kept, before the moved copy.
+            Some(kept) => kept,
+            None => total
+                .checked_sub(data_offset)
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "the data device ({total} bytes) holds no data past offset {data_offset}"
+                    ))
+                })?,
+        };
         if !size.is_multiple_of(block) {
             return Err(bad(format!(
                 "the data ({size} bytes) are not a whole number of {block}-byte blocks"
@@ -890,6 +1210,7 @@ impl Reencryption {
             hotzone: 0,
             block,
             old_keyslots,
+            moved,
         };
         r.hotzone = r.hotzone_len(options.hotzone_size)?;
         // The record's digest over the keys and the backups.
@@ -907,7 +1228,6 @@ impl Reencryption {
             vec![],
         );
         r.meta.digests.insert(digest_id, d);
-        r.commit(0, 0, seqid + 1)?;
         Ok(r)
     }
 
@@ -925,10 +1245,10 @@ impl Reencryption {
     /// # Errors
     ///
     /// No reencryption in progress; a record whose digest does not match
-    /// ([`Luks2Error::ReencryptDigest`]); a data shift or backward
-    /// direction (cryptsetup's `--reduce-device-size` encryption and its
-    /// decryption with a detached header), which this crate does not
-    /// resume yet; segments that are not a state of a forward run.
+    /// ([`Luks2Error::ReencryptDigest`]); what this crate does not resume
+    /// yet: cryptsetup's backward decryption with a detached header and
+    /// its in-place decryption that moves the data back
+    /// (`online-reencrypt-v3`); segments that are not a state of a run.
     pub fn resume(
         header: File,
         data: File,
@@ -948,12 +1268,21 @@ impl Reencryption {
                 m.config.reencrypt_requirement()
             )));
         }
-        match (r.direction, r.area.resilience) {
+        let shift_run = backup(&m, MOVED).is_some();
+        match (r.direction, r.area.resilience, r.mode, shift_run) {
             (
                 ReencryptDirection::Forward,
                 Resilience::Checksum { .. } | Resilience::Journal | Resilience::None,
+                _,
+                false,
+            )
+            | (
+                ReencryptDirection::Backward,
+                Resilience::Datashift { .. },
+                ReencryptMode::Encrypt,
+                true,
             ) => {}
-            (d, res) => {
+            (d, res, _, _) => {
                 return Err(bad(format!(
                     "a {} run with {} resilience is not resumed by this version (cryptsetup reencrypt --resume-only finishes it)",
                     d.name(),
@@ -966,20 +1295,55 @@ impl Reencryption {
                 "the run uses resilience none, which records no progress: a resume restarts at the recorded position and converts again what was converted after it, destroying that data if the run was killed; resume only if it was stopped cleanly",
             ));
         }
-        if backup(&m, MOVED).is_some() {
-            return Err(bad(
-                "a moved segment (data shift) is not resumed by this version",
-            ));
-        }
         let (prev_id, prev) =
             backup(&m, PREVIOUS).ok_or_else(|| bad("no backup-previous segment"))?;
         let (fin_id, fin) = backup(&m, FINAL).ok_or_else(|| bad("no backup-final segment"))?;
         let (prev, fin) = (prev.clone(), fin.clone());
-        if prev.offset != fin.offset || prev.size.is_some() || fin.size.is_some() {
-            return Err(bad(
-                "the backup segments describe a data shift or a fixed size",
-            ));
-        }
+        let total = data_len(&data)?;
+        let moved = match backup(&m, MOVED) {
+            None if prev.offset != fin.offset || prev.size.is_some() || fin.size.is_some() => {
+                return Err(bad(
+                    "the backup segments describe a data shift or a fixed size",
+                ));
+            }
+            None => None,
+            Some((_, moved)) => {
+                // cryptsetup's layout of `--reduce-device-size`: the data
+                // kept at 0, moving up by the shift `s`, their first `s`
+                // bytes copied to the last `s` of the device.
+                let s = r.area.resilience.shift().unwrap_or(0);
+                let kept = prev.size.unwrap_or(0);
+                if s == 0
+                    || prev.offset != 0
+                    || fin.offset != s
+                    || fin.size.is_some()
+                    || moved.is_crypt()
+                    || moved.size != Some(s)
+                    || moved.offset != kept + s
+                    || moved.offset.checked_add(s) != Some(total)
+                    || kept < s
+                {
+                    return Err(bad(format!(
+                        "the backup segments are not the layout of an encryption with a data shift over this device ({total} bytes)"
+                    )));
+                }
+                // Started but its primary copy never written: redo the
+                // start when nothing else has happened.
+                let first = [
+                    Segment::linear(moved.offset, Some(s)),
+                    Segment::linear(s, Some(kept - s)),
+                ];
+                let active: Vec<&Segment> =
+                    m.segments.values().filter(|x| !x.is_backup()).collect();
+                if matches!(img.primary_error, Some(Luks2Error::BadMagic { offset: 0 }))
+                    && active.len() == 2
+                    && active.iter().zip(&first).all(|(a, b)| *a == b)
+                {
+                    return Self::redo_shift_start(header, data, passphrase, &img, s, kept, total);
+                }
+                Some(moved.clone())
+            }
+        };
         let want_kinds = match r.mode {
             ReencryptMode::Encrypt => (false, true),
             ReencryptMode::Decrypt => (true, false),
@@ -1019,7 +1383,12 @@ impl Reencryption {
             _ => false,
         };
         let (old_key, new_key) = if teardown_only {
-            (None, open(new_digest)?)
+            let new_key = open(new_digest)?;
+            if old_digest.is_none() {
+                // Nothing old to open: the record is still checked.
+                verify_digest(&m, None, new_key.as_deref().map(|k| &k[..]))?;
+            }
+            (None, new_key)
         } else {
             let old_key = open(old_digest)?;
             let new_key = if new_digest == old_digest {
@@ -1063,11 +1432,12 @@ impl Reencryption {
         }
         let d = new.segment.offset;
         data_clear_of_header(&header, &data, img.hdr_size(), &m, d)?;
-        let total = data_len(&data)?;
-        let size = total
-            .checked_sub(d)
-            .filter(|n| *n > 0 && n.is_multiple_of(block))
-            .ok_or_else(|| bad(format!("the data device ({total} bytes) does not match the record (data at {d}, {block}-byte blocks)")))?;
+        let size = match &moved {
+            Some(_) => old.segment.size,
+            None => total.checked_sub(d),
+        }
+        .filter(|n| *n > 0 && n.is_multiple_of(block) && d.is_multiple_of(block))
+        .ok_or_else(|| bad(format!("the data device ({total} bytes) does not match the record (data at {d}, {block}-byte blocks)")))?;
         // Base (pre-record) metadata: the record's keyslot and digest stay;
         // the segments are rebuilt at every commit.
         let mut base = m.clone();
@@ -1086,6 +1456,7 @@ impl Reencryption {
             hotzone: 0,
             block,
             old_keyslots,
+            moved,
         };
         // Where the active segments say the run is.
         let active: Vec<&Segment> = m.segments.values().filter(|s| !s.is_backup()).collect();
@@ -1099,6 +1470,10 @@ impl Reencryption {
             .collect();
         let hot = active.iter().position(|s| s.has_flag(HOT));
         rr.hotzone = rr.hotzone_len(hotzone_size)?;
+        if rr.moved.is_some() {
+            rr.resume_shift(&active, hot)?;
+            return Ok(rr);
+        }
         match hot {
             Some(h) => {
                 let s = active[h];
@@ -1153,6 +1528,63 @@ impl Reencryption {
         Ok(rr)
     }
 
+    /// Takes up a run with a data shift from its active segments: they must
+    /// be exactly the state this module writes for the hotzone they flag
+    /// (or for the bytes left in their linear segments), and a hotzone
+    /// never reads below the shift but from the moved copy, nor overlaps
+    /// the place it is written to.
+    fn resume_shift(&mut self, active: &[&Segment], hot: Option<usize>) -> Result<(), Luks2Error> {
+        let s = self.new.segment.offset;
+        let d = s;
+        let on_disk: Vec<Segment> = active.iter().map(|&x| x.clone()).collect();
+        let layout = |o: u64, l: u64| -> Vec<Segment> {
+            self.metadata_at(o, l)
+                .segments
+                .into_values()
+                .filter(|x| !x.is_backup())
+                .collect()
+        };
+        let refuse = || bad("the segments are not a state of an encryption with a data shift");
+        match hot {
+            Some(h) => {
+                let x = active[h];
+                let l = x.size.ok_or_else(refuse)?;
+                let o = x.offset.checked_sub(d).ok_or_else(refuse)?;
+                if l == 0
+                    || l > s
+                    || (o > 0 && o < s)
+                    || o.checked_add(l).is_none_or(|r| r > self.size)
+                    || layout(o, l) != on_disk
+                {
+                    return Err(refuse());
+                }
+                self.recover(o, l)?;
+                self.done = self.size - o;
+                if o == 0 {
+                    self.finish()?;
+                } else {
+                    self.commit(o, 0, self.header.seqid + 1)?;
+                }
+            }
+            None => {
+                let r: u64 = active
+                    .iter()
+                    .filter(|x| !x.is_crypt())
+                    .map(|x| x.size.unwrap_or(u64::MAX))
+                    .fold(0u64, u64::saturating_add);
+                if r > self.size || layout(r, 0) != on_disk {
+                    return Err(refuse());
+                }
+                self.done = self.size - r;
+                if r == 0 {
+                    // Converted to the end: the copy and the record go.
+                    self.finish()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Repairs the hotzone `[o, o + l)` after a crash and syncs it.
     fn recover(&mut self, o: u64, l: u64) -> Result<(), Luks2Error> {
         let d = self.new.segment.offset;
@@ -1201,6 +1633,20 @@ impl Reencryption {
                     at += len as u64;
                 }
             }
+            Resilience::Datashift { .. } if self.moved.is_some() => {
+                // The source is untouched (the hotzone is written `s`
+                // bytes above it): convert it again.
+                let mut buf = vec![0u8; CHUNK.min(l) as usize];
+                let mut at = 0;
+                while at < l {
+                    let len = (l - at).min(CHUNK) as usize;
+                    let chunk = &mut buf[..len];
+                    read_at(&self.data_dev, chunk, self.source(o) + at)?;
+                    self.convert(o + at, chunk)?;
+                    write_at(&self.data_dev, chunk, d + o + at)?;
+                    at += len as u64;
+                }
+            }
             other => {
                 return Err(bad(format!(
                     "a hotzone in conversion under {} resilience cannot be repaired",
@@ -1211,6 +1657,44 @@ impl Reencryption {
         self.data_dev.sync_data().map_err(Luks2Error::Io)
     }
 
+    /// The next hotzone, `(offset, length)`: forward, the `hotzone` bytes
+    /// after the converted ones; with a shift, backward in steps of the
+    /// shift `s` while at least `2·s` bytes are left, then the rest above
+    /// `s`, and last the first `s` bytes (read from the moved copy), so
+    /// that no hotzone but the last reads below `s`, where the header is.
+    fn next_hotzone(&self) -> (u64, u64) {
+        if self.moved.is_none() {
+            return (self.done, self.hotzone.min(self.size - self.done));
+        }
+        let s = self.new.segment.offset;
+        let r = self.size - self.done;
+        if r >= 2 * s {
+            (r - s, s)
+        } else if r > s {
+            (s, r - s)
+        } else {
+            (0, r)
+        }
+    }
+
+    /// The offset of the clean state: the converted bytes forward, the
+    /// bytes left with a shift.
+    fn clean_o(&self) -> u64 {
+        if self.moved.is_some() {
+            self.size - self.done
+        } else {
+            self.done
+        }
+    }
+
+    /// Where the old bytes of the hotzone at `o` are read.
+    fn source(&self, o: u64) -> u64 {
+        match &self.moved {
+            Some(m) if o == 0 => m.offset,
+            _ => self.old.segment.offset + o,
+        }
+    }
+
     /// The key of a side, for the record's digest.
     fn key<'a>(&self, side: &'a Side) -> Option<&'a [u8]> {
         side.key.as_deref().map(|k| &k[..])
@@ -1219,6 +1703,9 @@ impl Reencryption {
     /// The hotzone length: at most `limit` (64 MiB by default), what the
     /// area can protect, and a whole number of blocks.
     fn hotzone_len(&self, limit: Option<u64>) -> Result<u64, Luks2Error> {
+        if self.moved.is_some() {
+            return Ok(self.new.segment.offset);
+        }
         let want = limit.unwrap_or(64 << 20);
         let cap = match self.area.resilience {
             Resilience::Checksum { hash, sector_size } => {
@@ -1261,7 +1748,33 @@ impl Reencryption {
         };
         // (segment, bound to the old digest, bound to the new digest)
         let mut active: Vec<(Segment, bool, bool)> = Vec::new();
-        if o + l >= self.size && l == 0 {
+        if let Some(moved) = &self.moved {
+            // Backward with a shift: [0, o) old (its first `s` bytes in
+            // the moved copy), [o, o + l) hot, [o + l, size) converted.
+            let s = self.new.segment.offset;
+            let r = o + l;
+            if r == 0 {
+                active.push((piece(&self.new, 0, None), false, true));
+            }
+            if o > 0 {
+                active.push((
+                    piece(&Side::plain(moved.clone()), 0, moved.size),
+                    true,
+                    false,
+                ));
+                if o > s {
+                    active.push((piece(&self.old, s, Some(o - s)), true, false));
+                }
+            }
+            if l > 0 {
+                let mut hot = piece(&self.new, o, Some(l));
+                hot.flags.push(HOT.into());
+                active.push((hot, true, true));
+            }
+            if r > 0 && r < self.size {
+                active.push((piece(&self.new, r, Some(self.size - r)), false, true));
+            }
+        } else if o + l >= self.size && l == 0 {
             active.push((piece(&self.new, 0, None), false, true));
         } else {
             if o > 0 {
@@ -1303,6 +1816,9 @@ impl Reencryption {
                 bind(&mut m, next, side.digest);
             }
             next += 1;
+        }
+        if let Some(moved) = &self.moved {
+            m.segments.insert(next, moved.clone());
         }
         for d in m.digests.values_mut() {
             d.segments.sort_unstable();
@@ -1388,18 +1904,17 @@ impl Reencryption {
             if stop() {
                 if none {
                     self.data_dev.sync_data().map_err(Luks2Error::Io)?;
-                    self.commit(self.done, 0, self.header.seqid + 1)?;
+                    self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
                 }
                 return Ok(Outcome::Interrupted {
                     done: self.done,
                     total: self.size,
                 });
             }
-            let o = self.done;
-            let l = self.hotzone.min(self.size - o);
-            let last = o + l == self.size;
+            let (o, l) = self.next_hotzone();
+            let last = self.done + l == self.size;
             buf.resize(l as usize, 0);
-            read_at(&self.data_dev, &mut buf, self.old.segment.offset + o)?;
+            read_at(&self.data_dev, &mut buf, self.source(o))?;
             // 1. Protect the old bytes, then commit the hotzone.
             match self.area.resilience {
                 Resilience::Checksum { hash, sector_size } => {
@@ -1422,13 +1937,13 @@ impl Reencryption {
                 self.data_dev.sync_data().map_err(Luks2Error::Io)?;
             }
             // 3. Count it converted (the last one: the final header).
-            self.done = o + l;
+            self.done += l;
             if last {
                 buf.iter_mut().for_each(|b| *b = 0);
                 self.data_dev.sync_data().map_err(Luks2Error::Io)?;
                 self.finish()?;
             } else if !none {
-                self.commit(self.done, 0, self.header.seqid + 1)?;
+                self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
             }
             progress(self.done, self.size);
         }
@@ -1437,8 +1952,16 @@ impl Reencryption {
 
     /// Writes the final header (one segment, no record, the old keyslots
     /// and digests gone), then wipes the areas of the old keyslots and of
-    /// the record.
+    /// the record. With a shift, the copy of the first bytes is wiped
+    /// first, once a header no longer names it (only the final segment
+    /// active): a kill then leaves a state the next resume finishes, never
+    /// plaintext behind a final header.
     fn finish(&mut self) -> Result<(), Luks2Error> {
+        if let Some(moved) = self.moved.clone() {
+            self.commit(0, 0, self.header.seqid + 1)?;
+            wipe(&self.data_dev, moved.offset, moved.size.unwrap_or(0))?;
+            self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+        }
         let mut m = self.meta.clone();
         let mut seg = self.new.segment.clone();
         seg.flags.clear();

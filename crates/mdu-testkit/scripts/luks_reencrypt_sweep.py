@@ -158,6 +158,49 @@ def run_all(mdu, d, a):
     configs.append(("cryptsetup --encrypt --header, checksum; resumed by mdu", encrypt_setup,
                     cs_argv(["--encrypt", "--sector-size", "4096"]), resume_mdu, check_encrypted))
 
+    # Encryption with a data shift (the header at the start of the device,
+    # `--reduce-device-size 8M`: the data move up by 4 MiB). The device
+    # holds `kept` bytes of data and 8 MiB the file system gave up; two
+    # sizes: kept a multiple of the shift, and not (a short hotzone).
+    reduce = 8 << 20
+
+    def shift_setup(total):
+        def setup():
+            with open(j("img"), "wb") as f:
+                f.write(plain[: total - reduce] + bytes(reduce))
+            return j("img"), None
+        return setup
+
+    def check_shifted(total):
+        kept = total - reduce
+
+        def check(img, hdr):
+            with open(img, "rb") as f:
+                head = f.read(kept)
+            luks = sh(["cryptsetup", "isLuks", img], d).returncode == 0
+            if not luks and head == plain[:kept]:
+                return "untouched", ""
+            got, why = read_image(img, None)
+            if got is None:
+                return "STUCK", why
+            return ("ok", "") if got[:kept] == plain[:kept] else ("LOST", "")
+        return check
+
+    shift_args = ["--encrypt", "--reduce-device-size", str(reduce)]
+    for total in [(a.size_mib - 16) << 20, ((a.size_mib - 16) << 20) - (2 << 20)]:
+        size = f"{total >> 20} MiB"
+        for who, resume in [("mdu", resume_mdu), ("cryptsetup", resume_cs)]:
+            configs.append((f"mdu --encrypt --reduce-device-size 8M, {size}; resumed by {who}",
+                            shift_setup(total),
+                            lambda img, hdr: [mdu, "luks", "reencrypt", "--key-file", key]
+                            + PBKDF2 + shift_args + [img],
+                            resume, check_shifted(total)))
+        configs.append((f"cryptsetup --encrypt --reduce-device-size 8M, {size}; resumed by mdu",
+                        shift_setup(total),
+                        lambda img, hdr: ["cryptsetup", "reencrypt", "-q", "--key-file", key]
+                        + offline + PBKDF2 + shift_args + ["--sector-size", "4096", img],
+                        resume_mdu, check_shifted(total)))
+
     total_bad = 0
     for name, setup, argv, resume, check in configs:
         if a.only and a.only not in name:
