@@ -1657,17 +1657,18 @@ impl Reencryption {
         self.data_dev.sync_data().map_err(Luks2Error::Io)
     }
 
-    /// The next hotzone, `(offset, length)`: forward, the `hotzone` bytes
+    /// The hotzone after `done` bytes are converted, `(offset, length)`:
+    /// forward, the `hotzone` bytes
     /// after the converted ones; with a shift, backward in steps of the
     /// shift `s` while at least `2·s` bytes are left, then the rest above
     /// `s`, and last the first `s` bytes (read from the moved copy), so
     /// that no hotzone but the last reads below `s`, where the header is.
-    fn next_hotzone(&self) -> (u64, u64) {
+    fn hotzone_at(&self, done: u64) -> (u64, u64) {
         if self.moved.is_none() {
-            return (self.done, self.hotzone.min(self.size - self.done));
+            return (done, self.hotzone.min(self.size - done));
         }
         let s = self.new.segment.offset;
-        let r = self.size - self.done;
+        let r = self.size - done;
         if r >= 2 * s {
             (r - s, s)
         } else if r > s {
@@ -1899,10 +1900,17 @@ impl Reencryption {
         stop: &dyn Fn() -> bool,
     ) -> Result<Outcome, Luks2Error> {
         let none = self.area.resilience == Resilience::None;
-        let mut buf: Vec<u8> = Vec::new();
+        // With a shift, the next hotzone's commit also records this one as
+        // converted (its source stays intact until the next one is
+        // written): no header write in between.
+        let shift = self.moved.is_some();
+        let mut unrecorded = false;
+        let (mut cur, mut next) = (Zeroizing::new(Vec::new()), Zeroizing::new(Vec::new()));
+        // The hotzone whose old bytes `cur` holds (read ahead).
+        let mut have: Option<(u64, u64)> = None;
         while self.done < self.size {
             if stop() {
-                if none {
+                if none || unrecorded {
                     self.data_dev.sync_data().map_err(Luks2Error::Io)?;
                     self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
                 }
@@ -1911,37 +1919,59 @@ impl Reencryption {
                     total: self.size,
                 });
             }
-            let (o, l) = self.next_hotzone();
+            let (o, l) = self.hotzone_at(self.done);
             let last = self.done + l == self.size;
-            buf.resize(l as usize, 0);
-            read_at(&self.data_dev, &mut buf, self.source(o))?;
+            if have != Some((o, l)) {
+                cur.resize(l as usize, 0);
+                read_at(&self.data_dev, &mut cur, self.source(o))?;
+            }
             // 1. Protect the old bytes, then commit the hotzone.
             match self.area.resilience {
                 Resilience::Checksum { hash, sector_size } => {
                     let bs = sector_size as usize;
                     let n = hash.output_len();
-                    let mut sums = vec![0u8; buf.len() / bs * n];
-                    block_hashes(hash, bs, &buf, &mut sums);
+                    let mut sums = vec![0u8; cur.len() / bs * n];
+                    block_hashes(hash, bs, &cur, &mut sums);
                     write_at(&self.header_dev, &sums, self.area.offset)?;
                 }
-                Resilience::Journal => write_at(&self.header_dev, &buf, self.area.offset)?,
+                Resilience::Journal => write_at(&self.header_dev, &cur, self.area.offset)?,
                 _ => {}
             }
             if !none {
                 self.commit(o, l, self.header.seqid + 1)?;
+                unrecorded = false;
             }
-            // 2. Convert, write, sync.
-            self.convert(o, &mut buf)?;
-            write_at(&self.data_dev, &buf, self.new.segment.offset + o)?;
-            if !none {
-                self.data_dev.sync_data().map_err(Luks2Error::Io)?;
-            }
+            // 2. Convert, write, sync, while the next hotzone's old bytes
+            // are read (they lie outside this hotzone's target: forward
+            // after it, with a shift below its source).
+            let ahead = (!last).then(|| self.hotzone_at(self.done + l));
+            let this = &*self;
+            std::thread::scope(|sc| -> Result<(), Luks2Error> {
+                let reader = ahead.map(|(no, nl)| {
+                    next.resize(nl as usize, 0);
+                    let (dev, at, buf) = (&this.data_dev, this.source(no), &mut next);
+                    sc.spawn(move || read_at(dev, buf, at))
+                });
+                this.convert(o, &mut cur)?;
+                write_at(&this.data_dev, &cur, this.new.segment.offset + o)?;
+                if !none {
+                    this.data_dev.sync_data().map_err(Luks2Error::Io)?;
+                }
+                match reader.map(|r| r.join()) {
+                    Some(Ok(r)) => r,
+                    Some(Err(panic)) => std::panic::resume_unwind(panic),
+                    None => Ok(()),
+                }
+            })?;
+            std::mem::swap(&mut cur, &mut next);
+            have = ahead;
             // 3. Count it converted (the last one: the final header).
             self.done += l;
             if last {
-                buf.iter_mut().for_each(|b| *b = 0);
                 self.data_dev.sync_data().map_err(Luks2Error::Io)?;
                 self.finish()?;
+            } else if shift {
+                unrecorded = true;
             } else if !none {
                 self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
             }
