@@ -78,14 +78,16 @@ pub(crate) enum LuksCmd {
     /// volume key (and --cipher, --key-size, --sector-size) for a LUKS2
     /// volume; --encrypt a plaintext IMAGE, with the header at its start
     /// (--reduce-device-size: the data move up) or in a new detached
-    /// header (--header FILE); --decrypt the IMAGE of a detached header.
+    /// header (--header FILE); --decrypt IMAGE, its header exported to a
+    /// new --header FILE and the data moved down to offset 0, or with the
+    /// detached header it has.
     ///
     /// The progress is recorded in the header as cryptsetup 2.6 records it,
     /// so `cryptsetup reencrypt --resume-only` finishes a run of mdu and
     /// this command finishes a run of cryptsetup (key changes, --encrypt
-    /// with --reduce-device-size or --header, and, from mdu, --decrypt
-    /// --header; not yet cryptsetup's in-place decryption that moves the
-    /// data back, nor its backward --decrypt --header). A run that was killed,
+    /// with --reduce-device-size or --header, --decrypt with the data moved
+    /// down; not yet cryptsetup's --decrypt with an existing detached
+    /// header, which runs backward). A run that was killed,
     /// crashed or lost power is resumed by running the command again (or
     /// with --resume-only): the hotzone in flight is repaired first, from
     /// its journal or block by block from its checksums, so no data are
@@ -116,6 +118,14 @@ where it was read, so a crash repeats the hotzone from bytes still there
 copy is wiped at the end. The encrypted volume is SIZE/2 smaller than
 IMAGE, and the file system SIZE smaller.
 
+--decrypt --header NEW with the header in IMAGE: the header region is
+copied to NEW (which keeps the record of the run: keep it until the run
+ends), IMAGE's LUKS signatures are wiped and its first data-offset bytes
+of ciphertext copied over the old header; the data then move down hotzone
+by hotzone (datashift-checksum) and the copied part is decrypted in place
+last. Killed before the record is written, the same command goes on with
+the existing NEW. The last data-offset bytes of IMAGE are wiped at the end.
+
 Exit status: 0 done (or initialised, with --init-only); 1 a wrong
 passphrase, a damaged or refused header, or a run interrupted (resume it);
 2 bad usage.";
@@ -141,8 +151,11 @@ pub(crate) struct ReencryptArgs {
     /// A number of bytes, or with a K, M or G suffix (powers of 1024).
     #[arg(long, value_name = "SIZE", requires = "encrypt", conflicts_with = "header", value_parser = util::parse_size)]
     reduce_device_size: Option<u64>,
-    /// Decrypt IMAGE in place; the detached header (--header) ends with one
-    /// linear segment and no keyslots.
+    /// Decrypt IMAGE in place. With the header in IMAGE, --header names a
+    /// new file it is exported to (the record of the run is kept there) and
+    /// the data move down to offset 0; with a detached header (--header,
+    /// an existing file) the data stay where they are. The header ends with
+    /// one linear segment and no keyslots.
     #[arg(long, requires = "header")]
     decrypt: bool,
     /// The new cipher (default: the current one; for --encrypt
@@ -500,6 +513,31 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
             Reencryption::init(hf, data2, &pass, &plan, &options)
                 .map_err(|e| image_error(&a.image, e))?,
         )
+    } else if a.decrypt && !header_path.exists() {
+        // The header is in IMAGE: export it to the new file and move the
+        // data down.
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&header_path)
+            .map_err(|e| CliError::io(&header_path, "create the header file", e))?;
+        let data2 = data
+            .try_clone()
+            .map_err(|e| CliError::io(&a.image, "open", e))?;
+        let plan = Plan::DecryptShift {
+            key_slot: a.key_slot,
+        };
+        match Reencryption::init(f, data2, &pass, &plan, &options) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                // The new file goes only while IMAGE still has its header.
+                if Image::load(&data).is_ok() {
+                    let _ = std::fs::remove_file(&header_path);
+                }
+                return Err(image_error(&a.image, e));
+            }
+        }
     } else if let Some(params) = encrypt_params {
         let f = OpenOptions::new()
             .read(true)
@@ -563,7 +601,12 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
                     header_path.display()
                 )));
             } else {
-                let plan = if a.decrypt {
+                let plan = if a.decrypt && img.segment().is_ok_and(|(_, s)| s.offset > 0) {
+                    // An export interrupted before its record.
+                    Plan::DecryptShift {
+                        key_slot: a.key_slot,
+                    }
+                } else if a.decrypt {
                     Plan::Decrypt {
                         key_slot: a.key_slot,
                     }

@@ -814,3 +814,162 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
     assert!(points > 20, "only {points} kill points");
     eprintln!("{points} kill points of shifted encryptions, no byte lost");
 }
+
+/// `--decrypt --header NEW` of a volume whose header is in the image: the
+/// header is exported and the data move down to 0. A whole run, then mdu
+/// killed at every third sync point (resumed by mdu, or by cryptsetup
+/// once the record is written) and cryptsetup at every third (resumed by
+/// mdu): the plaintext is at offset 0 every time.
+#[test]
+fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
+    let test = "luks_reencrypt::a_decryption_that_moves_the_data_is_finished_by_either_tool";
+    if !have_tool("cryptsetup", test) || !have_tool("strace", test) {
+        return;
+    }
+    if emulated() {
+        eprintln!(
+            "SKIPPED: {test}: the crash sample runs on the host only (not under the emulator)"
+        );
+        return;
+    }
+    let v = Volume::new(test);
+    let dir = v.dir.path();
+    // Data at 2 MiB: three shifted hotzones and the moved segment.
+    let orig = v.path("orig");
+    let out = run(mdu()
+        .args(["luks", "encrypt", "--key-file", &v.key, "--offset", "4096"])
+        .args(["--sector-size", "4096"])
+        .args(PBKDF2)
+        .args([&v.plain_path, &orig]));
+    expect_code(&out, 0, "luks encrypt");
+    let fresh = |name: &str| -> (String, String) {
+        let (img, hdr) = (v.path(name), v.path(&format!("{name}.hdr")));
+        std::fs::copy(&orig, &img).unwrap();
+        let _ = std::fs::remove_file(&hdr);
+        (img, hdr)
+    };
+    let decrypted = |img: &str| std::fs::read(img).unwrap()[..v.plain.len()] == v.plain[..];
+    let mdu_argv = |img: &str, hdr: &str| -> Vec<String> {
+        let mut a = common::mdu_argv();
+        a.extend(
+            [
+                "luks",
+                "reencrypt",
+                "--decrypt",
+                "--key-file",
+                &v.key,
+                "--header",
+                hdr,
+                img,
+            ]
+            .map(str::to_owned),
+        );
+        a
+    };
+    // mdu's resume: --resume-only, or the same command again when the
+    // export was interrupted before its record.
+    let resume = |img: &str, hdr: &str, what: &str| {
+        let r = v.mdu_reencrypt(&["--resume-only", "--header", hdr, img]);
+        // (killed after the final header: nothing is left to resume)
+        if r.status.code() != Some(0)
+            && !decrypted(img)
+            && std::fs::metadata(hdr).is_ok_and(|m| m.len() > 0)
+        {
+            let r = run(mdu()
+                .args(["luks", "reencrypt", "--decrypt", "--key-file", &v.key])
+                .args(["--header", hdr, img]));
+            expect_code(&r, 0, &format!("{what}: the export goes on"));
+        }
+    };
+
+    let (img, hdr) = fresh("whole");
+    let d = run(mdu()
+        .args(["luks", "reencrypt", "--decrypt", "--key-file", &v.key])
+        .args(["--header", &hdr, &img]));
+    expect_code(&d, 0, "mdu --decrypt --header NEW");
+    assert!(decrypted(&img), "the data moved down, decrypted");
+    let dump = v.cs(&["luksDump", &hdr]);
+    expect_code(&dump, 0, "cryptsetup reads the exported header");
+    assert!(String::from_utf8_lossy(&dump.stdout).contains("linear"));
+
+    let mut points = 0;
+    let mut by_cryptsetup = 0;
+    for n in (1..).step_by(3) {
+        let (img, hdr) = fresh("k");
+        if !killed_at(dir, n, &mdu_argv(&img, &hdr)) {
+            break;
+        }
+        points += 1;
+        let what = format!("mdu killed at sync {n}");
+        let recorded = |hdr: &str| {
+            std::fs::read(hdr).is_ok_and(|h| {
+                mdu_luks2::Image::load(&h[..]).is_ok_and(|i| i.metadata.reencrypt.is_some())
+            })
+        };
+        if recorded(&hdr) && points % 2 == 0 {
+            // (a repair of the last hotzone finishes the run itself)
+            let _ = v.cs(&["repair", "-q", "--key-file", &v.key, "--header", &hdr, &img]);
+            if recorded(&hdr) {
+                let r = v.cs(&[
+                    "reencrypt",
+                    "-q",
+                    "--force-offline-reencrypt",
+                    "--resume-only",
+                    "--key-file",
+                    &v.key,
+                    "--header",
+                    &hdr,
+                    &img,
+                ]);
+                expect_code(&r, 0, &format!("{what}: cryptsetup resumes"));
+            }
+            by_cryptsetup += 1;
+        } else if std::fs::read(&img).unwrap() != std::fs::read(&orig).unwrap() {
+            resume(&img, &hdr, &what);
+        } else {
+            // Killed before the image changed: a new start.
+            let _ = std::fs::remove_file(&hdr);
+            let r = run(mdu()
+                .args(["luks", "reencrypt", "--decrypt", "--key-file", &v.key])
+                .args(["--header", &hdr, &img]));
+            expect_code(&r, 0, &format!("{what}: a new start"));
+        }
+        assert!(decrypted(&img), "{what}: the data are not the plaintext");
+    }
+    for n in (2..).step_by(3) {
+        let (img, hdr) = fresh("c");
+        let cs: Vec<String> = [
+            "cryptsetup",
+            "reencrypt",
+            "-q",
+            "--force-offline-reencrypt",
+            "--decrypt",
+            "--key-file",
+            &v.key,
+            "--header",
+            &hdr,
+            &img,
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if !killed_at(dir, n, &cs) {
+            break;
+        }
+        points += 1;
+        let what = format!("cryptsetup killed at sync {n}");
+        if std::fs::read(&img).unwrap() != std::fs::read(&orig).unwrap() {
+            resume(&img, &hdr, &what);
+            assert!(
+                decrypted(&img),
+                "{what}, resumed by mdu: the data are not the plaintext"
+            );
+        }
+    }
+    assert!(
+        points > 10 && by_cryptsetup >= 2,
+        "{points} kill points, {by_cryptsetup} resumed by cryptsetup"
+    );
+    eprintln!(
+        "{points} kill points of decryptions that move the data ({by_cryptsetup} resumed by cryptsetup), no byte lost"
+    );
+}

@@ -67,6 +67,11 @@
 //! the last one from the copy. The copy is wiped once the only segment is
 //! the final one. A crash repeats the hotzone from its source, which no
 //! hotzone overwrites before its own conversion is recorded.
+//! [`Plan::DecryptShift`] is the way back (`--decrypt --header NEW`): the
+//! header is exported to a new file, the first `s` bytes of ciphertext are
+//! copied over the old header, the hotzones walk forward, each read at
+//! `s + o` and written at `o`, and the copied segment is decrypted in place
+//! last, under checksums (`online-reencrypt-v3`).
 //!
 //! ```
 //! use mdu_luks2::{reencrypt, FormatParams, Hash, Image, KdfParams};
@@ -93,6 +98,14 @@
 //! let cipher = img.segment_cipher(&key, mdu_dmcrypt::WeakKeys::Refuse)?;
 //! cipher.crypt(mdu_dmcrypt::Direction::Decrypt, 0, &mut data)?;
 //! assert!(data[..3 << 20] == plain[..]);
+//!
+//! // And back: the header goes to a file of its own, the data down to 0.
+//! let header = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(dir.join("exported"))?;
+//! let file = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
+//! let plan = reencrypt::Plan::DecryptShift { key_slot: None };
+//! let mut r = reencrypt::Reencryption::init(header, file, b"pw", &plan, &reencrypt::Options::default())?;
+//! r.run(&mut |_, _| {}, &|| false)?;
+//! assert!(std::fs::read(&path)?[..3 << 20] == plain[..]);
 //! # std::fs::remove_dir_all(&dir)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -113,8 +126,12 @@ use crate::metadata::{
 };
 use crate::{BinaryHeader, FormatParams, Image, Luks2Error, os_random};
 
-/// The requirement a reencryption without a moved segment sets.
+/// The requirement a reencryption sets, but a decryption that moves the
+/// data.
 pub const REQUIREMENT_V2: &str = "online-reencrypt-v2";
+/// The requirement of a decryption that moves the data down (its moved
+/// segment is converted in place last).
+pub const REQUIREMENT_V3: &str = "online-reencrypt-v3";
 
 const PREVIOUS: &str = "backup-previous";
 const FINAL: &str = "backup-final";
@@ -339,6 +356,19 @@ pub enum Plan {
     /// Decrypt the data device of a detached header in place; the header
     /// ends with one `linear` segment and no keyslots.
     Decrypt {
+        /// The keyslot to open (`None`: any).
+        key_slot: Option<u32>,
+    },
+    /// Decrypt a volume whose header is in the image, moving the data down
+    /// to offset 0 (`cryptsetup reencrypt --decrypt --header NEW`): the
+    /// header is first exported to the header file (empty), which keeps
+    /// the record; the image's LUKS signatures are wiped and the first
+    /// `s` bytes of ciphertext (`s` = the data offset) are copied over the
+    /// old header. The hotzones then walk forward, each read at `s + o`
+    /// and written at `o`; the copied segment is decrypted in place last,
+    /// under checksums (`datashift-checksum`, `online-reencrypt-v3`). The
+    /// last `s` bytes of the image are wiped at the end.
+    DecryptShift {
         /// The keyslot to open (`None`: any).
         key_slot: Option<u32>,
     },
@@ -644,6 +674,46 @@ fn refuse_luks_signature(dev: &File) -> Result<(), Luks2Error> {
     Ok(())
 }
 
+/// Whether `data` is the image of the exported header `img` in the middle
+/// of an export: its binary header (magic wiped or not) still carries the
+/// exported UUID, or its first `m` bytes are already the copy of the
+/// ciphertext at `s`.
+fn export_interrupted(data: &File, img: &Image, s: u64, m: u64) -> Result<bool, Luks2Error> {
+    let mut bh = vec![0u8; crate::BINARY_HEADER_LEN];
+    read_at(data, &mut bh, 0)?;
+    // The UUID field: 40 bytes at offset 168, NUL-padded.
+    let uuid = &bh[168..208];
+    let end = uuid.iter().position(|&b| b == 0).unwrap_or(uuid.len());
+    if !img.header.uuid.is_empty() && &uuid[..end] == img.header.uuid.as_bytes() {
+        return Ok(true);
+    }
+    let (mut a, mut b) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    let mut at = 0;
+    while at < m {
+        let n = (m - at).min(1 << 20) as usize;
+        read_at(data, &mut a[..n], at)?;
+        read_at(data, &mut b[..n], s + at)?;
+        if a[..n] != b[..n] {
+            return Ok(false);
+        }
+        at += n as u64;
+    }
+    Ok(true)
+}
+
+/// Copies the first `len` bytes of `from` to the start of `to`.
+fn copy_between(from: &File, to: &File, len: u64) -> Result<(), Luks2Error> {
+    let mut buf = vec![0u8; len.min(16 << 20) as usize];
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(buf.len() as u64) as usize;
+        read_at(from, &mut buf[..n], at)?;
+        write_at(to, &buf[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
 /// Copies `len` bytes at `from` to `to` on `dev`, in pieces of 16 MiB.
 fn copy_range(dev: &File, from: u64, to: u64, len: u64) -> Result<(), Luks2Error> {
     let mut buf = vec![0u8; len.min(16 << 20) as usize];
@@ -695,6 +765,9 @@ impl Reencryption {
         match plan {
             Plan::Encrypt(params) => Self::init_encrypt(header, data, passphrase, params, options),
             Plan::EncryptShift(params) => Self::init_shift(header, data, passphrase, params),
+            Plan::DecryptShift { key_slot } => {
+                Self::init_decrypt_shift(header, data, passphrase, *key_slot, options)
+            }
             Plan::Reencrypt { .. } | Plan::Decrypt { .. } => {
                 Self::init_in_header(header, data, passphrase, plan, options)
             }
@@ -719,7 +792,9 @@ impl Reencryption {
             ));
         }
         let key_slot = match plan {
-            Plan::Reencrypt { key_slot, .. } | Plan::Decrypt { key_slot } => *key_slot,
+            Plan::Reencrypt { key_slot, .. }
+            | Plan::Decrypt { key_slot }
+            | Plan::DecryptShift { key_slot } => *key_slot,
             Plan::Encrypt(_) | Plan::EncryptShift(_) => None,
         };
         let key = match key_slot {
@@ -819,8 +894,8 @@ impl Reencryption {
                 fin.flags = vec![FINAL.into()];
                 (ReencryptMode::Decrypt, fin, None, None)
             }
-            Plan::Encrypt(_) | Plan::EncryptShift(_) => {
-                return Err(bad("an encryption starts from a plaintext device"));
+            Plan::Encrypt(_) | Plan::EncryptShift(_) | Plan::DecryptShift { .. } => {
+                return Err(bad("not a conversion of the data in place"));
             }
         };
         let old = Side {
@@ -914,6 +989,122 @@ impl Reencryption {
             options,
         )?;
         r.commit(0, 0, 1)?;
+        Ok(r)
+    }
+
+    fn init_decrypt_shift(
+        header: File,
+        data: File,
+        passphrase: &[u8],
+        key_slot: Option<u32>,
+        options: &Options,
+    ) -> Result<Reencryption, Luks2Error> {
+        use std::os::unix::fs::MetadataExt;
+        let (h, d) = (header.metadata()?, data.metadata()?);
+        if (h.dev(), h.ino()) == (d.dev(), d.ino()) {
+            return Err(bad(
+                "a decryption that moves the data exports the header: the header file must be another file",
+            ));
+        }
+        // A new export, or one interrupted before its record was written
+        // (the header file holds the exported header, nothing else yet).
+        let exported = data_len(&header)? != 0;
+        let img = if exported {
+            Image::load(&header)?
+        } else {
+            Image::load(&data)?
+        };
+        if img.metadata.reencrypt.is_some() {
+            return Err(Luks2Error::Requirements {
+                requirements: img.metadata.config.requirements.clone().unwrap_or_default(),
+            });
+        }
+        let (_, seg) = img.segment()?;
+        let seg = seg.clone();
+        let s = seg.offset;
+        let hdr = img.hdr_size();
+        let region_len = img.metadata.keyslots_area(hdr).1;
+        if s == 0 || s < region_len {
+            return Err(bad(format!(
+                "the data start at {s}: only a header inside the image, before the data, is exported and the data moved down"
+            )));
+        }
+        let key = match key_slot {
+            Some(k) => img.unlock_slot(if exported { &header } else { &data }, k, passphrase)?,
+            None => img.unlock(if exported { &header } else { &data }, passphrase)?,
+        };
+        let total = data_len(&data)?;
+        let block = u64::from(seg.sector_size).max(4096);
+        let size = total
+            .checked_sub(s)
+            .filter(|&n| n > s && n.is_multiple_of(block) && s.is_multiple_of(block))
+            .ok_or_else(|| {
+                bad(format!(
+                    "the image ({total} bytes) holds less than twice the data offset ({s}), or not whole {block}-byte blocks"
+                ))
+            })?;
+        // The whole shift is moved: a resume by cryptsetup 2.6 then takes
+        // the same hotzones.
+        let m = s;
+        if exported && !export_interrupted(&data, &img, s, m)? {
+            return Err(bad(
+                "the header file exists and is not an interrupted export of this image's header: give a new file (a detached header's data are decrypted with it as --header, in place)",
+            ));
+        }
+        if !exported {
+            // 1. The header region, verbatim, to the header file.
+            copy_between(&data, &header, region_len)?;
+            header.sync_all().map_err(Luks2Error::Io)?;
+        }
+        // 2. The image stops being a LUKS volume: its magics go (the rest
+        // of the binary header, with its UUID, stays until step 3).
+        for at in [0, hdr] {
+            write_at(&data, &[0u8; 6], at)?;
+        }
+        data.sync_data().map_err(Luks2Error::Io)?;
+        // 3. The first `m` bytes of ciphertext over the old header, the
+        // block holding the binary header last.
+        copy_range(&data, s + 4096, 4096, m - 4096)?;
+        data.sync_data().map_err(Luks2Error::Io)?;
+        copy_range(&data, s, 0, 4096)?;
+        data.sync_data().map_err(Luks2Error::Io)?;
+        // 4. The record, in the exported header.
+        let old_digest = key.digest;
+        let old_keyslots = img.metadata.digests[&old_digest].keyslots.clone();
+        let mut prev = seg.clone();
+        prev.flags = vec![PREVIOUS.into()];
+        let mut fin = Segment::linear(0, None);
+        fin.flags = vec![FINAL.into()];
+        let mut moved = Segment {
+            offset: 0,
+            size: Some(m),
+            iv_tweak: 0,
+            ..seg.clone()
+        };
+        moved.flags = vec![MOVED.into()];
+        let old_cipher = segment_cipher(&seg, &key.key)?;
+        let old = Side {
+            segment: prev,
+            key: Some(key.key),
+            cipher: Some(old_cipher),
+            digest: Some(old_digest),
+        };
+        let mut meta = img.metadata.clone();
+        meta.segments.clear();
+        let mut r = Self::start(
+            header,
+            data,
+            img.header.clone(),
+            meta,
+            ReencryptMode::Decrypt,
+            old,
+            Side::plain(fin),
+            old_keyslots,
+            Some(moved),
+            options,
+        )?;
+        debug_assert_eq!(r.size, size);
+        r.commit(m, 0, img.header.seqid + 1)?;
         Ok(r)
     }
 
@@ -1135,20 +1326,29 @@ impl Reencryption {
             .filter(|&(o, _)| o.is_multiple_of(4096));
         // A data shift needs no copy of the old bytes: one block of area,
         // as cryptsetup allots; otherwise the largest gap.
-        let (area_offset, area_size) = match moved {
-            Some(_) => gaps
-                .filter(|&(_, n)| n >= 4096)
+        let up = moved.is_some() && mode == ReencryptMode::Encrypt;
+        let (area_offset, area_size) = if up {
+            gaps.filter(|&(_, n)| n >= 4096)
                 .map(|(o, _)| (o, 4096))
-                .next(),
-            None => gaps.max_by_key(|&(_, n)| n),
+                .next()
+        } else {
+            gaps.max_by_key(|&(_, n)| n)
         }
         .ok_or_else(|| bad("no room in the keyslots area for the reencryption record"))?;
         let (resilience, direction) = match (&moved, options.resilience) {
-            (Some(_), _) => (
+            (Some(_), _) if up => (
                 Resilience::Datashift {
                     shift: new.segment.offset,
                 },
                 ReencryptDirection::Backward,
+            ),
+            (Some(_), _) => (
+                Resilience::DatashiftChecksum {
+                    hash: options.hash,
+                    sector_size: block as u32,
+                    shift: old.segment.offset,
+                },
+                ReencryptDirection::Forward,
             ),
             (None, ResilienceChoice::Checksum) => (
                 Resilience::Checksum {
@@ -1175,13 +1375,19 @@ impl Reencryption {
         };
         meta.reencrypt = Some(reenc);
         let mut requirements = meta.config.requirements.clone().unwrap_or_default();
-        requirements.push(REQUIREMENT_V2.into());
+        requirements.push(if moved.is_some() && !up {
+            REQUIREMENT_V3.into()
+        } else {
+            REQUIREMENT_V2.into()
+        });
         meta.config.requirements = Some(requirements);
         let data_offset = new.segment.offset;
         let total = data_len(&data_dev)?;
         let size = match old.segment.size {
-            // A shift: the data kept, before the moved copy.
+            // A shift up: the data kept, before the moved copy.
             Some(kept) => kept,
+            // A shift down: the data after the old header.
+            None if moved.is_some() => total.saturating_sub(old.segment.offset),
             None => total
                 .checked_sub(data_offset)
                 .filter(|&n| n > 0)
@@ -1262,13 +1468,19 @@ impl Reencryption {
             .reencrypt
             .clone()
             .ok_or_else(|| bad("the header records no reencryption in progress"))?;
-        if m.config.reencrypt_requirement() != Some(REQUIREMENT_V2) {
+        let shift_run = backup(&m, MOVED).is_some();
+        let want = if shift_run && r.mode == ReencryptMode::Decrypt {
+            REQUIREMENT_V3
+        } else {
+            REQUIREMENT_V2
+        };
+        if m.config.reencrypt_requirement() != Some(want) {
             return Err(bad(format!(
-                "requirement {:?}: only online-reencrypt-v2 runs are resumed here",
-                m.config.reencrypt_requirement()
+                "requirement {:?}: a {} run is resumed under {want}",
+                m.config.reencrypt_requirement(),
+                r.mode.name()
             )));
         }
-        let shift_run = backup(&m, MOVED).is_some();
         match (r.direction, r.area.resilience, r.mode, shift_run) {
             (
                 ReencryptDirection::Forward,
@@ -1280,6 +1492,12 @@ impl Reencryption {
                 ReencryptDirection::Backward,
                 Resilience::Datashift { .. },
                 ReencryptMode::Encrypt,
+                true,
+            )
+            | (
+                ReencryptDirection::Forward,
+                Resilience::DatashiftChecksum { .. },
+                ReencryptMode::Decrypt,
                 true,
             ) => {}
             (d, res, _, _) => {
@@ -1307,6 +1525,35 @@ impl Reencryption {
                 ));
             }
             None => None,
+            Some((_, moved)) if r.mode == ReencryptMode::Decrypt => {
+                // cryptsetup's in-place decryption: the data at `s` move
+                // down to 0; the first `m` bytes of ciphertext were copied
+                // to 0 (over the old header) and are converted last.
+                let s = r.area.resilience.shift().unwrap_or(0);
+                let m_len = moved.size.unwrap_or(0);
+                if s == 0
+                    || !prev.is_crypt()
+                    || prev.offset != s
+                    || prev.size.is_some()
+                    || prev.iv_tweak != 0
+                    || fin.is_crypt()
+                    || fin.offset != 0
+                    || fin.size.is_some()
+                    || !moved.is_crypt()
+                    || moved.offset != 0
+                    || moved.iv_tweak != 0
+                    || m_len == 0
+                    || m_len > s
+                    || moved.encryption != prev.encryption
+                    || moved.sector_size != prev.sector_size
+                    || total <= s + m_len
+                {
+                    return Err(bad(format!(
+                        "the backup segments are not the layout of a decryption that moves the data over this device ({total} bytes)"
+                    )));
+                }
+                Some(moved.clone())
+            }
             Some((_, moved)) => {
                 // cryptsetup's layout of `--reduce-device-size`: the data
                 // kept at 0, moving up by the shift `s`, their first `s`
@@ -1433,7 +1680,8 @@ impl Reencryption {
         let d = new.segment.offset;
         data_clear_of_header(&header, &data, img.hdr_size(), &m, d)?;
         let size = match &moved {
-            Some(_) => old.segment.size,
+            Some(_) if r.mode == ReencryptMode::Encrypt => old.segment.size,
+            Some(_) => total.checked_sub(old.segment.offset),
             None => total.checked_sub(d),
         }
         .filter(|n| *n > 0 && n.is_multiple_of(block) && d.is_multiple_of(block))
@@ -1528,14 +1776,16 @@ impl Reencryption {
         Ok(rr)
     }
 
-    /// Takes up a run with a data shift from its active segments: they must
-    /// be exactly the state this module writes for the hotzone they flag
-    /// (or for the bytes left in their linear segments), and a hotzone
-    /// never reads below the shift but from the moved copy, nor overlaps
-    /// the place it is written to.
+    /// Takes up a run that moves the data from its active segments: they
+    /// must be exactly the state this module writes for the hotzone they
+    /// flag (or for the progress their linear segments show), and a
+    /// hotzone never overlaps the place it is written to, nor reads where
+    /// the header or the moved segment is but from the moved copy.
     fn resume_shift(&mut self, active: &[&Segment], hot: Option<usize>) -> Result<(), Luks2Error> {
-        let s = self.new.segment.offset;
-        let d = s;
+        let s = self.shift();
+        let d = self.new.segment.offset;
+        let down = self.mode == ReencryptMode::Decrypt;
+        let m = self.moved.as_ref().and_then(|x| x.size).unwrap_or(0);
         let on_disk: Vec<Segment> = active.iter().map(|&x| x.clone()).collect();
         let layout = |o: u64, l: u64| -> Vec<Segment> {
             self.metadata_at(o, l)
@@ -1544,40 +1794,62 @@ impl Reencryption {
                 .filter(|x| !x.is_backup())
                 .collect()
         };
-        let refuse = || bad("the segments are not a state of an encryption with a data shift");
+        let refuse = || bad("the segments are not a state of a run that moves the data");
         match hot {
             Some(h) => {
                 let x = active[h];
                 let l = x.size.ok_or_else(refuse)?;
                 let o = x.offset.checked_sub(d).ok_or_else(refuse)?;
+                let placed = if down {
+                    (o == 0 && l == m) || (o >= m && l <= s)
+                } else {
+                    l <= s && (o == 0 || o >= s)
+                };
                 if l == 0
-                    || l > s
-                    || (o > 0 && o < s)
+                    || !placed
                     || o.checked_add(l).is_none_or(|r| r > self.size)
                     || layout(o, l) != on_disk
                 {
                     return Err(refuse());
                 }
                 self.recover(o, l)?;
-                self.done = self.size - o;
-                if o == 0 {
+                self.done = match (down, o) {
+                    (true, 0) => self.size,
+                    (true, _) => o + l - m,
+                    (false, _) => self.size - o,
+                };
+                if self.done == self.size {
                     self.finish()?;
                 } else {
-                    self.commit(o, 0, self.header.seqid + 1)?;
+                    self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
                 }
             }
             None => {
-                let r: u64 = active
-                    .iter()
-                    .filter(|x| !x.is_crypt())
-                    .map(|x| x.size.unwrap_or(u64::MAX))
-                    .fold(0u64, u64::saturating_add);
-                if r > self.size || layout(r, 0) != on_disk {
+                let o = if down {
+                    // No linear segment: nothing done; one at 0: all;
+                    // one at `m`: that much after the moved segment.
+                    match active.iter().find(|x| !x.is_crypt()) {
+                        None => m,
+                        Some(x) if x.offset == 0 => 0,
+                        Some(x) => x.size.map_or(self.size, |n| m.saturating_add(n)),
+                    }
+                } else {
+                    active
+                        .iter()
+                        .filter(|x| !x.is_crypt())
+                        .map(|x| x.size.unwrap_or(u64::MAX))
+                        .fold(0u64, u64::saturating_add)
+                };
+                if o > self.size || (down && o != 0 && o < m) || layout(o, 0) != on_disk {
                     return Err(refuse());
                 }
-                self.done = self.size - r;
-                if r == 0 {
-                    // Converted to the end: the copy and the record go.
+                self.done = match (down, o) {
+                    (true, 0) => self.size,
+                    (true, _) => o - m,
+                    (false, _) => self.size - o,
+                };
+                if self.done == self.size {
+                    // Converted to the end: only the clean-up is left.
                     self.finish()?;
                 }
             }
@@ -1590,7 +1862,10 @@ impl Reencryption {
         let d = self.new.segment.offset;
         const CHUNK: u64 = 16 << 20;
         match self.area.resilience {
-            Resilience::Checksum { hash, sector_size } => {
+            Resilience::Checksum { hash, sector_size }
+            | Resilience::DatashiftChecksum {
+                hash, sector_size, ..
+            } if o == 0 || self.moved.is_none() => {
                 let bs = u64::from(sector_size);
                 let n = hash.output_len();
                 let blocks = l / bs;
@@ -1633,9 +1908,11 @@ impl Reencryption {
                     at += len as u64;
                 }
             }
-            Resilience::Datashift { .. } if self.moved.is_some() => {
+            Resilience::Datashift { .. } | Resilience::DatashiftChecksum { .. }
+                if self.moved.is_some() =>
+            {
                 // The source is untouched (the hotzone is written `s`
-                // bytes above it): convert it again.
+                // bytes away from it): convert it again.
                 let mut buf = vec![0u8; CHUNK.min(l) as usize];
                 let mut at = 0;
                 while at < l {
@@ -1663,11 +1940,25 @@ impl Reencryption {
     /// shift `s` while at least `2·s` bytes are left, then the rest above
     /// `s`, and last the first `s` bytes (read from the moved copy), so
     /// that no hotzone but the last reads below `s`, where the header is.
+    /// A decryption that moves the data down walks forward from the end
+    /// of the moved segment (`m` bytes at 0), each hotzone read at `s + o`
+    /// and written at `o`, and converts the moved segment in place last.
     fn hotzone_at(&self, done: u64) -> (u64, u64) {
-        if self.moved.is_none() {
+        let Some(moved) = &self.moved else {
             return (done, self.hotzone.min(self.size - done));
+        };
+        let s = self.shift();
+        if self.mode == ReencryptMode::Decrypt {
+            // Forward from the end of the moved segment, then the moved
+            // segment itself, in place.
+            let m = moved.size.unwrap_or(0);
+            return if done < self.size - m {
+                let o = m + done;
+                (o, s.min(self.size - o))
+            } else {
+                (0, m)
+            };
         }
-        let s = self.new.segment.offset;
         let r = self.size - done;
         if r >= 2 * s {
             (r - s, s)
@@ -1681,11 +1972,17 @@ impl Reencryption {
     /// The offset of the clean state: the converted bytes forward, the
     /// bytes left with a shift.
     fn clean_o(&self) -> u64 {
-        if self.moved.is_some() {
-            self.size - self.done
-        } else {
-            self.done
+        match (&self.moved, self.mode) {
+            (None, _) => self.done,
+            (Some(_), ReencryptMode::Decrypt) if self.done == self.size => 0,
+            (Some(m), ReencryptMode::Decrypt) => m.size.unwrap_or(0) + self.done,
+            (Some(_), _) => self.size - self.done,
         }
+    }
+
+    /// The shift of a run that moves the data (0 without).
+    fn shift(&self) -> u64 {
+        self.area.resilience.shift().unwrap_or(0)
     }
 
     /// Where the old bytes of the hotzone at `o` are read.
@@ -1705,7 +2002,7 @@ impl Reencryption {
     /// area can protect, and a whole number of blocks.
     fn hotzone_len(&self, limit: Option<u64>) -> Result<u64, Luks2Error> {
         if self.moved.is_some() {
-            return Ok(self.new.segment.offset);
+            return Ok(self.shift());
         }
         let want = limit.unwrap_or(64 << 20);
         let cap = match self.area.resilience {
@@ -1749,10 +2046,46 @@ impl Reencryption {
         };
         // (segment, bound to the old digest, bound to the new digest)
         let mut active: Vec<(Segment, bool, bool)> = Vec::new();
-        if let Some(moved) = &self.moved {
+        if let Some(moved) = self
+            .moved
+            .as_ref()
+            .filter(|_| self.mode == ReencryptMode::Decrypt)
+        {
+            // Forward, moving down: the moved segment [0, m) (converted
+            // last, in place), [m, o) converted, [o, o + l) hot, the rest
+            // old (read `s` bytes above).
+            let m = moved.size.unwrap_or(0);
+            let r = o + l;
+            if o == 0 {
+                if l > 0 {
+                    let mut hot = piece(&self.new, 0, Some(l));
+                    hot.flags.push(HOT.into());
+                    active.push((hot, true, true));
+                }
+                active.push((piece(&self.new, l, None), false, true));
+            } else {
+                active.push((
+                    piece(&Side::plain(moved.clone()), 0, moved.size),
+                    true,
+                    false,
+                ));
+                if o > m {
+                    let len = (l > 0 || o < self.size).then_some(o - m);
+                    active.push((piece(&self.new, m, len), false, true));
+                }
+                if l > 0 {
+                    let mut hot = piece(&self.new, o, Some(l));
+                    hot.flags.push(HOT.into());
+                    active.push((hot, true, true));
+                }
+                if r < self.size {
+                    active.push((piece(&self.old, r, None), true, false));
+                }
+            }
+        } else if let Some(moved) = &self.moved {
             // Backward with a shift: [0, o) old (its first `s` bytes in
             // the moved copy), [o, o + l) hot, [o + l, size) converted.
-            let s = self.new.segment.offset;
+            let s = self.shift();
             let r = o + l;
             if r == 0 {
                 active.push((piece(&self.new, 0, None), false, true));
@@ -1820,6 +2153,9 @@ impl Reencryption {
         }
         if let Some(moved) = &self.moved {
             m.segments.insert(next, moved.clone());
+            if moved.is_crypt() {
+                bind(&mut m, next, self.old.digest);
+            }
         }
         for d in m.digests.values_mut() {
             d.segments.sort_unstable();
@@ -1927,7 +2263,11 @@ impl Reencryption {
             }
             // 1. Protect the old bytes, then commit the hotzone.
             match self.area.resilience {
-                Resilience::Checksum { hash, sector_size } => {
+                // (with a shift, only the moved segment, converted in place)
+                Resilience::Checksum { hash, sector_size }
+                | Resilience::DatashiftChecksum {
+                    hash, sector_size, ..
+                } if o == 0 || !shift => {
                     let bs = sector_size as usize;
                     let n = hash.output_len();
                     let mut sums = vec![0u8; cur.len() / bs * n];
@@ -1987,7 +2327,11 @@ impl Reencryption {
     /// active): a kill then leaves a state the next resume finishes, never
     /// plaintext behind a final header.
     fn finish(&mut self) -> Result<(), Luks2Error> {
-        if let Some(moved) = self.moved.clone() {
+        let moved = self.moved.clone();
+        if let Some(moved) = moved
+            .as_ref()
+            .filter(|_| self.mode == ReencryptMode::Encrypt)
+        {
             self.commit(0, 0, self.header.seqid + 1)?;
             wipe(&self.data_dev, moved.offset, moved.size.unwrap_or(0))?;
             self.data_dev.sync_data().map_err(Luks2Error::Io)?;
@@ -2032,6 +2376,11 @@ impl Reencryption {
             wipe(&self.header_dev, offset, len)?;
         }
         self.header_dev.sync_data().map_err(Luks2Error::Io)?;
+        if moved.is_some() && self.mode == ReencryptMode::Decrypt {
+            // The old ciphertext of the last `s` bytes, past the data.
+            wipe(&self.data_dev, self.size, self.shift())?;
+            self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+        }
         Ok(())
     }
 }

@@ -201,6 +201,54 @@ def run_all(mdu, d, a):
                         + offline + PBKDF2 + shift_args + ["--sector-size", "4096", img],
                         resume_mdu, check_shifted(total)))
 
+    # Decryption in place of a header inside the image: the header is
+    # exported to a new file and the data move down to offset 0.
+    shutil.copy(j("orig"), j("orig4k"))
+    r = sh([mdu, "luks", "encrypt", "--key-file", key, "--sector-size", "4096"] + PBKDF2
+           + [j("plain"), j("orig4k")], d)
+    assert r.returncode == 0, r.stderr
+
+    def move_setup():
+        shutil.copy(j("orig4k"), j("img"))
+        if os.path.exists(j("hdr")):
+            os.remove(j("hdr"))
+        return j("img"), j("hdr")
+
+    def check_moved(img, hdr):
+        with open(img, "rb") as f:
+            got = f.read(data_len)
+        if got == plain:
+            return "ok", ""
+        with open(img, "rb") as f, open(j("orig4k"), "rb") as g:
+            if f.read() == g.read():
+                return "untouched", ""
+        return "LOST", ""
+
+    def resume_mdu_moved(img, hdr):
+        r = resume_mdu(img, hdr)
+        if r.returncode != 0 and os.path.exists(hdr) and os.path.getsize(hdr) > 0:
+            # An export interrupted before its record: run it again.
+            r = sh([mdu, "luks", "reencrypt", "--decrypt", "--key-file", key, "--header", hdr, img], d)
+        return r
+
+    def resume_cs_moved(img, hdr):
+        r = resume_cs(img, hdr)
+        if r.returncode != 0:
+            return resume_mdu_moved(img, hdr)
+        return r
+
+    for who, resume in [("mdu", resume_mdu_moved), ("cryptsetup, then mdu", resume_cs_moved)]:
+        configs.append((f"mdu --decrypt --header NEW (data moved down); resumed by {who}",
+                        move_setup,
+                        lambda img, hdr: [mdu, "luks", "reencrypt", "--decrypt", "--key-file", key,
+                                          "--header", hdr, img],
+                        resume, check_moved))
+    configs.append(("cryptsetup --decrypt --header NEW (data moved down); resumed by mdu",
+                    move_setup,
+                    lambda img, hdr: ["cryptsetup", "reencrypt", "-q", "--decrypt", "--key-file", key]
+                    + offline + ["--header", hdr, img],
+                    resume_mdu_moved, check_moved))
+
     total_bad = 0
     for name, setup, argv, resume, check in configs:
         if a.only and a.only not in name:
