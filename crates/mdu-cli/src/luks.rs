@@ -86,8 +86,8 @@ pub(crate) enum LuksCmd {
     /// so `cryptsetup reencrypt --resume-only` finishes a run of mdu and
     /// this command finishes a run of cryptsetup (key changes, --encrypt
     /// with --reduce-device-size or --header, --decrypt with the data moved
-    /// down; not yet cryptsetup's --decrypt with an existing detached
-    /// header, which runs backward). A run that was killed,
+    /// down or with a detached header, which cryptsetup runs backward and
+    /// mdu forward). A run that was killed,
     /// crashed or lost power is resumed by running the command again (or
     /// with --resume-only): the hotzone in flight is repaired first, from
     /// its journal or block by block from its checksums, so no data are

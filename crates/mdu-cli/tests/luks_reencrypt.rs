@@ -973,3 +973,64 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
         "{points} kill points of decryptions that move the data ({by_cryptsetup} resumed by cryptsetup), no byte lost"
     );
 }
+
+/// cryptsetup decrypts with a detached header backward; killed at every
+/// fifth sync point, mdu finishes the run where it stopped (backward).
+#[test]
+fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
+    let test = "luks_reencrypt::a_backward_decryption_of_cryptsetup_is_finished_by_mdu";
+    if !have_tool("cryptsetup", test) || !have_tool("strace", test) {
+        return;
+    }
+    if emulated() {
+        eprintln!(
+            "SKIPPED: {test}: the crash sample runs on the host only (not under the emulator)"
+        );
+        return;
+    }
+    let v = Volume::new(test);
+    let dir = v.dir.path();
+    let (enc, enc_hdr) = (v.data("enc"), v.path("enc.hdr"));
+    let e = v.mdu_reencrypt(&[&["--encrypt", "--header", &enc_hdr][..], PBKDF2, &[&enc]].concat());
+    expect_code(&e, 0, "mdu --encrypt --header");
+    let mut points = 0;
+    for n in (1..).step_by(5) {
+        let (data, hdr) = (v.path("d"), v.path("d.hdr"));
+        std::fs::copy(&enc, &data).unwrap();
+        std::fs::copy(&enc_hdr, &hdr).unwrap();
+        let cs: Vec<String> = [
+            "cryptsetup",
+            "reencrypt",
+            "-q",
+            "--force-offline-reencrypt",
+            "--decrypt",
+            "--key-file",
+            &v.key,
+            "--hotzone-size",
+            "1M",
+            "--header",
+            &hdr,
+            &data,
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if !killed_at(dir, n, &cs) {
+            break;
+        }
+        points += 1;
+        let r = v.mdu_reencrypt(&["--resume-only", "--header", &hdr, &data]);
+        let in_progress = std::fs::read(&hdr).is_ok_and(|h| {
+            mdu_luks2::Image::load(&h[..]).is_ok_and(|i| i.metadata.reencrypt.is_some())
+        });
+        assert!(
+            !in_progress,
+            "cryptsetup killed at sync {n}: still in progress after mdu's resume: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert!(
+            std::fs::read(&data).unwrap() == v.plain,
+            "cryptsetup killed at sync {n}, resumed by mdu: the data are not the plaintext"
+        );
+    }
+    assert!(points > 5, "only {points} kill points");
+}

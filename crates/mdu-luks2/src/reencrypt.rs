@@ -1451,10 +1451,9 @@ impl Reencryption {
     /// # Errors
     ///
     /// No reencryption in progress; a record whose digest does not match
-    /// ([`Luks2Error::ReencryptDigest`]); what this crate does not resume
-    /// yet: cryptsetup's backward decryption with a detached header and
-    /// its in-place decryption that moves the data back
-    /// (`online-reencrypt-v3`); segments that are not a state of a run.
+    /// ([`Luks2Error::ReencryptDigest`]); segments that are not exactly a
+    /// state of the run the record describes (forward, backward as
+    /// cryptsetup decrypts with a detached header, or moving the data).
     pub fn resume(
         header: File,
         data: File,
@@ -1499,6 +1498,12 @@ impl Reencryption {
                 Resilience::DatashiftChecksum { .. },
                 ReencryptMode::Decrypt,
                 true,
+            )
+            | (
+                ReencryptDirection::Backward,
+                Resilience::Checksum { .. } | Resilience::Journal | Resilience::None,
+                ReencryptMode::Decrypt,
+                false,
             ) => {}
             (d, res, _, _) => {
                 return Err(bad(format!(
@@ -1718,7 +1723,7 @@ impl Reencryption {
             .collect();
         let hot = active.iter().position(|s| s.has_flag(HOT));
         rr.hotzone = rr.hotzone_len(hotzone_size)?;
-        if rr.moved.is_some() {
+        if rr.moved.is_some() || rr.backward() {
             rr.resume_shift(&active, hot)?;
             return Ok(rr);
         }
@@ -1794,7 +1799,41 @@ impl Reencryption {
                 .filter(|x| !x.is_backup())
                 .collect()
         };
-        let refuse = || bad("the segments are not a state of a run that moves the data");
+        let refuse = || bad("the segments are not a state of the run the record describes");
+        if self.backward() {
+            // cryptsetup's decryption with a detached header: [0, o) old,
+            // [o, o + l) hot, the rest converted; in place.
+            let o = match hot {
+                Some(h) => {
+                    let x = active[h];
+                    let l = x.size.ok_or_else(refuse)?;
+                    let o = x.offset.checked_sub(d).ok_or_else(refuse)?;
+                    if l == 0
+                        || !o.is_multiple_of(self.block)
+                        || !l.is_multiple_of(self.block)
+                        || o.checked_add(l).is_none_or(|r| r > self.size)
+                        || layout(o, l) != on_disk
+                    {
+                        return Err(refuse());
+                    }
+                    self.recover(o, l)?;
+                    o
+                }
+                None => [0, self.size, active[0].size.unwrap_or(0)]
+                    .into_iter()
+                    .find(|&o| {
+                        o <= self.size && o.is_multiple_of(self.block) && layout(o, 0) == on_disk
+                    })
+                    .ok_or_else(refuse)?,
+            };
+            self.done = self.size - o;
+            if o == 0 {
+                self.finish()?;
+            } else if hot.is_some() {
+                self.commit(o, 0, self.header.seqid + 1)?;
+            }
+            return Ok(());
+        }
         match hot {
             Some(h) => {
                 let x = active[h];
@@ -1945,7 +1984,13 @@ impl Reencryption {
     /// and written at `o`, and converts the moved segment in place last.
     fn hotzone_at(&self, done: u64) -> (u64, u64) {
         let Some(moved) = &self.moved else {
-            return (done, self.hotzone.min(self.size - done));
+            let left = self.size - done;
+            let l = self.hotzone.min(left);
+            return if self.backward() {
+                (left - l, l)
+            } else {
+                (done, l)
+            };
         };
         let s = self.shift();
         if self.mode == ReencryptMode::Decrypt {
@@ -1973,11 +2018,23 @@ impl Reencryption {
     /// bytes left with a shift.
     fn clean_o(&self) -> u64 {
         match (&self.moved, self.mode) {
+            (None, _) if self.backward() => self.size - self.done,
             (None, _) => self.done,
             (Some(_), ReencryptMode::Decrypt) if self.done == self.size => 0,
             (Some(m), ReencryptMode::Decrypt) => m.size.unwrap_or(0) + self.done,
             (Some(_), _) => self.size - self.done,
         }
+    }
+
+    /// Whether the hotzones walk backward without moving the data (as
+    /// cryptsetup decrypts with a detached header; resumed only).
+    fn backward(&self) -> bool {
+        self.moved.is_none()
+            && self
+                .meta
+                .reencrypt
+                .as_ref()
+                .is_some_and(|r| r.direction == ReencryptDirection::Backward)
     }
 
     /// The shift of a run that moves the data (0 without).
@@ -2107,6 +2164,24 @@ impl Reencryption {
             }
             if r > 0 && r < self.size {
                 active.push((piece(&self.new, r, Some(self.size - r)), false, true));
+            }
+        } else if self.backward() {
+            // [0, o) old, [o, o + l) hot, the rest converted.
+            if o == 0 && l == 0 {
+                active.push((piece(&self.new, 0, None), false, true));
+            } else {
+                if o > 0 {
+                    let len = (o < self.size).then_some(o);
+                    active.push((piece(&self.old, 0, len), true, false));
+                }
+                if l > 0 {
+                    let mut hot = piece(&self.new, o, Some(l));
+                    hot.flags.push(HOT.into());
+                    active.push((hot, true, true));
+                }
+                if o + l < self.size {
+                    active.push((piece(&self.new, o + l, None), false, true));
+                }
             }
         } else if o + l >= self.size && l == 0 {
             active.push((piece(&self.new, 0, None), false, true));

@@ -155,6 +155,10 @@ def run_all(mdu, d, a):
     for res in ["checksum", "journal"]:
         configs.append((f"cryptsetup key change, {res}; resumed by mdu", keychange,
                         cs_argv(["--resilience", res]), resume_mdu, check_encrypted))
+    for res in ["checksum", "journal"]:
+        configs.append((f"cryptsetup --decrypt --header (backward), {res}; resumed by mdu",
+                        decrypt_setup, cs_argv(["--decrypt", "--resilience", res]), resume_mdu,
+                        check_plain))
     configs.append(("cryptsetup --encrypt --header, checksum; resumed by mdu", encrypt_setup,
                     cs_argv(["--encrypt", "--sector-size", "4096"]), resume_mdu, check_encrypted))
 
