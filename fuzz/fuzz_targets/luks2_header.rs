@@ -14,16 +14,24 @@
 //! * an accepted image has a copy whose SHA-256, recomputed here with
 //!   `sha2` over the input bytes, matches its csum field, lies where it
 //!   says, and whose metadata re-serialise to JSON that parses to the same
-//!   metadata.
+//!   metadata;
+//! * a reencryption in progress (a detached header, decrypting its data
+//!   device) whose segments, area and record the input rewrites, with the
+//!   record's digest recomputed so that the rewrite reaches the state
+//!   checks: `reencrypt::Reencryption::resume` refuses or resumes without
+//!   panic, progress never exceeds the total, and a run it finishes leaves
+//!   a header that loads with no record and data that are the plaintext.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use mdu_luks2::{
-    FormatParams, Hash, HeaderCopy, Image, Kdf, KdfParams, Metadata, ReadAt, WeakKeys, format,
+    Digest, FormatParams, Hash, HeaderCopy, Image, Kdf, KdfParams, Metadata, ReadAt, ReencryptArea,
+    ReencryptDirection, ReencryptKeyslot, ReencryptMode, Resilience, Segment, WeakKeys, format,
+    format_detached,
 };
-use sha2::{Digest, Sha256};
+use sha2::{Digest as _, Sha256};
 
 const HDR: usize = 16384;
 const PASSPHRASE: &[u8] = b"fuzz";
@@ -84,6 +92,256 @@ fn valid() -> &'static [u8] {
         image.extend_from_slice(&[0u8; 4096]);
         image
     })
+}
+
+/// The volume key of [`valid`] and [`detached`].
+fn volume_key() -> Vec<u8> {
+    (0..32).map(|i| 0x5a ^ i).collect()
+}
+
+/// The plaintext of the data device of [`detached`]: 64 KiB.
+const DATA_LEN: usize = 64 << 10;
+
+fn plaintext() -> Vec<u8> {
+    (0..DATA_LEN).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+/// A detached header (keyslots area 224 KiB) and its metadata in the
+/// middle of a decryption of its data device: 16 KiB converted, checksum
+/// resilience, the record's digest over the volume key.
+fn detached() -> &'static (Vec<u8>, Metadata) {
+    static BASE: OnceLock<(Vec<u8>, Metadata)> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let params = FormatParams {
+            key_size: 32,
+            sector_size: 4096,
+            kdf: KdfParams::Pbkdf2 {
+                hash: Hash::Sha256,
+                iterations: 1000,
+            },
+            digest_iterations: 1000,
+            uuid: Some("fedcba98-7654-4321-8fed-cba987654321".into()),
+            data_offset: 256 << 10,
+            ..FormatParams::default()
+        };
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut random = |buf: &mut [u8]| {
+            for b in buf {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                *b = state as u8;
+            }
+            Ok(())
+        };
+        let region =
+            format_detached(&params, PASSPHRASE, &volume_key(), &mut random).expect("format");
+        let mut m = Image::load(&region[..]).expect("load").metadata;
+        let crypt = m.segments[&0].clone();
+        let mut prev = crypt.clone();
+        prev.flags = vec!["backup-previous".into()];
+        let mut fin = Segment::linear(0, None);
+        fin.flags = vec!["backup-final".into()];
+        let rest = Segment {
+            offset: 16384,
+            iv_tweak: 32,
+            ..crypt
+        };
+        m.segments = [Segment::linear(0, Some(16384)), rest, prev, fin]
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| (i as u32, s))
+            .collect();
+        m.digests.get_mut(&0).expect("digest 0").segments = vec![1, 2];
+        let ks = &m.keyslots[&0];
+        let offset = ks.area.offset + ks.area.size;
+        let (_, end) = m.keyslots_area(HDR as u64);
+        m.reencrypt = Some(ReencryptKeyslot {
+            id: 1,
+            area: ReencryptArea {
+                offset,
+                size: end - offset,
+                resilience: Resilience::Checksum {
+                    hash: Hash::Sha256,
+                    sector_size: 4096,
+                },
+            },
+            mode: ReencryptMode::Decrypt,
+            direction: ReencryptDirection::Forward,
+            priority: Some(0),
+        });
+        m.config.requirements = Some(vec!["online-reencrypt-v2".into()]);
+        seal_record(&mut m);
+        (region, m)
+    })
+}
+
+/// Recomputes the record's digest (id 1) over the volume key.
+fn seal_record(m: &mut Metadata) {
+    m.digests.remove(&1);
+    let Ok(input) = mdu_luks2::reencrypt::digest_input(m, Some(&volume_key()), None) else {
+        return;
+    };
+    let id = m.reencrypt.as_ref().map_or(1, |r| r.id);
+    m.digests.insert(
+        1,
+        Digest::of_key(&input, Hash::Sha256, 1000, vec![7; 32], vec![id], vec![]),
+    );
+}
+
+/// Rewrites [`detached`]'s metadata as the input says (9 bytes an edit:
+/// what, which, a value), reseals the record, and resumes the run on
+/// copies of the header and of the data device.
+fn resume(edits: &[u8]) {
+    let (region, base) = detached();
+    let mut m = base.clone();
+    for e in edits.chunks_exact(9) {
+        let v = u64::from_le_bytes(e[1..].try_into().expect("8 bytes"));
+        let ids: Vec<u32> = m.segments.keys().copied().collect();
+        let Some(&id) = ids.get(usize::from(e[0] >> 4) % ids.len().max(1)) else {
+            break;
+        };
+        let seg = m.segments.get_mut(&id).expect("listed");
+        match e[0] % 12 {
+            0 => seg.offset = v % (1 << 20),
+            1 => seg.size = (v & 1 == 0).then_some((v >> 1) % (1 << 20)),
+            2 => seg.iv_tweak = v % (1 << 12),
+            3 => {
+                if seg.flags.iter().any(|f| f == "in-reencryption") {
+                    seg.flags.clear();
+                } else {
+                    seg.flags = vec!["in-reencryption".into()];
+                }
+            }
+            4 => {
+                let s = seg.clone();
+                *seg = if s.is_crypt() {
+                    Segment::linear(s.offset, s.size)
+                } else {
+                    Segment {
+                        flags: s.flags.clone(),
+                        ..base.segments[&1].clone()
+                    }
+                };
+            }
+            5 => {
+                m.segments.remove(&id);
+            }
+            6 => {
+                let s = seg.clone();
+                let next = m.segments.keys().max().map_or(0, |k| k + 1);
+                m.segments.insert(next, s);
+            }
+            7 => seg.offset = (v % 32) * 4096,
+            8 => seg.size = Some((v % 32) * 4096),
+            9 => {
+                if let Some(r) = &mut m.reencrypt {
+                    match v % 4 {
+                        0 => r.direction = ReencryptDirection::Backward,
+                        1 => r.area.resilience = Resilience::Journal,
+                        2 => r.area.resilience = Resilience::None,
+                        _ => r.area.size = (v >> 2) % (256 << 10),
+                    }
+                }
+            }
+            10 => {
+                if let Some(d) = m.digests.get_mut(&0) {
+                    d.segments = ids
+                        .iter()
+                        .copied()
+                        .filter(|i| v >> (i % 64) & 1 == 1)
+                        .collect();
+                }
+            }
+            _ => {
+                if let Some(r) = &mut m.reencrypt {
+                    r.mode = match v % 3 {
+                        0 => ReencryptMode::Encrypt,
+                        1 => ReencryptMode::Decrypt,
+                        _ => ReencryptMode::Reencrypt,
+                    };
+                }
+            }
+        }
+    }
+    seal_record(&mut m);
+    let json = m.to_json();
+    if json.len() >= HDR - 4096 {
+        return;
+    }
+    let mut header = region.clone();
+    for at in [0, HDR] {
+        let area = &mut header[at + 4096..at + HDR];
+        area.fill(0);
+        area[..json.len()].copy_from_slice(json.as_bytes());
+        reseal(&mut header, at);
+    }
+    check(&header, false);
+    // The data device: the first 16 KiB plaintext (converted), the rest
+    // ciphertext of the plaintext under the volume key.
+    let plain = plaintext();
+    let mut data = plain.clone();
+    let img = Image::load(&region[..]).expect("base loads");
+    let key = img.unlock(&region[..], PASSPHRASE).expect("base unlocks");
+    let cipher = img.segment_cipher(&key, WeakKeys::Refuse).expect("cipher");
+    cipher
+        .crypt(mdu_luks2::Direction::Encrypt, 4, &mut data[16384..])
+        .expect("encrypt");
+    let (h, d) = (scratch(&header), scratch(&data));
+    let Ok(mut run) = mdu_luks2::reencrypt::Reencryption::resume(
+        h.try_clone().expect("dup"),
+        d.try_clone().expect("dup"),
+        PASSPHRASE,
+        None,
+        true,
+    ) else {
+        return;
+    };
+    let (done, total) = run.progress();
+    assert!(done <= total, "resumed at {done} of {total}");
+    let outcome = run.run(&mut |done, total| assert!(done <= total), &|| false);
+    if let Ok(mdu_luks2::reencrypt::Outcome::Finished) = outcome {
+        let img = Image::load(&h).expect("a finished run leaves a header that loads");
+        assert!(
+            img.metadata.reencrypt.is_none(),
+            "a finished run left its record"
+        );
+        // Only an honest record (the base's shape) decrypts: the
+        // plaintext is then back.
+        if m == *base {
+            let mut got = vec![0u8; DATA_LEN];
+            std::os::unix::fs::FileExt::read_exact_at(&d, &mut got, 0).expect("read");
+            assert!(
+                got == plain,
+                "the honest run did not give the plaintext back"
+            );
+        }
+    }
+}
+
+/// A file holding `bytes`, already unlinked.
+fn scratch(bytes: &[u8]) -> std::fs::File {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = if std::path::Path::new("/dev/shm").is_dir() {
+        std::path::PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    let path = dir.join(format!(
+        "mdu-fuzz-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .expect("scratch file");
+    std::fs::remove_file(&path).expect("unlink");
+    std::io::Write::write_all(&mut &f, bytes).expect("write");
+    f
 }
 
 /// The checksum of the copy at `at` as the header defines it, computed
@@ -225,7 +483,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let try_unlock = mode & 0x80 != 0;
-    match mode % 3 {
+    match mode % 4 {
+        // A reencryption in progress, rewritten, then resumed.
+        3 => resume(rest),
         // Arbitrary bytes.
         0 => check(rest, try_unlock),
         // A valid image with bytes flipped: each 4-byte group names an
@@ -249,7 +509,7 @@ fuzz_target!(|data: &[u8]| {
         }
         // A valid image whose JSON text, in both copies, is the input's,
         // with the checksums recomputed: the metadata validation is reached.
-        _ => {
+        2 => {
             if rest.len() >= HDR - 4096 {
                 return;
             }
@@ -262,5 +522,6 @@ fuzz_target!(|data: &[u8]| {
             }
             check(&image, try_unlock);
         }
+        _ => unreachable!("mode % 4"),
     }
 });
