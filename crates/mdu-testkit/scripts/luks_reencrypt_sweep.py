@@ -15,6 +15,12 @@ as they were and a new run starts over), or as LOST (the data differ) or
 STUCK (no header opens them) with the resumer's message. Run as:
 
     luks_reencrypt_sweep.py MDU_BINARY [--size-mib 64] [--hotzone-mib 4]
+        [--only TEXT] [--random N [--seed S]]
+
+With --random N, each configuration is instead killed N times at a random
+moment of its run (SIGKILL after a delay drawn up to the length of an
+uninterrupted run, seeded), which also lands inside writes: a hotzone or
+a header copy partly written.
 
 It needs cryptsetup 2.6 and strace on PATH, and writes into a temporary
 directory. The figures go into the closing note of the work they check.
@@ -22,6 +28,8 @@ directory. The figures go into the closing note of the work they check.
 
 import argparse
 import os
+import random
+import time
 import shutil
 import subprocess
 import sys
@@ -47,6 +55,8 @@ def main():
     ap.add_argument("--size-mib", type=int, default=64)
     ap.add_argument("--hotzone-mib", type=int, default=4)
     ap.add_argument("--only", help="run only configurations whose name contains this")
+    ap.add_argument("--random", type=int, default=0, help="random-moment kills per configuration")
+    ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     mdu = os.path.abspath(a.mdu)
     d = tempfile.mkdtemp(prefix="mdu-sweep-")
@@ -254,8 +264,38 @@ def run_all(mdu, d, a):
                     resume_mdu_moved, check_moved))
 
     total_bad = 0
+    rng = random.Random(a.seed)
     for name, setup, argv, resume, check in configs:
         if a.only and a.only not in name:
+            continue
+        if a.random:
+            img, hdr = setup()
+            t0 = time.monotonic()
+            sh(argv(img, hdr), d)
+            length = time.monotonic() - t0
+            counts = {"ok": 0, "untouched": 0, "LOST": 0, "STUCK": 0, "finished": 0}
+            bad = []
+            for t in range(a.random):
+                img, hdr = setup()
+                delay = rng.uniform(0, length)
+                p = subprocess.Popen(argv(img, hdr), cwd=d, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+                time.sleep(delay)
+                p.kill()
+                if p.wait() == 0:
+                    counts["finished"] += 1
+                    continue
+                resume(img, hdr)
+                verdict, why = check(img, hdr)
+                counts[verdict] += 1
+                if verdict not in ("ok", "untouched"):
+                    bad.append(f"  kill after {delay:.3f} s: {verdict} {why}")
+            total_bad += len(bad)
+            print(f"{name}: {a.random} random kills (run {length:.2f} s): {counts['ok']} ok, "
+                  f"{counts['untouched']} untouched, {counts['finished']} ran to the end, "
+                  f"{counts['LOST']} lost, {counts['STUCK']} stuck", flush=True)
+            for line in bad:
+                print(line, flush=True)
             continue
         counts = {"ok": 0, "untouched": 0, "LOST": 0, "STUCK": 0}
         bad = []
