@@ -531,8 +531,10 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         match Reencryption::init(f, data2, &pass, &plan, &options) {
             Ok(r) => Some(r),
             Err(e) => {
-                // The new file goes only while IMAGE still has its header.
-                if Image::load(&data).is_ok() {
+                // The new file goes while it is empty or IMAGE still has
+                // its header (nothing depends on it then).
+                let empty = std::fs::metadata(&header_path).is_ok_and(|m| m.len() == 0);
+                if empty || Image::load(&data).is_ok() {
                     let _ = std::fs::remove_file(&header_path);
                 }
                 return Err(image_error(&a.image, e));

@@ -892,6 +892,34 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
     expect_code(&dump, 0, "cryptsetup reads the exported header");
     assert!(String::from_utf8_lossy(&dump.stdout).contains("linear"));
 
+    // A stale backup of the header (taken before a key change) given as
+    // NEW is not an interrupted export: refused, the image unchanged.
+    let (img, hdr) = fresh("stale");
+    expect_code(
+        &v.cs(&["luksHeaderBackup", &img, "--header-backup-file", &hdr]),
+        0,
+        "luksHeaderBackup",
+    );
+    let k = v.cs(&[
+        "reencrypt",
+        "-q",
+        "--force-offline-reencrypt",
+        "--key-file",
+        &v.key,
+        "--pbkdf",
+        "pbkdf2",
+        "--pbkdf-force-iterations",
+        "1000",
+        &img,
+    ]);
+    expect_code(&k, 0, "cryptsetup key change");
+    let before = std::fs::read(&img).unwrap();
+    let r = run(mdu()
+        .args(["luks", "reencrypt", "--decrypt", "--key-file", &v.key])
+        .args(["--header", &hdr, &img]));
+    assert_ne!(r.status.code(), Some(0), "a stale header backup as NEW");
+    assert!(std::fs::read(&img).unwrap() == before, "the image changed");
+
     let mut points = 0;
     let mut by_cryptsetup = 0;
     for n in (1..).step_by(3) {

@@ -138,6 +138,14 @@ const FINAL: &str = "backup-final";
 const MOVED: &str = "backup-moved-segment";
 const HOT: &str = "in-reencryption";
 
+/// The largest shift of the data this crate starts or resumes: every
+/// hotzone of a shift is that long, and two are held in memory.
+///
+/// ```
+/// assert_eq!(mdu_luks2::reencrypt::MAX_SHIFT, 1 << 30);
+/// ```
+pub const MAX_SHIFT: u64 = 1 << 30;
+
 /// Iterations of the digest of the reencrypt keyslot (its input holds the
 /// volume keys, so it needs no stretching; cryptsetup reads any count).
 const RECORD_DIGEST_ITERATIONS: u32 = 1000;
@@ -547,6 +555,10 @@ pub struct Reencryption {
     /// of the device (`backup-moved-segment`); the hotzones then walk
     /// backward and `size` is the data kept.
     moved: Option<Segment>,
+    /// Whether the record's digest was verified (false only for a
+    /// clean-up whose old keyslots are gone: it then wipes nothing on the
+    /// data device).
+    verified: bool,
 }
 
 impl std::fmt::Debug for Reencryption {
@@ -674,31 +686,44 @@ fn refuse_luks_signature(dev: &File) -> Result<(), Luks2Error> {
     Ok(())
 }
 
-/// Whether `data` is the image of the exported header `img` in the middle
-/// of an export: its binary header (magic wiped or not) still carries the
-/// exported UUID, or its first `m` bytes are already the copy of the
-/// ciphertext at `s`.
-fn export_interrupted(data: &File, img: &Image, s: u64, m: u64) -> Result<bool, Luks2Error> {
-    let mut bh = vec![0u8; crate::BINARY_HEADER_LEN];
-    read_at(data, &mut bh, 0)?;
-    // The UUID field: 40 bytes at offset 168, NUL-padded.
-    let uuid = &bh[168..208];
-    let end = uuid.iter().position(|&b| b == 0).unwrap_or(uuid.len());
-    if !img.header.uuid.is_empty() && &uuid[..end] == img.header.uuid.as_bytes() {
+/// Whether `data`, which no longer loads as LUKS2, is the image whose
+/// header `header` holds, in the middle of an export: its binary header
+/// at 0, but for the magic, is the exported one (the same seqid and
+/// checksum: a stale backup of the header differs), or its first `m`
+/// bytes are already the copy of the ciphertext at `s`.
+fn export_interrupted(data: &File, header: &File, s: u64, m: u64) -> Result<bool, Luks2Error> {
+    let (mut a, mut b) = (
+        vec![0u8; crate::BINARY_HEADER_LEN],
+        vec![0u8; crate::BINARY_HEADER_LEN],
+    );
+    read_at(data, &mut a, 0)?;
+    read_at(header, &mut b, 0)?;
+    if a[6..] == b[6..] {
         return Ok(true);
     }
-    let (mut a, mut b) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    same_bytes(data, 0, data, s, m)
+}
+
+/// Whether `len` bytes at `a_at` of `a` equal those at `b_at` of `b`.
+fn same_bytes(a: &File, a_at: u64, b: &File, b_at: u64, len: u64) -> Result<bool, Luks2Error> {
+    let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
     let mut at = 0;
-    while at < m {
-        let n = (m - at).min(1 << 20) as usize;
-        read_at(data, &mut a[..n], at)?;
-        read_at(data, &mut b[..n], s + at)?;
-        if a[..n] != b[..n] {
+    while at < len {
+        let n = (len - at).min(1 << 20) as usize;
+        read_at(a, &mut x[..n], a_at + at)?;
+        read_at(b, &mut y[..n], b_at + at)?;
+        if x[..n] != y[..n] {
             return Ok(false);
         }
         at += n as u64;
     }
     Ok(true)
+}
+
+/// The bytes of checksums of `len` bytes in `block`-byte blocks, with the
+/// longest hash (64 bytes).
+fn checksum_len(len: u64, block: u64) -> u64 {
+    len.div_ceil(block).saturating_mul(64)
 }
 
 /// Copies the first `len` bytes of `from` to the start of `to`.
@@ -1006,13 +1031,32 @@ impl Reencryption {
                 "a decryption that moves the data exports the header: the header file must be another file",
             ));
         }
-        // A new export, or one interrupted before its record was written
-        // (the header file holds the exported header, nothing else yet).
-        let exported = data_len(&header)? != 0;
-        let img = if exported {
-            Image::load(&header)?
-        } else {
-            Image::load(&data)?
+        // A new export, or one interrupted before its record was written.
+        // While IMAGE still has its header, it is the one exported (the
+        // header file may only hold a part of it, from an interrupted
+        // copy); once its magics are gone, the header file is taken only
+        // if it is this image's header (see `export_interrupted`).
+        let in_image = Image::load(&data).ok();
+        let exported = data_len(&header)? != 0 && in_image.is_none();
+        if let Some(img) = &in_image
+            && data_len(&header)? != 0
+        {
+            // Ours, cut short; or an export of this very header (the same
+            // metadata, as cryptsetup's export is): written again. A stale
+            // backup (other keyslots or digests) is refused.
+            let region_len = img.metadata.keyslots_area(img.hdr_size()).1;
+            let n = data_len(&header)?.min(region_len);
+            let same_header = Image::load(&header)
+                .is_ok_and(|h| h.header.uuid == img.header.uuid && h.metadata == img.metadata);
+            if !same_header && !same_bytes(&header, 0, &data, 0, n)? {
+                return Err(bad(
+                    "the header file exists and is not a copy of this image's header: give a new file (it receives the exported header)",
+                ));
+            }
+        }
+        let img = match in_image {
+            Some(img) => img,
+            None => Image::load(&header)?,
         };
         if img.metadata.reencrypt.is_some() {
             return Err(Luks2Error::Requirements {
@@ -1046,9 +1090,26 @@ impl Reencryption {
         // The whole shift is moved: a resume by cryptsetup 2.6 then takes
         // the same hotzones.
         let m = s;
-        if exported && !export_interrupted(&data, &img, s, m)? {
+        if s > MAX_SHIFT {
+            return Err(bad(format!(
+                "the data offset ({s} bytes) is above {MAX_SHIFT}, the largest shift (each hotzone is held in memory twice)"
+            )));
+        }
+        let sums = checksum_len(m, block);
+        let area_room = free_gaps(&img.metadata, hdr)
+            .into_iter()
+            .filter(|&(o, _)| o.is_multiple_of(4096))
+            .map(|(_, n)| n)
+            .max()
+            .unwrap_or(0);
+        if sums > area_room {
+            return Err(bad(format!(
+                "the keyslots area has {area_room} bytes free, too few for the {sums} bytes of checksums of the {m}-byte moved segment"
+            )));
+        }
+        if exported && !export_interrupted(&data, &header, s, m)? {
             return Err(bad(
-                "the header file exists and is not an interrupted export of this image's header: give a new file (a detached header's data are decrypted with it as --header, in place)",
+                "the header file exists and is not an interrupted export of this image's header: give a new file (a detached header's data are decrypted with it as --header, in place); if this image's header was exported to it and its signature wiped, `cryptsetup luksHeaderRestore` puts it back",
             ));
         }
         if !exported {
@@ -1124,6 +1185,11 @@ impl Reencryption {
         params.validate()?;
         refuse_luks_signature(&data)?;
         let s = params.data_offset;
+        if s > MAX_SHIFT {
+            return Err(bad(format!(
+                "a shift of {s} bytes is above {MAX_SHIFT}, the largest (each hotzone is held in memory twice)"
+            )));
+        }
         let total = data_len(&data)?;
         let block = u64::from(params.sector_size).max(4096);
         let kept = total
@@ -1417,6 +1483,7 @@ impl Reencryption {
             block,
             old_keyslots,
             moved,
+            verified: true,
         };
         r.hotzone = r.hotzone_len(options.hotzone_size)?;
         // The record's digest over the keys and the backups.
@@ -1551,7 +1618,7 @@ impl Reencryption {
                     || m_len > s
                     || moved.encryption != prev.encryption
                     || moved.sector_size != prev.sector_size
-                    || total <= s + m_len
+                    || s.checked_add(m_len).is_none_or(|e| total <= e)
                 {
                     return Err(bad(format!(
                         "the backup segments are not the layout of a decryption that moves the data over this device ({total} bytes)"
@@ -1571,7 +1638,7 @@ impl Reencryption {
                     || fin.size.is_some()
                     || moved.is_crypt()
                     || moved.size != Some(s)
-                    || moved.offset != kept + s
+                    || kept.checked_add(s) != Some(moved.offset)
                     || moved.offset.checked_add(s) != Some(total)
                     || kept < s
                 {
@@ -1587,9 +1654,11 @@ impl Reencryption {
                 ];
                 let active: Vec<&Segment> =
                     m.segments.values().filter(|x| !x.is_backup()).collect();
+                // (its start still the plaintext the copy holds)
                 if matches!(img.primary_error, Some(Luks2Error::BadMagic { offset: 0 }))
                     && active.len() == 2
                     && active.iter().zip(&first).all(|(a, b)| *a == b)
+                    && same_bytes(&data, 0, &data, moved.offset, img.hdr_size().min(s))?
                 {
                     return Self::redo_shift_start(header, data, passphrase, &img, s, kept, total);
                 }
@@ -1634,11 +1703,30 @@ impl Reencryption {
             }
             _ => false,
         };
+        // Whether the record's digest was checked (a clean-up whose old
+        // keyslots are gone cannot be: it then writes nothing outside the
+        // header).
+        let mut verified = true;
         let (old_key, new_key) = if teardown_only {
             let new_key = open(new_digest)?;
-            if old_digest.is_none() {
-                // Nothing old to open: the record is still checked.
-                verify_digest(&m, None, new_key.as_deref().map(|k| &k[..]))?;
+            let old_kept = old_digest
+                .and_then(|d| m.digests.get(&d))
+                .is_some_and(|d| !d.keyslots.is_empty());
+            // (cryptsetup's clean-up may have wiped the old keyslots'
+            // areas already: then the old key no longer opens)
+            let old_key = if old_kept {
+                open(old_digest).ok().flatten()
+            } else {
+                None
+            };
+            if old_digest.is_none() || old_key.is_some() {
+                verify_digest(
+                    &m,
+                    old_key.as_deref().map(|k| &k[..]),
+                    new_key.as_deref().map(|k| &k[..]),
+                )?;
+            } else {
+                verified = false;
             }
             (None, new_key)
         } else {
@@ -1671,6 +1759,30 @@ impl Reencryption {
                 digest,
             })
         };
+        if let Some(moved) = &moved {
+            let shift = r.area.resilience.shift().unwrap_or(0);
+            if shift > MAX_SHIFT {
+                return Err(bad(format!(
+                    "a shift of {shift} bytes is above {MAX_SHIFT}, the largest this version resumes"
+                )));
+            }
+            if let Resilience::DatashiftChecksum {
+                hash, sector_size, ..
+            } = r.area.resilience
+            {
+                let m_len = moved.size.unwrap_or(0);
+                let bs = u64::from(sector_size);
+                if bs == 0
+                    || !m_len.is_multiple_of(bs)
+                    || (m_len / bs).saturating_mul(hash.output_len() as u64) > r.area.size
+                {
+                    return Err(bad(format!(
+                        "the moved segment ({m_len} bytes) is not a whole number of {bs}-byte checksum blocks that the {}-byte area holds",
+                        r.area.size
+                    )));
+                }
+            }
+        }
         let new_key = new_key.or_else(|| old_key.clone());
         let old = side(prev, old_key, old_digest)?;
         let new = side(fin, new_key, new_digest)?;
@@ -1679,7 +1791,9 @@ impl Reencryption {
             .map(|d| m.digests[&d].keyslots.clone())
             .unwrap_or_default();
         let mut block = old.sector().max(new.sector()).max(4096);
-        if let Resilience::Checksum { sector_size, .. } = r.area.resilience {
+        if let Resilience::Checksum { sector_size, .. }
+        | Resilience::DatashiftChecksum { sector_size, .. } = r.area.resilience
+        {
             block = block.max(u64::from(sector_size));
         }
         let d = new.segment.offset;
@@ -1710,6 +1824,7 @@ impl Reencryption {
             block,
             old_keyslots,
             moved,
+            verified,
         };
         // Where the active segments say the run is.
         let active: Vec<&Segment> = m.segments.values().filter(|s| !s.is_backup()).collect();
@@ -1846,6 +1961,8 @@ impl Reencryption {
                 };
                 if l == 0
                     || !placed
+                    || !o.is_multiple_of(self.block)
+                    || !l.is_multiple_of(self.block)
                     || o.checked_add(l).is_none_or(|r| r > self.size)
                     || layout(o, l) != on_disk
                 {
@@ -1879,7 +1996,11 @@ impl Reencryption {
                         .map(|x| x.size.unwrap_or(u64::MAX))
                         .fold(0u64, u64::saturating_add)
                 };
-                if o > self.size || (down && o != 0 && o < m) || layout(o, 0) != on_disk {
+                if o > self.size
+                    || !o.is_multiple_of(self.block)
+                    || (down && o != 0 && o < m)
+                    || layout(o, 0) != on_disk
+                {
                     return Err(refuse());
                 }
                 self.done = match (down, o) {
@@ -2346,6 +2467,9 @@ impl Reencryption {
                     let bs = sector_size as usize;
                     let n = hash.output_len();
                     let mut sums = vec![0u8; cur.len() / bs * n];
+                    if sums.len() as u64 > self.area.size {
+                        return Err(bad("the hotzone has more checksums than its area holds"));
+                    }
                     block_hashes(hash, bs, &cur, &mut sums);
                     write_at(&self.header_dev, &sums, self.area.offset)?;
                 }
@@ -2451,7 +2575,7 @@ impl Reencryption {
             wipe(&self.header_dev, offset, len)?;
         }
         self.header_dev.sync_data().map_err(Luks2Error::Io)?;
-        if moved.is_some() && self.mode == ReencryptMode::Decrypt {
+        if moved.is_some() && self.mode == ReencryptMode::Decrypt && self.verified {
             // The old ciphertext of the last `s` bytes, past the data.
             wipe(&self.data_dev, self.size, self.shift())?;
             self.data_dev.sync_data().map_err(Luks2Error::Io)?;
