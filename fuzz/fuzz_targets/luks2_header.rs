@@ -15,12 +15,14 @@
 //!   `sha2` over the input bytes, matches its csum field, lies where it
 //!   says, and whose metadata re-serialise to JSON that parses to the same
 //!   metadata;
-//! * a reencryption in progress (a detached header, decrypting its data
-//!   device) whose segments, area and record the input rewrites, with the
+//! * a reencryption in progress (a detached header decrypting its data
+//!   device, or an encryption with a data shift, the header at the start)
+//!   whose segments, area, shift and record the input rewrites, with the
 //!   record's digest recomputed so that the rewrite reaches the state
 //!   checks: `reencrypt::Reencryption::resume` refuses or resumes without
-//!   panic, progress never exceeds the total, and a run it finishes leaves
-//!   a header that loads with no record and data that are the plaintext.
+//!   panic, progress never exceeds the total, a run it finishes leaves a
+//!   header that loads with no record, and the honest record gives the
+//!   plaintext back (or encrypts it where it belongs).
 #![no_main]
 
 use std::sync::OnceLock;
@@ -103,7 +105,11 @@ fn volume_key() -> Vec<u8> {
 const DATA_LEN: usize = 64 << 10;
 
 fn plaintext() -> Vec<u8> {
-    (0..DATA_LEN).map(|i| (i * 7 % 251) as u8).collect()
+    plaintext_of(DATA_LEN)
+}
+
+fn plaintext_of(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 7 % 251) as u8).collect()
 }
 
 /// A detached header (keyslots area 224 KiB) and its metadata in the
@@ -179,7 +185,8 @@ fn detached() -> &'static (Vec<u8>, Metadata) {
 /// Recomputes the record's digest (id 1) over the volume key.
 fn seal_record(m: &mut Metadata) {
     m.digests.remove(&1);
-    let Ok(input) = mdu_luks2::reencrypt::digest_input(m, Some(&volume_key()), None) else {
+    let key = volume_key();
+    let Ok(input) = mdu_luks2::reencrypt::digest_input(m, Some(&key), Some(&key)) else {
         return;
     };
     let id = m.reencrypt.as_ref().map_or(1, |r| r.id);
@@ -195,6 +202,188 @@ fn seal_record(m: &mut Metadata) {
 fn resume(edits: &[u8]) {
     let (region, base) = detached();
     let mut m = base.clone();
+    edit(&mut m, edits, &base.segments[&1]);
+    seal_record(&mut m);
+    let Some(header) = with_json(region, &m) else {
+        return;
+    };
+    check(&header, false);
+    // The data device: the first 16 KiB plaintext (converted), the rest
+    // ciphertext of the plaintext under the volume key.
+    let plain = plaintext();
+    let mut data = plain.clone();
+    let cipher = cipher_of(region);
+    cipher
+        .crypt(mdu_luks2::Direction::Encrypt, 4, &mut data[16384..])
+        .expect("encrypt");
+    let (h, d) = (scratch(&header), scratch(&data));
+    let finished = run_resumed(&h, &d);
+    if finished && m == *base {
+        let mut got = vec![0u8; DATA_LEN];
+        std::os::unix::fs::FileExt::read_exact_at(&d, &mut got, 0).expect("read");
+        assert!(
+            got == plain,
+            "the honest run did not give the plaintext back"
+        );
+    }
+}
+
+/// The volume key's cipher of the single segment of `region`.
+fn cipher_of(region: &[u8]) -> mdu_luks2::SectorCipher {
+    let img = Image::load(region).expect("base loads");
+    let key = img.unlock(region, PASSPHRASE).expect("base unlocks");
+    img.segment_cipher(&key, WeakKeys::Refuse).expect("cipher")
+}
+
+/// `region` with `m` as the JSON of both copies, resealed; `None` when it
+/// does not fit.
+fn with_json(region: &[u8], m: &Metadata) -> Option<Vec<u8>> {
+    let json = m.to_json();
+    if json.len() >= HDR - 4096 {
+        return None;
+    }
+    let mut header = region.to_vec();
+    for at in [0, HDR] {
+        let area = &mut header[at + 4096..at + HDR];
+        area.fill(0);
+        area[..json.len()].copy_from_slice(json.as_bytes());
+        reseal(&mut header, at);
+    }
+    Some(header)
+}
+
+/// Resumes the run of header `h` over data `d` and runs it to its end:
+/// whether it finished. Refusing is fine; what it does must be sane.
+fn run_resumed(h: &std::fs::File, d: &std::fs::File) -> bool {
+    let Ok(mut run) = mdu_luks2::reencrypt::Reencryption::resume(
+        h.try_clone().expect("dup"),
+        d.try_clone().expect("dup"),
+        PASSPHRASE,
+        None,
+        true,
+    ) else {
+        return false;
+    };
+    let (done, total) = run.progress();
+    assert!(done <= total, "resumed at {done} of {total}");
+    let outcome = run.run(&mut |done, total| assert!(done <= total), &|| false);
+    if let Ok(mdu_luks2::reencrypt::Outcome::Finished) = outcome {
+        let img = Image::load(h).expect("a finished run leaves a header that loads");
+        assert!(
+            img.metadata.reencrypt.is_none(),
+            "a finished run left its record"
+        );
+        return true;
+    }
+    false
+}
+
+/// An encryption with a data shift (the header at the start, s = 256
+/// KiB, 512 KiB of data), just started: the device's bytes and the
+/// metadata.
+fn shifted() -> &'static (Vec<u8>, Metadata) {
+    static BASE: OnceLock<(Vec<u8>, Metadata)> = OnceLock::new();
+    BASE.get_or_init(|| {
+        const S: u64 = 256 << 10;
+        const KEPT: u64 = 512 << 10;
+        let params = FormatParams {
+            key_size: 32,
+            sector_size: 4096,
+            kdf: KdfParams::Pbkdf2 {
+                hash: Hash::Sha256,
+                iterations: 1000,
+            },
+            digest_iterations: 1000,
+            uuid: Some("0badc0de-1234-4567-89ab-cdef01234567".into()),
+            data_offset: S,
+            ..FormatParams::default()
+        };
+        let mut state = 0x3c6e_f372_fe94_f82bu64;
+        let mut random = |buf: &mut [u8]| {
+            for b in buf {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                *b = state as u8;
+            }
+            Ok(())
+        };
+        let region = format(&params, PASSPHRASE, &volume_key(), &mut random).expect("format");
+        let mut m = Image::load(&region[..]).expect("load").metadata;
+        let fin_seg = m.segments[&0].clone();
+        let flagged = |mut s: Segment, f: &str| {
+            s.flags = vec![f.into()];
+            s
+        };
+        let t = KEPT + S;
+        m.segments = [
+            Segment::linear(t, Some(S)),
+            Segment::linear(S, Some(KEPT - S)),
+            flagged(Segment::linear(0, Some(KEPT)), "backup-previous"),
+            flagged(fin_seg, "backup-final"),
+            flagged(Segment::linear(t, Some(S)), "backup-moved-segment"),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| (i as u32, s))
+        .collect();
+        m.digests.get_mut(&0).expect("digest 0").segments = vec![3];
+        let ks = &m.keyslots[&0];
+        let offset = ks.area.offset + ks.area.size;
+        m.reencrypt = Some(ReencryptKeyslot {
+            id: 1,
+            area: ReencryptArea {
+                offset,
+                size: 4096,
+                resilience: Resilience::Datashift { shift: S },
+            },
+            mode: ReencryptMode::Encrypt,
+            direction: ReencryptDirection::Backward,
+            priority: Some(0),
+        });
+        m.config.requirements = Some(vec!["online-reencrypt-v2".into()]);
+        seal_record(&mut m);
+        let plain = plaintext_of(KEPT as usize);
+        let mut device = region;
+        device.resize((t + S) as usize, 0);
+        device[S as usize..KEPT as usize].copy_from_slice(&plain[S as usize..KEPT as usize]);
+        device[t as usize..].copy_from_slice(&plain[..S as usize]);
+        (device, m)
+    })
+}
+
+/// Rewrites [`shifted`]'s metadata as the input says, reseals the
+/// record, and resumes the run on a copy of the device.
+fn resume_shifted(edits: &[u8]) {
+    let (device, base) = shifted();
+    let mut m = base.clone();
+    edit(&mut m, edits, &base.segments[&3]);
+    seal_record(&mut m);
+    let Some(image) = with_json(device, &m) else {
+        return;
+    };
+    check(&image, false);
+    let f = scratch(&image);
+    let finished = run_resumed(&f, &f);
+    if finished && m == *base {
+        let mut got = vec![0u8; 512 << 10];
+        std::os::unix::fs::FileExt::read_exact_at(&f, &mut got, 256 << 10).expect("read");
+        let img = Image::load(&f).expect("loads");
+        let key = img.unlock(&f, PASSPHRASE).expect("unlocks");
+        let c = img.segment_cipher(&key, WeakKeys::Refuse).expect("cipher");
+        c.crypt(mdu_luks2::Direction::Decrypt, 0, &mut got)
+            .expect("decrypt");
+        assert!(
+            got == plaintext_of(512 << 10),
+            "the honest shifted run did not encrypt the data where they belong"
+        );
+    }
+}
+
+/// Applies the input's edits (9 bytes each: what and which, a value) to
+/// the segments and record of `m`; `crypt` is the crypt segment a linear
+/// one becomes.
+fn edit(m: &mut Metadata, edits: &[u8], crypt: &Segment) {
     for e in edits.chunks_exact(9) {
         let v = u64::from_le_bytes(e[1..].try_into().expect("8 bytes"));
         let ids: Vec<u32> = m.segments.keys().copied().collect();
@@ -220,7 +409,9 @@ fn resume(edits: &[u8]) {
                 } else {
                     Segment {
                         flags: s.flags.clone(),
-                        ..base.segments[&1].clone()
+                        offset: s.offset,
+                        size: s.size,
+                        ..crypt.clone()
                     }
                 };
             }
@@ -237,10 +428,20 @@ fn resume(edits: &[u8]) {
             9 => {
                 if let Some(r) = &mut m.reencrypt {
                     match v % 4 {
-                        0 => r.direction = ReencryptDirection::Backward,
+                        0 => {
+                            r.direction = match r.direction {
+                                ReencryptDirection::Forward => ReencryptDirection::Backward,
+                                ReencryptDirection::Backward => ReencryptDirection::Forward,
+                            }
+                        }
                         1 => r.area.resilience = Resilience::Journal,
                         2 => r.area.resilience = Resilience::None,
-                        _ => r.area.size = (v >> 2) % (256 << 10),
+                        _ if v & 4 == 0 => r.area.size = (v >> 3) % (256 << 10),
+                        _ => {
+                            r.area.resilience = Resilience::Datashift {
+                                shift: (v >> 3) % (1 << 21),
+                            }
+                        }
                     }
                 }
             }
@@ -262,59 +463,6 @@ fn resume(edits: &[u8]) {
                     };
                 }
             }
-        }
-    }
-    seal_record(&mut m);
-    let json = m.to_json();
-    if json.len() >= HDR - 4096 {
-        return;
-    }
-    let mut header = region.clone();
-    for at in [0, HDR] {
-        let area = &mut header[at + 4096..at + HDR];
-        area.fill(0);
-        area[..json.len()].copy_from_slice(json.as_bytes());
-        reseal(&mut header, at);
-    }
-    check(&header, false);
-    // The data device: the first 16 KiB plaintext (converted), the rest
-    // ciphertext of the plaintext under the volume key.
-    let plain = plaintext();
-    let mut data = plain.clone();
-    let img = Image::load(&region[..]).expect("base loads");
-    let key = img.unlock(&region[..], PASSPHRASE).expect("base unlocks");
-    let cipher = img.segment_cipher(&key, WeakKeys::Refuse).expect("cipher");
-    cipher
-        .crypt(mdu_luks2::Direction::Encrypt, 4, &mut data[16384..])
-        .expect("encrypt");
-    let (h, d) = (scratch(&header), scratch(&data));
-    let Ok(mut run) = mdu_luks2::reencrypt::Reencryption::resume(
-        h.try_clone().expect("dup"),
-        d.try_clone().expect("dup"),
-        PASSPHRASE,
-        None,
-        true,
-    ) else {
-        return;
-    };
-    let (done, total) = run.progress();
-    assert!(done <= total, "resumed at {done} of {total}");
-    let outcome = run.run(&mut |done, total| assert!(done <= total), &|| false);
-    if let Ok(mdu_luks2::reencrypt::Outcome::Finished) = outcome {
-        let img = Image::load(&h).expect("a finished run leaves a header that loads");
-        assert!(
-            img.metadata.reencrypt.is_none(),
-            "a finished run left its record"
-        );
-        // Only an honest record (the base's shape) decrypts: the
-        // plaintext is then back.
-        if m == *base {
-            let mut got = vec![0u8; DATA_LEN];
-            std::os::unix::fs::FileExt::read_exact_at(&d, &mut got, 0).expect("read");
-            assert!(
-                got == plain,
-                "the honest run did not give the plaintext back"
-            );
         }
     }
 }
@@ -483,9 +631,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let try_unlock = mode & 0x80 != 0;
-    match mode % 4 {
+    match mode % 5 {
         // A reencryption in progress, rewritten, then resumed.
         3 => resume(rest),
+        // The same for an encryption with a data shift.
+        4 => resume_shifted(rest),
         // Arbitrary bytes.
         0 => check(rest, try_unlock),
         // A valid image with bytes flipped: each 4-byte group names an
@@ -522,6 +672,6 @@ fuzz_target!(|data: &[u8]| {
             }
             check(&image, try_unlock);
         }
-        _ => unreachable!("mode % 4"),
+        _ => unreachable!("mode % 5"),
     }
 });
