@@ -186,9 +186,10 @@ pub(crate) struct ReencryptArgs {
     /// Hash of checksum resilience: sha1, sha256 or sha512.
     #[arg(long, value_name = "HASH", default_value = "sha256")]
     resilience_hash: String,
-    /// The largest hotzone in bytes (default 64 MiB; journal: at most what
+    /// The largest hotzone, in bytes or with a K, M or G suffix (default
+    /// 64 MiB; journal: at most what
     /// the keyslots area holds).
-    #[arg(long, value_name = "BYTES", conflicts_with = "reduce_device_size")]
+    #[arg(long, value_name = "SIZE", conflicts_with = "reduce_device_size", value_parser = util::parse_size)]
     hotzone_size: Option<u64>,
     /// Only go on with a reencryption in progress; never start one.
     #[arg(long, conflicts_with_all = ["encrypt", "decrypt", "cipher", "key_size", "sector_size", "init_only"])]
@@ -501,7 +502,15 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         None
     };
     let pass = read_passphrase(&a.key_file)?;
-    let header = if let (Some(params), Some(_)) = (&encrypt_params, shift) {
+    // The same command again after a kill goes on with the run it started,
+    // as `cryptsetup reencrypt` does.
+    let in_progress = std::fs::File::open(&header_path)
+        .ok()
+        .and_then(|f| Image::load(&f).ok())
+        .is_some_and(|i| i.metadata.reencrypt.is_some());
+    let header = if in_progress {
+        None
+    } else if let (Some(params), Some(_)) = (&encrypt_params, shift) {
         let plan = Plan::EncryptShift(params.clone());
         let hf = data
             .try_clone()

@@ -502,3 +502,21 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     n.checked_mul(1 << shift)
         .ok_or_else(|| format!("{text:?} is too large"))
 }
+
+#[cfg(test)]
+mod size_tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_with_and_without_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("32M"), Ok(32 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("8KiB"), Ok(8 << 10));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("12T").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+        assert!(parse_size("17179869184G").is_err());
+    }
+}
