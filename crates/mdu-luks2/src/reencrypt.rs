@@ -128,9 +128,17 @@ use crate::{BinaryHeader, FormatParams, Image, Luks2Error, os_random};
 
 /// The requirement a reencryption sets, but a decryption that moves the
 /// data.
+///
+/// ```
+/// assert_eq!(mdu_luks2::reencrypt::REQUIREMENT_V2, "online-reencrypt-v2");
+/// ```
 pub const REQUIREMENT_V2: &str = "online-reencrypt-v2";
 /// The requirement of a decryption that moves the data down (its moved
 /// segment is converted in place last).
+///
+/// ```
+/// assert_eq!(mdu_luks2::reencrypt::REQUIREMENT_V3, "online-reencrypt-v3");
+/// ```
 pub const REQUIREMENT_V3: &str = "online-reencrypt-v3";
 
 const PREVIOUS: &str = "backup-previous";
