@@ -517,6 +517,17 @@ struct Side {
 }
 
 impl Side {
+    /// A `crypt` side under `key`, whose digest is `digest`.
+    fn keyed(segment: Segment, key: Zeroizing<Vec<u8>>, digest: u32) -> Result<Side, Luks2Error> {
+        let cipher = segment_cipher(&segment, &key)?;
+        Ok(Side {
+            segment,
+            key: Some(key),
+            cipher: Some(cipher),
+            digest: Some(digest),
+        })
+    }
+
     /// A plaintext side laid out as `segment`.
     fn plain(segment: Segment) -> Side {
         Side {
@@ -841,7 +852,8 @@ impl Reencryption {
                 "the old key is kept by keyslots {old_keyslots:?}: name the one to keep with a key slot (the others are removed at the end)"
             )));
         }
-        let old_cipher = segment_cipher(&seg, &key.key)?;
+        // (the old key opens the data: checked before anything is written)
+        segment_cipher(&seg, &key.key)?;
         let mut meta = img.metadata.clone();
         let mut seqid = img.header.seqid;
         let mut prev = seg.clone();
@@ -931,12 +943,7 @@ impl Reencryption {
                 return Err(bad("not a conversion of the data in place"));
             }
         };
-        let old = Side {
-            segment: prev,
-            key: Some(key.key),
-            cipher: Some(old_cipher),
-            digest: Some(old_digest),
-        };
+        let old = Side::keyed(prev, key.key, old_digest)?;
         let (new_key, new_cipher) = new_cipher.unzip();
         let new = Side {
             segment: fin,
@@ -988,19 +995,7 @@ impl Reencryption {
             .get_mut(&0)
             .expect("format makes digest 0")
             .segments = vec![0];
-        let c = segment_cipher(&fin, &key)?;
-        let old = Side {
-            segment: prev,
-            key: None,
-            cipher: None,
-            digest: None,
-        };
-        let new = Side {
-            segment: fin,
-            key: Some(key),
-            cipher: Some(c),
-            digest: Some(0),
-        };
+        let (old, new) = (Side::plain(prev), Side::keyed(fin, key, 0)?);
         // The keyslots area first, with both header copies left zero: the
         // formatted copies describe the data as encrypted already, and a
         // crash before `start` commits the record must not leave a header
@@ -1120,6 +1115,21 @@ impl Reencryption {
                 "the header file exists and is not an interrupted export of this image's header: give a new file (a detached header's data are decrypted with it as --header, in place); if this image's header was exported to it and its signature wiped, `cryptsetup luksHeaderRestore` puts it back",
             ));
         }
+        // The sides of the run (its cipher checked) before any write.
+        let old_digest = key.digest;
+        let old_keyslots = img.metadata.digests[&old_digest].keyslots.clone();
+        let mut prev = seg.clone();
+        prev.flags = vec![PREVIOUS.into()];
+        let mut fin = Segment::linear(0, None);
+        fin.flags = vec![FINAL.into()];
+        let mut moved = Segment {
+            offset: 0,
+            size: Some(m),
+            iv_tweak: 0,
+            ..seg.clone()
+        };
+        moved.flags = vec![MOVED.into()];
+        let old = Side::keyed(prev, key.key, old_digest)?;
         if !exported {
             // 1. The header region, verbatim, to the header file.
             copy_between(&data, &header, region_len)?;
@@ -1138,26 +1148,6 @@ impl Reencryption {
         copy_range(&data, s, 0, 4096)?;
         data.sync_data().map_err(Luks2Error::Io)?;
         // 4. The record, in the exported header.
-        let old_digest = key.digest;
-        let old_keyslots = img.metadata.digests[&old_digest].keyslots.clone();
-        let mut prev = seg.clone();
-        prev.flags = vec![PREVIOUS.into()];
-        let mut fin = Segment::linear(0, None);
-        fin.flags = vec![FINAL.into()];
-        let mut moved = Segment {
-            offset: 0,
-            size: Some(m),
-            iv_tweak: 0,
-            ..seg.clone()
-        };
-        moved.flags = vec![MOVED.into()];
-        let old_cipher = segment_cipher(&seg, &key.key)?;
-        let old = Side {
-            segment: prev,
-            key: Some(key.key),
-            cipher: Some(old_cipher),
-            digest: Some(old_digest),
-        };
         let mut meta = img.metadata.clone();
         meta.segments.clear();
         let mut r = Self::start(
@@ -1249,19 +1239,7 @@ impl Reencryption {
             .expect("format makes digest 0")
             .segments
             .clear();
-        let c = segment_cipher(&fin, &key)?;
-        let old = Side {
-            segment: prev,
-            key: None,
-            cipher: None,
-            digest: None,
-        };
-        let new = Side {
-            segment: fin,
-            key: Some(key),
-            cipher: Some(c),
-            digest: Some(0),
-        };
+        let (old, new) = (Side::plain(prev), Side::keyed(fin, key, 0)?);
         let mut r = Self::start(
             header,
             data,
