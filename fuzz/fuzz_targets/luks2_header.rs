@@ -66,34 +66,45 @@ impl ReadAt for Checked<'_> {
 fn valid() -> &'static [u8] {
     static IMAGE: OnceLock<Vec<u8>> = OnceLock::new();
     IMAGE.get_or_init(|| {
-        let params = FormatParams {
-            key_size: 32,
-            sector_size: 4096,
-            kdf: KdfParams::Pbkdf2 {
-                hash: Hash::Sha256,
-                iterations: 1000,
-            },
-            digest_iterations: 1000,
-            uuid: Some("01234567-89ab-4cde-8f01-23456789abcd".into()),
-            data_offset: 160 << 10,
-            ..FormatParams::default()
-        };
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut random = |buf: &mut [u8]| {
-            for b in buf {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                *b = state as u8;
-            }
-            Ok(())
-        };
+        let params = cheap_params("01234567-89ab-4cde-8f01-23456789abcd", 160 << 10);
+        let mut random = fixed_random(0x9e37_79b9_7f4a_7c15u64);
         // Halves that differ: a weak XTS key would be refused.
         let key: Vec<u8> = (0..32).map(|i| 0x5a ^ i).collect();
         let mut image = format(&params, PASSPHRASE, &key, &mut random).expect("format");
         image.extend_from_slice(&[0u8; 4096]);
         image
     })
+}
+
+/// Cheap parameters (PBKDF2 at 1000 iterations, a 256-bit aes-xts key,
+/// 4096-byte sectors) with this UUID and data offset.
+fn cheap_params(uuid: &str, data_offset: u64) -> FormatParams {
+    FormatParams {
+        key_size: 32,
+        sector_size: 4096,
+        kdf: KdfParams::Pbkdf2 {
+            hash: Hash::Sha256,
+            iterations: 1000,
+        },
+        digest_iterations: 1000,
+        uuid: Some(uuid.into()),
+        data_offset,
+        ..FormatParams::default()
+    }
+}
+
+/// A fixed xorshift generator for salts and stripes, so runs are
+/// reproducible.
+fn fixed_random(mut state: u64) -> impl FnMut(&mut [u8]) -> Result<(), mdu_luks2::Luks2Error> {
+    move |buf: &mut [u8]| {
+        for b in buf {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *b = state as u8;
+        }
+        Ok(())
+    }
 }
 
 /// The volume key of [`valid`] and [`detached`].
@@ -118,28 +129,8 @@ fn plaintext_of(len: usize) -> Vec<u8> {
 fn detached() -> &'static (Vec<u8>, Metadata) {
     static BASE: OnceLock<(Vec<u8>, Metadata)> = OnceLock::new();
     BASE.get_or_init(|| {
-        let params = FormatParams {
-            key_size: 32,
-            sector_size: 4096,
-            kdf: KdfParams::Pbkdf2 {
-                hash: Hash::Sha256,
-                iterations: 1000,
-            },
-            digest_iterations: 1000,
-            uuid: Some("fedcba98-7654-4321-8fed-cba987654321".into()),
-            data_offset: 256 << 10,
-            ..FormatParams::default()
-        };
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut random = |buf: &mut [u8]| {
-            for b in buf {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                *b = state as u8;
-            }
-            Ok(())
-        };
+        let params = cheap_params("fedcba98-7654-4321-8fed-cba987654321", 256 << 10);
+        let mut random = fixed_random(0x2545_f491_4f6c_dd1du64);
         let region =
             format_detached(&params, PASSPHRASE, &volume_key(), &mut random).expect("format");
         let mut m = Image::load(&region[..]).expect("load").metadata;
@@ -286,28 +277,8 @@ fn shifted() -> &'static (Vec<u8>, Metadata) {
     BASE.get_or_init(|| {
         const S: u64 = 256 << 10;
         const KEPT: u64 = 512 << 10;
-        let params = FormatParams {
-            key_size: 32,
-            sector_size: 4096,
-            kdf: KdfParams::Pbkdf2 {
-                hash: Hash::Sha256,
-                iterations: 1000,
-            },
-            digest_iterations: 1000,
-            uuid: Some("0badc0de-1234-4567-89ab-cdef01234567".into()),
-            data_offset: S,
-            ..FormatParams::default()
-        };
-        let mut state = 0x3c6e_f372_fe94_f82bu64;
-        let mut random = |buf: &mut [u8]| {
-            for b in buf {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                *b = state as u8;
-            }
-            Ok(())
-        };
+        let params = cheap_params("0badc0de-1234-4567-89ab-cdef01234567", S);
+        let mut random = fixed_random(0x3c6e_f372_fe94_f82bu64);
         let region = format(&params, PASSPHRASE, &volume_key(), &mut random).expect("format");
         let mut m = Image::load(&region[..]).expect("load").metadata;
         let fin_seg = m.segments[&0].clone();
