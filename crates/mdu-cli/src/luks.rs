@@ -502,6 +502,19 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         None
     };
     let pass = read_passphrase(&a.key_file)?;
+    // A second handle on IMAGE; a new header file, which must not exist.
+    let dup = || {
+        data.try_clone()
+            .map_err(|e| CliError::io(&a.image, "open", e))
+    };
+    let create_header = |what: &'static str| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&header_path)
+            .map_err(|e| CliError::io(&header_path, what, e))
+    };
     // The same command again after a kill goes on with the run it started,
     // as `cryptsetup reencrypt` does.
     let in_progress = std::fs::File::open(&header_path)
@@ -512,12 +525,8 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         None
     } else if let (Some(params), Some(_)) = (&encrypt_params, shift) {
         let plan = Plan::EncryptShift(params.clone());
-        let hf = data
-            .try_clone()
-            .map_err(|e| CliError::io(&a.image, "open", e))?;
-        let data2 = data
-            .try_clone()
-            .map_err(|e| CliError::io(&a.image, "open", e))?;
+        let hf = dup()?;
+        let data2 = dup()?;
         Some(
             Reencryption::init(hf, data2, &pass, &plan, &options)
                 .map_err(|e| image_error(&a.image, e))?,
@@ -525,15 +534,8 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     } else if a.decrypt && !header_path.exists() {
         // The header is in IMAGE: export it to the new file and move the
         // data down.
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&header_path)
-            .map_err(|e| CliError::io(&header_path, "create the header file", e))?;
-        let data2 = data
-            .try_clone()
-            .map_err(|e| CliError::io(&a.image, "open", e))?;
+        let f = create_header("create the header file")?;
+        let data2 = dup()?;
         let plan = Plan::DecryptShift {
             key_slot: a.key_slot,
         };
@@ -550,21 +552,9 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
             }
         }
     } else if let Some(params) = encrypt_params {
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&header_path)
-            .map_err(|e| CliError::io(&header_path, "create the detached header", e))?;
+        let f = create_header("create the detached header")?;
         let plan = Plan::Encrypt(params);
-        let r = Reencryption::init(
-            f,
-            data.try_clone()
-                .map_err(|e| CliError::io(&a.image, "open", e))?,
-            &pass,
-            &plan,
-            &options,
-        );
+        let r = Reencryption::init(f, dup()?, &pass, &plan, &options);
         match r {
             Ok(r) => Some(r),
             Err(e) => {
@@ -581,9 +571,7 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         None => {
             let hf = open_rw(&header_path)?;
             let img = Image::load(&hf).map_err(|e| image_error(&header_path, e))?;
-            let data2 = data
-                .try_clone()
-                .map_err(|e| CliError::io(&a.image, "open", e))?;
+            let data2 = dup()?;
             if img.metadata.reencrypt.is_some() {
                 if a.init_only {
                     return Err(CliError::VerifyFailed(format!(
