@@ -224,6 +224,21 @@ fn runs_of_either_tool_are_finished_by_the_other() {
     );
 }
 
+/// The volume of a crash test, or `None` (said) where cryptsetup or
+/// strace is missing or the run is emulated.
+fn crash_volume(test: &str) -> Option<Volume> {
+    if !have_tool("cryptsetup", test) || !have_tool("strace", test) {
+        return None;
+    }
+    if emulated() {
+        eprintln!(
+            "SKIPPED: {test}: the crash sample runs on the host only (not under the emulator)"
+        );
+        return None;
+    }
+    Some(Volume::new(test))
+}
+
 /// Runs `argv` under strace, killed at its `n`-th fsync or fdatasync;
 /// whether it ran to its end instead (fewer sync points).
 fn killed_at(dir: &Path, n: usize, argv: &[String]) -> bool {
@@ -647,16 +662,9 @@ fn a_detached_header_given_as_the_image_is_not_converted() {
 #[test]
 fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
     let test = "luks_reencrypt::an_encryption_with_a_data_shift_is_finished_by_either_tool";
-    if !have_tool("cryptsetup", test) || !have_tool("strace", test) {
+    let Some(v) = crash_volume(test) else {
         return;
-    }
-    if emulated() {
-        eprintln!(
-            "SKIPPED: {test}: the crash sample runs on the host only (not under the emulator)"
-        );
-        return;
-    }
-    let v = Volume::new(test);
+    };
     let dir = v.dir.path();
     let reduce: u64 = 2 << 20;
     let shift_args = ["--encrypt", "--reduce-device-size", "2M"];
@@ -835,16 +843,9 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
 #[test]
 fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
     let test = "luks_reencrypt::a_decryption_that_moves_the_data_is_finished_by_either_tool";
-    if !have_tool("cryptsetup", test) || !have_tool("strace", test) {
+    let Some(v) = crash_volume(test) else {
         return;
-    }
-    if emulated() {
-        eprintln!(
-            "SKIPPED: {test}: the crash sample runs on the host only (not under the emulator)"
-        );
-        return;
-    }
-    let v = Volume::new(test);
+    };
     let dir = v.dir.path();
     // Data at 2 MiB: three shifted hotzones and the moved segment.
     let orig = v.path("orig");
@@ -1019,16 +1020,9 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
 #[test]
 fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
     let test = "luks_reencrypt::a_backward_decryption_of_cryptsetup_is_finished_by_mdu";
-    if !have_tool("cryptsetup", test) || !have_tool("strace", test) {
+    let Some(v) = crash_volume(test) else {
         return;
-    }
-    if emulated() {
-        eprintln!(
-            "SKIPPED: {test}: the crash sample runs on the host only (not under the emulator)"
-        );
-        return;
-    }
-    let v = Volume::new(test);
+    };
     let dir = v.dir.path();
     let (enc, enc_hdr) = (v.data("enc"), v.path("enc.hdr"));
     let e = v.mdu_reencrypt(&[&["--encrypt", "--header", &enc_hdr][..], PBKDF2, &[&enc]].concat());
