@@ -1,10 +1,21 @@
-//! Builds the C baselines the report measures beside mdu, and looks for
-//! Intel ISA-L (`libisal`), a peer of the dm-verity FEC encoder.
+//! Builds the C baselines the report measures beside mdu, looks for Intel
+//! ISA-L (`libisal`), a peer of the dm-verity FEC encoder, and builds a
+//! recent OpenSSL, a peer of the XTS and CBC paths.
 //!
 //! ISA-L is optional: when a program calling `ec_init_tables` and
 //! `ec_encode_data` links with `-lisal` for the target, this sets
 //! `cfg(mdu_isal)` and `MDU_ISAL_VERSION`; otherwise `MDU_ISAL_SKIPPED`
 //! says why, and the report prints it in place of the ISA-L rows.
+//!
+//! The recent OpenSSL (the source of the `openssl-src` crate, 3.5 or later,
+//! whose x86_64 build has the AVX-512 VAES XTS code) is built in release
+//! builds on x86_64 Linux, where the report is timed; the rest of the
+//! binary keeps the system OpenSSL of the `openssl` crate, a second peer.
+//! The two must not meet at link time: the shim `csrc/openssl_peer.c` and
+//! the `libcrypto.a` it needs are linked into one relocatable object
+//! (`ld -r`) in which every symbol but the shim's `mdu_ossl_*` is made
+//! local (`objcopy -G`). On success this sets `cfg(mdu_openssl_peer)` and
+//! `MDU_OPENSSL_PEER_SOURCE`; otherwise `MDU_OPENSSL_PEER_SKIPPED` says why.
 
 use std::env;
 use std::path::PathBuf;
@@ -36,6 +47,134 @@ fn main() {
             }
         }
     }
+
+    println!("cargo::rustc-check-cfg=cfg(mdu_openssl_peer)");
+    println!("cargo::rerun-if-changed=csrc/openssl_peer.c");
+    println!("cargo::rerun-if-env-changed=MDU_BENCH_NO_OPENSSL_PEER");
+    match build_openssl_peer() {
+        Ok(()) => {
+            println!("cargo::rustc-cfg=mdu_openssl_peer");
+            println!(
+                "cargo::rustc-env=MDU_OPENSSL_PEER_SOURCE=openssl-src {}",
+                openssl_src::version()
+            );
+        }
+        Err(why) => {
+            let why = why.replace(['\n', '\r'], " ");
+            println!("cargo::rustc-env=MDU_OPENSSL_PEER_SKIPPED={why}");
+        }
+    }
+}
+
+/// Builds the recent OpenSSL and links it with its shim into
+/// `libmdu_openssl_peer.a` in `OUT_DIR`, or says why it is not built.
+fn build_openssl_peer() -> Result<(), String> {
+    if env::var_os("MDU_BENCH_NO_OPENSSL_PEER").is_some() {
+        return Err("MDU_BENCH_NO_OPENSSL_PEER was set when mdu-bench was built".to_string());
+    }
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if arch != "x86_64" || os != "linux" || env::var("HOST") != env::var("TARGET") {
+        return Err(format!(
+            "the recent OpenSSL peer is built for native x86_64 Linux only (target {arch}-{os})"
+        ));
+    }
+    // A debug build (the tests, clippy) never times anything: it is spared
+    // the minute of compiling OpenSSL.
+    if env::var("PROFILE").as_deref() != Ok("release") {
+        return Err("the recent OpenSSL peer is built in release builds only \
+             (cargo run --release -p mdu-bench)"
+            .to_string());
+    }
+    let out = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
+    let dir = out.join("openssl");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let src = openssl_src::source_dir();
+    let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
+        let o = cmd
+            .output()
+            .map_err(|e| format!("cannot run {what}: {e}"))?;
+        if o.status.success() {
+            return Ok(());
+        }
+        let err = String::from_utf8_lossy(&o.stderr);
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        Err(format!("{what} failed ({}): {}", o.status, last.trim()))
+    };
+    // Out of tree, libcrypto only: no shared objects, apps, tests or TLS.
+    // A configured tree is kept, so a rebuild of mdu-bench only reruns make.
+    if !dir.join("Makefile").exists() {
+        run(
+            Command::new("perl")
+                .arg(src.join("Configure"))
+                .args([
+                    "linux-x86_64",
+                    "no-shared",
+                    "no-module",
+                    "no-tests",
+                    "no-apps",
+                    "no-docs",
+                    "no-ssl",
+                    "no-tls",
+                    "no-dtls",
+                    "no-quic",
+                    "no-engine",
+                    "no-legacy",
+                    "no-dso",
+                    "no-comp",
+                    "no-zlib",
+                    "no-async",
+                    "no-sock",
+                    "no-ui-console",
+                ])
+                .arg(format!("--prefix={}", dir.join("install").display()))
+                .current_dir(&dir),
+            "OpenSSL's Configure (perl)",
+        )?;
+    }
+    let mut make = Command::new("make");
+    make.arg("build_libs").current_dir(&dir);
+    if let Some(flags) = env::var_os("CARGO_MAKEFLAGS") {
+        make.env("MAKEFLAGS", flags);
+    }
+    run(&mut make, "make (OpenSSL)")?;
+    let shim = cc::Build::new()
+        .file("csrc/openssl_peer.c")
+        .include(dir.join("include"))
+        .include(src.join("include"))
+        .opt_level(2)
+        .warnings(true)
+        .cargo_metadata(false)
+        .try_compile_intermediates()
+        .map_err(|e| format!("cannot compile csrc/openssl_peer.c: {e}"))?;
+    let joined = out.join("openssl_peer.o");
+    run(
+        Command::new("ld")
+            .args(["-r", "-d", "-o"])
+            .arg(&joined)
+            .args(&shim)
+            .arg(dir.join("libcrypto.a")),
+        "ld -r (the shim with libcrypto.a)",
+    )?;
+    run(
+        Command::new("objcopy")
+            .args(["--wildcard", "-G", "mdu_ossl_*"])
+            .arg(&joined),
+        "objcopy (OpenSSL's symbols made local)",
+    )?;
+    let lib = out.join("libmdu_openssl_peer.a");
+    let _ = std::fs::remove_file(&lib);
+    run(
+        Command::new("ar").arg("crs").arg(&lib).arg(&joined),
+        "ar (libmdu_openssl_peer.a)",
+    )?;
+    println!("cargo::rustc-link-search=native={}", out.display());
+    println!("cargo::rustc-link-lib=static=mdu_openssl_peer");
+    Ok(())
 }
 
 /// The version of the ISA-L that a test program links with, or why there

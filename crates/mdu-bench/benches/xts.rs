@@ -9,6 +9,10 @@
 //!   one-message function per unit;
 //! * `xts-mode`: the RustCrypto `xts-mode` crate, one sector at a time;
 //! * `openssl evp`: OpenSSL EVP aes-xts, one context, the IV re-set per unit;
+//! * `openssl 3.x evp` and `openssl 3.x one message`: the recent OpenSSL
+//!   that release builds compile from source (`mdu_bench::openssl_peer`,
+//!   with its AVX-512 XTS path), per unit as above and on the whole
+//!   request as one message (its best case), out of place;
 //! * `aes-only bound, ...`: AES-ECB over the same bytes with the widest AES
 //!   instructions of the CPU (`mdu_bench::bound`, the bound the report uses
 //!   too), the ceiling for any XTS on this CPU; and `aes crate ecb` for
@@ -304,6 +308,31 @@ fn bench_requests(c: &mut Criterion) {
                         ossl.run(enc, unit, iv, black_box(&mut *buf));
                     })
                 });
+
+                #[cfg(mdu_openssl_peer)]
+                {
+                    use mdu_bench::openssl_peer::{self as p, Cipher};
+                    let name = p::short_name(p::version()).to_lowercase();
+                    let mut out = vec![0u8; REQUEST];
+                    let long_want = reference(&key, enc, REQUEST, &input);
+                    for (label, len, want) in
+                        [("evp", unit, &want), ("one message", REQUEST, &long_want)]
+                    {
+                        let mut recent = Cipher::xts(&key, enc).expect("an XTS key");
+                        let mut run = |out: &mut [u8]| {
+                            for (i, (s, d)) in
+                                input.chunks(len).zip(out.chunks_mut(len)).enumerate()
+                            {
+                                recent.crypt(&iv.advance(i as u128).0, s, d);
+                            }
+                        };
+                        run(&mut out);
+                        check(&format!("{name} {label}"), &out, want);
+                        group.bench_function(format!("{name} {label}"), |b| {
+                            cpu_iter(b, || run(black_box(&mut out)))
+                        });
+                    }
+                }
 
                 // The AES-only bound: the shared ECB loop of `mdu_bench::bound`
                 // (widest AES instructions of this CPU), checked against the

@@ -1,9 +1,11 @@
 //! Shared pieces of the mdu benchmarks, used by both the criterion benches
 //! and the `mdu-bench` report: the AES and memcpy bounds, the C baselines
-//! (built with `cc`) and the ISA-L peer of the FEC encoder (when `libisal`
-//! is installed).
+//! (built with `cc`), the ISA-L peer of the FEC encoder (when `libisal`
+//! is installed) and a recent OpenSSL as a peer of XTS and CBC (release
+//! builds).
 
 pub mod bound;
 pub mod buffer;
 pub mod isal;
 pub mod kernel_c;
+pub mod openssl_peer;

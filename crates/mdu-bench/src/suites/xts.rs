@@ -4,6 +4,7 @@
 use std::hint::black_box;
 
 use mdu_bench::bound::{self, AesBound};
+use mdu_bench::openssl_peer::short_name;
 use mdu_xts::{Backend, DataUnits, Iv, XtsAes128, XtsAes256};
 use openssl::cipher::Cipher;
 use openssl::cipher_ctx::CipherCtx;
@@ -136,6 +137,67 @@ impl Openssl {
     }
 }
 
+/// The system OpenSSL's label ("OpenSSL 3.0 EVP").
+pub(super) fn system_openssl() -> String {
+    format!("{} EVP", short_name(openssl::version::version()))
+}
+
+/// The recent OpenSSL (built from source in release builds), one unit at a
+/// time with the IV re-set per unit as for the system OpenSSL; with
+/// `unit == REQUEST`, its best case, one long message.
+#[cfg(mdu_openssl_peer)]
+fn recent_openssl(
+    key: &[u8],
+    dir: Dir,
+    unit: usize,
+    iv: Iv,
+) -> impl FnMut(&[u8], &mut [u8]) + use<> {
+    let mut c = mdu_bench::openssl_peer::Cipher::xts(key, dir == Dir::Enc).expect("an XTS key");
+    move |src: &[u8], dst: &mut [u8]| {
+        for (i, (s, d)) in src.chunks(unit).zip(dst.chunks_mut(unit)).enumerate() {
+            c.crypt(&iv.advance(i as u128).0, s, d);
+        }
+    }
+}
+
+/// What the recent OpenSSL rows are, or why there are none.
+pub(super) fn recent_openssl_note() -> String {
+    #[cfg(mdu_openssl_peer)]
+    {
+        use mdu_bench::openssl_peer as p;
+        format!(
+            "{} ({}, built from source with its assembly; its AVX-512 VAES XTS path is {} \
+             on this CPU by its own test).",
+            p::version(),
+            p::SOURCE,
+            if p::xts_avx512() {
+                "eligible"
+            } else {
+                "not eligible"
+            }
+        )
+    }
+    #[cfg(not(mdu_openssl_peer))]
+    {
+        format!(
+            "The recent OpenSSL peer is not in this build: {}.",
+            mdu_bench::openssl_peer::skipped().unwrap_or("not built")
+        )
+    }
+}
+
+/// Whether the recent OpenSSL's XTS code runs on backend `b`'s vector
+/// width on this CPU: its AVX-512 path on zmm, else AES-NI on xmm (it has
+/// no ymm XTS code).
+#[cfg(mdu_openssl_peer)]
+fn same_width_as_openssl(b: Backend) -> bool {
+    match b {
+        Backend::Vaes512 => mdu_bench::openssl_peer::xts_avx512(),
+        Backend::AesNi => !mdu_bench::openssl_peer::xts_avx512(),
+        _ => false,
+    }
+}
+
 /// The `xts-mode` crate, sector by sector with the same IVs.
 fn xts_mode(key: &[u8], dir: Dir, unit: usize, iv: Iv) -> impl FnMut(&mut [u8]) + use<> {
     use aes::cipher::KeyInit;
@@ -205,6 +267,21 @@ fn table(ctx: &Ctx, key_len: usize, dir: Dir, units: &[usize]) -> Result<Table, 
         let mut d = Buf::random(REQUEST, 4);
         let mut xm = xts_mode(&k, dir, unit, iv);
         let mut e = Buf::random(REQUEST, 5);
+        #[cfg(mdu_openssl_peer)]
+        let (mut recent, mut recent_long, mut r, mut rl) = {
+            let mut recent = recent_openssl(&k, dir, unit, iv);
+            let mut r = Buf::random(REQUEST, 6);
+            recent(input.bytes(), r.bytes_mut());
+            check(&format!("recent OpenSSL {unit}"), r.bytes(), &want)?;
+            // Its best case: the whole request as one message.
+            let mut long_want = input.bytes().to_vec();
+            xts_mode(&k, dir, REQUEST, iv)(&mut long_want);
+            let mut recent_long = recent_openssl(&k, dir, REQUEST, iv);
+            let mut rl = Buf::random(REQUEST, 7);
+            recent_long(input.bytes(), rl.bytes_mut());
+            check("recent OpenSSL one message", rl.bytes(), &long_want)?;
+            (recent, recent_long, r, rl)
+        };
 
         let (xa, xb) = (xts.clone(), xts.clone());
         let src = input.bytes();
@@ -215,11 +292,23 @@ fn table(ctx: &Ctx, key_len: usize, dir: Dir, units: &[usize]) -> Result<Table, 
             Imp::new("mdu one unit at a time", Kind::Mdu, || {
                 xb.per_unit(dir, unit, iv, b.bytes_mut())
             }),
-            Imp::new("OpenSSL EVP", Kind::Peer, || {
+            Imp::new(system_openssl(), Kind::Peer, || {
                 ossl.run(unit, iv, src, c.bytes_mut())
             }),
             Imp::new("xts-mode", Kind::Peer, || xm(d.bytes_mut())),
         ];
+        #[cfg(mdu_openssl_peer)]
+        {
+            let name = short_name(mdu_bench::openssl_peer::version());
+            imps.push(Imp::new(format!("{name} EVP"), Kind::Peer, || {
+                recent(src, r.bytes_mut())
+            }));
+            imps.push(Imp::new(
+                format!("{name} one 1 MiB message"),
+                Kind::Peer,
+                || recent_long(src, rl.bytes_mut()),
+            ));
+        }
         if bound != AesBound::None {
             imps.push(Imp::new(bound.label(), Kind::Bound, || {
                 black_box(bound::ecb_encrypt(bound, &rk, e.bytes_mut()));
@@ -244,11 +333,17 @@ fn table(ctx: &Ctx, key_len: usize, dir: Dir, units: &[usize]) -> Result<Table, 
         title: format!("XTS-AES-{bits} {verb}, 1 MiB requests"),
         unit: Unit::Throughput,
         x_label: Some("data-unit size (bytes)".to_string()),
-        notes: vec![format!(
-            "mdu backend: {best:?}. OpenSSL: one EVP context, IV re-set per unit, out of place. \
-             xts-mode: `encrypt_sector` per unit. The bound is AES-{bits}-ECB over the same bytes \
-             with the widest AES instructions of the CPU and no tweak work."
-        )],
+        notes: vec![
+            format!(
+                "mdu backend: {best:?}. OpenSSL: one EVP context, IV re-set per unit, out of \
+                 place; \"one 1 MiB message\" is the same context on the whole request as one \
+                 data unit (a different, easier workload: its best case). xts-mode: \
+                 `encrypt_sector` per unit. The bound is AES-{bits}-ECB over the same bytes with \
+                 the widest AES instructions of the CPU and no tweak work."
+            ),
+            format!("System OpenSSL: {}.", openssl::version::version()),
+            recent_openssl_note(),
+        ],
         cases,
     })
 }
@@ -310,6 +405,8 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
         let mut notes = Vec::new();
         let mut per_cycle_cells = Vec::new();
         let mut long_cells = Vec::new();
+        #[allow(unused_mut)] // filled only when the recent OpenSSL is built
+        let mut openssl_cells: Vec<String> = Vec::new();
         for (key_len, dir, unit) in [
             (64, Dir::Enc, 512),
             (64, Dir::Dec, 512),
@@ -358,6 +455,24 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
                 Kind::Mdu,
                 move || xl.batched(dir, REQUEST, iv, l.bytes_mut()),
             ));
+            // The recent OpenSSL's one long message where its XTS code has
+            // this width: zmm when its AVX-512 path is eligible, else xmm.
+            #[cfg(mdu_openssl_peer)]
+            if same_width_as_openssl(b) {
+                let mut recent = recent_openssl(&k, dir, REQUEST, iv);
+                let mut r = Buf::random(REQUEST, 4);
+                recent(input.bytes(), r.bytes_mut());
+                check("recent OpenSSL one message", r.bytes(), &long_want)?;
+                let src = input.bytes();
+                imps.push(Imp::new(
+                    format!(
+                        "{} one 1 MiB message",
+                        short_name(mdu_bench::openssl_peer::version())
+                    ),
+                    Kind::Peer,
+                    move || recent(src, r.bytes_mut()),
+                ));
+            }
             let verb = if dir == Dir::Enc {
                 "encrypt"
             } else {
@@ -366,17 +481,22 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
             let name = format!("AES-{} {verb}, {unit}-byte units", key_len * 4);
             let c = case(ctx, name, REQUEST, None, imps);
             per_cycle_cells.extend(per_cycle_cell(ctx, &c));
-            if let Some(long) = c
-                .results
-                .iter()
-                .find(|s| s.name.ends_with("one 1 MiB message"))
-            {
-                long_cells.push(format!(
+            // The batched rate over the rate of the row `name` (medians are
+            // times).
+            let over = |name: &str| {
+                let long = c.results.iter().find(|s| s.name == name)?;
+                Some(format!(
                     "{} {:.2}",
                     c.name,
                     long.median() / c.results[0].median()
-                ));
-            }
+                ))
+            };
+            long_cells.extend(over(&format!("{b:?} one 1 MiB message")));
+            #[cfg(mdu_openssl_peer)]
+            openssl_cells.extend(over(&format!(
+                "{} one 1 MiB message",
+                short_name(mdu_bench::openssl_peer::version())
+            )));
             cases.push(c);
         }
         notes.push(format!(
@@ -384,6 +504,13 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
              on the same backend; the goal is ≥ 0.95 at 512 bytes and ≥ 0.98 at 4 KiB): {}.",
             long_cells.join("; ")
         ));
+        if !openssl_cells.is_empty() {
+            notes.push(format!(
+                "Units ÷ the recent OpenSSL's one long message on the same vector width (the \
+                 goal is ≥ 1): {}.",
+                openssl_cells.join("; ")
+            ));
+        }
         if let Some(ghz) = ctx.clock_ghz {
             notes.push(format!(
                 "Bytes per cycle at {ghz:.2} GHz (batched / bound): {}.",
