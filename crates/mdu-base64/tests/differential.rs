@@ -380,6 +380,63 @@ fn long_inputs_at_every_output_alignment() {
 }
 
 #[test]
+fn invalid_byte_in_long_texts_at_every_output_alignment() {
+    // Texts long enough for the AVX-512 decoder's aligning head (whole
+    // groups until the output is 64-byte aligned) and its four-step bulk
+    // loop, decoded at output offsets across a 64-byte line, with one bad
+    // byte in the head, at the head's end, in the bulk or in the tail: the
+    // error names it, the whole groups before it are written correctly,
+    // and nothing past them is written.
+    let mut rng = Rng(0x1a11);
+    for case in cases() {
+        let data = rng.bytes(1500);
+        let text = case.oracle_encode(&data).into_bytes();
+        let body = text.len() - text.iter().rev().take_while(|&&c| c == b'=').count();
+        for pos in [
+            0usize,
+            3,
+            61,
+            64,
+            127,
+            200,
+            251,
+            252,
+            255,
+            256,
+            700,
+            1023,
+            body - 3,
+            body - 1,
+        ] {
+            let mut t = text.clone();
+            t[pos] = b'*';
+            for (backend, engine) in &case.backends {
+                for off in (0..64).step_by(5) {
+                    let mut buf = vec![0xA5u8; off + data.len() + 3];
+                    let r = engine.decode_slice(&t, &mut buf[off..]);
+                    let what = format!("{} {backend:?} pos={pos} off={off}", case.name);
+                    assert_eq!(
+                        r,
+                        Err(DecodeError::InvalidByte {
+                            index: pos,
+                            byte: b'*'
+                        }),
+                        "{what}"
+                    );
+                    let whole = pos / 4 * 3;
+                    assert_eq!(&buf[off..off + whole], &data[..whole], "{what}");
+                    check_error_writes(r.unwrap_err(), body, &buf[off..]);
+                    assert!(
+                        buf[..off].iter().all(|&b| b == 0xA5),
+                        "{what}: wrote before dst"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn invalid_byte_at_every_position() {
     // Every position of texts that span several 48-byte / 64-symbol SIMD
     // steps and end in each tail class, with bytes from every range the

@@ -10,7 +10,11 @@
 //! alphabet's reverse table (every symbol is ASCII); a byte is invalid when
 //! the looked-up value or the byte itself has its high bit set. Two
 //! multiply-adds merge four 6-bit values into one 24-bit lane and a `vpermb`
-//! packs 16 lanes into 48 bytes.
+//! packs 16 lanes into 48 bytes. Long inputs first decode whole groups until
+//! the output is 64-byte aligned, then run four steps at a time whose 192
+//! bytes leave as three aligned 64-byte stores, each packed from two steps'
+//! lanes by one `vpermt2b` (no store is split over two cache lines, none is
+//! masked).
 //!
 //! BMI2 (`bzhi`, present on every AVX-512 CPU and checked with it) builds
 //! the masks. Tails are handled here with masked loads and stores (fault suppression
@@ -50,7 +54,26 @@ const DEC_PACK: [u8; 64] = {
     t
 };
 
-const OUT48: u64 = (1 << 48) - 1;
+/// Four steps' 192 output bytes as three 64-byte vectors: vector `k` is
+/// bytes `64k .. 64k + 64` of the four packed steps, taken from the 24-bit
+/// lanes of steps `k` (indices below 64) and `k + 1` (indices 64 and up)
+/// with one two-source `vpermt2b`.
+const DEC_PACK3: [[u8; 64]; 3] = {
+    let mut t = [[0u8; 64]; 3];
+    let mut k = 0;
+    while k < 3 {
+        let mut j = 0;
+        while j < 64 {
+            // Output byte `o` of the 192 is byte `o % 48` of step `o / 48`.
+            let o = 64 * k + j;
+            let step = o / 48;
+            t[k][j] = DEC_PACK[o % 48] + if step == k { 0 } else { 64 };
+            j += 1;
+        }
+        k += 1;
+    }
+    t
+};
 
 /// The low `n` bits set (all 64 for `n >= 64`): one `bzhi`.
 #[target_feature(enable = "bmi2")]
@@ -142,39 +165,67 @@ pub(super) unsafe fn decode_body(
 ) -> Result<(), BodyError> {
     let n = src.len();
     let (mut si, mut di) = (0, 0);
-    if n >= 256 {
-        // SAFETY: the preconditions of this function are those of the bulk
-        // loop (same CPU features, same slices).
-        (si, di) = unsafe { decode_bulk(dec, src, dst)? };
-    }
     let t = DecodeTables::load(dec);
+    // One masked step of `len` symbols at `si` (a whole number of groups,
+    // or the last, 2- or 3-symbol, partial one).
+    macro_rules! step {
+        ($len:expr) => {{
+            let len = $len;
+            let in_mask = mask_low(len);
+            // SAFETY: the mask covers `len` in-bounds bytes from `si`;
+            // masked-off bytes are not accessed (and read as zero).
+            let x = unsafe { _mm512_maskz_loadu_epi8(in_mask, src.as_ptr().add(si).cast()) };
+            // Masked-off lanes look up as 0, so a partial group packs as if
+            // its missing symbols were 'A'.
+            let v = _mm512_maskz_permutex2var_epi8(in_mask, t.lut_lo, x, t.lut_hi);
+            // Invalid bytes (high bit in the byte or its looked-up value;
+            // zero in masked-off lanes) and, for a 2- or 3-symbol tail,
+            // unused low bits of the last symbol (0x0f resp. 0x03), in one
+            // test.
+            let unused = (0x030f_0000u32 >> (8 * (len % 4))) as u8;
+            let bad = _mm512_movepi8_mask(_mm512_or_si512(x, v))
+                | _mm512_mask_test_epi8_mask(1u64 << (len - 1), v, _mm512_set1_epi8(unused as i8));
+            if bad != 0 {
+                return scalar::decode_body_from(dec, src, dst, si);
+            }
+            let olen = len * 3 / 4;
+            // SAFETY: `olen` is the decoded length of these `len` symbols,
+            // in bounds of `dst` from `di`; masked-off bytes are not
+            // written.
+            unsafe {
+                _mm512_mask_storeu_epi8(
+                    dst.as_mut_ptr().add(di).cast(),
+                    mask_low(olen),
+                    t.pack48(v),
+                );
+            }
+            si += len;
+            di += olen;
+        }};
+    }
+    if n >= 1024 {
+        // A head of whole groups first, so that the bulk loop's stores are
+        // 64-byte aligned: `h` output bytes with `dst + h` on a boundary
+        // and `h` a multiple of 3 (64 = 1 mod 3 makes one of `m`, `m + 64`,
+        // `m + 128` one), at most 189 bytes, 252 symbols.
+        let m = (64 - dst.as_ptr() as usize % 64) % 64;
+        let h = [m, m + 64, m + 128]
+            .into_iter()
+            .find(|h| h % 3 == 0)
+            .unwrap_or(0);
+        let head = 4 * h / 3;
+        while si < head {
+            step!((head - si).min(64));
+        }
+    }
+    if n - si >= 256 {
+        // SAFETY: the preconditions of this function are those of the bulk
+        // loop (same CPU features, same slices); `si` and `di` correspond.
+        (si, di) = unsafe { decode_bulk(dec, src, dst, si, di)? };
+    }
     while si < n {
         // The last step holds the tail: `len % 4` is 0, 2 or 3.
-        let len = (n - si).min(64);
-        let in_mask = mask_low(len);
-        // SAFETY: the mask covers `len` in-bounds bytes from `si`; masked-off
-        // bytes are not accessed (and read as zero).
-        let x = unsafe { _mm512_maskz_loadu_epi8(in_mask, src.as_ptr().add(si).cast()) };
-        // Masked-off lanes look up as 0, so a partial group packs as if its
-        // missing symbols were 'A'.
-        let v = _mm512_maskz_permutex2var_epi8(in_mask, t.lut_lo, x, t.lut_hi);
-        // Invalid bytes (high bit in the byte or its looked-up value; zero in
-        // masked-off lanes) and, for a 2- or 3-symbol tail, unused low bits
-        // of the last symbol (0x0f resp. 0x03), in one test.
-        let unused = (0x030f_0000u32 >> (8 * (len % 4))) as u8;
-        let bad = _mm512_movepi8_mask(_mm512_or_si512(x, v))
-            | _mm512_mask_test_epi8_mask(1u64 << (len - 1), v, _mm512_set1_epi8(unused as i8));
-        if bad != 0 {
-            return scalar::decode_body_from(dec, src, dst, si);
-        }
-        let olen = len * 3 / 4;
-        // SAFETY: `olen` is the decoded length of these `len` symbols, in
-        // bounds of `dst` from `di`; masked-off bytes are not written.
-        unsafe {
-            _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(di).cast(), mask_low(olen), t.pack48(v));
-        }
-        si += len;
-        di += olen;
+        step!((n - si).min(64));
     }
     Ok(())
 }
@@ -218,36 +269,47 @@ impl DecodeTables {
         _mm512_permutex2var_epi8(self.lut_lo, x, self.lut_hi)
     }
 
+    /// 64 values -> 16 lanes of 24 bits (in the low three bytes of each
+    /// 32-bit lane, most significant first).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
+    #[inline]
+    fn merge(&self, v: __m512i) -> __m512i {
+        let pairs = _mm512_maddubs_epi16(v, self.merge6);
+        _mm512_madd_epi16(pairs, self.merge12)
+    }
+
     /// 64 values -> 48 bytes in the low part of the register.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
     #[inline]
     fn pack48(&self, v: __m512i) -> __m512i {
-        let pairs = _mm512_maddubs_epi16(v, self.merge6);
-        let lanes = _mm512_madd_epi16(pairs, self.merge12);
-        _mm512_permutexvar_epi8(self.pack, lanes)
+        _mm512_permutexvar_epi8(self.pack, self.merge(v))
     }
 }
 
-/// Four steps (256 symbols) at a time while at least 256 symbols remain,
-/// with one validity test per four steps; returns the position reached.
-/// Kept out of line so short inputs do not pay for its registers.
+/// Four steps (256 symbols) at a time from symbol `si` (output byte `di`)
+/// while at least 256 symbols remain, with one validity test per four
+/// steps; returns the position reached. Kept out of line so short inputs
+/// do not pay for its registers.
 ///
 /// # Safety
-/// As [`decode_body`].
+/// As [`decode_body`], and `di == si / 4 * 3` with `si % 4 == 0`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 #[inline(never)]
 unsafe fn decode_bulk(
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
+    mut si: usize,
+    mut di: usize,
 ) -> Result<(usize, usize), BodyError> {
     let t = DecodeTables::load(dec);
+    // SAFETY: each row of `DEC_PACK3` has 64 bytes.
+    let pack3: [__m512i; 3] =
+        core::array::from_fn(|k| unsafe { _mm512_loadu_si512(DEC_PACK3[k].as_ptr().cast()) });
     let n = src.len();
-    let mut si = 0;
-    let mut di = 0;
     // Nothing of the 192 output bytes is stored unless all 256 symbols are
-    // valid; the first three stores write 64 bytes (the 16 extra are
-    // overwritten by the next store), the last writes exactly 48.
+    // valid; they go out as three full 64-byte stores (no store overlaps the
+    // next, none is masked).
     while n - si >= 256 {
         // SAFETY: `si + 256 <= n`.
         let x: [__m512i; 4] = core::array::from_fn(|k| unsafe {
@@ -261,14 +323,15 @@ unsafe fn decode_bulk(
         if _mm512_movepi8_mask(any) != 0 {
             return scalar::decode_body_from(dec, src, dst, si).map(|()| (n, dst.len()));
         }
+        let lanes: [__m512i; 4] = core::array::from_fn(|k| t.merge(v[k]));
         // SAFETY: `dst.len() - di == (n - si) * 3 / 4 >= 192`; the stores
-        // end at `di + 64`, `+ 112`, `+ 160` and `+ 192`.
+        // cover `di .. di + 192`.
         unsafe {
             let p = dst.as_mut_ptr().add(di);
-            _mm512_storeu_si512(p.cast(), t.pack48(v[0]));
-            _mm512_storeu_si512(p.add(48).cast(), t.pack48(v[1]));
-            _mm512_storeu_si512(p.add(96).cast(), t.pack48(v[2]));
-            _mm512_mask_storeu_epi8(p.add(144).cast(), OUT48, t.pack48(v[3]));
+            for k in 0..3 {
+                let out = _mm512_permutex2var_epi8(lanes[k], pack3[k], lanes[k + 1]);
+                _mm512_storeu_si512(p.add(64 * k).cast(), out);
+            }
         }
         si += 256;
         di += 192;
