@@ -62,6 +62,14 @@ fn main() {
         Err(why) => {
             let why = why.replace(['\n', '\r'], " ");
             println!("cargo::rustc-env=MDU_OPENSSL_PEER_SKIPPED={why}");
+            // A failed build where the peer belongs is said at build time
+            // too, not only in the report.
+            let timed = env::var("PROFILE").as_deref() == Ok("release")
+                && env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64")
+                && env::var_os("MDU_BENCH_NO_OPENSSL_PEER").is_none();
+            if timed {
+                println!("cargo::warning=the OpenSSL 3.5+ peer of the report is skipped: {why}");
+            }
         }
     }
 }
