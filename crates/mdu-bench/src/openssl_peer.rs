@@ -44,6 +44,8 @@ pub use imp::{Cipher, SOURCE, version, xts_avx512};
 mod imp {
     use std::ffi::{CStr, c_int, c_void};
 
+    use mdu_core::Iv;
+
     /// The crate the OpenSSL source came from, with its OpenSSL version.
     pub const SOURCE: &str = env!("MDU_OPENSSL_PEER_SOURCE");
 
@@ -118,6 +120,16 @@ mod imp {
             // key length (the callers), all OpenSSL reads of it.
             let ctx = unsafe { ffi::mdu_ossl_new(name.as_ptr(), key.as_ptr(), c_int::from(enc)) };
             (!ctx.is_null()).then_some(Cipher { ctx })
+        }
+
+        /// `src` to `dst` (of the same length) as units of `unit` bytes, the
+        /// IV re-set per unit: unit `i` under `first + i` (how a user of
+        /// OpenSSL encrypts sectors; `unit == src.len()` is one message).
+        pub fn crypt_units(&mut self, unit: usize, first: Iv, src: &[u8], dst: &mut [u8]) {
+            assert_eq!(src.len(), dst.len(), "one output byte per input byte");
+            for (i, (s, d)) in src.chunks(unit).zip(dst.chunks_mut(unit)).enumerate() {
+                self.crypt(&first.advance(i as u128).0, s, d);
+            }
         }
 
         /// One message: `src` to `dst` (of the same length, below 2^31)

@@ -192,7 +192,7 @@ fn table(ctx: &Ctx, dir: Direction, units: &[usize]) -> Result<Table, String> {
             Imp::new("mdu one unit at a time", Kind::Peer, || {
                 xb.per_unit(dir, unit, iv, b.bytes_mut())
             }),
-            Imp::new(super::xts::system_openssl(), Kind::Peer, || {
+            Imp::new(super::system_openssl(), Kind::Peer, || {
                 let mut ivs = (0..).map(|i| iv.advance(i));
                 ossl.run(unit, &mut ivs, src, c.bytes_mut())
             }),
@@ -201,11 +201,7 @@ fn table(ctx: &Ctx, dir: Direction, units: &[usize]) -> Result<Table, String> {
         {
             use mdu_bench::openssl_peer::{self as p, Cipher};
             let mut recent = Cipher::cbc(&k, dir == Direction::Encrypt).expect("a CBC key");
-            let mut run = move |dst: &mut [u8]| {
-                for (i, (s, d)) in src.chunks(unit).zip(dst.chunks_mut(unit)).enumerate() {
-                    recent.crypt(&iv.advance(i as u128).0, s, d);
-                }
-            };
+            let mut run = move |dst: &mut [u8]| recent.crypt_units(unit, iv, src, dst);
             let mut r = Buf::random(REQUEST, 6);
             run(r.bytes_mut());
             check(&format!("recent OpenSSL {unit}"), r.bytes(), &want)?;
@@ -243,7 +239,7 @@ fn table(ctx: &Ctx, dir: Direction, units: &[usize]) -> Result<Table, String> {
                  (the rounds cost the same)."
             ),
             format!("System OpenSSL: {}.", openssl::version::version()),
-            super::xts::recent_openssl_note(),
+            super::recent_openssl_note(),
         ],
         cases,
     })

@@ -118,3 +118,38 @@ pub(crate) fn per_cycle_cell(ctx: &Ctx, c: &CaseResult) -> Option<String> {
         per_cycle(&c.results[0])
     ))
 }
+
+/// The system OpenSSL's label ("OpenSSL 3.0 EVP"), a peer of XTS and CBC.
+pub(crate) fn system_openssl() -> String {
+    format!(
+        "{} EVP",
+        mdu_bench::openssl_peer::short_name(openssl::version::version())
+    )
+}
+
+/// What the recent OpenSSL rows of the XTS and CBC tables are, or why there
+/// are none.
+pub(crate) fn recent_openssl_note() -> String {
+    #[cfg(mdu_openssl_peer)]
+    {
+        use mdu_bench::openssl_peer as p;
+        format!(
+            "{} ({}, built from source with its assembly; its AVX-512 VAES XTS path is {} \
+             on this CPU by its own test).",
+            p::version(),
+            p::SOURCE,
+            if p::xts_avx512() {
+                "eligible"
+            } else {
+                "not eligible"
+            }
+        )
+    }
+    #[cfg(not(mdu_openssl_peer))]
+    {
+        format!(
+            "The recent OpenSSL peer is not in this build: {}.",
+            mdu_bench::openssl_peer::skipped().unwrap_or("not built")
+        )
+    }
+}

@@ -4,12 +4,16 @@
 use std::hint::black_box;
 
 use mdu_bench::bound::{self, AesBound};
+#[cfg(mdu_openssl_peer)]
 use mdu_bench::openssl_peer::short_name;
 use mdu_xts::{Backend, DataUnits, Iv, XtsAes128, XtsAes256};
 use openssl::cipher::Cipher;
 use openssl::cipher_ctx::CipherCtx;
 
-use super::{Buf, Ctx, Suite, case, check, ecb_bound_row, per_cycle_cell, width_bound};
+use super::{
+    Buf, Ctx, Suite, case, check, ecb_bound_row, per_cycle_cell, recent_openssl_note,
+    system_openssl, width_bound,
+};
 use crate::measure::{Imp, Kind};
 use crate::report::{Table, Unit};
 
@@ -137,11 +141,6 @@ impl Openssl {
     }
 }
 
-/// The system OpenSSL's label ("OpenSSL 3.0 EVP").
-pub(super) fn system_openssl() -> String {
-    format!("{} EVP", short_name(openssl::version::version()))
-}
-
 /// The recent OpenSSL (built from source in release builds), one unit at a
 /// time with the IV re-set per unit as for the system OpenSSL; with
 /// `unit == REQUEST`, its best case, one long message.
@@ -153,37 +152,7 @@ fn recent_openssl(
     iv: Iv,
 ) -> impl FnMut(&[u8], &mut [u8]) + use<> {
     let mut c = mdu_bench::openssl_peer::Cipher::xts(key, dir == Dir::Enc).expect("an XTS key");
-    move |src: &[u8], dst: &mut [u8]| {
-        for (i, (s, d)) in src.chunks(unit).zip(dst.chunks_mut(unit)).enumerate() {
-            c.crypt(&iv.advance(i as u128).0, s, d);
-        }
-    }
-}
-
-/// What the recent OpenSSL rows are, or why there are none.
-pub(super) fn recent_openssl_note() -> String {
-    #[cfg(mdu_openssl_peer)]
-    {
-        use mdu_bench::openssl_peer as p;
-        format!(
-            "{} ({}, built from source with its assembly; its AVX-512 VAES XTS path is {} \
-             on this CPU by its own test).",
-            p::version(),
-            p::SOURCE,
-            if p::xts_avx512() {
-                "eligible"
-            } else {
-                "not eligible"
-            }
-        )
-    }
-    #[cfg(not(mdu_openssl_peer))]
-    {
-        format!(
-            "The recent OpenSSL peer is not in this build: {}.",
-            mdu_bench::openssl_peer::skipped().unwrap_or("not built")
-        )
-    }
+    move |src: &[u8], dst: &mut [u8]| c.crypt_units(unit, iv, src, dst)
 }
 
 /// Whether the recent OpenSSL's XTS code runs on backend `b`'s vector

@@ -205,14 +205,11 @@ pub(super) unsafe fn decode_body(
     }
     if n >= 1024 {
         // A head of whole groups first, so that the bulk loop's stores are
-        // 64-byte aligned: `h` output bytes with `dst + h` on a boundary
-        // and `h` a multiple of 3 (64 = 1 mod 3 makes one of `m`, `m + 64`,
-        // `m + 128` one), at most 189 bytes, 252 symbols.
+        // 64-byte aligned: `h = m + 64k` output bytes put `dst + h` on a
+        // boundary, and as 64 = 1 mod 3, `k = -m mod 3` makes `h` a
+        // multiple of 3; at most 189 bytes, 252 symbols.
         let m = (64 - dst.as_ptr() as usize % 64) % 64;
-        let h = [m, m + 64, m + 128]
-            .into_iter()
-            .find(|h| h % 3 == 0)
-            .unwrap_or(0);
+        let h = m + 64 * ((3 - m % 3) % 3);
         let head = 4 * h / 3;
         while si < head {
             step!((head - si).min(64));
