@@ -301,10 +301,20 @@ impl Kernel {
     /// [`Backend::available`]); reads the process-wide detection.
     #[inline]
     pub(crate) fn detect() -> Kernel {
-        Backend::ALL
-            .iter()
-            .find_map(|&b| Kernel::of(b))
-            .unwrap_or(Kernel::Generic)
+        // Spelled out rather than searched through `Backend::ALL`: engines
+        // that are not pinned ask on every call, so this is one load of the
+        // cached features and a compare or two.
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        if let Some(w) = Witness::detect() {
+            return Kernel::Avx512Vbmi(w);
+        } else if let Some(w) = Witness::detect() {
+            return Kernel::Avx2(w);
+        }
+        #[cfg(all(target_arch = "aarch64", not(miri)))]
+        if let Some(w) = Witness::detect() {
+            return Kernel::Neon(w);
+        }
+        Kernel::Generic
     }
 
     /// The backend these kernels are.

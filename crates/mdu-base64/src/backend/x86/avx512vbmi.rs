@@ -16,9 +16,12 @@
 //! lanes by one `vpermt2b` (no store is split over two cache lines, none is
 //! masked).
 //!
-//! BMI2 (`bzhi`, present on every AVX-512 CPU and checked with it) builds
-//! the masks. Tails are handled here with masked loads and stores (fault suppression
-//! covers the masked-off bytes), so short inputs take one step.
+//! Short inputs and the rest after the bulk loops (under 256 symbols, or
+//! under 64 bytes) take at most four steps resp. two, with plain loads and
+//! stores wherever they stay in bounds; the decoder tests all of its steps
+//! at once before storing any. Only the last load and store are masked
+//! (fault suppression covers the masked-off bytes); BMI2 (`bzhi`, present
+//! on every AVX-512 CPU and checked with it) builds the masks.
 
 use core::arch::x86_64::*;
 
@@ -121,8 +124,24 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
         si = 3 * groups;
         di = 4 * groups;
     }
-    // Plain 64-byte loads while 64 input bytes remain (only 48 are used);
-    // then the remaining output is at least 86 symbols, room for 64.
+    // Four steps at a time while their last 64-byte load (from `si + 144`)
+    // is in bounds, then one: plain loads of 64 bytes of which 48 are used.
+    // After a step at `si` at least 16 input bytes remain, so at least 22
+    // symbols follow its 64 and its 64-byte store is in bounds too.
+    while n - si >= 208 {
+        // SAFETY: `si + 144 + 64 <= n` bytes of `src`; the stores end at
+        // `di + 256`, at most the symbols of `si + 192` input bytes, below
+        // `dst.len()` as `n - si >= 208`.
+        unsafe {
+            let x: [__m512i; 4] =
+                core::array::from_fn(|k| _mm512_loadu_si512(src.as_ptr().add(si + 48 * k).cast()));
+            for (k, &x) in x.iter().enumerate() {
+                _mm512_storeu_si512(dst.as_mut_ptr().add(di + 64 * k).cast(), step(x));
+            }
+        }
+        si += 192;
+        di += 256;
+    }
     while n - si >= 64 {
         // SAFETY: `si + 64 <= n` bytes of `src`; `di + 64 <= dst.len()` as
         // argued above.
@@ -133,26 +152,42 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
         si += 48;
         di += 64;
     }
-    while si < n {
-        let len = (n - si).min(48);
-        let olen = crate::engine::unpadded_len(len);
-        // SAFETY: the masks cover `len` bytes of `src` from `si` and `olen`
-        // bytes of `dst` from `di`, both in bounds; masked-off bytes are not
-        // accessed (fault suppression). Zeroed input bytes past the end make
-        // the last symbol's unused bits zero.
+    // Fewer than 64 bytes are left: at most two masked steps, the first of
+    // them a whole 48 bytes whose 64 symbols are followed by at least 2
+    // more (so its store needs no mask).
+    if n - si > 48 {
+        // SAFETY: 48 bytes of `src` from `si` under the mask; `di + 64 <
+        // dst.len()` as 49 or more bytes remain.
         unsafe {
-            let x = _mm512_maskz_loadu_epi8(mask_low(len), src.as_ptr().add(si).cast());
-            _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(di).cast(), mask_low(olen), step(x));
+            let x = _mm512_maskz_loadu_epi8(mask_low(48), src.as_ptr().add(si).cast());
+            _mm512_storeu_si512(dst.as_mut_ptr().add(di).cast(), step(x));
         }
-        si += len;
-        di += olen;
+        si += 48;
+        di += 64;
+    }
+    if si < n {
+        // SAFETY: the masks cover the last `n - si` bytes of `src` and the
+        // last `dst.len() - di` bytes of `dst`; masked-off bytes are not
+        // accessed (fault suppression). Zeroed input bytes past the end
+        // make the last symbol's unused bits zero.
+        unsafe {
+            let x = _mm512_maskz_loadu_epi8(mask_low(n - si), src.as_ptr().add(si).cast());
+            _mm512_mask_storeu_epi8(
+                dst.as_mut_ptr().add(di).cast(),
+                mask_low(dst.len() - di),
+                step(x),
+            );
+        }
     }
 }
 
 /// Decodes a body (see the contract in `backend/mod.rs`), its 2- or 3-symbol
-/// tail included. A step that holds an invalid byte or a non-canonical last
-/// symbol writes nothing and hands over to the scalar kernel, which stops at
-/// the first error and reports it.
+/// tail included: an aligning head (long inputs), the bulk loop, and the
+/// rest of fewer than 256 symbols. Each is validated in pieces of up to four
+/// steps before anything of the piece is stored; a piece that holds an
+/// invalid byte or a non-canonical last symbol writes nothing and hands
+/// over to the scalar kernel, which stops at the first error and reports
+/// it.
 ///
 /// # Safety
 /// The CPU supports AVX-512 F, BW, VBMI and BMI2, `src.len() % 4 != 1` and
@@ -165,44 +200,6 @@ pub(super) unsafe fn decode_body(
 ) -> Result<(), BodyError> {
     let n = src.len();
     let (mut si, mut di) = (0, 0);
-    let t = DecodeTables::load(dec);
-    // One masked step of `len` symbols at `si` (a whole number of groups,
-    // or the last, 2- or 3-symbol, partial one).
-    macro_rules! step {
-        ($len:expr) => {{
-            let len = $len;
-            let in_mask = mask_low(len);
-            // SAFETY: the mask covers `len` in-bounds bytes from `si`;
-            // masked-off bytes are not accessed (and read as zero).
-            let x = unsafe { _mm512_maskz_loadu_epi8(in_mask, src.as_ptr().add(si).cast()) };
-            // Masked-off lanes look up as 0, so a partial group packs as if
-            // its missing symbols were 'A'.
-            let v = _mm512_maskz_permutex2var_epi8(in_mask, t.lut_lo, x, t.lut_hi);
-            // Invalid bytes (high bit in the byte or its looked-up value;
-            // zero in masked-off lanes) and, for a 2- or 3-symbol tail,
-            // unused low bits of the last symbol (0x0f resp. 0x03), in one
-            // test.
-            let unused = (0x030f_0000u32 >> (8 * (len % 4))) as u8;
-            let bad = _mm512_movepi8_mask(_mm512_or_si512(x, v))
-                | _mm512_mask_test_epi8_mask(1u64 << (len - 1), v, _mm512_set1_epi8(unused as i8));
-            if bad != 0 {
-                return scalar::decode_body_from(dec, src, dst, si);
-            }
-            let olen = len * 3 / 4;
-            // SAFETY: `olen` is the decoded length of these `len` symbols,
-            // in bounds of `dst` from `di`; masked-off bytes are not
-            // written.
-            unsafe {
-                _mm512_mask_storeu_epi8(
-                    dst.as_mut_ptr().add(di).cast(),
-                    mask_low(olen),
-                    t.pack48(v),
-                );
-            }
-            si += len;
-            di += olen;
-        }};
-    }
     if n >= 1024 {
         // A head of whole groups first, so that the bulk loop's stores are
         // 64-byte aligned: `h = m + 64k` output bytes put `dst + h` on a
@@ -210,19 +207,120 @@ pub(super) unsafe fn decode_body(
         // multiple of 3; at most 189 bytes, 252 symbols.
         let m = (64 - dst.as_ptr() as usize % 64) % 64;
         let h = m + 64 * ((3 - m % 3) % 3);
-        let head = 4 * h / 3;
-        while si < head {
-            step!((head - si).min(64));
-        }
+        // SAFETY: the preconditions of this function; `4 * h / 3 <= 252`
+        // symbols, a whole number of groups, lie in bounds (`n >= 1024`).
+        unsafe { decode_short(dec, src, dst, 0, 4 * h / 3)? };
+        (si, di) = (4 * h / 3, h);
     }
     if n - si >= 256 {
         // SAFETY: the preconditions of this function are those of the bulk
         // loop (same CPU features, same slices); `si` and `di` correspond.
         (si, di) = unsafe { decode_bulk(dec, src, dst, si, di)? };
     }
-    while si < n {
-        // The last step holds the tail: `len % 4` is 0, 2 or 3.
-        step!((n - si).min(64));
+    debug_assert_eq!(di, si / 4 * 3);
+    // SAFETY: the preconditions of this function; fewer than 256 symbols
+    // remain after the bulk loop.
+    unsafe { decode_short(dec, src, dst, si, n) }
+}
+
+/// Decodes symbols `si .. end` (fewer than 256; `end - si` not 1 mod 4)
+/// in at most four steps, validated together and only then stored: a short
+/// input pays one validity branch, every step but the last loads 64 plain
+/// bytes, and every step but the last stores 64 plain bytes where `dst` has
+/// room (the 16 bytes past a step's 48 belong to the next step, which
+/// overwrites them). The last step's load and store are masked, so nothing
+/// past `end` is read and nothing past its decoded bytes is written.
+///
+/// # Safety
+/// As [`decode_body`], with `si % 4 == 0`, `si <= end <= src.len()`,
+/// `end - si < 256` and either `end == src.len()` or `end - si` a multiple
+/// of 4.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
+#[inline]
+unsafe fn decode_short(
+    dec: &[u8; 256],
+    src: &[u8],
+    dst: &mut [u8],
+    si: usize,
+    end: usize,
+) -> Result<(), BodyError> {
+    // SAFETY: forwarded; `S` is the number of 64-symbol steps.
+    unsafe {
+        match (end - si).div_ceil(64) {
+            0 => Ok(()),
+            1 => decode_steps::<1>(dec, src, dst, si, end),
+            2 => decode_steps::<2>(dec, src, dst, si, end),
+            3 => decode_steps::<3>(dec, src, dst, si, end),
+            _ => decode_steps::<4>(dec, src, dst, si, end),
+        }
+    }
+}
+
+/// [`decode_short`] of `S` steps: `64 * (S - 1) < end - si <= 64 * S`.
+///
+/// # Safety
+/// As [`decode_short`], and `S` is the number of steps.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
+#[inline]
+unsafe fn decode_steps<const S: usize>(
+    dec: &[u8; 256],
+    src: &[u8],
+    dst: &mut [u8],
+    si: usize,
+    end: usize,
+) -> Result<(), BodyError> {
+    let t = DecodeTables::load(dec);
+    // 1..=64 symbols, not 1 mod 4 (neither are `end - si` and 64).
+    let last = end - si - 64 * (S - 1);
+    let last_mask = mask_low(last);
+    // SAFETY: steps before the last have 64 bytes in bounds from
+    // `si + 64j`; the last step's mask covers its `last` bytes, in bounds,
+    // and masked-off bytes are not accessed (they read as zero).
+    let x: [__m512i; S] = core::array::from_fn(|j| unsafe {
+        let p = src.as_ptr().add(si + 64 * j);
+        if j + 1 < S {
+            _mm512_loadu_si512(p.cast())
+        } else {
+            _mm512_maskz_loadu_epi8(last_mask, p.cast())
+        }
+    });
+    // Masked-off lanes of the last step look up as 0, so a partial group
+    // packs as if its missing symbols were 'A'.
+    let v: [__m512i; S] = core::array::from_fn(|j| {
+        if j + 1 < S {
+            t.lookup(x[j])
+        } else {
+            _mm512_maskz_permutex2var_epi8(last_mask, t.lut_lo, x[j], t.lut_hi)
+        }
+    });
+    // Invalid bytes (high bit in the byte or its looked-up value) in any
+    // step and, for a 2- or 3-symbol tail, unused low bits of the last
+    // symbol (0x0f resp. 0x03), in one test.
+    let any = (0..S).fold(_mm512_setzero_si512(), |a, j| {
+        _mm512_or_si512(a, _mm512_or_si512(x[j], v[j]))
+    });
+    let unused = (0x030f_0000u32 >> (8 * (last % 4))) as u8;
+    let bad = _mm512_movepi8_mask(any)
+        | _mm512_mask_test_epi8_mask(1u64 << (last - 1), v[S - 1], _mm512_set1_epi8(unused as i8));
+    if bad != 0 {
+        return scalar::decode_body_from(dec, src, dst, si);
+    }
+    let di = si / 4 * 3;
+    for (j, &v) in v.iter().enumerate() {
+        let (o, out) = (di + 48 * j, t.pack48(v));
+        let p = dst.as_mut_ptr();
+        // SAFETY: a full 64-byte store only before the last step and where
+        // `o + 64 <= dst.len()`; otherwise the mask covers the step's
+        // decoded bytes (48, or the last step's `last * 3 / 4`), in bounds
+        // of `dst` from `o`, and masked-off bytes are not written.
+        unsafe {
+            if j + 1 < S && o + 64 <= dst.len() {
+                _mm512_storeu_si512(p.add(o).cast(), out);
+            } else {
+                let olen = if j + 1 < S { 48 } else { last * 3 / 4 };
+                _mm512_mask_storeu_epi8(p.add(o).cast(), mask_low(olen), out);
+            }
+        }
     }
     Ok(())
 }
