@@ -52,10 +52,9 @@ impl Register for Zmm {
         // AVX-512 F (the caller).
         unsafe {
             let at = |k: usize| _mm_loadu_si128(src.add(k * stride).cast());
-            let v = _mm512_castsi128_si512(at(0));
-            let v = _mm512_inserti32x4::<1>(v, at(1));
-            let v = _mm512_inserti32x4::<2>(v, at(2));
-            Zmm(_mm512_inserti32x4::<3>(v, at(3)))
+            let lo = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(at(0)), at(1));
+            let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(at(2)), at(3));
+            Zmm(_mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi))
         }
     }
 
@@ -65,10 +64,12 @@ impl Register for Zmm {
         // caller); a `Zmm` proves AVX-512 F.
         unsafe {
             let at = |k: usize| dst.add(k * stride).cast::<__m128i>();
-            _mm_storeu_si128(at(0), _mm512_castsi512_si128(self.0));
-            _mm_storeu_si128(at(1), _mm512_extracti32x4_epi32::<1>(self.0));
-            _mm_storeu_si128(at(2), _mm512_extracti32x4_epi32::<2>(self.0));
-            _mm_storeu_si128(at(3), _mm512_extracti32x4_epi32::<3>(self.0));
+            let lo = _mm512_castsi512_si256(self.0);
+            let hi = _mm512_extracti64x4_epi64::<1>(self.0);
+            _mm_storeu_si128(at(0), _mm256_castsi256_si128(lo));
+            _mm_storeu_si128(at(1), _mm256_extracti128_si256::<1>(lo));
+            _mm_storeu_si128(at(2), _mm256_castsi256_si128(hi));
+            _mm_storeu_si128(at(3), _mm256_extracti128_si256::<1>(hi));
         }
     }
 

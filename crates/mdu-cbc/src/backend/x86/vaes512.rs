@@ -2,16 +2,19 @@
 //! when encrypting, sixteen blocks in flight when decrypting.
 //!
 //! * Encryption: lane `k` of a zmm register is one unit, so block `j` of
-//!   four units is gathered into one register (four loads, three
-//!   `vinserti32x4`) and scattered back (a store and three
-//!   `vextracti32x4` to memory). Four registers are sixteen independent
+//!   four units is gathered into one register (four loads, two ymm
+//!   `vinserti128` from memory, one `vinserti64x4`) and scattered back (one
+//!   `vextracti64x4`, two stores, two ymm `vextracti128` to memory): two
+//!   512-bit shuffles per block instead of the six of `vinserti32x4` /
+//!   `vextracti32x4`, 2-12% faster on Zen 4, whose zmm shuffles share the
+//!   pipes of the AES rounds. Four registers are sixteen independent
 //!   chains: VAES on zmm issues one instruction per cycle at a latency of
-//!   about four, so four registers of chains keep it busy. The gathers run
-//!   on the load and shuffle ports, away from the AES unit, which stays the
-//!   bottleneck: encryption measures within a few percent of decryption,
-//!   which runs at the ECB rate, so transposing four consecutive blocks of
-//!   each unit instead (fewer loads, sixteen more live registers) cannot
-//!   gain more than those few percent.
+//!   four (measured on Zen 4), so four registers of chains keep it busy
+//!   only if nothing else competes for its pipes. On a Xeon (Emerald
+//!   Rapids) encryption measured 93% of the zmm ECB rate; on Zen 4 it
+//!   measures 63-70%, below the ymm backend's sixteen chains in eight
+//!   registers on the same CPU, and eight zmm registers of chains (spilled
+//!   round keys) gained 0-9% more at 512-byte units and lost at 4 KiB.
 //!   "Block `j` of the input ^ state ^ round key 0" is one `vpternlogq`.
 //! * Decryption: four consecutive blocks per register; the ciphertext one
 //!   block back is one `valignq` of the register and the one before it.
