@@ -358,7 +358,10 @@ impl<const ANY: bool> Decoder<ANY> {
             }
         };
         Decoder {
-            lo: table(!ANY, &t.decode_lo),
+            // Complemented, so that `values` can index it with the raw
+            // byte: a byte from 0x80 on looks up 0, which `andnot` turns
+            // into its row's class bits (rows 8..=15: invalid).
+            lo: _mm256_xor_si256(table(!ANY, &t.decode_lo), _mm256_set1_epi8(-1)),
             hi: table(!ANY, &t.decode_hi),
             offsets: table(!ANY, &t.decode_offsets),
             rows: [
@@ -405,9 +408,11 @@ impl<const ANY: bool> Decoder<ANY> {
             err.a = _mm256_or_si256(err.a, _mm256_or_si256(r, outside));
             r
         } else {
+            // `m = decode_lo[x & 15] & decode_hi[x >> 4]` below 0x80, and
+            // `decode_hi[x >> 4]` (invalid) from 0x80 on.
             let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(x), self.c0f);
-            let m = _mm256_and_si256(
-                _mm256_shuffle_epi8(self.lo, _mm256_and_si256(x, self.c0f)),
+            let m = _mm256_andnot_si256(
+                _mm256_shuffle_epi8(self.lo, x),
                 _mm256_shuffle_epi8(self.hi, hi),
             );
             err.a = _mm256_or_si256(err.a, m);
