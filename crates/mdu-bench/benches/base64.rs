@@ -5,7 +5,8 @@
 //! and decode. Peers in one run: every available `mdu-base64` backend
 //! (each forced, so AVX2 is timed on AVX-512 machines too), the `base64` crate's
 //! scalar `GeneralPurpose` engine and its runtime-detected `Simd` engine,
-//! `base64-simd`, and a memcpy of the same input bytes as the ceiling.
+//! `base64-simd`, `base64-turbo` (its own detected kernel), and a memcpy
+//! of the same input bytes as the ceiling.
 //! Throughput counts the raw (decoded) bytes in both directions. Every
 //! output is checked against the `base64` crate once before timing.
 #![allow(missing_docs)]
@@ -38,6 +39,7 @@ fn bench(c: &mut Criterion) {
     let gp = GeneralPurpose::new(&base64::alphabet::URL_SAFE, config);
     let simd = Simd::url_safe(config);
     let bsimd = base64_simd::URL_SAFE_NO_PAD;
+    let turbo = base64_turbo::URL_SAFE_NO_PAD;
 
     for n in SIZES {
         // Input and outputs at pseudo-random offsets from a 64-byte boundary.
@@ -70,6 +72,13 @@ fn bench(c: &mut Criterion) {
             data
         );
 
+        assert_eq!(turbo.encode_slice(data, &mut *out), Ok(elen));
+        assert_eq!(out, text.as_bytes(), "base64-turbo encode");
+        // base64-turbo wants room for its estimate of the decoded length.
+        let mut turbo_raw = vec![0u8; turbo.decoded_len_estimate(elen)];
+        assert_eq!(turbo.decode_slice(text.as_bytes(), &mut turbo_raw), Ok(n));
+        assert_eq!(&turbo_raw[..n], data, "base64-turbo decode");
+
         let mut group = c.benchmark_group(format!("base64/encode/{}", label(n)));
         group.throughput(Throughput::Bytes(n as u64));
         for &b in Backend::available() {
@@ -93,6 +102,9 @@ fn bench(c: &mut Criterion) {
                     )
                     .len()
             })
+        });
+        group.bench_function("base64-turbo 0.5", |bench| {
+            bench.iter(|| turbo.encode_slice(black_box(data), black_box(&mut *out)))
         });
         group.bench_function("memcpy", |bench| {
             bench.iter(|| raw.copy_from_slice(black_box(data)))
@@ -123,6 +135,9 @@ fn bench(c: &mut Criterion) {
                     )
                     .map(|s| s.len())
             })
+        });
+        group.bench_function("base64-turbo 0.5", |bench| {
+            bench.iter(|| turbo.decode_slice(black_box(t), black_box(&mut turbo_raw)))
         });
         group.bench_function("memcpy", |bench| {
             bench.iter(|| out.copy_from_slice(black_box(t)))

@@ -4,9 +4,11 @@
 //!
 //! * `cbc-aes256-{enc,dec}/1MiB/unit-{512,4096}`: `mdu batched/<backend>`
 //!   (one `crypt_units` request) and `mdu one unit at a time/<backend>` on
-//!   every backend this CPU runs, `openssl evp` (one context, the IV re-set
-//!   per unit, no padding, out of place), and the AES-ECB bound of the widest AES
-//!   instructions (`mdu_bench::bound`).
+//!   every backend this CPU runs, `openssl evp` (the system OpenSSL: one
+//!   context, the IV re-set per unit, no padding, out of place), the same
+//!   with the recent OpenSSL that release builds compile from source
+//!   (`mdu_bench::openssl_peer`, e.g. `openssl 3.6 evp`), and the AES-ECB
+//!   bound of the widest AES instructions (`mdu_bench::bound`).
 //! * `cbc-dmcrypt/1MiB/sector-512`: mdu-dmcrypt's `IvGenerator::encrypt`
 //!   with `aes-cbc-plain64` and `aes-cbc-essiv:sha256`.
 //! * `explicit-ivs/1MiB/unit-512`: 2048 units with unrelated IVs as one
@@ -124,6 +126,18 @@ fn bench_requests(c: &mut Criterion) {
             group.bench_function("openssl evp", |b| {
                 b.iter(|| ossl.run(dir, unit, iv, &input, black_box(out.bytes_mut())))
             });
+            #[cfg(mdu_openssl_peer)]
+            {
+                use mdu_bench::openssl_peer::{self as p, Cipher};
+                let name = p::short_name(p::version()).to_lowercase();
+                let mut recent = Cipher::cbc(&key, dir.is_encrypt()).expect("a CBC key");
+                let mut out = vec![0u8; REQUEST];
+                recent.crypt_units(unit, iv, &input, &mut out);
+                check(&format!("{name} evp"), &out, &want);
+                group.bench_function(format!("{name} evp"), |b| {
+                    b.iter(|| recent.crypt_units(unit, iv, &input, black_box(&mut out)))
+                });
+            }
             let widest = AesBound::detect();
             if widest != AesBound::None {
                 let rk = expand_key(&key);
