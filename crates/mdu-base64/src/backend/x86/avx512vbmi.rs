@@ -226,10 +226,11 @@ pub(super) unsafe fn decode_body(
 /// Decodes symbols `si .. end` (fewer than 256; `end - si` not 1 mod 4)
 /// in at most four steps, validated together and only then stored: a short
 /// input pays one validity branch, every step but the last loads 64 plain
-/// bytes, and every step but the last stores 64 plain bytes where `dst` has
-/// room (the 16 bytes past a step's 48 belong to the next step, which
-/// overwrites them). The last step's load and store are masked, so nothing
-/// past `end` is read and nothing past its decoded bytes is written.
+/// bytes, and every step but the last stores 64 plain bytes where the
+/// piece's own output has room (the 16 bytes past a step's 48 are then
+/// bytes of the later steps, which overwrite them). The last step's load
+/// and store are masked, so nothing past `end` is read and nothing past
+/// the piece's decoded bytes is written.
 ///
 /// # Safety
 /// As [`decode_body`], with `si % 4 == 0`, `si <= end <= src.len()`,
@@ -306,15 +307,22 @@ unsafe fn decode_steps<const S: usize>(
         return scalar::decode_body_from(dec, src, dst, si);
     }
     let di = si / 4 * 3;
+    // The end of this piece's output: a full store must not reach past it,
+    // or bytes that a later piece with an error leaves alone would change.
+    let out_end = if end == src.len() {
+        dst.len()
+    } else {
+        end / 4 * 3
+    };
     for (j, &v) in v.iter().enumerate() {
         let (o, out) = (di + 48 * j, t.pack48(v));
         let p = dst.as_mut_ptr();
         // SAFETY: a full 64-byte store only before the last step and where
-        // `o + 64 <= dst.len()`; otherwise the mask covers the step's
-        // decoded bytes (48, or the last step's `last * 3 / 4`), in bounds
-        // of `dst` from `o`, and masked-off bytes are not written.
+        // `o + 64 <= out_end <= dst.len()`; otherwise the mask covers the
+        // step's decoded bytes (48, or the last step's `last * 3 / 4`), in
+        // bounds of `dst` from `o`, and masked-off bytes are not written.
         unsafe {
-            if j + 1 < S && o + 64 <= dst.len() {
+            if j + 1 < S && o + 64 <= out_end {
                 _mm512_storeu_si512(p.add(o).cast(), out);
             } else {
                 let olen = if j + 1 < S { 48 } else { last * 3 / 4 };
