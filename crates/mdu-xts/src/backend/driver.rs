@@ -177,7 +177,7 @@ unsafe fn group<V: Tweaks, const NR: usize, const ENC: bool, const W: usize, con
 ///
 /// `src` and `dst` are valid for `len` bytes and are equal or disjoint.
 #[inline(always)]
-unsafe fn unit<V: Tweaks, const NR: usize, const ENC: bool, const W: usize>(
+unsafe fn unit<V: Tweaks, const NR: usize, const ENC: bool, const W: usize, const WHOLE: bool>(
     k: &Kernel<V>,
     mut tw: [V; W],
     src: *const u8,
@@ -185,6 +185,23 @@ unsafe fn unit<V: Tweaks, const NR: usize, const ENC: bool, const W: usize>(
     len: usize,
 ) {
     let per_vector = 16 * V::BLOCKS;
+    if WHOLE {
+        // A whole number of W-vector groups: no tails to keep the tweak
+        // vectors for, so they can stay in registers.
+        let mut off = 0;
+        loop {
+            // SAFETY: `off + W * per_vector <= len`, a multiple of it.
+            unsafe { group::<V, NR, ENC, W, W>(k, &tw, src.add(off), dst.add(off)) };
+            off += W * per_vector;
+            if off >= len {
+                return;
+            }
+            for t in tw.iter_mut() {
+                // SAFETY: as below.
+                *t = unsafe { V::advance::<W>(*t) };
+            }
+        }
+    }
     let bulk = 16 * bulk_blocks::<ENC>(len);
     let mut off = 0;
     while bulk - off >= W * per_vector {
@@ -318,9 +335,46 @@ pub(crate) unsafe fn crypt<
         // One message: one AES chain for its tweak, no batch.
         let tw = k.setup::<W>(k.first_tweak::<NR>(ivs.get(0)));
         // SAFETY: the request is exactly this one unit.
-        unsafe { unit::<V, NR, ENC, W>(k, tw, src, dst, unit_len) };
+        unsafe { unit::<V, NR, ENC, W, false>(k, tw, src, dst, unit_len) };
         return;
     }
+    // Units of whole groups take a path without tails, where the tweak
+    // vectors of the ymm and zmm widths stay in registers (512-byte units:
+    // +1-4% on Zen 4). The one-block widths (xmm, NEON) keep the general
+    // path: AES-NI's sixteen xmm registers cannot hold the tweaks beside
+    // the data anyway, and there it measured 3-5% slower at 4 KiB.
+    // SAFETY: forwarded.
+    unsafe {
+        if V::BLOCKS > 1 && unit_len.is_multiple_of(W * 16 * V::BLOCKS) {
+            batches::<V, NR, ENC, W, U, true>(k, ivs, unit_len, count, src, dst)
+        } else {
+            batches::<V, NR, ENC, W, U, false>(k, ivs, unit_len, count, src, dst)
+        }
+    }
+}
+
+/// The batches of [`crypt`] for `count > 1` units; `WHOLE`: each unit is a
+/// whole number of `W`-vector groups.
+///
+/// # Safety
+///
+/// As [`crypt`], and `WHOLE` only if `W * 16 * BLOCKS` divides `unit_len`.
+#[inline(always)]
+unsafe fn batches<
+    V: Tweaks,
+    const NR: usize,
+    const ENC: bool,
+    const W: usize,
+    const U: usize,
+    const WHOLE: bool,
+>(
+    k: &Kernel<V>,
+    ivs: &Ivs<'_>,
+    unit_len: usize,
+    count: usize,
+    src: *const u8,
+    dst: *mut u8,
+) {
     let first = |start: usize| k.first_tweaks::<NR, W, U>(&ivs.batch::<U>(start));
     let mut tweaks = first(0);
     let mut done = 0;
@@ -338,7 +392,7 @@ pub(crate) unsafe fn crypt<
             }
             let at = (done + j) * unit_len;
             // SAFETY: unit `done + j < count` lies inside the request.
-            unsafe { unit::<V, NR, ENC, W>(k, tw, src.add(at), dst.add(at), unit_len) };
+            unsafe { unit::<V, NR, ENC, W, WHOLE>(k, tw, src.add(at), dst.add(at), unit_len) };
         }
         done += n;
     }
