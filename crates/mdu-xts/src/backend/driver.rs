@@ -171,11 +171,13 @@ unsafe fn group<V: Tweaks, const NR: usize, const ENC: bool, const W: usize, con
 }
 
 /// One data unit of `len >= 16` bytes whose first `W * BLOCKS` tweaks are
-/// `tw` (see [`Tweaks::setup`]).
+/// `tw` (see [`Tweaks::setup`]); `WHOLE`: `len` is a whole number of
+/// `W`-vector groups, so the tails are not compiled in.
 ///
 /// # Safety
 ///
-/// `src` and `dst` are valid for `len` bytes and are equal or disjoint.
+/// `src` and `dst` are valid for `len` bytes and are equal or disjoint; if
+/// `WHOLE`, `W * 16 * BLOCKS` divides `len`.
 #[inline(always)]
 unsafe fn unit<V: Tweaks, const NR: usize, const ENC: bool, const W: usize, const WHOLE: bool>(
     k: &Kernel<V>,
@@ -185,23 +187,6 @@ unsafe fn unit<V: Tweaks, const NR: usize, const ENC: bool, const W: usize, cons
     len: usize,
 ) {
     let per_vector = 16 * V::BLOCKS;
-    if WHOLE {
-        // A whole number of W-vector groups: no tails to keep the tweak
-        // vectors for, so they can stay in registers.
-        let mut off = 0;
-        loop {
-            // SAFETY: `off + W * per_vector <= len`, a multiple of it.
-            unsafe { group::<V, NR, ENC, W, W>(k, &tw, src.add(off), dst.add(off)) };
-            off += W * per_vector;
-            if off >= len {
-                return;
-            }
-            for t in tw.iter_mut() {
-                // SAFETY: as below.
-                *t = unsafe { V::advance::<W>(*t) };
-            }
-        }
-    }
     let bulk = 16 * bulk_blocks::<ENC>(len);
     let mut off = 0;
     while bulk - off >= W * per_vector {
@@ -217,6 +202,13 @@ unsafe fn unit<V: Tweaks, const NR: usize, const ENC: bool, const W: usize, cons
             // features `advance` needs.
             *t = unsafe { V::advance::<W>(*t) };
         }
+    }
+    if WHOLE {
+        // A whole number of groups: done above. Without the tails below,
+        // the tweak vectors are never indexed at run time and stay in
+        // registers.
+        debug_assert_eq!(off, len);
+        return;
     }
     // Fewer than W vectors left: groups of W/2, .., 1 vectors as the bits
     // of the count say; the tweak vectors of a group done move out of the
