@@ -49,7 +49,9 @@ impl Register for Zmm {
     #[inline(always)]
     unsafe fn gather(src: *const u8, stride: usize) -> Zmm {
         // SAFETY: 16 readable bytes at `src + k * stride` for k < 4, and
-        // AVX-512 F (the caller).
+        // AVX-512 F (the caller), which implies the AVX2 of the ymm halves.
+        // Two ymm halves joined once: one 512-bit shuffle instead of three
+        // `vinserti32x4` (zmm shuffles share the AES pipes on Zen 4).
         unsafe {
             let at = |k: usize| _mm_loadu_si128(src.add(k * stride).cast());
             let lo = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(at(0)), at(1));
@@ -61,7 +63,8 @@ impl Register for Zmm {
     #[inline(always)]
     unsafe fn scatter(self, dst: *mut u8, stride: usize) {
         // SAFETY: 16 writable bytes at `dst + k * stride` for k < 4 (the
-        // caller); a `Zmm` proves AVX-512 F.
+        // caller); a `Zmm` proves AVX-512 F, which implies the AVX2 of the
+        // ymm halves (split once: one 512-bit shuffle, as in `gather`).
         unsafe {
             let at = |k: usize| dst.add(k * stride).cast::<__m128i>();
             let lo = _mm512_castsi512_si256(self.0);

@@ -204,10 +204,11 @@ unsafe fn unit<V: Tweaks, const NR: usize, const ENC: bool, const W: usize, cons
         }
     }
     if WHOLE {
-        // A whole number of groups: done above. Without the tails below,
-        // the tweak vectors are never indexed at run time and stay in
-        // registers.
-        debug_assert_eq!(off, len);
+        // A whole number of groups returns inside the loop above (`off ==
+        // len`); only a unit that broke `WHOLE`'s precondition gets here.
+        // Without the tails below the tweak vectors are never indexed at
+        // run time and stay in registers.
+        debug_assert_eq!(off, len, "WHOLE for a unit with a tail");
         return;
     }
     // Fewer than W vectors left: groups of W/2, .., 1 vectors as the bits
