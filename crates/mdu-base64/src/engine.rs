@@ -232,14 +232,20 @@ impl Engine {
     /// ```
     #[inline]
     pub fn encode_slice(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, EncodeError> {
-        let needed = self
-            .encoded_len(src.len())
-            .ok_or(EncodeError::LengthOverflow { len: src.len() })?;
+        // One division by 3 for both lengths. A slice holds at most
+        // `isize::MAX` bytes, so 4/3 of it plus 4 fits in `usize`.
+        let (groups, rest) = (src.len() / 3, src.len() % 3);
+        let body = 4 * groups + if rest == 0 { 0 } else { rest + 1 };
+        let pads = match (self.padding, rest) {
+            (Padding::Required, 1 | 2) => 3 - rest,
+            _ => 0,
+        };
+        let needed = body + pads;
         let got = dst.len();
         let Some(out) = dst.get_mut(..needed) else {
             return Err(EncodeError::OutputTooSmall { needed, got });
         };
-        let (body, pads) = out.split_at_mut(unpadded_len(src.len()));
+        let (body, pads) = out.split_at_mut(body);
         backend::encode(self.kernel(), &self.alphabet, src, body);
         // 0, 1 or 2 bytes: plain stores (`fill` calls memset, even for 0).
         match pads {

@@ -138,11 +138,6 @@ pub enum EncodeError {
         /// Bytes the output slice has.
         got: usize,
     },
-    /// The encoded length of the input does not fit in `usize`.
-    LengthOverflow {
-        /// Length of the input in bytes.
-        len: usize,
-    },
 }
 
 impl fmt::Display for EncodeError {
@@ -151,10 +146,6 @@ impl fmt::Display for EncodeError {
             EncodeError::OutputTooSmall { needed, got } => write!(
                 f,
                 "output too small: encoding needs {needed} bytes, the output has {got}"
-            ),
-            EncodeError::LengthOverflow { len } => write!(
-                f,
-                "input of {len} bytes is too long: its encoded length does not fit in usize"
             ),
         }
     }
