@@ -17,11 +17,13 @@
 //! masked).
 //!
 //! Short inputs and the rest after the bulk loops (under 256 symbols, or
-//! under 64 bytes) take at most four steps resp. two, with plain loads and
-//! stores wherever they stay in bounds; the decoder tests all of its steps
-//! at once before storing any. Only the last load and store are masked
-//! (fault suppression covers the masked-off bytes); BMI2 (`bzhi`, present
-//! on every AVX-512 CPU and checked with it) builds the masks.
+//! under 208 bytes) take at most four steps resp. five, all loaded before
+//! any is stored, with plain stores wherever they stay in bounds; the
+//! decoder tests all of its steps at once before storing any. Masks cover
+//! the ends (fault suppression covers the masked-off bytes); BMI2 (`bzhi`,
+//! present on every AVX-512 CPU and checked with it) builds them. The
+//! decoder is one function with its tables loaded once: for a name, the
+//! calls and loads around the kernel are a good part of the cost.
 
 use core::arch::x86_64::*;
 
@@ -92,19 +94,7 @@ fn mask_low(n: usize) -> u64 {
 /// encoded length of `src` (`4 * (len / 3)` plus 0, 2 or 3).
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
-    // SAFETY: both tables are 64 bytes long; unaligned loads.
-    let (lut, spread) = unsafe {
-        (
-            _mm512_loadu_si512(enc.as_ptr().cast()),
-            _mm512_loadu_si512(ENC_SPREAD.as_ptr().cast()),
-        )
-    };
-    let shifts = _mm512_set1_epi64(ENC_SHIFTS);
-    let step = |x: __m512i| {
-        let lanes = _mm512_permutexvar_epi8(spread, x);
-        let values = _mm512_multishift_epi64_epi8(shifts, lanes);
-        _mm512_permutexvar_epi8(values, lut)
-    };
+    let e = EncodeTables::load(enc);
     let n = src.len();
     let mut si = 0;
     let mut di = 0;
@@ -119,7 +109,7 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
         // bounds; masked-off bytes are not accessed.
         unsafe {
             let x = _mm512_maskz_loadu_epi8(mask_low(3 * groups), src.as_ptr().cast());
-            _mm512_mask_storeu_epi8(dst.as_mut_ptr().cast(), mask_low(4 * groups), step(x));
+            _mm512_mask_storeu_epi8(dst.as_mut_ptr().cast(), mask_low(4 * groups), e.step(x));
         }
         si = 3 * groups;
         di = 4 * groups;
@@ -136,48 +126,119 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
             let x: [__m512i; 4] =
                 core::array::from_fn(|k| _mm512_loadu_si512(src.as_ptr().add(si + 48 * k).cast()));
             for (k, &x) in x.iter().enumerate() {
-                _mm512_storeu_si512(dst.as_mut_ptr().add(di + 64 * k).cast(), step(x));
+                _mm512_storeu_si512(dst.as_mut_ptr().add(di + 64 * k).cast(), e.step(x));
             }
         }
         si += 192;
         di += 256;
     }
-    while n - si >= 64 {
-        // SAFETY: `si + 64 <= n` bytes of `src`; `di + 64 <= dst.len()` as
-        // argued above.
-        unsafe {
-            let x = _mm512_loadu_si512(src.as_ptr().add(si).cast());
-            _mm512_storeu_si512(dst.as_mut_ptr().add(di).cast(), step(x));
+    // SAFETY: the preconditions of this function; `si` and `di`
+    // correspond and fewer than 208 bytes remain.
+    unsafe { encode_rest(&e, src, dst, si, di) }
+}
+
+/// Encodes the last `src.len() - si` bytes (fewer than 208) in at most
+/// five steps, `src[si..]` into `dst[di..]`. Inlined into [`encode`]
+/// (not a `#[target_feature]` function), like the decoder's pieces.
+///
+/// # Safety
+/// As [`encode`], with `di` the encoded length of `si` bytes (`si` a
+/// multiple of 3) and `src.len() - si < 208`.
+#[inline(always)]
+unsafe fn encode_rest(e: &EncodeTables, src: &[u8], dst: &mut [u8], si: usize, di: usize) {
+    let rest = src.len() - si;
+    // SAFETY: forwarded; `S` is the number of 48-byte steps. Compares, not
+    // a division and a jump table: short inputs come first.
+    unsafe {
+        if rest <= 96 {
+            if rest > 48 {
+                encode_steps::<2>(e, src, dst, si, di);
+            } else if rest > 0 {
+                encode_steps::<1>(e, src, dst, si, di);
+            }
+        } else if rest <= 144 {
+            encode_steps::<3>(e, src, dst, si, di);
+        } else if rest <= 192 {
+            encode_steps::<4>(e, src, dst, si, di);
+        } else {
+            encode_steps::<5>(e, src, dst, si, di);
         }
-        si += 48;
-        di += 64;
     }
-    // Fewer than 64 bytes are left: at most two masked steps, the first of
-    // them a whole 48 bytes whose 64 symbols are followed by at least 2
-    // more (so its store needs no mask).
-    if n - si > 48 {
-        // SAFETY: 48 bytes of `src` from `si` under the mask; `di + 64 <
-        // dst.len()` as 49 or more bytes remain.
+}
+
+/// [`encode_rest`] of `S` steps: `48 * (S - 1) < src.len() - si <= 48 * S`.
+/// Every step but the last reads 48 bytes and writes 64 whole symbols; the
+/// last reads the rest and writes its symbols, both under a mask. All loads
+/// come first, so the steps overlap.
+///
+/// # Safety
+/// As [`encode_rest`], and `S` is the number of steps.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
+#[inline]
+unsafe fn encode_steps<const S: usize>(
+    e: &EncodeTables,
+    src: &[u8],
+    dst: &mut [u8],
+    si: usize,
+    di: usize,
+) {
+    let last = src.len() - si - 48 * (S - 1);
+    // SAFETY: steps before the last have 48 bytes in bounds from
+    // `si + 48j`, the last one `last`; masked-off bytes are not accessed
+    // and read as zero, which makes the last symbol's unused bits zero.
+    let x: [__m512i; S] = core::array::from_fn(|j| unsafe {
+        let m = mask_low(if j + 1 < S { 48 } else { last });
+        _mm512_maskz_loadu_epi8(m, src.as_ptr().add(si + 48 * j).cast())
+    });
+    for (j, &x) in x.iter().enumerate() {
+        let (o, out) = (di + 64 * j, e.step(x));
+        // SAFETY: a step before the last writes its 64 symbols, in bounds
+        // as more input follows it; the last step's mask covers the rest
+        // of `dst` from `o`, and masked-off bytes are not written.
         unsafe {
-            let x = _mm512_maskz_loadu_epi8(mask_low(48), src.as_ptr().add(si).cast());
-            _mm512_storeu_si512(dst.as_mut_ptr().add(di).cast(), step(x));
+            if j + 1 < S {
+                _mm512_storeu_si512(dst.as_mut_ptr().add(o).cast(), out);
+            } else {
+                let m = mask_low(dst.len() - o);
+                _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(o).cast(), m, out);
+            }
         }
-        si += 48;
-        di += 64;
     }
-    if si < n {
-        // SAFETY: the masks cover the last `n - si` bytes of `src` and the
-        // last `dst.len() - di` bytes of `dst`; masked-off bytes are not
-        // accessed (fault suppression). Zeroed input bytes past the end
-        // make the last symbol's unused bits zero.
-        unsafe {
-            let x = _mm512_maskz_loadu_epi8(mask_low(n - si), src.as_ptr().add(si).cast());
-            _mm512_mask_storeu_epi8(
-                dst.as_mut_ptr().add(di).cast(),
-                mask_low(dst.len() - di),
-                step(x),
-            );
+}
+
+/// Registers of the encoder: the alphabet, the spreading permutation and the
+/// field offsets.
+struct EncodeTables {
+    lut: __m512i,
+    spread: __m512i,
+    shifts: __m512i,
+}
+
+impl EncodeTables {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
+    #[inline]
+    fn load(enc: &[u8; 64]) -> EncodeTables {
+        // SAFETY: both tables are 64 bytes long; unaligned loads.
+        let (lut, spread) = unsafe {
+            (
+                _mm512_loadu_si512(enc.as_ptr().cast()),
+                _mm512_loadu_si512(ENC_SPREAD.as_ptr().cast()),
+            )
+        };
+        EncodeTables {
+            lut,
+            spread,
+            shifts: _mm512_set1_epi64(ENC_SHIFTS),
         }
+    }
+
+    /// 48 bytes (the low part of `x`) -> 64 symbols.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
+    #[inline]
+    fn step(&self, x: __m512i) -> __m512i {
+        let lanes = _mm512_permutexvar_epi8(self.spread, x);
+        let values = _mm512_multishift_epi64_epi8(self.shifts, lanes);
+        _mm512_permutexvar_epi8(values, self.lut)
     }
 }
 
@@ -198,7 +259,16 @@ pub(super) unsafe fn decode_body(
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<(), BodyError> {
+    // One function with its pieces inlined and the tables loaded once:
+    // for names (under 256 symbols) calls and reloads cost as much as a
+    // step.
+    let t = DecodeTables::load(dec);
     let n = src.len();
+    if n < 256 {
+        // SAFETY: the preconditions of this function; fewer than 256
+        // symbols.
+        return unsafe { decode_short(&t, dec, src, dst, 0, n) };
+    }
     let (mut si, mut di) = (0, 0);
     if n >= 1024 {
         // A head of whole groups first, so that the bulk loop's stores are
@@ -209,18 +279,16 @@ pub(super) unsafe fn decode_body(
         let h = m + 64 * ((3 - m % 3) % 3);
         // SAFETY: the preconditions of this function; `4 * h / 3 <= 252`
         // symbols, a whole number of groups, lie in bounds (`n >= 1024`).
-        unsafe { decode_short(dec, src, dst, 0, 4 * h / 3)? };
+        unsafe { decode_short(&t, dec, src, dst, 0, 4 * h / 3)? };
         (si, di) = (4 * h / 3, h);
     }
-    if n - si >= 256 {
-        // SAFETY: the preconditions of this function are those of the bulk
-        // loop (same CPU features, same slices); `si` and `di` correspond.
-        (si, di) = unsafe { decode_bulk(dec, src, dst, si, di)? };
-    }
+    // SAFETY: the preconditions of this function are those of the bulk
+    // loop (same CPU features, same slices); `si` and `di` correspond.
+    (si, di) = unsafe { decode_bulk(&t, dec, src, dst, si, di)? };
     debug_assert_eq!(di, si / 4 * 3);
     // SAFETY: the preconditions of this function; fewer than 256 symbols
     // remain after the bulk loop.
-    unsafe { decode_short(dec, src, dst, si, n) }
+    unsafe { decode_short(&t, dec, src, dst, si, n) }
 }
 
 /// Decodes symbols `si .. end` (fewer than 256; `end - si` not 1 mod 4)
@@ -230,15 +298,17 @@ pub(super) unsafe fn decode_body(
 /// piece's own output has room (the 16 bytes past a step's 48 are then
 /// bytes of the later steps, which overwrite them). The last step's load
 /// and store are masked, so nothing past `end` is read and nothing past
-/// the piece's decoded bytes is written.
+/// the piece's decoded bytes is written. Not a `#[target_feature]`
+/// function, so that it is inlined at each of its three calls in
+/// [`decode_body`] (which has the features), tables in registers.
 ///
 /// # Safety
 /// As [`decode_body`], with `si % 4 == 0`, `si <= end <= src.len()`,
 /// `end - si < 256` and either `end == src.len()` or `end - si` a multiple
 /// of 4.
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
-#[inline]
+#[inline(always)]
 unsafe fn decode_short(
+    t: &DecodeTables,
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
@@ -249,10 +319,10 @@ unsafe fn decode_short(
     unsafe {
         match (end - si).div_ceil(64) {
             0 => Ok(()),
-            1 => decode_steps::<1>(dec, src, dst, si, end),
-            2 => decode_steps::<2>(dec, src, dst, si, end),
-            3 => decode_steps::<3>(dec, src, dst, si, end),
-            _ => decode_steps::<4>(dec, src, dst, si, end),
+            1 => decode_steps::<1>(t, dec, src, dst, si, end),
+            2 => decode_steps::<2>(t, dec, src, dst, si, end),
+            3 => decode_steps::<3>(t, dec, src, dst, si, end),
+            _ => decode_steps::<4>(t, dec, src, dst, si, end),
         }
     }
 }
@@ -264,13 +334,13 @@ unsafe fn decode_short(
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 #[inline]
 unsafe fn decode_steps<const S: usize>(
+    t: &DecodeTables,
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
     si: usize,
     end: usize,
 ) -> Result<(), BodyError> {
-    let t = DecodeTables::load(dec);
     // 1..=64 symbols, not 1 mod 4 (neither are `end - si` and 64).
     let last = end - si - 64 * (S - 1);
     let last_mask = mask_low(last);
@@ -306,27 +376,28 @@ unsafe fn decode_steps<const S: usize>(
     if bad != 0 {
         return scalar::decode_body_from(dec, src, dst, si);
     }
-    let di = si / 4 * 3;
-    // The end of this piece's output: a full store must not reach past it,
-    // or bytes that a later piece with an error leaves alone would change.
-    let out_end = if end == src.len() {
-        dst.len()
-    } else {
-        end / 4 * 3
-    };
+    // The piece decodes to `48 * (S - 1) + tail` bytes from `di`. A full
+    // 64-byte store of a step reaches 16 bytes into the next step's output,
+    // which that step then overwrites; it must not reach past the piece's
+    // output, or bytes that a later piece with an error leaves alone would
+    // change. Steps before the last two always have room, the one before
+    // the last has it when the last decodes 16 bytes or more (an all-ones
+    // mask), and the last is masked to its own bytes.
+    let (di, tail) = (si / 4 * 3, last * 3 / 4);
+    let before_last = if tail >= 16 { u64::MAX } else { mask_low(48) };
     for (j, &v) in v.iter().enumerate() {
-        let (o, out) = (di + 48 * j, t.pack48(v));
-        let p = dst.as_mut_ptr();
-        // SAFETY: a full 64-byte store only before the last step and where
-        // `o + 64 <= out_end <= dst.len()`; otherwise the mask covers the
-        // step's decoded bytes (48, or the last step's `last * 3 / 4`), in
-        // bounds of `dst` from `o`, and masked-off bytes are not written.
+        let out = t.pack48(v);
+        // SAFETY: step `j`'s output starts at `di + 48j`, inside `dst`; the
+        // store covers at most the piece's output, as argued above, and
+        // masked-off bytes are not written.
         unsafe {
-            if j + 1 < S && o + 64 <= out_end {
-                _mm512_storeu_si512(p.add(o).cast(), out);
+            let p = dst.as_mut_ptr().add(di + 48 * j);
+            if j + 2 < S {
+                _mm512_storeu_si512(p.cast(), out);
+            } else if j + 2 == S {
+                _mm512_mask_storeu_epi8(p.cast(), before_last, out);
             } else {
-                let olen = if j + 1 < S { 48 } else { last * 3 / 4 };
-                _mm512_mask_storeu_epi8(p.add(o).cast(), mask_low(olen), out);
+                _mm512_mask_storeu_epi8(p.cast(), mask_low(tail), out);
             }
         }
     }
@@ -391,21 +462,20 @@ impl DecodeTables {
 
 /// Four steps (256 symbols) at a time from symbol `si` (output byte `di`)
 /// while at least 256 symbols remain, with one validity test per four
-/// steps; returns the position reached. Kept out of line so short inputs
-/// do not pay for its registers.
+/// steps; returns the position reached.
 ///
 /// # Safety
 /// As [`decode_body`], and `di == si / 4 * 3` with `si % 4 == 0`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
-#[inline(never)]
+#[inline]
 unsafe fn decode_bulk(
+    t: &DecodeTables,
     dec: &[u8; 256],
     src: &[u8],
     dst: &mut [u8],
     mut si: usize,
     mut di: usize,
 ) -> Result<(usize, usize), BodyError> {
-    let t = DecodeTables::load(dec);
     // SAFETY: each row of `DEC_PACK3` has 64 bytes.
     let pack3: [__m512i; 3] =
         core::array::from_fn(|k| unsafe { _mm512_loadu_si512(DEC_PACK3[k].as_ptr().cast()) });
