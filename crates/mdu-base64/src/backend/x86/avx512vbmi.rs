@@ -115,9 +115,10 @@ pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
         di = 4 * groups;
     }
     // Four steps at a time while their last 64-byte load (from `si + 144`)
-    // is in bounds, then one: plain loads of 64 bytes of which 48 are used.
-    // After a step at `si` at least 16 input bytes remain, so at least 22
-    // symbols follow its 64 and its 64-byte store is in bounds too.
+    // is in bounds: plain loads of 64 bytes of which 48 are used. After a
+    // step at `si` at least 16 input bytes remain, so at least 22 symbols
+    // follow its 64 and its 64-byte store is in bounds too. The rest goes
+    // to `encode_rest`.
     while n - si >= 208 {
         // SAFETY: `si + 144 + 64 <= n` bytes of `src`; the stores end at
         // `di + 256`, at most the symbols of `si + 192` input bytes, below
@@ -167,9 +168,9 @@ unsafe fn encode_rest(e: &EncodeTables, src: &[u8], dst: &mut [u8], si: usize, d
 }
 
 /// [`encode_rest`] of `S` steps: `48 * (S - 1) < src.len() - si <= 48 * S`.
-/// Every step but the last reads 48 bytes and writes 64 whole symbols; the
-/// last reads the rest and writes its symbols, both under a mask. All loads
-/// come first, so the steps overlap.
+/// Every load is masked (48 bytes, or the rest for the last step); every
+/// step but the last writes its 64 symbols with a plain store, the last
+/// writes its own under a mask. All loads come first, so the steps overlap.
 ///
 /// # Safety
 /// As [`encode_rest`], and `S` is the number of steps.
