@@ -368,14 +368,19 @@ unsafe fn batches<
     src: *const u8,
     dst: *mut u8,
 ) {
-    let first = |start: usize| k.first_tweaks::<NR, W, U>(&ivs.batch::<U>(start));
-    let mut tweaks = first(0);
+    // The IVs of a batch are written one batch before their wide loads: a
+    // 16- or 64-byte load of data just stored in 8-byte halves cannot be
+    // forwarded from the stores and waits until they retire, behind every
+    // AES round then in flight.
+    let mut tweaks = k.first_tweaks::<NR, W, U>(&ivs.batch::<U>(0));
+    let mut ahead = ivs.batch::<U>(U);
     let mut done = 0;
     while done < count {
         let n = U.min(count - done);
         let batch = tweaks;
         if count - done > U {
-            tweaks = first(done + U);
+            tweaks = k.first_tweaks::<NR, W, U>(&ahead);
+            ahead = ivs.batch::<U>(done + 2 * U);
         }
         let mut next = k.setup::<W>(batch[0]);
         for j in 0..n {
