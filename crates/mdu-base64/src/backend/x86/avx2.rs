@@ -268,20 +268,19 @@ pub(super) unsafe fn encode<const ANY: bool>(
         // `si` input bytes and `di = si / 3 * 4` symbols done.
         let (mut si, mut di) = (24, 32);
         let bulk = load32(&SPREAD_BULK);
-        // Eight vectors per round, each from one load at `si + 24k - 4`.
-        while n - si >= 196 {
-            // SAFETY: `4 <= si`, and the last load ends at `si + 168 + 28
-            // <= n`.
-            let x: [__m256i; 8] = core::array::from_fn(|k| unsafe {
-                _mm256_loadu_si256(sp.add(si + 24 * k - 4).cast())
-            });
-            for (k, &x) in x.iter().enumerate() {
-                // SAFETY: the stores end at `di + 256 <= 4 * groups`, since
-                // `groups >= (si + 196) / 3 >= si / 3 + 65`.
-                unsafe { _mm256_storeu_si256(dp.add(di + 32 * k).cast(), e.symbols(x, bulk)) };
+        // Four vectors per round, each from one load at `si + 24k - 4`.
+        while n - si >= 100 {
+            for k in 0..4 {
+                // SAFETY: `4 <= si`, and the last load ends at
+                // `si + 72 + 28 <= n`; the stores end at `di + 128 <=
+                // 4 * groups`, since `groups >= (si + 100) / 3 >= si / 3 + 33`.
+                unsafe {
+                    let x = _mm256_loadu_si256(sp.add(si + 24 * k - 4).cast());
+                    _mm256_storeu_si256(dp.add(di + 32 * k).cast(), e.symbols(x, bulk));
+                }
             }
-            si += 192;
-            di += 256;
+            si += 96;
+            di += 128;
         }
         while full - si > 24 {
             // SAFETY: the loads read `si..si + 24`, before `full <= n`; the
