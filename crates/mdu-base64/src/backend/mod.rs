@@ -58,12 +58,11 @@ pub enum Backend {
     /// AVX-512 F/BW/VBMI: 48 bytes <-> 64 symbols per step with `vpermb`,
     /// `vpermi2b` and `vpmultishiftqb`, masked loads and stores for the tail.
     Avx512Vbmi,
-    /// AVX2: 24 bytes <-> 32 symbols per step, eight (encode) or four
-    /// (decode) steps per round in bulk; the last step overlaps the one
-    /// before instead of leaving a scalar tail. Scalar code runs only for
-    /// the 1 or 2 bytes of a partial group when encoding, the 2- or
-    /// 3-symbol tail of a body under 32 symbols when decoding, and inputs
-    /// under 16 bytes or symbols.
+    /// AVX2: 24 bytes <-> 32 symbols per step, four steps per round in
+    /// bulk; the last step overlaps the one before instead of leaving a
+    /// scalar tail. Scalar code runs only for the 1 or 2 bytes of a partial
+    /// group when encoding, the 2- or 3-symbol tail of a body under 32
+    /// symbols when decoding, and inputs under 16 bytes or symbols.
     Avx2,
     /// NEON (aarch64 Advanced SIMD): 48 bytes <-> 64 symbols per step with
     /// `ld3`/`st4` and `ld4`/`st3` (de)interleaving and 64-byte `tbl`/`tbx`
