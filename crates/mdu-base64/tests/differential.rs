@@ -393,9 +393,10 @@ fn invalid_byte_in_long_texts_at_every_output_alignment() {
         let text = case.oracle_encode(&data).into_bytes();
         let body = text.len() - text.iter().rev().take_while(|&&c| c == b'=').count();
         // Besides fixed places, one bad group in each window where a store
-        // of the head reaching past the head's own output (a head of
-        // 63..=189 bytes, 84..=252 symbols) would leave bytes that the
-        // scalar rewrite does not cover.
+        // of the head reaching past the head's own output would leave bytes
+        // that the scalar rewrite does not cover: the head is up to 189
+        // bytes (252 symbols) in up to four steps, and a step's full store
+        // reaches 16 bytes (about 21 symbols) past its 48.
         let windows = [69..=89, 133..=153, 197..=217].into_iter();
         let fixed = [0usize, 3, 61, 64, 127, 200, 251, 252, 255, 256, 700, 1023];
         let positions = fixed

@@ -18,9 +18,9 @@
 //!
 //! Short inputs (one or two pieces of up to 256 symbols below 512) and the
 //! rest after the bulk loops (under 256 symbols, or under 208 bytes) take
-//! at most four steps resp. five per piece, all loaded before
-//! any is stored, with plain stores wherever they stay in bounds; the
-//! decoder tests all of its steps at once before storing any. Masks cover
+//! at most four steps resp. five per piece, all loaded before any is
+//! stored, with plain stores wherever they stay in bounds; the decoder
+//! tests all of its steps at once before storing any. Masks cover
 //! the ends (fault suppression covers the masked-off bytes); BMI2 (`bzhi`,
 //! present on every AVX-512 CPU and checked with it) builds them. The
 //! decoder is one function with its tables loaded once: for a name, the
