@@ -45,6 +45,11 @@ use super::simd::{RoundKeys, bulk_blocks};
 /// written per width (in `x86/*.rs` and `aarch64/ce.rs`); everything else
 /// is this driver over [`Vector`].
 pub(crate) trait Tweaks: Vector {
+    /// Whether units of whole `W`-vector groups take a path with the tails
+    /// compiled out, where the tweak vectors can live in registers. Only
+    /// worth it where the register file holds `W` states, `W` tweak
+    /// vectors and a round key at once; each width says, from measurement.
+    const WHOLE_GROUPS: bool;
     /// The tweaks of a unit's first `W * BLOCKS` blocks, from its first
     /// tweak: `t, t*x, t*x^2, ..`, vector by vector.
     ///
@@ -331,14 +336,12 @@ pub(crate) unsafe fn crypt<
         unsafe { unit::<V, NR, ENC, W, false>(k, tw, src, dst, unit_len) };
         return;
     }
-    // Units of whole groups take a path without tails, where the tweak
-    // vectors of the ymm and zmm widths stay in registers (512-byte units:
-    // +1-4% on Zen 4). The one-block widths (xmm, NEON) keep the general
-    // path: AES-NI's sixteen xmm registers cannot hold the tweaks beside
-    // the data anyway, and there it measured 3-5% slower at 4 KiB.
+    // Units of whole groups take a path without tails where the width asks
+    // for it (`Tweaks::WHOLE_GROUPS`): there the tweak vectors stay in
+    // registers.
     // SAFETY: forwarded.
     unsafe {
-        if V::BLOCKS > 1 && unit_len.is_multiple_of(W * 16 * V::BLOCKS) {
+        if V::WHOLE_GROUPS && unit_len.is_multiple_of(W * 16 * V::BLOCKS) {
             batches::<V, NR, ENC, W, U, true>(k, ivs, unit_len, count, src, dst)
         } else {
             batches::<V, NR, ENC, W, U, false>(k, ivs, unit_len, count, src, dst)

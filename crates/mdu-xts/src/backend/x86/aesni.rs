@@ -20,6 +20,10 @@ const UNITS: usize = 8;
 const WIDTH: usize = 8;
 
 impl Tweaks for Xmm {
+    /// Sixteen xmm registers cannot hold the tweaks beside the data; the
+    /// tail-free path measured 3-5% slower at 4 KiB units.
+    const WHOLE_GROUPS: bool = false;
+
     #[inline(always)]
     unsafe fn setup<const W: usize>(t: Xmm) -> [Xmm; W] {
         let mut tw = [t; W];

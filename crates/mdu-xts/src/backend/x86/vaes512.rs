@@ -76,6 +76,12 @@ fn spread(t: __m128i) -> __m512i {
 }
 
 impl Tweaks for Zmm {
+    /// Four states, four tweak vectors and the round keys fit in the 32 zmm
+    /// registers: without the tails' dynamic indexing the tweaks stay there
+    /// (512-byte units 2-4% faster on Zen 4; a tweak array on the stack
+    /// costs four zmm stores and loads per unit).
+    const WHOLE_GROUPS: bool = true;
+
     #[inline(always)]
     unsafe fn setup<const W: usize>(t: Xmm) -> [Zmm; W] {
         const { assert!(W == 4, "sixteen tweaks in four vectors") };
