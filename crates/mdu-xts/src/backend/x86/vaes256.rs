@@ -63,9 +63,9 @@ impl Tweaks for Ymm {
     /// Eight states and eight tweak vectors already fill the sixteen ymm
     /// registers, so the tweaks are spilled either way. Kept in memory and
     /// read as operands they cost less than the spills and register moves
-    /// of the tail-free path: on Zen 4, AES-128 units ran at 0.94-0.96 of
-    /// one long message that way, at any unit size from 4 KiB to 64 KiB,
-    /// and at 0.99-1.00 on the general path.
+    /// of the tail-free path: on Zen 4, AES-128 units ran at 0.94-0.97 of
+    /// one long message that way, at every unit size from 4 KiB to 64 KiB,
+    /// and at 0.98-1.01 on the general path (4 KiB).
     const WHOLE_GROUPS: bool = false;
 
     #[inline(always)]
