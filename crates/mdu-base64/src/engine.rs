@@ -11,7 +11,11 @@ use crate::error::{BackendUnavailable, DecodeError, EncodeError};
 /// (every slice length does: a slice holds at most `isize::MAX` bytes).
 #[inline]
 pub(crate) const fn unpadded_len(n: usize) -> usize {
-    n / 3 * 4 + (n % 3 * 4).div_ceil(3)
+    n / 3 * 4
+        + match n % 3 {
+            0 => 0,
+            rest => rest + 1,
+        }
 }
 
 /// A base64 codec: one [`Alphabet`], one [`Padding`] mode.
@@ -232,12 +236,12 @@ impl Engine {
     /// ```
     #[inline]
     pub fn encode_slice(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, EncodeError> {
-        // One division by 3 for both lengths. A slice holds at most
-        // `isize::MAX` bytes, so 4/3 of it plus 4 fits in `usize`.
-        let (groups, rest) = (src.len() / 3, src.len() % 3);
-        let body = 4 * groups + if rest == 0 { 0 } else { rest + 1 };
-        let pads = match (self.padding, rest) {
-            (Padding::Required, 1 | 2) => 3 - rest,
+        // A slice holds at most `isize::MAX` bytes, so 4/3 of it plus 4
+        // fits in `usize`; the quotient and remainder by 3 here and in
+        // `unpadded_len` are one division once inlined.
+        let body = unpadded_len(src.len());
+        let pads = match (self.padding, src.len() % 3) {
+            (Padding::Required, rest @ (1 | 2)) => 3 - rest,
             _ => 0,
         };
         let needed = body + pads;
