@@ -9,6 +9,8 @@ use clap::{Args, Subcommand};
 use mdu_dmcrypt::{ChainMode, CipherSpec, Direction, Geometry, MAX_KEY_LEN, SectorCipher};
 use zeroize::Zeroizing;
 
+use crate::journal::{self, Chunk, Device as _, Journal, MAX_CHUNK, Params, Plan, Start};
+use crate::lock::Locks;
 use crate::output::{self, Output};
 use crate::pipeline::{self, Sink, Source};
 use crate::util::{self, CliError, WeakKeyArg};
@@ -63,8 +65,8 @@ pub(crate) struct CryptArgs {
     /// `--offset`), in 512-byte sectors. It does not change the IVs.
     #[arg(long, value_name = "N", default_value_t = 0)]
     offset: u64,
-    /// Encryption threads (default: every core).
-    #[arg(long, value_name = "N")]
+    /// Encryption threads (default: every core; at most 1024).
+    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
     threads: Option<usize>,
     /// Rewrite IN where it lies, given again as OUT (not atomic).
     ///
@@ -157,7 +159,7 @@ fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
         .map_err(|e| util::key_error(&a.key_file, "the key", e))?;
     // What the journal of --in-place binds the run to: a one-way digest of
     // the key (never the key itself) with the other parameters.
-    let key_check = sha256(&[b"mdu crypt --in-place journal: key\0", &key[..]]);
+    let key_check = journal::sha256(&[b"mdu crypt --in-place journal: key\0", &key[..]]);
     drop(key);
     stream(dir, &a, &cipher, &key_check)
 }
@@ -290,16 +292,17 @@ fn stream(
 
 /// `--in-place`: converts the regular file or block device IN where it
 /// lies, chunk by chunk, each chunk read whole before it is written back,
-/// with a [`Journal`] that makes every moment of the run resumable.
+/// with a [`Journal`] that makes every moment of the run resumable and is
+/// bound to IN (the module `journal` has the format and the rules).
 ///
 /// Data at position `p` (from the start of the data) is read at
 /// `in_base + p` and written at `out_base + p`: encrypt moves it up by the
 /// `--offset` area (`out_base = offset * 512`), decrypt moves it down
 /// (`in_base = offset * 512`). Moving down, front to back is safe: every
-/// later read lies above the chunk just written. Moving up, the chunk just
-/// written would cover input not yet read, so the chunks go back to front:
-/// every later read lies below the chunk just read, and so below where it
-/// was written. Without `--offset` the two orders are the same.
+/// later read lies above the chunk just written. Moving up, the chunks go
+/// back to front: every later read lies below the chunk just read, and so
+/// below where it was written. Without `--offset` the two orders are the
+/// same.
 fn in_place(
     dir: Direction,
     a: &CryptArgs,
@@ -324,6 +327,12 @@ fn in_place(
                 .into(),
         ));
     };
+    if output::same_file(meta, journal_path) {
+        return Err(CliError::Usage(format!(
+            "--journal {} is IN itself: the journal must be another file",
+            journal_path.display()
+        )));
+    }
     let header = a
         .offset
         .checked_mul(512)
@@ -335,15 +344,19 @@ fn in_place(
             path.display()
         )));
     }
-    let mut f = OpenOptions::new()
+    // IN is this run's alone before anything of it is read for the run.
+    let mut locks = Locks::new();
+    locks.file(path)?;
+    let f = OpenOptions::new()
         .read(true)
         .write(true)
         .open(path)
         .map_err(|e| CliError::io(path, "open for reading and writing", e))?;
     let (in_base, out_base) = if encrypt { (0, header) } else { (header, 0) };
+    let backward = out_base > in_base;
     let pool = util::pool(a.threads)?;
     let parallel = pool.current_num_threads() > 1;
-    let fixed = Fixed {
+    let params = Params {
         encrypt,
         in_base,
         out_base,
@@ -351,15 +364,26 @@ fn in_place(
         cipher: a.cipher.clone(),
         key_check: *key_check,
     };
+    let convert = |p: u64, piece: &mut [u8]| -> Result<(), CliError> {
+        let sector = p / ss as u64;
+        let r = if parallel {
+            pool.install(|| cipher.par_crypt(dir, sector, piece))
+        } else {
+            cipher.crypt(dir, sector, piece)
+        };
+        r.map_err(|e| CliError::lib(path, e))
+    };
+    let dev = InPlace {
+        f: &f,
+        path,
+        in_base,
+        out_base,
+        convert: &convert,
+    };
+    let len = device_len(&f, path)?;
     let (mut journal, plan, start) = if a.resume {
-        let len = f
-            .seek(SeekFrom::End(0))
-            .map_err(|e| CliError::io(path, "read its size", e))?;
-        Journal::resume(journal_path, &fixed, len)?
+        Journal::resume(journal_path, &params, len, &dev)?
     } else {
-        let len = f
-            .seek(SeekFrom::End(0))
-            .map_err(|e| CliError::io(path, "read its size", e))?;
         if len < in_base {
             return Err(CliError::Input {
                 path: path.to_owned(),
@@ -372,9 +396,25 @@ fn in_place(
         }
         let data_len = len - in_base;
         check_sectors(path, in_base, data_len, ss)?;
-        let chunk = ((CHUNK_PER_THREAD * pool.current_num_threads()) as u64).min(MAX_JOURNAL_CHUNK);
+        let chunk = ((CHUNK_PER_THREAD * pool.current_num_threads()) as u64).min(MAX_CHUNK);
         let plan = Plan { data_len, chunk };
-        let journal = Journal::create(journal_path, &fixed, &plan)?;
+        let n = plan.chunks();
+        let sum_of = |k: u64| -> Result<[u8; 32], CliError> {
+            let mut b = vec![0u8; plan.len_of(backward, k)];
+            dev.read_old(plan.position(backward, k), &mut b)?;
+            Ok(journal::sha256(&[&b]))
+        };
+        let first = sum_of(0)?;
+        let second = if n > 1 { sum_of(1)? } else { [0; 32] };
+        let last = sum_of(n - 1)?;
+        let journal = Journal::create(
+            journal_path,
+            &params,
+            &plan,
+            in_base,
+            out_base,
+            [first, second, last],
+        )?;
         if out_base > in_base {
             // The file grows by the offset area: the space is taken now, so
             // a full disk stops the run before anything was moved.
@@ -387,56 +427,71 @@ fn in_place(
                 ));
             }
         }
-        (journal, plan, Start::At(0))
-    };
-    let Plan { data_len, chunk } = plan;
-    let mut order: Vec<u64> = (0..data_len.div_ceil(chunk)).map(|i| i * chunk).collect();
-    if out_base > in_base {
-        order.reverse();
-    }
-    let convert = |p: u64, piece: &mut [u8]| -> Result<(), CliError> {
-        let sector = p / ss as u64;
-        let r = if parallel {
-            pool.install(|| cipher.par_crypt(dir, sector, piece))
-        } else {
-            cipher.crypt(dir, sector, piece)
+        let start = Start::At {
+            k: 0,
+            this: Chunk::OnDevice,
+            next: Chunk::OnDevice,
         };
-        r.map_err(|e| CliError::lib(path, e))
+        (journal, plan, start)
     };
     let sync = |f: &File| {
         f.sync_data()
             .map_err(|e| CliError::io(path, "sync to stable storage", e))
     };
-    let mut buf = vec![0u8; chunk.min(data_len) as usize];
-    let first = match start {
-        Start::At(k) => k,
-        Start::Redo(k, old) => {
-            // The chunk in flight when the run stopped: its old bytes come
-            // from the journal, whatever IN holds there now.
-            let p = order[k as usize];
-            let mut piece = old;
-            convert(p, &mut piece)?;
-            f.write_all_at(&piece, out_base + p)
+    let data_len = plan.data_len;
+    let n = plan.chunks();
+    if let Start::At {
+        k: first,
+        this,
+        next,
+    } = start
+    {
+        let pb = util::progress(data_len, dir.name());
+        let read = |k: u64, have: Chunk| -> Result<Vec<u8>, CliError> {
+            match have {
+                Chunk::Copy(b) => Ok(b),
+                Chunk::OnDevice => {
+                    let mut b = vec![0u8; plan.len_of(backward, k)];
+                    dev.read_old(plan.position(backward, k), &mut b)?;
+                    Ok(b)
+                }
+            }
+        };
+        let mut cur = read(first, this)?;
+        let mut cur_sum = journal::sha256(&[&cur]);
+        let mut next = Some(next);
+        let mut prev_out = [0u8; 32];
+        if first > 0 {
+            // (checked by the resume: the chunk before as written)
+            let mut b = vec![0u8; journal.len_of(first - 1)];
+            dev.read_new(journal.position(first - 1), &mut b)?;
+            prev_out = journal::sha256(&[&b]);
+        }
+        for k in first..n {
+            pb.set_position((k * plan.chunk).min(data_len));
+            // The next chunk's old bytes are read before this chunk is
+            // written (this chunk's write never covers them).
+            let (ahead, ahead_sum) = if k + 1 < n {
+                let b = read(k + 1, next.take().unwrap_or(Chunk::OnDevice))?;
+                let s = journal::sha256(&[&b]);
+                (Some(b), s)
+            } else {
+                (None, [0; 32])
+            };
+            journal.hot(k, &cur, &cur_sum, &ahead_sum, &prev_out)?;
+            let p = journal.position(k);
+            convert(p, &mut cur)?;
+            f.write_all_at(&cur, out_base + p)
                 .map_err(|e| CliError::io(path, "write", e))?;
             sync(&f)?;
-            journal.done(k + 1)?;
-            k + 1
+            prev_out = journal::sha256(&[&cur]);
+            if let Some(b) = ahead {
+                cur = b;
+                cur_sum = ahead_sum;
+            }
         }
-    };
-    let pb = util::progress(data_len, dir.name());
-    pb.set_position((first * chunk).min(data_len));
-    for (k, &p) in order.iter().enumerate().skip(first as usize) {
-        let n = chunk.min(data_len - p) as usize;
-        let piece = &mut buf[..n];
-        f.read_exact_at(piece, in_base + p)
-            .map_err(|e| CliError::io(path, "read", e))?;
-        journal.hot(k as u64, piece)?;
-        convert(p, piece)?;
-        f.write_all_at(piece, out_base + p)
-            .map_err(|e| CliError::io(path, "write", e))?;
-        sync(&f)?;
-        journal.done(k as u64 + 1)?;
-        pb.inc(n as u64);
+        journal.finished(&prev_out)?;
+        pb.finish_and_clear();
     }
     if regular && header > 0 {
         // Leave the file as an out-of-place run would have written it: the
@@ -444,12 +499,12 @@ fn in_place(
         // the start of the plaintext), a decrypted image ends with the data.
         // Both are done again, the same, by a resume.
         let r = if encrypt {
-            buf.fill(0);
+            let zeros = vec![0u8; header.min(1 << 20) as usize];
             let mut at = 0;
             let mut r = Ok(());
             while at < header && r.is_ok() {
-                let n = (header - at).min(buf.len() as u64) as usize;
-                r = f.write_all_at(&buf[..n], at);
+                let n = (header - at).min(zeros.len() as u64) as usize;
+                r = f.write_all_at(&zeros[..n], at);
                 at += n as u64;
             }
             r
@@ -460,262 +515,42 @@ fn in_place(
     }
     f.sync_all()
         .map_err(|e| CliError::io(path, "sync to stable storage", e))?;
-    pb.finish_and_clear();
     journal.remove()
 }
 
-/// SHA-256 of the concatenated `parts`.
-fn sha256(parts: &[&[u8]]) -> [u8; 32] {
-    let mut h = mdu_verity::sha256::State::new();
-    for p in parts {
-        h.update(p);
-    }
-    h.finup(&[])
+/// The size of the open file or block device `f`.
+fn device_len(mut f: &File, path: &Path) -> Result<u64, CliError> {
+    f.seek(SeekFrom::End(0))
+        .map_err(|e| CliError::io(path, "read its size", e))
 }
 
-/// What an `--in-place` run is bound to: a resume must give the same.
-struct Fixed {
-    encrypt: bool,
+/// Converts the chunk at a data position in place.
+type Convert<'a> = dyn Fn(u64, &mut [u8]) -> Result<(), CliError> + 'a;
+
+/// IN as the journal's resume sees it.
+struct InPlace<'a> {
+    f: &'a File,
+    path: &'a Path,
     in_base: u64,
     out_base: u64,
-    sector_size: u32,
-    cipher: String,
-    key_check: [u8; 32],
+    convert: &'a Convert<'a>,
 }
 
-impl Fixed {
-    fn digest(&self) -> [u8; 32] {
-        sha256(&[
-            b"mdu crypt --in-place journal v1\0",
-            &[u8::from(self.encrypt)],
-            &self.in_base.to_le_bytes(),
-            &self.out_base.to_le_bytes(),
-            &self.sector_size.to_le_bytes(),
-            self.cipher.to_ascii_lowercase().as_bytes(),
-            &[0],
-            &self.key_check,
-        ])
-    }
-}
-
-/// What a run was measured as when it started (IN's size changes with
-/// `--offset`, so a resume takes these from the journal).
-#[derive(Clone, Copy)]
-struct Plan {
-    data_len: u64,
-    chunk: u64,
-}
-
-/// Where a resumed run starts.
-enum Start {
-    /// At chunk k of the order.
-    At(u64),
-    /// Chunk k was in flight: convert these old bytes, then go on.
-    Redo(u64, Vec<u8>),
-}
-
-/// The journal of `mdu crypt --in-place`: two 4096-byte record slots
-/// written in turn (so a torn write leaves the other one), then a copy of
-/// the old bytes of the chunk in flight. A record holds a magic, a
-/// sequence number, the state (chunk k in flight, or k chunks done), the
-/// run's [`Plan`], the digest of its [`Fixed`] parameters, the SHA-256 of
-/// the copy, and the SHA-256 of itself.
-struct Journal {
-    file: File,
-    path: PathBuf,
-    seq: u64,
-    fixed: [u8; 32],
-    plan: Plan,
-}
-
-const JOURNAL_MAGIC: &[u8; 8] = b"MDUJRNL1";
-/// The largest chunk a journal may record (1 MiB per thread, up to 1024
-/// threads).
-const MAX_JOURNAL_CHUNK: u64 = 1 << 30;
-const SLOT: usize = 4096;
-const HOT: u8 = 1;
-const DONE: u8 = 2;
-
-impl Journal {
-    fn create(path: &Path, fixed: &Fixed, plan: &Plan) -> Result<Journal, CliError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| {
-                CliError::io(
-                    path,
-                    "create the journal (an existing one belongs to an interrupted run: --resume)",
-                    e,
-                )
-            })?;
-        let mut j = Journal {
-            file,
-            path: path.to_owned(),
-            seq: 0,
-            fixed: fixed.digest(),
-            plan: *plan,
-        };
-        j.record(DONE, 0, &[0u8; 32])?;
-        // The new name too must survive a crash.
-        if let Some(dir) = path.parent().map(|p| {
-            if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            }
-        }) {
-            let _ = File::open(dir).and_then(|d| d.sync_all());
-        }
-        Ok(j)
+impl journal::Device for InPlace<'_> {
+    fn read_old(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {
+        self.f
+            .read_exact_at(buf, self.in_base + p)
+            .map_err(|e| CliError::io(self.path, "read", e))
     }
 
-    /// Reads the journal of a run over a device now `device_len` bytes
-    /// long.
-    fn resume(
-        path: &Path,
-        fixed: &Fixed,
-        device_len: u64,
-    ) -> Result<(Journal, Plan, Start), CliError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| CliError::io(path, "open the journal", e))?;
-        let refuse = |rule: String| CliError::Input {
-            path: path.to_owned(),
-            offset: 0,
-            rule,
-        };
-        // (seq, state, k, plan, parameters digest, copy digest)
-        type Record = (u64, u8, u64, Plan, [u8; 32], [u8; 32]);
-        let mut best: Option<Record> = None;
-        for slot in 0..2u64 {
-            let mut r = [0u8; SLOT];
-            if file.read_exact_at(&mut r, slot * SLOT as u64).is_err() {
-                continue;
-            }
-            let sum = sha256(&[&r[..SLOT - 32]]);
-            if &r[..8] != JOURNAL_MAGIC || r[SLOT - 32..] != sum {
-                continue;
-            }
-            let u = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8 bytes"));
-            let seq = u(8);
-            let plan = Plan {
-                data_len: u(32),
-                chunk: u(40),
-            };
-            let mut fx = [0u8; 32];
-            fx.copy_from_slice(&r[48..80]);
-            let mut copy = [0u8; 32];
-            copy.copy_from_slice(&r[80..112]);
-            if best.as_ref().is_none_or(|b| seq > b.0) {
-                best = Some((seq, r[16], u(24), plan, fx, copy));
-            }
-        }
-        let Some((seq, state, k, plan, fx, copy_sum)) = best else {
-            return Err(refuse(
-                "not an mdu crypt --in-place journal (no valid record)".into(),
-            ));
-        };
-        if fx != fixed.digest() {
-            return Err(refuse(
-                "the journal was written by a run with another cipher, key, sector size, \
-                 --offset or direction: give the same ones to resume it"
-                    .into(),
-            ));
-        }
-        // A run never makes its device shorter than its data, and its chunks
-        // are at most MAX_JOURNAL_CHUNK: a record saying otherwise is not
-        // one mdu wrote (and must not size an allocation).
-        if plan.chunk == 0
-            || plan.chunk > MAX_JOURNAL_CHUNK
-            || plan.data_len == 0
-            || plan.data_len > device_len
-            || !matches!(state, HOT | DONE)
-        {
-            return Err(refuse("the journal's record is not one mdu writes".into()));
-        }
-        let chunks = plan.data_len.div_ceil(plan.chunk);
-        if k > chunks || (state == HOT && k >= chunks) {
-            return Err(refuse(format!(
-                "the journal's position {k} lies past the {chunks} chunks of the run"
-            )));
-        }
-        let j = Journal {
-            file,
-            path: path.to_owned(),
-            seq,
-            fixed: fx,
-            plan,
-        };
-        let start = if state == HOT {
-            // The copy of chunk k; if it does not match its sum, the record
-            // was synced before the copy was whole, so IN was not written.
-            let n = plan.chunk.min(plan.data_len - k * plan.chunk) as usize;
-            let mut old = vec![0u8; n];
-            let ok = j.file.read_exact_at(&mut old, 2 * SLOT as u64).is_ok()
-                && sha256(&[&old]) == copy_sum;
-            if ok {
-                Start::Redo(k, old)
-            } else {
-                Start::At(k)
-            }
-        } else {
-            Start::At(k)
-        };
-        Ok((j, plan, start))
+    fn read_new(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {
+        self.f
+            .read_exact_at(buf, self.out_base + p)
+            .map_err(|e| CliError::io(self.path, "read", e))
     }
 
-    /// Writes the next record and syncs the journal.
-    fn record(&mut self, state: u8, k: u64, copy_sum: &[u8; 32]) -> Result<(), CliError> {
-        self.seq += 1;
-        let mut r = [0u8; SLOT];
-        r[..8].copy_from_slice(JOURNAL_MAGIC);
-        r[8..16].copy_from_slice(&self.seq.to_le_bytes());
-        r[16] = state;
-        r[24..32].copy_from_slice(&k.to_le_bytes());
-        r[32..40].copy_from_slice(&self.plan.data_len.to_le_bytes());
-        r[40..48].copy_from_slice(&self.plan.chunk.to_le_bytes());
-        r[48..80].copy_from_slice(&self.fixed);
-        r[80..112].copy_from_slice(copy_sum);
-        let sum = sha256(&[&r[..SLOT - 32]]);
-        r[SLOT - 32..].copy_from_slice(&sum);
-        let slot = (self.seq % 2) * SLOT as u64;
-        self.file
-            .write_all_at(&r, slot)
-            .and_then(|()| self.file.sync_data())
-            .map_err(|e| CliError::io(&self.path, "write the journal", e))
-    }
-
-    /// Chunk `k` is about to be written back: its old bytes go first.
-    fn hot(&mut self, k: u64, old: &[u8]) -> Result<(), CliError> {
-        self.file
-            .write_all_at(old, 2 * SLOT as u64)
-            .map_err(|e| CliError::io(&self.path, "write the journal", e))?;
-        let sum = sha256(&[old]);
-        self.record(HOT, k, &sum)
-    }
-
-    /// `k` chunks are converted and synced.
-    fn done(&mut self, k: u64) -> Result<(), CliError> {
-        self.record(DONE, k, &[0u8; 32])
-    }
-
-    /// The run is over: the copy is wiped (it may hold plaintext), the
-    /// records stay readable (every chunk done, so a resume after a crash
-    /// here only finishes) until the file is removed.
-    fn remove(self) -> Result<(), CliError> {
-        let len = self.file.metadata().map(|m| m.len()).unwrap_or(0);
-        let copy = len.saturating_sub(2 * SLOT as u64);
-        let _ = self
-            .file
-            .write_all_at(&vec![0u8; copy as usize], 2 * SLOT as u64);
-        let _ = self.file.sync_data();
-        drop(self.file);
-        std::fs::remove_file(&self.path)
-            .map_err(|e| CliError::io(&self.path, "remove the journal", e))
+    fn convert(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {
+        (self.convert)(p, buf)
     }
 }
 

@@ -48,8 +48,8 @@ pub(crate) struct DigestArgs {
     /// formatted digest that built-in signatures sign.
     #[arg(long, conflicts_with_all = ["compact", "for_builtin_sig"])]
     json: bool,
-    /// Hashing threads (default: every core).
-    #[arg(long, value_name = "N")]
+    /// Hashing threads (default: every core; at most 1024).
+    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
     threads: Option<usize>,
     /// Read FILE with read(2) instead of mapping it into memory. A mapped
     /// file is hashed where the page cache holds it, without a copy, but a

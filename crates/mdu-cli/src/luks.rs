@@ -14,6 +14,7 @@ use mdu_luks2::{
 };
 use zeroize::Zeroizing;
 
+use crate::lock::Locks;
 use crate::output::{Output, Target};
 use crate::pipeline::{self, Sink, Source};
 use crate::util::{self, CliError, WeakKeyArg};
@@ -339,8 +340,8 @@ pub(crate) struct EncryptArgs {
     /// header, as `cryptsetup --header`).
     #[arg(long, value_name = "FILE")]
     header: Option<PathBuf>,
-    /// Encryption threads (default: every core).
-    #[arg(long, value_name = "N")]
+    /// Encryption threads (default: every core; at most 1024).
+    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
     threads: Option<usize>,
     /// The plaintext: a regular file or block device.
     #[arg(value_name = "PLAIN")]
@@ -362,8 +363,8 @@ pub(crate) struct DecryptArgs {
     header: Option<PathBuf>,
     #[command(flatten)]
     weak: WeakKeyArg,
-    /// Decryption threads (default: every core).
-    #[arg(long, value_name = "N")]
+    /// Decryption threads (default: every core; at most 1024).
+    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
     threads: Option<usize>,
     /// The LUKS2 image.
     #[arg(value_name = "IMAGE")]
@@ -460,6 +461,11 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
             .open(p)
             .map_err(|e| CliError::io(p, "open", e))
     };
+    // Nothing is read for the run, nor written, before the image and the
+    // header are this run's alone.
+    let mut locks = Locks::new();
+    locks.file(&a.image)?;
+    locks.file(&header_path)?;
     let data = open_rw(&a.image)?;
     // The encryption plan's parameters are checked before anything else.
     let shift = match a.reduce_device_size {
@@ -517,10 +523,15 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     };
     // The same command again after a kill goes on with the run it started,
     // as `cryptsetup reencrypt` does.
-    let in_progress = std::fs::File::open(&header_path)
+    let existing = std::fs::File::open(&header_path)
         .ok()
-        .and_then(|f| Image::load(&f).ok())
-        .is_some_and(|i| i.metadata.reencrypt.is_some());
+        .and_then(|f| Image::load(&f).ok());
+    if let Some(img) = &existing {
+        // A cryptsetup reencryption of this volume holds this lock for its
+        // whole run.
+        locks.reencryption(&img.header.uuid, &a.image)?;
+    }
+    let in_progress = existing.is_some_and(|i| i.metadata.reencrypt.is_some());
     let header = if in_progress {
         None
     } else if let (Some(params), Some(_)) = (&encrypt_params, shift) {

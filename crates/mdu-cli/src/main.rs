@@ -2,7 +2,8 @@
 //! images and base64 from the command line, byte-compatible with
 //! `fsverity digest`, `veritysetup format/verify` and dm-crypt.
 //!
-//! Exit status: 0 success, 1 verification failed, 2 bad usage or input.
+//! Exit status: 0 success, 1 verification failed, 2 bad usage or input,
+//! 5 busy (another process holds the lock of what would be changed).
 
 use std::process::ExitCode;
 
@@ -13,6 +14,8 @@ mod crypt;
 mod fec;
 mod fscrypt;
 mod fsverity;
+mod journal;
+mod lock;
 mod luks;
 mod output;
 mod pipeline;
@@ -23,7 +26,9 @@ mod verity;
 /// dm-verity hash devices, dm-crypt plain-mode encryption, LUKS2 images,
 /// base64.
 ///
-/// Exit status: 0 success, 1 verification failed, 2 bad usage or input.
+/// Exit status: 0 success, 1 verification failed, 2 bad usage or input,
+/// 5 busy (another process, mdu or cryptsetup, holds the lock of a file
+/// this command would change in place).
 #[derive(Parser, Debug)]
 #[command(name = "mdu", version)]
 struct Cli {

@@ -12,6 +12,9 @@ use mdu_verity::{Error as VerityError, Source};
 pub(crate) const EXIT_VERIFY_FAILED: u8 = 1;
 /// Exit status of bad usage or bad input.
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;
+/// Exit status of a file or device another process is using (cryptsetup's
+/// "device busy").
+pub(crate) const EXIT_BUSY: u8 = 5;
 
 /// Why a command failed. Every message names the file, the offset (where
 /// there is one) and the rule that was broken.
@@ -37,12 +40,16 @@ pub(crate) enum CliError {
     VerifyFailed(String),
     /// An image that is damaged, or a key that does not open it (exit 1).
     Refused { path: PathBuf, message: String },
+    /// Another process holds the lock of a file this command changes in
+    /// place (exit 5).
+    Busy { path: PathBuf, holder: String },
 }
 
 impl CliError {
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::VerifyFailed(_) | CliError::Refused { .. } => EXIT_VERIFY_FAILED,
+            CliError::Busy { .. } => EXIT_BUSY,
             _ => EXIT_BAD_INPUT,
         }
     }
@@ -78,6 +85,9 @@ impl fmt::Display for CliError {
             CliError::Library { path, message } => write!(f, "{}: {message}", path.display()),
             CliError::VerifyFailed(m) => write!(f, "verification failed: {m}"),
             CliError::Refused { path, message } => write!(f, "{}: {message}", path.display()),
+            CliError::Busy { path, holder } => {
+                write!(f, "{}: busy: {holder}; nothing was changed", path.display())
+            }
         }
     }
 }
@@ -197,10 +207,26 @@ pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), CliError> {
 }
 
 /// A rayon pool of `threads` threads (0 or absent = every core).
+/// The most threads `--threads` starts: far above any core count, low enough
+/// that a typo cannot exhaust the machine.
+pub(crate) const MAX_THREADS: usize = 1024;
+
+/// `--threads N`: 0 (every core) to [`MAX_THREADS`], checked while the
+/// arguments are parsed, before anything is read or changed.
+pub(crate) fn threads_arg(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of threads"))?;
+    if n > MAX_THREADS {
+        return Err(format!("{n} threads: at most {MAX_THREADS}"));
+    }
+    Ok(n)
+}
+
 pub(crate) fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
     let n = match threads {
-        Some(n) if n > 0 => n,
-        _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) if n > 0 => n.min(MAX_THREADS),
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
     };
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)

@@ -103,8 +103,8 @@ pub(crate) struct VerityOpts {
     /// verify with a superblock: the superblock's count).
     #[arg(long, value_name = "N")]
     data_blocks: Option<u64>,
-    /// Hashing threads (default: every core).
-    #[arg(long, value_name = "N")]
+    /// Hashing threads (default: every core; at most 1024).
+    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
     threads: Option<usize>,
 }
 

@@ -745,7 +745,20 @@ fn in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes() {
                 "no run ended by itself before sync {n}: is strace tracing?"
             );
             points += 1;
-            if journal.exists() {
+            if !journal.exists() {
+                // Killed before the journal was in place: nothing began.
+                assert!(
+                    std::fs::read(&work).unwrap() == std::fs::read(&src).unwrap(),
+                    "{op} {extra:?}: killed at sync {n} before its journal existed, IN changed"
+                );
+                let left = common::entries(d);
+                assert!(
+                    left.iter().all(|e| !e.contains("mdu")),
+                    "{op} {extra:?}: killed at sync {n}: left behind: {left:?}"
+                );
+                continue;
+            }
+            {
                 let r = run(crypt(op, extra)
                     .args(["--in-place", "--resume", "--journal"])
                     .arg(&journal)

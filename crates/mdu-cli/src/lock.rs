@@ -1,0 +1,289 @@
+//! Exclusive use of what a command changes in place.
+//!
+//! Every in-place command (`luks reencrypt`, `crypt --in-place`, `verity
+//! repair`, header writes over an existing image) holds these locks for its
+//! whole run, taken before it reads what it will change and before any
+//! write; a second run is refused with the holder's name (exit 5, as
+//! cryptsetup's "busy").
+//!
+//! They are cryptsetup's own locks, so that mdu and cryptsetup exclude each
+//! other:
+//! - a regular file: `flock(LOCK_EX)` on the file itself, the lock
+//!   libcryptsetup takes on a regular file while it reads or writes its
+//!   metadata (and, in a reencryption, from loading the header through the
+//!   key derivation until its reencryption flag is written);
+//! - a block device: `flock(LOCK_EX)` on `/run/cryptsetup/L_MAJOR:MINOR`,
+//!   libcryptsetup's lock for that device;
+//! - a LUKS2 reencryption: also `/run/cryptsetup/LN_LUKS2-reencryption-UUID`,
+//!   the lock a cryptsetup reencryption holds for the whole run (it drops
+//!   the metadata lock between hotzones).
+//!
+//! libcryptsetup waits for a metadata lock, so a cryptsetup command started
+//! while mdu holds one waits and then reads the header mdu left; its
+//! reencryption lock is taken without waiting, as mdu takes every lock.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::util::CliError;
+
+/// libcryptsetup's lock directory (its compiled-in default).
+const LOCK_DIR: &str = "/run/cryptsetup";
+
+/// Locks held until dropped (closing a descriptor releases its `flock`).
+#[derive(Default)]
+pub(crate) struct Locks {
+    held: Vec<File>,
+}
+
+impl Locks {
+    /// No locks yet.
+    pub(crate) fn new() -> Locks {
+        Locks::default()
+    }
+
+    /// Takes the exclusive lock of the file or block device at `path`
+    /// (what cryptsetup locks for it), refusing at once if another process
+    /// holds it. A path that does not exist is not locked (it is created
+    /// later by the caller, under the other locks).
+    pub(crate) fn file(&mut self, path: &Path) -> Result<(), CliError> {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(CliError::io(path, "lock", e)),
+        };
+        if meta.file_type().is_block_device() {
+            let rdev = meta.rdev();
+            let name = format!("L_{}:{}", libc::major(rdev), libc::minor(rdev));
+            self.resource(&name, path)?;
+            return writers(path, &meta);
+        }
+        if !meta.is_file() {
+            // Character devices and FIFOs are streams: nothing to lock.
+            return Ok(());
+        }
+        let f = File::open(path).map_err(|e| CliError::io(path, "open to lock", e))?;
+        if self.held_already(&f) {
+            return Ok(());
+        }
+        take(&f, path, path)?;
+        self.held.push(f);
+        writers(path, &meta)
+    }
+
+    /// Takes cryptsetup's reencryption lock of the LUKS2 volume `uuid`.
+    pub(crate) fn reencryption(&mut self, uuid: &str, image: &Path) -> Result<(), CliError> {
+        self.resource(&format!("LN_LUKS2-reencryption-{uuid}"), image)
+    }
+
+    /// `flock` of the resource file `name` in the lock directory; `image`
+    /// is what the lock stands for, named in errors.
+    fn resource(&mut self, name: &str, image: &Path) -> Result<(), CliError> {
+        let dir = Path::new(LOCK_DIR);
+        // A user who may not create it here runs no cryptsetup that takes
+        // it either; the locks on the files and the scan of their writers
+        // still hold.
+        let denied = |e: &io::Error| {
+            matches!(
+                e.raw_os_error(),
+                Some(libc::EACCES | libc::EPERM | libc::EROFS)
+            )
+        };
+        match std::fs::create_dir(dir) {
+            Err(e) if denied(&e) => return Ok(()),
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+                return Err(CliError::io(dir, "create the lock directory", e));
+            }
+            _ => {}
+        }
+        let path = dir.join(name);
+        // As libcryptsetup: never through a symbolic link, mode 0777 less
+        // the umask (any user's cryptsetup must be able to take it).
+        let f = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o777)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) if denied(&e) => return Ok(()),
+            Err(e) => return Err(CliError::io(&path, "open the lock file", e)),
+        };
+        take(&f, &path, image)?;
+        self.held.push(f);
+        Ok(())
+    }
+
+    /// Whether `f` is a file whose lock this set already holds (a detached
+    /// header given twice is refused elsewhere; one lock is enough).
+    fn held_already(&self, f: &File) -> bool {
+        let Ok(m) = f.metadata() else { return false };
+        self.held.iter().any(|h| {
+            h.metadata()
+                .is_ok_and(|h| h.dev() == m.dev() && h.ino() == m.ino())
+        })
+    }
+}
+
+/// Refuses `path` if another process has it open for writing, or a loop
+/// device is backed by it: a process that takes no lock (a cryptsetup
+/// reencryption between hotzones holds only its reencryption lock, whose
+/// name mdu cannot know when the header is elsewhere) is found this way, as
+/// `fuser` finds it.
+fn writers(path: &Path, meta: &std::fs::Metadata) -> Result<(), CliError> {
+    let block = meta.file_type().is_block_device();
+    let same = |m: &std::fs::Metadata| {
+        if block {
+            m.file_type().is_block_device() && m.rdev() == meta.rdev()
+        } else {
+            m.dev() == meta.dev() && m.ino() == meta.ino()
+        }
+    };
+    let busy = |holder: String| CliError::Busy {
+        path: path.to_owned(),
+        holder,
+    };
+    if let Some(loop_dev) = loop_backed_by(meta).filter(|_| !block) {
+        return Err(busy(format!("loop device {loop_dev} is backed by it")));
+    }
+    let me = std::process::id();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Ok(());
+    };
+    for p in procs.flatten() {
+        let name = p.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            // The magic link leads to the open file even when it has been
+            // renamed or removed.
+            if !std::fs::metadata(fd.path()).is_ok_and(|m| same(&m)) {
+                continue;
+            }
+            let info = p.path().join("fdinfo").join(fd.file_name());
+            let writable = std::fs::read_to_string(info).ok().and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("flags:"))
+                    .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+                    .map(|f| f & libc::O_ACCMODE as u32 != libc::O_RDONLY as u32)
+            });
+            if writable == Some(true) {
+                return Err(busy(format!(
+                    "{} has it open for writing",
+                    describe(&pid.to_string())
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The loop device whose backing file is the file of `meta`, if any.
+fn loop_backed_by(meta: &std::fs::Metadata) -> Option<String> {
+    for e in std::fs::read_dir("/sys/block").ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(dev) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let dev = dev.trim_end_matches('\n');
+        let m = match std::fs::metadata(dev) {
+            Ok(m) => m,
+            Err(_) => continue,
+        };
+        if m.dev() == meta.dev() && m.ino() == meta.ino() {
+            return Some(format!("/dev/{name}"));
+        }
+    }
+    None
+}
+
+/// Locks the file `f` (at `path`) itself, refusing at once if another
+/// process holds it; the lock lasts as long as `f` is open.
+pub(crate) fn hold(f: &File, path: &Path) -> Result<(), CliError> {
+    take(f, path, path)
+}
+
+/// `flock(LOCK_EX | LOCK_NB)` on `f` (the lock file at `lock_path`, which
+/// stands for `image`).
+fn take(f: &File, lock_path: &Path, image: &Path) -> Result<(), CliError> {
+    // SAFETY: flock on a descriptor this function borrows for the call;
+    // it touches no memory.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        return Err(CliError::Busy {
+            path: image.to_owned(),
+            holder: format!(
+                "{} holds its lock",
+                holder(f).unwrap_or_else(|| "another process".into())
+            ),
+        });
+    }
+    Err(CliError::io(lock_path, "lock", e))
+}
+
+/// The process that holds a `flock` on `f`, from `/proc/locks`: "process
+/// PID (NAME: COMMAND LINE)".
+fn holder(f: &File) -> Option<String> {
+    let m = f.metadata().ok()?;
+    let (maj, min) = (libc::major(m.dev()), libc::minor(m.dev()));
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let me = std::process::id().to_string();
+    for line in locks.lines() {
+        // "1: FLOCK  ADVISORY  WRITE 6838 fe:00:761859 0 EOF"
+        let mut w = line.split_whitespace().skip(1);
+        let (Some(kind), Some(_), Some(_), Some(pid), Some(id)) =
+            (w.next(), w.next(), w.next(), w.next(), w.next())
+        else {
+            continue;
+        };
+        if kind == "->" || pid == me || pid == "-1" {
+            continue;
+        }
+        let mut parts = id.split(':');
+        let (Some(a), Some(b), Some(ino)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let same = u32::from_str_radix(a, 16).ok() == Some(maj)
+            && u32::from_str_radix(b, 16).ok() == Some(min)
+            && ino.parse::<u64>().ok() == Some(m.ino());
+        if same {
+            return Some(describe(pid));
+        }
+    }
+    None
+}
+
+/// "process PID (COMMAND LINE)" or "process PID".
+fn describe(pid: &str) -> String {
+    let cmdline: PathBuf = ["/proc", pid, "cmdline"].iter().collect();
+    match std::fs::read(cmdline) {
+        Ok(c) if !c.is_empty() => {
+            let words: Vec<String> = c
+                .split(|&b| b == 0)
+                .filter(|w| !w.is_empty())
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect();
+            format!("process {pid} ({})", words.join(" "))
+        }
+        _ => format!("process {pid}"),
+    }
+}
