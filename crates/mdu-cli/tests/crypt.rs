@@ -10,7 +10,7 @@ mod common;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use common::{Rng, entries, expect_code, have_python_cryptography, have_tool, mdu, run, scratch};
 
@@ -814,4 +814,275 @@ fn in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes() {
         std::fs::read(&work).unwrap() == before,
         "a refused resume wrote"
     );
+}
+
+/// The argv of `mdu crypt OP --in-place` over `work` with `journal`.
+fn in_place_argv(op: &str, key: &Path, extra: &[&str], journal: &Path, work: &Path) -> Vec<String> {
+    let mut argv = common::mdu_argv();
+    argv.extend(["crypt", op, "--threads", "1", "--key-file"].map(str::to_owned));
+    argv.push(key.to_str().unwrap().to_owned());
+    argv.extend(extra.iter().map(|s| s.to_string()));
+    argv.extend(["--in-place", "--journal"].map(str::to_owned));
+    for p in [journal, work, work] {
+        argv.push(p.to_str().unwrap().to_owned());
+    }
+    argv
+}
+
+/// Runs `argv` under strace, killed (SIGKILL) at its `n`-th sync.
+fn killed_at_sync(n: usize, argv: &[String]) -> Output {
+    run(Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=fsync,fdatasync",
+        ])
+        .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
+        .args(argv))
+}
+
+/// The journal `j` with the record slot of the newest record (or both)
+/// zeroed.
+fn zero_slots(j: &[u8], both: bool) -> Vec<u8> {
+    let mut j = j.to_vec();
+    let seq = |i: usize| {
+        let at = 4096 * (1 + i);
+        (j.len() >= at + 16 && &j[at..at + 8] == b"MDUREC02")
+            .then(|| u64::from_le_bytes(j[at + 8..at + 16].try_into().unwrap()))
+    };
+    let newest = if seq(0) > seq(1) { 0 } else { 1 };
+    for i in 0..2 {
+        if both || i == newest {
+            let at = 4096 * (1 + i);
+            let end = (at + 4096).min(j.len());
+            if at < end {
+                j[at..end].fill(0);
+            }
+        }
+    }
+    j
+}
+
+/// A resume of `crypt --in-place` never trusts a damaged or foreign
+/// journal: runs killed at every sync point of three chunks, their
+/// journals truncated, with a byte flipped in each part, with the newest or
+/// both record slots zeroed, or given with another image of the same size
+/// and key, either resume to exactly the bytes of an out-of-place run or
+/// are refused (exit 1) with the image as the kill left it. No chunk is
+/// converted twice, nothing of one image is written into another.
+#[test]
+fn damaged_or_foreign_journals_are_refused_never_trusted() {
+    let test = "crypt::damaged_or_foreign_journals_are_refused_never_trusted";
+    if !have_tool("strace", test) {
+        return;
+    }
+    if std::env::var("MDU_EMULATED").is_ok_and(|v| v == "1") {
+        eprintln!("SKIPPED: {test}: the crash sweep runs on the host only");
+        return;
+    }
+    let mut rng = Rng::new(test);
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, rng.bytes(64)).unwrap();
+    // Three chunks of 1 MiB (one thread).
+    let (plain, plain_b) = (d.join("plain"), d.join("plain_b"));
+    std::fs::write(&plain, rng.bytes(3 << 20)).unwrap();
+    std::fs::write(&plain_b, rng.bytes(3 << 20)).unwrap();
+    let (src, src_b, want) = (d.join("src"), d.join("src_b"), d.join("want"));
+    let (work, journal) = (d.join("w"), d.join("j"));
+    let crypt = |op: &str, extra: &[&str]| {
+        let mut c = mdu();
+        c.args(["crypt", op, "--threads", "1", "--key-file"])
+            .arg(&key)
+            .args(extra);
+        c
+    };
+    let resume = |op: &str, extra: &[&str], image: &Path| {
+        run(crypt(op, extra)
+            .args(["--in-place", "--resume", "--journal"])
+            .arg(&journal)
+            .arg(image)
+            .arg(image))
+    };
+    let (mut cases, mut resumed, mut refused, mut foreign_refused) = (0, 0, 0, 0);
+    for (op, extra) in [
+        ("encrypt", &[][..]),
+        ("encrypt", &["--offset", "2048"][..]),
+        ("decrypt", &["--offset", "2048"][..]),
+    ] {
+        if op == "encrypt" {
+            std::fs::copy(&plain, &src).unwrap();
+            std::fs::copy(&plain_b, &src_b).unwrap();
+        } else {
+            for (p, s) in [(&plain, &src), (&plain_b, &src_b)] {
+                let _ = std::fs::remove_file(s);
+                expect_code(&run(crypt("encrypt", extra).arg(p).arg(s)), 0, "source");
+            }
+        }
+        let _ = std::fs::remove_file(&want);
+        expect_code(
+            &run(crypt(op, extra).arg(&src).arg(&want)),
+            0,
+            "out of place",
+        );
+        let want = std::fs::read(&want).unwrap();
+        let argv = in_place_argv(op, &key, extra, &journal, &work);
+        // Syncs 2..=7: the record and the data of each of the three chunks.
+        for n in 2..=7 {
+            std::fs::copy(&src, &work).unwrap();
+            let _ = std::fs::remove_file(&journal);
+            assert_ne!(killed_at_sync(n, &argv).status.code(), Some(0));
+            let killed = std::fs::read(&work).unwrap();
+            let j = std::fs::read(&journal).unwrap();
+            let chunk = 1usize << 20;
+            let mut damaged: Vec<(String, Vec<u8>)> = vec![("intact".into(), j.clone())];
+            for cut in [
+                0,
+                4000,
+                4096 + 100,
+                8192 + 100,
+                12288,
+                12288 + 1000,
+                j.len() - 1,
+            ] {
+                damaged.push((format!("cut to {cut}"), j[..cut.min(j.len())].to_vec()));
+            }
+            for at in [100, 4096 + 70, 8192 + 70, 12288 + 10, 12288 + chunk + 10] {
+                if at < j.len() {
+                    let mut x = j.clone();
+                    x[at] ^= 0x40;
+                    damaged.push((format!("byte {at} flipped"), x));
+                }
+            }
+            damaged.push(("newest slot zeroed".into(), zero_slots(&j, false)));
+            damaged.push(("both slots zeroed".into(), zero_slots(&j, true)));
+            for (what, bytes) in damaged {
+                cases += 1;
+                std::fs::write(&work, &killed).unwrap();
+                std::fs::write(&journal, &bytes).unwrap();
+                let r = resume(op, extra, &work);
+                let now = std::fs::read(&work).unwrap();
+                if r.status.code() == Some(0) {
+                    assert!(
+                        now == want,
+                        "{op} {extra:?}, killed at sync {n}, journal {what}: resumed with exit 0 to wrong bytes"
+                    );
+                    resumed += 1;
+                } else {
+                    expect_code(&r, 1, &format!("{op} {extra:?} sync {n} journal {what}"));
+                    assert!(
+                        now == killed,
+                        "{op} {extra:?}, killed at sync {n}, journal {what}: refused but wrote"
+                    );
+                    assert!(
+                        what != "intact",
+                        "{op} {extra:?} sync {n}: an intact journal was refused"
+                    );
+                    refused += 1;
+                }
+            }
+            // The intact journal with another image of the same size, key
+            // and options: refused, that image untouched.
+            cases += 1;
+            std::fs::write(&journal, &j).unwrap();
+            let other = d.join("other");
+            std::fs::copy(&src_b, &other).unwrap();
+            if extra.is_empty() && op == "encrypt" {
+                // (the grown file of a run with --offset would differ in size)
+            }
+            let before = std::fs::read(&other).unwrap();
+            let r = resume(op, extra, &other);
+            assert_ne!(
+                r.status.code(),
+                Some(0),
+                "{op} {extra:?} sync {n}: a foreign journal was resumed"
+            );
+            assert!(
+                std::fs::read(&other).unwrap() == before,
+                "{op} {extra:?} sync {n}: a foreign journal wrote into another image"
+            );
+            foreign_refused += 1;
+        }
+    }
+    eprintln!(
+        "{test}: {cases} resumes of damaged or foreign journals: {resumed} finished to the right bytes, \
+         {refused} damaged refused, {foreign_refused} foreign refused, 0 wrong"
+    );
+}
+
+/// Two runs on one image exclude each other: a second `--in-place` run, or
+/// a second `--resume` of the same journal, started while the first goes
+/// on is refused with exit 5 naming the first, and the first ends with the
+/// right bytes.
+#[test]
+fn a_second_in_place_run_on_one_image_is_refused_while_the_first_goes_on() {
+    let test = "crypt::a_second_in_place_run_on_one_image_is_refused_while_the_first_goes_on";
+    let mut rng = Rng::new(test);
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, rng.bytes(64)).unwrap();
+    let plain = d.join("plain");
+    std::fs::write(&plain, rng.bytes(96 << 20)).unwrap();
+    let want = d.join("want");
+    expect_code(
+        &run(mdu()
+            .args(["crypt", "encrypt", "--threads", "1", "--key-file"])
+            .arg(&key)
+            .arg(&plain)
+            .arg(&want)),
+        0,
+        "out of place",
+    );
+    let want = std::fs::read(&want).unwrap();
+    let (work, journal, journal2) = (d.join("w"), d.join("j"), d.join("j2"));
+    for second_resumes in [false, true] {
+        std::fs::copy(&plain, &work).unwrap();
+        let _ = std::fs::remove_file(&journal);
+        let _ = std::fs::remove_file(&journal2);
+        let mut argv = in_place_argv("encrypt", &key, &[], &journal, &work);
+        if second_resumes {
+            // The first run is itself a resume of a run killed early.
+            let _ = killed_at_sync(3, &argv);
+            assert!(journal.exists());
+            argv.insert(argv.len() - 2, "--resume".into());
+        }
+        let mut first = Command::new(&argv[0]);
+        first.args(&argv[1..]);
+        let first = first
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let second_journal = if second_resumes { &journal } else { &journal2 };
+        let mut second = mdu();
+        second
+            .args(["crypt", "encrypt", "--threads", "1", "--key-file"])
+            .arg(&key)
+            .args(["--in-place", "--journal"])
+            .arg(second_journal);
+        if second_resumes {
+            second.arg("--resume");
+        }
+        let r = run(second.arg(&work).arg(&work));
+        let out = first.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "the first run failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        expect_code(&r, 5, "a second run on the same image");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains("busy") && err.contains("process"), "{err}");
+        assert!(
+            std::fs::read(&work).unwrap() == want,
+            "the first run's result is wrong"
+        );
+        assert!(!journal2.exists(), "the refused run left a journal");
+    }
 }
