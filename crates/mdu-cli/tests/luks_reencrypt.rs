@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -1067,4 +1068,123 @@ fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
         );
     }
     assert!(points > 5, "only {points} kill points");
+}
+
+/// Two reencryptions of one image started 0.05 to 0.5 s apart, by mdu and
+/// cryptsetup in every order: the second is refused (exit 5 when it is
+/// mdu's, naming the first) or, when it is cryptsetup's started while mdu
+/// holds the image, waits for mdu's lock and then converts what mdu left;
+/// the volume always decrypts to its plaintext.
+#[test]
+fn concurrent_reencryptions_exclude_each_other() {
+    let test = "luks_reencrypt::concurrent_reencryptions_exclude_each_other";
+    let with_cs = have_tool("cryptsetup", test) && !emulated();
+    let mut rng = Rng::new(test);
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, rng.bytes(24)).unwrap();
+    let plain = rng.bytes(160 << 20);
+    let plain_path = d.join("plain");
+    std::fs::write(&plain_path, &plain).unwrap();
+    let key = key.to_str().unwrap();
+    let img = d.join("img");
+    let mdu_run = |img: &Path| {
+        let mut c = mdu();
+        c.args([
+            "luks",
+            "reencrypt",
+            "--key-file",
+            key,
+            "--hotzone-size",
+            HOTZONE,
+        ])
+        .arg(img);
+        c
+    };
+    let cs_run = |img: &Path| {
+        let mut c = Command::new("cryptsetup");
+        c.args([
+            "reencrypt",
+            "-q",
+            "--force-offline-reencrypt",
+            "--key-file",
+            key,
+        ])
+        .args(PBKDF2)
+        .arg(img);
+        c
+    };
+    let mut table = String::new();
+    let pairs: &[(&str, &str)] = if with_cs {
+        &[("mdu", "mdu"), ("mdu", "cryptsetup"), ("cryptsetup", "mdu")]
+    } else {
+        &[("mdu", "mdu")]
+    };
+    for &(a, b) in pairs {
+        for delay in [50, 200, 500] {
+            let _ = std::fs::remove_file(&img);
+            expect_code(
+                &run(mdu()
+                    .args(["luks", "encrypt", "--key-file", key])
+                    .args(PBKDF2)
+                    .arg(&plain_path)
+                    .arg(&img)),
+                0,
+                "luks encrypt",
+            );
+            let cmd = |who: &str| {
+                if who == "mdu" {
+                    mdu_run(&img)
+                } else {
+                    cs_run(&img)
+                }
+            };
+            let first = cmd(a)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(delay));
+            let second = run(&mut cmd(b));
+            let first = first.wait_with_output().unwrap();
+            let (c1, c2) = (first.status.code(), second.status.code());
+            let err2 = String::from_utf8_lossy(&second.stderr);
+            assert_eq!(
+                c1,
+                Some(0),
+                "{a} then {b} after {delay} ms: the first failed: {}",
+                String::from_utf8_lossy(&first.stderr)
+            );
+            match (b, c2) {
+                ("mdu", Some(5)) => assert!(err2.contains("busy"), "{err2}"),
+                ("mdu", _) => {
+                    panic!("{a} then mdu after {delay} ms: the second ran ({c2:?}): {err2}")
+                }
+                (_, Some(0)) => {}
+                (_, code) => panic!("{a} then cryptsetup after {delay} ms: exit {code:?}: {err2}"),
+            }
+            let dec = d.join("dec");
+            let _ = std::fs::remove_file(&dec);
+            expect_code(
+                &run(mdu()
+                    .args(["luks", "decrypt", "--key-file", key])
+                    .arg(&img)
+                    .arg(&dec)),
+                0,
+                &format!("{a} then {b} after {delay} ms: decrypt"),
+            );
+            assert!(
+                std::fs::read(&dec).unwrap() == plain,
+                "{a} then {b} after {delay} ms: the data are damaged"
+            );
+            let _ = writeln!(
+                table,
+                "| {a} | {b} | {delay} ms | {c1:?} | {c2:?} | intact |"
+            );
+        }
+    }
+    eprintln!(
+        "{test}:\n| first | second | after | first's exit | second's exit | volume |\n|---|---|---|---|---|---|\n{table}"
+    );
 }
