@@ -151,6 +151,12 @@ fn read_key(path: &Path, spec: &CipherSpec) -> Result<Zeroizing<Vec<u8>>, CliErr
 }
 
 fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
+    let mut paths = vec![("--key-file", a.key_file.as_path()), ("IN", &a.input)];
+    if let Some(j) = &a.journal {
+        paths.push(("--journal", j));
+    }
+    util::distinct(&paths)?;
+    util::distinct(&[("--key-file", a.key_file.as_path()), ("OUT", &a.output)])?;
     let spec = CipherSpec::parse(&a.cipher).map_err(|e| CliError::Usage(e.to_string()))?;
     let geometry = Geometry::new(a.sector_size, a.iv_offset, a.iv_large_sectors)
         .map_err(|e| CliError::Usage(e.to_string()))?;

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use mdu_dmcrypt::{CipherSpec, DmCryptError};
 use mdu_luks2::{
     Argon2Variant, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image, Kdf, KdfParams,
-    Luks2Error, SectorCipher,
+    Luks2Error, ReencryptMode, SectorCipher,
 };
 use zeroize::Zeroizing;
 
@@ -439,6 +439,11 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
             a.resilience_hash
         ))
     })?;
+    if let Some(h) = a.hotzone_size.filter(|&h| h < 4096) {
+        return Err(CliError::Usage(format!(
+            "--hotzone-size {h}: a hotzone holds at least one 4096-byte block"
+        )));
+    }
     if a.encrypt && a.header.is_none() && a.reduce_device_size.is_none() {
         return Err(CliError::Usage(
             "--encrypt needs --header FILE (a detached header) or --reduce-device-size SIZE (the header at the start of IMAGE, the data moved up)".into(),
@@ -454,6 +459,10 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         hotzone_size: a.hotzone_size,
     };
     let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
+    util::distinct(&[("--key-file", &a.key_file), ("IMAGE", &a.image)])?;
+    if a.header.is_some() {
+        util::distinct(&[("--key-file", &a.key_file), ("--header", &header_path)])?;
+    }
     let open_rw = |p: &Path| {
         OpenOptions::new()
             .read(true)
@@ -461,6 +470,14 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
             .open(p)
             .map_err(|e| CliError::io(p, "open", e))
     };
+    // Ctrl-C from here on stops the run where it is recorded: during the
+    // key derivation of a new keyslot, once the header that records the
+    // run is whole (a new header file is never left empty).
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: `on_stop` only stores to an atomic, which is
+        // async-signal-safe, and has the signature signal() expects.
+        unsafe { libc::signal(sig, on_stop as *const () as libc::sighandler_t) };
+    }
     // Nothing is read for the run, nor written, before the image and the
     // header are this run's alone.
     let mut locks = Locks::new();
@@ -513,11 +530,20 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         data.try_clone()
             .map_err(|e| CliError::io(&a.image, "open", e))
     };
+    // An empty header file is what a run killed before it wrote its
+    // header leaves: nothing depends on it.
+    if a.header.is_some()
+        && std::fs::metadata(&header_path).is_ok_and(|m| m.is_file() && m.len() == 0)
+    {
+        std::fs::remove_file(&header_path)
+            .map_err(|e| CliError::io(&header_path, "remove the empty header file", e))?;
+    }
     let create_header = |what: &'static str| {
         OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(&header_path)
             .map_err(|e| CliError::io(&header_path, what, e))
     };
@@ -585,16 +611,22 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
             let data2 = dup()?;
             if img.metadata.reencrypt.is_some() {
                 if a.init_only {
-                    return Err(CliError::VerifyFailed(format!(
-                        "{}: a reencryption is already in progress",
-                        header_path.display()
-                    )));
+                    return Err(CliError::Refused {
+                        path: header_path.clone(),
+                        message: "a reencryption is already in progress".into(),
+                    });
                 }
-                if a.decrypt
-                    || a.cipher.is_some()
-                    || a.key_size.is_some()
-                    || a.sector_size.is_some()
-                {
+                // The command that started the run, given again, goes on
+                // with it; options that ask for another run are refused.
+                let mode = img.metadata.reencrypt.as_ref().map(|r| r.mode);
+                let other_run = if a.decrypt {
+                    mode != Some(ReencryptMode::Decrypt)
+                } else if a.encrypt {
+                    mode != Some(ReencryptMode::Encrypt)
+                } else {
+                    a.cipher.is_some() || a.key_size.is_some() || a.sector_size.is_some()
+                };
+                if other_run {
                     return Err(CliError::Usage(format!(
                         "{}: a reencryption is already in progress; resume it with --resume-only",
                         header_path.display()
@@ -606,10 +638,10 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
                 Reencryption::resume(hf, data2, &pass, a.hotzone_size, a.allow_none_resume)
                     .map_err(|e| image_error(&header_path, e))?
             } else if a.resume_only {
-                return Err(CliError::VerifyFailed(format!(
-                    "{}: no reencryption in progress",
-                    header_path.display()
-                )));
+                return Err(CliError::Refused {
+                    path: header_path.clone(),
+                    message: "no reencryption in progress".into(),
+                });
             } else {
                 let plan = if a.decrypt && img.segment().is_ok_and(|(_, s)| s.offset > 0) {
                     // An export interrupted before its record.
@@ -671,11 +703,6 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         );
         return Ok(());
     }
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: `on_stop` only stores to an atomic, which is
-        // async-signal-safe, and has the signature signal() expects.
-        unsafe { libc::signal(sig, on_stop as *const () as libc::sighandler_t) };
-    }
     let (done, total) = run.progress();
     let pb = util::progress(
         total,
@@ -690,18 +717,51 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     pb.finish_and_clear();
     match outcome {
         Outcome::Finished => Ok(()),
-        Outcome::Interrupted { done, total } => Err(CliError::VerifyFailed(format!(
-            "{}: interrupted after {done} of {total} bytes, progress recorded; run `mdu luks reencrypt --resume-only` to go on",
-            a.image.display()
-        ))),
+        Outcome::Interrupted { done, total } => {
+            let mut again = format!(
+                "mdu luks reencrypt --resume-only --key-file {}",
+                util::shell_word(&a.key_file)
+            );
+            if let Some(h) = &a.header {
+                again += &format!(" --header {}", util::shell_word(h));
+            }
+            again += &format!(" {}", util::shell_word(&a.image));
+            Err(CliError::Refused {
+                path: a.image.clone(),
+                message: format!(
+                    "interrupted after {done} of {total} bytes, progress recorded; go on with: {again}"
+                ),
+            })
+        }
     }
+}
+
+/// Refuses a command that makes a new image or header when two of its
+/// files (the key files, the detached header and `others`) are one.
+fn new_image_paths(
+    a: &NewImageArgs,
+    header: Option<&Path>,
+    others: &[(&str, &Path)],
+) -> Result<(), CliError> {
+    let mut paths = vec![("--key-file", a.key_file.as_path())];
+    if let Some(v) = &a.volume_key_file {
+        paths.push(("--volume-key-file", v));
+    }
+    if let Some(h) = header {
+        paths.push(("--header", h));
+    }
+    paths.extend_from_slice(others);
+    util::distinct(&paths)
 }
 
 /// A damaged or unreadable image, or a wrong passphrase: exit status 1.
 fn image_error(path: &Path, e: Luks2Error) -> CliError {
     match e {
         Luks2Error::Io(e) => CliError::io(path, "read the image", e),
-        e => CliError::VerifyFailed(format!("{}: {e}", path.display())),
+        e => CliError::Refused {
+            path: path.to_owned(),
+            message: e.to_string(),
+        },
     }
 }
 
@@ -908,10 +968,12 @@ fn write_region(out: &mut Output, region: &[u8], data_offset: u64) -> Result<(),
 
 fn format(a: FormatArgs) -> Result<(), CliError> {
     let path = &a.image;
+    new_image_paths(&a.new, a.header.as_deref(), &[("IMAGE", path)])?;
     let params = format_params(&a.new)?;
     if let Some(h) = &a.header {
         File::open(path).map_err(|e| CliError::io(path, "open", e))?;
-        let mut out = Output::to(h).open()?;
+        // A header holds the keyslots: readable by its owner only.
+        let mut out = Output::to(h).private().open()?;
         let key = volume_key(&a.new, params.key_size)?;
         let pass = read_passphrase(&a.new.key_file)?;
         let region = mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
@@ -977,6 +1039,11 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
 }
 
 fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
+    new_image_paths(
+        &a.new,
+        a.header.as_deref(),
+        &[("PLAIN", &a.plain), ("IMAGE", &a.image)],
+    )?;
     let (input, len) = open_sized(&a.plain)?;
     let ss = u64::from(a.new.sector_size);
     if len == 0 || !len.is_multiple_of(ss) {
@@ -1012,6 +1079,7 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     let mut header_out = match &a.header {
         Some(h) => Some(
             Output::to(h)
+                .private()
                 .not_same_as(
                     &a.plain,
                     input
@@ -1118,6 +1186,12 @@ fn unlock(
 }
 
 fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
+    let mut paths = vec![("--key-file", a.key_file.as_path())];
+    if let Some(h) = &a.header {
+        paths.push(("--header", h));
+    }
+    paths.extend([("IMAGE", a.image.as_path()), ("PLAIN", a.plain.as_path())]);
+    util::distinct(&paths)?;
     let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
     let (hf, img) = load(&header_path)?;
     let (_, seg) = img.segment().map_err(|e| image_error(&header_path, e))?;
@@ -1129,10 +1203,10 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
     };
     let (offset, len) = range.map_err(|e| image_error(&header_path, e))?;
     if len == 0 {
-        return Err(CliError::VerifyFailed(format!(
-            "{}: the image holds no data after its header (data offset {offset})",
-            a.image.display()
-        )));
+        return Err(CliError::Refused {
+            path: a.image.clone(),
+            message: format!("the image holds no data after its header (data offset {offset})"),
+        });
     }
     // The output is checked before the passphrase is derived.
     let in_meta = f

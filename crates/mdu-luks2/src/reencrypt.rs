@@ -2043,7 +2043,32 @@ impl Reencryption {
                 if l > self.area.size {
                     return Err(bad("the hotzone is larger than its journal"));
                 }
+                // The journal is trusted only if it is this hotzone's: every
+                // 512-byte unit on the device must still hold its old bytes
+                // (the journal's) or already its new ones, checked for the
+                // whole hotzone before anything is written.
                 let mut buf = vec![0u8; CHUNK.min(l) as usize];
+                let mut on_disk = vec![0u8; CHUNK.min(l) as usize];
+                let mut new = vec![0u8; CHUNK.min(l) as usize];
+                let mut at = 0;
+                while at < l {
+                    let len = (l - at).min(CHUNK) as usize;
+                    read_at(&self.header_dev, &mut buf[..len], self.area.offset + at)?;
+                    read_at(&self.data_dev, &mut on_disk[..len], d + o + at)?;
+                    new[..len].copy_from_slice(&buf[..len]);
+                    self.convert(o + at, &mut new[..len])?;
+                    let torn = on_disk[..len]
+                        .chunks(512)
+                        .zip(buf[..len].chunks(512).zip(new[..len].chunks(512)))
+                        .position(|(disk, (old, new))| disk != old && disk != new);
+                    if let Some(i) = torn {
+                        return Err(bad(format!(
+                            "the journal does not match the hotzone: the device's bytes at {} are neither the journal's nor their conversion (a damaged journal, or a header of another device); nothing was written",
+                            d + o + at + i as u64 * 512
+                        )));
+                    }
+                    at += len as u64;
+                }
                 let mut at = 0;
                 while at < l {
                     let len = (l - at).min(CHUNK) as usize;
