@@ -440,3 +440,162 @@ fn the_same_command_again_goes_on_after_a_kill() {
         );
     }
 }
+
+/// Runs `argv` under strace killed at its `n`-th sync; whether it was
+/// killed (rather than ending by itself).
+fn killed_at_sync(n: usize, argv: &[String]) -> bool {
+    let out = run(std::process::Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=fsync,fdatasync",
+        ])
+        .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
+        .args(argv));
+    out.status.code() != Some(0)
+}
+
+/// Whether `hay` holds `needle`.
+fn holds(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A journal-resilience encryption killed at any sync point and resumed
+/// leaves no plaintext of its last hotzone in the detached header, and a
+/// key change leaves nothing of the old keyslot: what held them is wiped
+/// while a header still names it.
+#[test]
+fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
+    let test = "safety::no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill";
+    if !common::have_tool("strace", test) {
+        return;
+    }
+    let mut rng = Rng::new(test);
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, rng.bytes(24)).unwrap();
+    let plain = rng.bytes(4 << 20);
+    let tail = plain[plain.len() - 4096..].to_vec();
+    let (work, hdr) = (d.join("work"), d.join("hdr"));
+    let mut argv = common::mdu_argv();
+    argv.extend(
+        [
+            "luks",
+            "reencrypt",
+            "--encrypt",
+            "--resilience",
+            "journal",
+            "--hotzone-size",
+            "1M",
+            "--pbkdf",
+            "pbkdf2",
+            "--pbkdf-force-iterations",
+            "1000",
+            "--key-file",
+        ]
+        .map(str::to_owned),
+    );
+    argv.push(key.to_str().unwrap().to_owned());
+    argv.push("--header".into());
+    argv.push(hdr.to_str().unwrap().to_owned());
+    argv.push(work.to_str().unwrap().to_owned());
+    let mut points = 0;
+    for n in 1.. {
+        assert!(n < 200, "the run never ended");
+        std::fs::write(&work, &plain).unwrap();
+        let _ = std::fs::remove_file(&hdr);
+        if !killed_at_sync(n, &argv) {
+            break;
+        }
+        points += 1;
+        let _ = run(mdu()
+            .args(["luks", "reencrypt", "--resume-only", "--key-file"])
+            .arg(&key)
+            .arg("--header")
+            .arg(&hdr)
+            .arg(&work));
+        if let Ok(h) = std::fs::read(&hdr) {
+            assert!(
+                !holds(&h, &tail),
+                "killed at sync {n} and resumed: the header holds the last hotzone's plaintext"
+            );
+        }
+    }
+    assert!(points > 5, "only {points} kill points");
+    // A key change: the old keyslot's area ends up zero whatever the kill.
+    let img = d.join("img");
+    let p = d.join("plain");
+    std::fs::write(&p, &plain).unwrap();
+    expect_code(
+        &run(mdu()
+            .args(["luks", "encrypt", "--key-file"])
+            .arg(&key)
+            .args(PBKDF2)
+            .arg(&p)
+            .arg(&img)),
+        0,
+        "encrypt",
+    );
+    let orig = std::fs::read(&img).unwrap();
+    let json = run(mdu().args(["luks", "dump", "--json"]).arg(&img));
+    expect_code(&json, 0, "dump");
+    let json = String::from_utf8_lossy(&json.stdout).into_owned();
+    // The keyslot area: "area": {... "offset": "N", "size": "M" ...}.
+    let field = |name: &str| -> u64 {
+        let at = json.find("\"area\"").expect("a keyslot area");
+        let rest = &json[at..];
+        let f = rest.find(&format!("\"{name}\"")).unwrap();
+        let v = &rest[f + name.len() + 2..];
+        let v = v.trim_start_matches([':', ' ', '"']);
+        v[..v.find(|c: char| !c.is_ascii_digit()).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    let (off, size) = (field("offset") as usize, field("size") as usize);
+    let old_slot = orig[off..off + size].to_vec();
+    assert!(old_slot.iter().any(|&b| b != 0));
+    let mut argv = common::mdu_argv();
+    argv.extend(
+        [
+            "luks",
+            "reencrypt",
+            "--resilience",
+            "journal",
+            "--hotzone-size",
+            "1M",
+        ]
+        .map(str::to_owned),
+    );
+    argv.push("--key-file".into());
+    argv.push(key.to_str().unwrap().to_owned());
+    argv.push(img.to_str().unwrap().to_owned());
+    for n in 1.. {
+        assert!(n < 200, "the run never ended");
+        std::fs::write(&img, &orig).unwrap();
+        let killed = killed_at_sync(n, &argv);
+        if n == 1 {
+            assert!(killed, "the key change did not start");
+        }
+        if killed {
+            let _ = run(mdu()
+                .args(["luks", "reencrypt", "--resume-only", "--key-file"])
+                .arg(&key)
+                .arg(&img));
+        }
+        let now = std::fs::read(&img).unwrap();
+        // (a run killed before it recorded itself changed no data and
+        // keeps its old keyslot, the only one)
+        let converted = now[16 << 20..] != orig[16 << 20..];
+        assert!(
+            !converted || !holds(&now[..16 << 20], &old_slot[..4096]),
+            "key change killed at sync {n} and resumed: the old keyslot is still in the header"
+        );
+        if !killed {
+            break;
+        }
+    }
+}
