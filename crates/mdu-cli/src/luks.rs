@@ -987,6 +987,10 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     // An existing image gets the header written over its start, in place,
     // as luksFormat does; a new one is created atomically. Both are checked
     // before the passphrase is derived.
+    // A header written over an existing image: the image is this
+    // command's alone from here on.
+    let mut locks = Locks::new();
+    locks.file(path)?;
     let in_place = match Target::resolve(path)? {
         Target::New(_) => None,
         Target::Stream(..) => {
@@ -1028,6 +1032,15 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
         }
         None => {
             let mut out = Output::to(path).open()?;
+            // The image's length is taken before the key derivation, so an
+            // offset the file system cannot hold fails at once.
+            out.file().set_len(end).map_err(|e| {
+                CliError::Usage(format!(
+                    "{}: cannot make an image of {end} bytes (--offset {}): {e}; nothing was written",
+                    path.display(),
+                    a.new.offset
+                ))
+            })?;
             let region = header_region(&a.new, params)?.region;
             write_region(&mut out, &region, end)?;
             out.file()

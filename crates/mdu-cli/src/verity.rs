@@ -843,6 +843,16 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
             "mdu verity repair needs --fec-device: the parity to correct with".into(),
         ));
     }
+    // A repair writes blocks back in place: what it may write is its own
+    // for the whole run, before anything is read.
+    let mut locks = crate::lock::Locks::new();
+    if repair {
+        locks.file(&a.data)?;
+        locks.file(&a.hash_dev)?;
+        if let Some(fec) = a.fec.device() {
+            locks.file(fec)?;
+        }
+    }
     let open =
         |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
     let root_bytes = util::parse_hex("root hash", &a.root)?;

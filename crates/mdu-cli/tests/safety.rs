@@ -270,7 +270,7 @@ fn headers_and_journals_are_readable_by_their_owner_only() {
 
 /// Numeric options out of range are usage errors (exit 2) found before the
 /// key derivation or any write: `--hotzone-size` below one block,
-/// `--threads` above 1024.
+/// `--threads` above 1024, an `--offset` past what the file system holds.
 #[test]
 fn numeric_options_out_of_range_change_nothing() {
     let test = "safety::numeric_options_out_of_range_change_nothing";
@@ -305,6 +305,21 @@ fn numeric_options_out_of_range_change_nothing() {
             "--hotzone-size {h}: the image changed"
         );
     }
+    // An offset no file system holds: refused before the key derivation
+    // (Argon2 would take seconds), no file left.
+    let fx = d.join("fx");
+    let started = std::time::Instant::now();
+    let r = run(mdu()
+        .args(["luks", "format", "--key-file"])
+        .arg(&key)
+        .args(["--offset", "1099511627776"])
+        .arg(&fx));
+    expect_code(&r, 2, "luks format --offset 2^40");
+    assert!(!fx.exists(), "luks format --offset 2^40 left a file");
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "luks format --offset 2^40 derived a key first"
+    );
     for t in ["1025", "100000", "18446744073709551615", "-1"] {
         let out = d.join("out");
         let started = std::time::Instant::now();
