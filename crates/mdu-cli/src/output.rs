@@ -21,9 +21,16 @@
 //! * **A block device**: written in place, opened with `O_EXCL` (the kernel
 //!   refuses a mounted device then), its size checked against the output's
 //!   before anything is written, synced at the end. Not atomic.
-//! * **A character device or FIFO** (`/dev/null`, `/dev/stdout`, a pipe
-//!   read by another process): written in place as a stream. Not atomic.
-//! * Anything else (a directory, a socket) is refused.
+//! * **A character device or FIFO** (`/dev/null`, a pipe read by another
+//!   process): written in place as a stream. Not atomic.
+//! * **A descriptor of this process** (`/dev/stdout`, `/dev/stderr`,
+//!   `/dev/fd/N`, `/proc/self/fd/N`): written as a stream through that
+//!   descriptor, whatever it is open on (a pipe, a socket, a terminal, a
+//!   file the shell redirected it to), from its current position and with
+//!   its flags (`>>` appends). It is never reopened by name: a pipe has
+//!   none, and a file renamed over would leave the descriptor, and what else
+//!   the process prints to it, on the old file. Not atomic.
+//! * Anything else (a directory, a socket in the file system) is refused.
 //!
 //! Before anything is opened for writing, the output is compared with the
 //! command's inputs: the same file under another name (a hard link, a
@@ -37,6 +44,7 @@
 use std::ffi::{CString, OsString};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -58,8 +66,11 @@ Outputs:
   refused.
   A block device is written in place, after a check that it is large enough
   and not mounted, and synced at the end: not atomic.
-  A character device or FIFO (/dev/null, /dev/stdout, a pipe) is written in
-  place as a stream: not atomic.
+  A character device or FIFO (/dev/null, a pipe) is written in place as a
+  stream: not atomic.
+  /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are written as a
+  stream through that descriptor, whatever it is open on (a pipe, a file the
+  shell redirected it to, from where it stands: `>>` appends): not atomic.
   An output that is an input of the command under another name (a hard or
   symbolic link, another node of the same device, a loop device over it, a
   partition overlapping it) is refused before anything is written.";
@@ -107,14 +118,28 @@ pub(crate) enum Target {
     File(PathBuf, Metadata),
     /// A block device.
     Block(PathBuf, Metadata),
-    /// A character device or a FIFO.
-    Stream(PathBuf, Metadata),
+    /// A character device or a FIFO, or (with a [`Descriptor`]) whatever
+    /// a descriptor of this process named by the path is open on.
+    Stream(PathBuf, Metadata, Option<Descriptor>),
+}
+
+/// A descriptor of this process that an output path names (`/dev/stdout`,
+/// `/dev/fd/N`, `/proc/self/fd/N`): its number, and a duplicate of it to
+/// write through (sharing its position and flags).
+pub(crate) struct Descriptor {
+    fd: RawFd,
+    file: File,
 }
 
 impl Target {
     /// Follows `path` to what a write would reach: refuses a dangling
-    /// symbolic link, a directory and a socket.
+    /// symbolic link, a directory and a socket. A path that names a
+    /// descriptor of this process is that descriptor, whatever it is open
+    /// on.
     pub(crate) fn resolve(path: &Path) -> Result<Target, CliError> {
+        if let Some(fd) = own_descriptor(path) {
+            return Descriptor::target(path, fd);
+        }
         let link = match std::fs::symlink_metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -147,7 +172,7 @@ impl Target {
         } else if t.is_block_device() {
             Ok(Target::Block(real, meta))
         } else if t.is_char_device() || t.is_fifo() {
-            Ok(Target::Stream(real, meta))
+            Ok(Target::Stream(real, meta, None))
         } else {
             let what = if t.is_dir() {
                 "a directory"
@@ -164,15 +189,107 @@ impl Target {
     /// The path a write reaches (the link's target for a symbolic link).
     fn path(&self) -> &Path {
         match self {
-            Target::New(p) | Target::File(p, _) | Target::Block(p, _) | Target::Stream(p, _) => p,
+            Target::New(p) | Target::File(p, _) | Target::Block(p, _) | Target::Stream(p, _, _) => {
+                p
+            }
         }
     }
 
     fn meta(&self) -> Option<&Metadata> {
         match self {
             Target::New(_) => None,
-            Target::File(_, m) | Target::Block(_, m) | Target::Stream(_, m) => Some(m),
+            Target::File(_, m) | Target::Block(_, m) | Target::Stream(_, m, _) => Some(m),
         }
+    }
+}
+
+/// The descriptor of this process that `path` names, if it names one:
+/// `/proc/self/fd/N` (or `/proc/<this pid>/fd/N`, `/proc/thread-self/fd/N`)
+/// reached directly or through symbolic links (`/dev/stdout`, `/dev/fd/N`).
+/// Such a path is a link the kernel makes to whatever the descriptor is
+/// open on, which may have no name (a pipe, a socket): it is told by where
+/// it lies, not by what it points to, so the links are followed one at a
+/// time.
+fn own_descriptor(path: &Path) -> Option<RawFd> {
+    let me = std::fs::canonicalize("/proc/self").ok()?;
+    let mut p = path.to_path_buf();
+    // The limit on links the kernel follows in one lookup.
+    for _ in 0..40 {
+        let name = p.file_name()?.to_str()?;
+        let dir = std::fs::canonicalize(parent_dir(&p)).ok()?;
+        let fd_dir = dir.file_name().is_some_and(|n| n == "fd");
+        let ours = fd_dir
+            && dir
+                .parent()
+                .is_some_and(|up| up == me || (up.parent().is_some_and(|t| t == me.join("task"))));
+        if ours && !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
+            return name.parse().ok();
+        }
+        if !std::fs::symlink_metadata(&p).ok()?.file_type().is_symlink() {
+            return None;
+        }
+        let next = std::fs::read_link(&p).ok()?;
+        p = parent_dir(&p).join(next);
+    }
+    None
+}
+
+impl Descriptor {
+    /// The output `path`, which names this process's descriptor `fd`:
+    /// refused if `fd` is not open, not open for writing, or open on a
+    /// directory.
+    fn target(path: &Path, fd: RawFd) -> Result<Target, CliError> {
+        let refuse = |why: String| {
+            CliError::Usage(format!(
+                "{}: names this process's file descriptor {fd}, {why}: give another output",
+                path.display()
+            ))
+        };
+        // SAFETY: fcntl(F_DUPFD_CLOEXEC) takes any integer; on a number
+        // that is not an open descriptor it fails with EBADF.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            let e = io::Error::last_os_error();
+            return Err(refuse(format!("which is not open ({e})")));
+        }
+        // SAFETY: `dup` is a new open descriptor that nothing else owns.
+        let file = File::from(unsafe { OwnedFd::from_raw_fd(dup) });
+        // SAFETY: F_GETFL on the open descriptor `dup` only reads its flags.
+        let flags = unsafe { libc::fcntl(dup, libc::F_GETFL) };
+        if flags < 0 || flags & libc::O_PATH != 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+            return Err(refuse("which is not open for writing".into()));
+        }
+        let meta = file
+            .metadata()
+            .map_err(|e| CliError::io(path, "examine the output", e))?;
+        if meta.is_dir() {
+            return Err(refuse("which is open on a directory".into()));
+        }
+        Ok(Target::Stream(
+            path.to_owned(),
+            meta,
+            Some(Descriptor { fd, file }),
+        ))
+    }
+}
+
+/// What a file of metadata `meta` is, in words.
+fn kind_name(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_fifo() {
+        "a pipe or FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "a file of another kind"
     }
 }
 
@@ -341,7 +458,20 @@ impl<'a> OutputSpec<'a> {
                 }
                 Kind::Block(f)
             }
-            Target::Stream(p, meta) => {
+            Target::Stream(_, meta, Some(d)) => {
+                if self.seekable {
+                    return Err(CliError::Usage(format!(
+                        "{}: is this process's file descriptor {} ({}), written as a \
+                         stream, but this output is written at positions: give the name \
+                         of a regular file or a block device",
+                        path.display(),
+                        d.fd,
+                        kind_name(&meta)
+                    )));
+                }
+                Kind::Stream(d.file)
+            }
+            Target::Stream(p, meta, None) => {
                 if self.seekable {
                     let what = if meta.file_type().is_fifo() {
                         "a FIFO"
