@@ -7,14 +7,22 @@
 //!   atomically. The new contents go to a temporary file in the target's
 //!   directory, created without a name where the file system allows it
 //!   (`O_TMPFILE`), so that no signal, not even SIGKILL, can leave it
-//!   behind. On success the file is synced, given a name, renamed over the
-//!   target and the directory synced. Where `O_TMPFILE` is missing the
-//!   temporary file has a name (`.mdu-XXXXXXXX`) from the start, and a
-//!   handler of SIGINT, SIGTERM, SIGHUP and SIGQUIT removes it (SIGKILL
-//!   cannot be handled there). An existing file keeps its mode (and, for
-//!   root, its owner); one the user may not write is refused, as `cp` and
-//!   `veritysetup` refuse it. The rename replaces the directory entry, so
-//!   other hard links of the old file keep the old contents.
+//!   behind. On success the file is synced and given its name: a new
+//!   output its final name at once (`linkat`, which never replaces a file);
+//!   an existing one a temporary name (`.mdu-` and 12 letters), renamed
+//!   over the target in the next system call. The directory is synced
+//!   last. Where `O_TMPFILE` is missing the temporary file has such a name
+//!   from the start. A handler of SIGINT, SIGTERM, SIGHUP and SIGQUIT
+//!   removes a named temporary file; SIGKILL cannot be handled, and leaves
+//!   it behind if it lands between the two calls (or, without `O_TMPFILE`,
+//!   at any time). Every temporary file is locked (`flock`) from before it
+//!   has a name until the process ends, so a file of that name that nobody
+//!   holds locked was left by a killed run: the next output written in the
+//!   same directory removes it (see [`remove_stale`]). An existing file
+//!   keeps its mode (and, for root, its owner); one the user may not write
+//!   is refused, as `cp` and `veritysetup` refuse it. The rename replaces
+//!   the directory entry, so other hard links of the old file keep the old
+//!   contents.
 //! * **A symbolic link**: followed; what it points to is the output. A link
 //!   to nothing is refused (as `cp` refuses "writing through a dangling
 //!   symlink"), never replaced by a file.
@@ -57,9 +65,13 @@ pub(crate) const HELP: &str = "\
 Outputs:
   A regular file (new or existing) is replaced atomically: the new contents
   are written to a temporary file in the same directory that has no name
-  until it is complete, synced, then renamed over the output and the
-  directory synced. A failed or interrupted run (Ctrl-C, SIGTERM, SIGKILL)
-  leaves the output as it was and nothing next to it. An existing file keeps
+  until it is complete, synced, then given the output's name (renamed over
+  an existing output) and the directory synced. A failed or interrupted run
+  (Ctrl-C, SIGTERM, SIGKILL) leaves the output as it was and nothing next
+  to it; only a SIGKILL in the instant between naming the temporary file
+  and renaming it over an existing output (at any time, on a file system
+  without unnamed files) leaves a .mdu-XXXXXXXXXXXX file, which the next
+  output written in that directory removes. An existing file keeps
   its mode (and owner, for root); one you may not write is refused. Other
   hard links of a replaced file keep the old contents.
   A symbolic link is followed and its target written; a link to nothing is
@@ -597,6 +609,7 @@ impl Atomic {
                 (f, Some(reg))
             }
         };
+        remove_stale(dir);
         let mut a = Atomic {
             file,
             target: target.to_owned(),
@@ -635,8 +648,17 @@ impl Atomic {
         let dir = parent_dir(&self.target).to_owned();
         let tmp = match self.named.take() {
             Some(reg) => reg,
-            None => link_unnamed(&self.file, &dir)
-                .map_err(|e| CliError::io(shown, "give the new file a name", e))?,
+            // A new output: named in one step, nothing to leave behind.
+            None => match link_proc(&self.file, &self.target) {
+                Ok(()) => return sync_dir(&dir),
+                // An existing output (or one created meanwhile): a
+                // temporary name, renamed over it right away.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    link_unnamed(&self.file, &dir)
+                        .map_err(|e| CliError::io(shown, "give the new file a name", e))?
+                }
+                Err(e) => return Err(CliError::io(shown, "give the new file its name", e)),
+            },
         };
         let renamed = std::fs::rename(&tmp.path, &self.target);
         if renamed.is_err() {
@@ -644,9 +666,7 @@ impl Atomic {
         }
         tmp.release();
         renamed.map_err(|e| CliError::io(shown, "rename the temporary file onto it", e))?;
-        File::open(&dir)
-            .and_then(|d| sync(&d))
-            .map_err(|e| CliError::io(&dir, "sync the directory after renaming the output", e))
+        sync_dir(&dir)
     }
 }
 
@@ -657,6 +677,13 @@ impl Drop for Atomic {
             reg.release();
         }
     }
+}
+
+/// Syncs the directory `dir` after a name was given or replaced in it.
+fn sync_dir(dir: &Path) -> Result<(), CliError> {
+    File::open(dir)
+        .and_then(|d| sync(&d))
+        .map_err(|e| CliError::io(dir, "sync the directory after naming the output", e))
 }
 
 /// The directory holding `path` (`.` for a bare file name).
@@ -714,34 +741,60 @@ fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
     // Naming it needs /proc/self/fd (or CAP_DAC_READ_SEARCH): check now,
     // not after the work.
     std::fs::symlink_metadata(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+    // Nobody else can reach it yet: the lock is this process's, and holds
+    // from before the file has a name (a file system without locks leaves
+    // it unlocked, and then no other run can take a lock there either).
+    let _ = lock(&f, libc::LOCK_EX);
     Some(f)
+}
+
+/// `flock(how | LOCK_NB)` on `f`.
+fn lock(f: &File, how: libc::c_int) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a valid open descriptor only changes its lock.
+    if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Gives the unnamed temporary file `f` the name `path`; fails with
+/// `AlreadyExists` if something has that name (`linkat` never replaces).
+fn link_proc(f: &File, path: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let proc = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
+    let name = CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: both paths are valid NUL-terminated strings; linkat does not
+    // retain them.
+    let r = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            proc.as_ptr(),
+            libc::AT_FDCWD,
+            name.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// Names the unnamed temporary file `f` in `dir` (registered for removal
 /// on a signal until it is renamed).
 fn link_unnamed(f: &File, dir: &Path) -> io::Result<Registered> {
-    use std::os::fd::AsRawFd;
-    let proc = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
     for _ in 0..16 {
         let reg = Registered::new(dir.join(temp_name()?))?;
-        // SAFETY: both paths are valid NUL-terminated strings; linkat does
-        // not retain them.
-        let r = unsafe {
-            libc::linkat(
-                libc::AT_FDCWD,
-                proc.as_ptr(),
-                libc::AT_FDCWD,
-                reg.c_path(),
-                libc::AT_SYMLINK_FOLLOW,
-            )
-        };
-        if r == 0 {
-            return Ok(reg);
-        }
-        let e = io::Error::last_os_error();
-        reg.release();
-        if e.kind() != io::ErrorKind::AlreadyExists {
-            return Err(e);
+        match link_proc(f, &reg.path) {
+            Ok(()) => return Ok(reg),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => reg.release(),
+            Err(e) => {
+                reg.release();
+                return Err(e);
+            }
         }
     }
     Err(io::Error::from(io::ErrorKind::AlreadyExists))
@@ -759,7 +812,17 @@ fn open_named(dir: &Path, mode: u32) -> io::Result<(File, Registered)> {
             .mode(mode)
             .open(&reg.path)
         {
-            Ok(f) => return Ok((f, reg)),
+            // Locked, and still under its name: between the creation and the
+            // lock another run may have found it unlocked and removed it as
+            // left behind (it then held a lock of its own until it was done).
+            Ok(f) => match lock(&f, libc::LOCK_EX) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let _ = std::fs::remove_file(&reg.path);
+                    reg.release();
+                }
+                _ if !same_inode(&f, &reg.path) => reg.release(),
+                _ => return Ok((f, reg)),
+            },
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => reg.release(),
             Err(e) => {
                 reg.release();
@@ -768,6 +831,96 @@ fn open_named(dir: &Path, mode: u32) -> io::Result<(File, Registered)> {
         }
     }
     Err(io::Error::from(io::ErrorKind::AlreadyExists))
+}
+
+/// Whether `path` (not followed) names the file open as `f`.
+fn same_inode(f: &File, path: &Path) -> bool {
+    match (f.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Whether `name` is one [`temp_name`] makes.
+fn is_temp_name(name: &[u8]) -> bool {
+    name.len() == 5 + 12
+        && name.starts_with(b".mdu-")
+        && name[5..].iter().all(u8::is_ascii_alphanumeric)
+}
+
+/// Removes from `dir` the temporary files that runs killed by SIGKILL
+/// left behind. A file is removed only if its name is one [`temp_name`]
+/// makes, it is a regular file with no other name, it belongs to this user
+/// (any user, for root), and nobody holds a lock on it: every run holds
+/// its temporary file locked (`flock`) from before it has a name until the
+/// run ends, and the kernel drops the lock when the process dies, however
+/// it dies. A run of a version of mdu that did not lock its temporary file
+/// could lose it here while it runs; it then fails to rename it and leaves
+/// its output as it was. Nothing here is an error: a file that cannot be
+/// opened, locked or removed stays.
+fn remove_stale(dir: &Path) {
+    use std::os::fd::AsRawFd;
+    let (Ok(entries), Ok(d)) = (std::fs::read_dir(dir), File::open(dir)) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !is_temp_name(name.as_bytes()) {
+            continue;
+        }
+        let Ok(c) = CString::new(name.as_bytes()) else {
+            continue;
+        };
+        // Opened where it lies, never through a link, without waiting on
+        // a FIFO.
+        // SAFETY: `d` is an open directory and `c` a NUL-terminated name.
+        let fd = unsafe {
+            libc::openat(
+                d.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY
+                    | libc::O_NOFOLLOW
+                    | libc::O_NONBLOCK
+                    | libc::O_NOCTTY
+                    | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: `fd` is a new open descriptor that nothing else owns.
+        let f = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let Ok(m) = f.metadata() else { continue };
+        if !m.is_file() || m.nlink() != 1 || (me != 0 && m.uid() != me) {
+            continue;
+        }
+        // A shared lock, which a file opened read-only can take on every
+        // file system (NFS too); the owner's exclusive lock refuses it.
+        if lock(&f, libc::LOCK_SH).is_err() {
+            continue;
+        }
+        // Still the file opened (a killed run's file is not renamed by
+        // anyone; a live run's cannot be locked).
+        // SAFETY: a zeroed stat is a valid buffer for fstatat to fill; `d`
+        // is an open directory and `c` a NUL-terminated name.
+        let same = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::fstatat(
+                d.as_raw_fd(),
+                c.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            ) == 0
+                && st.st_dev == m.dev()
+                && st.st_ino == m.ino()
+        };
+        if same {
+            // SAFETY: `d` is an open directory and `c` a NUL-terminated name.
+            unsafe { libc::unlinkat(d.as_raw_fd(), c.as_ptr(), 0) };
+        }
+    }
 }
 
 /// `.mdu-` and 12 random letters.
@@ -809,10 +962,6 @@ impl Registered {
             }
         }
         Err(io::Error::other("too many temporary files at once"))
-    }
-
-    fn c_path(&self) -> *const libc::c_char {
-        self.c
     }
 
     /// Takes the path off the list (the file was renamed or removed).

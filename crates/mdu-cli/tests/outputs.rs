@@ -544,6 +544,92 @@ fn outputs_naming_the_process_own_stdout_are_written_through_it_never_renamed_ov
 }
 
 #[test]
+fn a_sigkill_while_the_output_is_named_leaves_no_temporary_file_for_long() {
+    let test = "a_sigkill_while_the_output_is_named_leaves_no_temporary_file_for_long";
+    if !common::have_tool("strace", test) {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let mut rng = Rng::new(test);
+    let plain = rng.bytes(64 << 10);
+    fs::write(d.join("plain"), &plain).unwrap();
+    fs::write(d.join("key"), rng.bytes(64)).unwrap();
+    let setup = run(mdu()
+        .args(["crypt", "encrypt", "--key-file", "key", "plain", "cipher"])
+        .current_dir(d));
+    expect_code(&setup, 0, "crypt encrypt");
+    let decrypt = |out: &str| strings(&["crypt", "decrypt", "--key-file", "key", "cipher", out]);
+    // `mdu crypt decrypt` ended by SIGKILL at the first call of `calls`.
+    let killed_at = |calls: &str, out: &str| {
+        run(Command::new("strace")
+            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+            .arg(format!("trace={calls}"))
+            .arg(format!("--inject={calls}:signal=KILL"))
+            .args(common::mdu_argv())
+            .args(decrypt(out))
+            .current_dir(d))
+    };
+    let temporaries = || -> Vec<String> {
+        entries(d)
+            .into_iter()
+            .filter(|e| e.starts_with(".mdu-"))
+            .collect()
+    };
+
+    // A new output, killed where it is given its name: there or not,
+    // complete if there, and nothing next to it.
+    for calls in ["linkat", "/^rename"] {
+        let _ = fs::remove_file(d.join("out"));
+        killed_at(calls, "out");
+        let now = fs::read(d.join("out")).ok();
+        assert!(
+            now.is_none() || now.as_deref() == Some(&plain[..]),
+            "{calls}: a partial output"
+        );
+        assert_eq!(temporaries(), Vec::<String>::new(), "killed at {calls}");
+    }
+
+    // An existing output, killed between naming the temporary file and
+    // renaming it over the output: the output as it was, and the named
+    // temporary file left (the one window SIGKILL has).
+    fs::write(d.join("out"), PREVIOUS).unwrap();
+    let r = killed_at("/^rename", "out");
+    assert_eq!(r.status.code(), None, "not killed at the rename");
+    assert_eq!(fs::read(d.join("out")).unwrap(), PREVIOUS);
+    let left = temporaries();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(
+        fs::read(d.join(&left[0])).unwrap() == plain,
+        "the left file is the output"
+    );
+
+    // A file of that name held by a live process stays, and so does one of
+    // another name; the left one goes with the next output written there.
+    let held = d.join(".mdu-heldheldheld");
+    fs::write(&held, b"a run still writing").unwrap();
+    let holder = fs::File::open(&held).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    let r = unsafe {
+        libc::flock(
+            std::os::fd::AsRawFd::as_raw_fd(&holder),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    };
+    assert_eq!(r, 0, "flock");
+    fs::write(d.join(".mdu-other"), b"not a name mdu makes").unwrap();
+    let again = run(mdu().args(decrypt("out")).current_dir(d));
+    expect_code(&again, 0, "decrypt again");
+    assert!(fs::read(d.join("out")).unwrap() == plain);
+    assert_eq!(temporaries(), [".mdu-heldheldheld", ".mdu-other"]);
+    // Once its holder is gone, the next output written there removes it.
+    drop(holder);
+    let again = run(mdu().args(decrypt("out2")).current_dir(d));
+    expect_code(&again, 0, "decrypt to another output");
+    assert_eq!(temporaries(), [".mdu-other"]);
+}
+
+#[test]
 fn a_device_too_small_is_refused_before_anything_is_written() {
     let test = "a_device_too_small_is_refused_before_anything_is_written";
     if !is_root() {

@@ -63,6 +63,7 @@ const USES: [(Tool, &[&str]); 7] = [
         &[
             "luks_reencrypt::a_kill_at_any_sync_point_loses_nothing",
             "crypt::in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes",
+            "outputs::a_sigkill_while_the_output_is_named_leaves_no_temporary_file_for_long",
         ],
     ),
     (
