@@ -2,7 +2,7 @@
 //! writes and checks them.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -514,8 +514,7 @@ fn describe_parity(
     let hash_size = if f.shares_hash_file(hash_path) {
         0
     } else {
-        let mut h =
-            File::open(hash_path).map_err(|e| CliError::io(hash_path, "open for reading", e))?;
+        let mut h = util::open_read(hash_path)?;
         h.seek(SeekFrom::End(0))
             .map_err(|e| CliError::io(hash_path, "seek", e))?
     };
@@ -574,7 +573,7 @@ fn write_parity(
         Some(enc) => enc,
         None => fec::VerityEncoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?,
     };
-    let d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
+    let d = util::open_read(data)?;
     if enc.data_blocks_taken() == 0 && d.metadata().is_ok_and(|m| m.is_file()) {
         // A regular file is taken from the page cache where it lies (the
         // hashing pass just read it), a window at a time.
@@ -700,8 +699,7 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
             a.hash_offset
         )));
     }
-    let mut hash =
-        File::open(&a.hash_dev).map_err(|e| CliError::io(&a.hash_dev, "open for reading", e))?;
+    let mut hash = util::open_read(&a.hash_dev)?;
     let sb = Superblock::read_from(&mut hash, a.hash_offset).map_err(|e| match e {
         VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
         e => CliError::Input {
@@ -714,9 +712,21 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
     // The algorithm as the superblock spells it (an OpenSSL alias such as
     // `blake2b512` is printed as written, as veritysetup does).
     let mut raw = [0u8; 512];
-    hash.seek(SeekFrom::Start(a.hash_offset))
-        .and_then(|_| hash.read_exact(&mut raw))
+    let got = hash
+        .seek(SeekFrom::Start(a.hash_offset))
+        .and_then(|_| util::read_full(&mut hash, &mut raw))
         .map_err(|e| CliError::io(&a.hash_dev, "read the superblock", e))?;
+    if got < raw.len() {
+        return Err(CliError::Input {
+            path: a.hash_dev.clone(),
+            offset: a.hash_offset + got as u64,
+            rule: format!(
+                "unexpected end of file: the 512-byte superblock at byte {} ends here \
+                 (was the file truncated while it was read?)",
+                a.hash_offset
+            ),
+        });
+    }
     let name = Superblock::algorithm_name(&raw).unwrap_or_default();
     let hash_blocks = p
         .tree_blocks(sb.data_blocks)
@@ -843,8 +853,7 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
             "mdu verity repair needs --fec-device: the parity to correct with".into(),
         ));
     }
-    let open =
-        |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
+    let open = |path: &Path| util::open_read(path);
     let root_bytes = util::parse_hex("root hash", &a.root)?;
     let root = Digest::from_slice(&root_bytes);
     let pool = util::pool(a.opts.threads)?;
@@ -988,8 +997,7 @@ fn verify_with_fec(
     pool: &rayon::ThreadPool,
 ) -> Result<(), CliError> {
     use fec::ReadAt;
-    let open =
-        |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
+    let open = |path: &Path| util::open_read(path);
     let Some(fec_path) = a.fec.device() else {
         return Err(CliError::Usage("--fec-device is needed to correct".into()));
     };
