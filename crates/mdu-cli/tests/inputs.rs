@@ -357,6 +357,12 @@ fn inputs_without_a_size_are_refused_up_front_where_hashing_has_no_end() {
             ),
         ];
         for (what, args) in runs {
+            if name == "/dev/null" && what.starts_with("fsverity") {
+                // The null device reads as empty, always: its fs-verity
+                // digest is the empty file's, as `fsverity digest` prints
+                // (tests/fsverity.rs).
+                continue;
+            }
             let what = format!("{what} {name}");
             let out = run_within(mdu().args(&args), *stdin, 20, &what);
             expect_code(&out, 2, &what);

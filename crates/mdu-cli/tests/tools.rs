@@ -20,6 +20,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "fsverity::a_file_larger_than_one_mapping_window",
             "fsverity::many_files_print_what_fsverity_digest_prints",
             "fsverity::many_files_stop_at_the_first_that_fails_like_fsverity_digest",
+            "fsverity::the_null_device_has_the_empty_file_digest_like_fsverity_digest (its comparison with fsverity digest)",
             "inputs::fsverity_digest_of_a_file_that_ends_before_its_size_is_an_error_naming_the_offset (its comparison with fsverity digest)",
             "inputs::inputs_without_a_size_are_refused_up_front_where_hashing_has_no_end (its comparison with fsverity digest)",
             "inputs::non_utf8_file_names_are_printed_as_their_bytes_like_fsverity_digest_and_veritysetup (its comparison with fsverity digest)",
