@@ -36,6 +36,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "verity::fec_verify_and_repair (its comparison with veritysetup)",
             "verity::dump_matches_veritysetup_and_json_says_the_same (its comparison with veritysetup)",
             "verity::every_hash_matches_veritysetup (its comparison with veritysetup)",
+            "verity::hash_names_are_stored_and_printed_as_given_like_veritysetup (its comparison with veritysetup)",
             "fsverity::a_file_larger_than_one_mapping_window",
             "inputs::inputs_without_a_size_are_refused_up_front_where_hashing_has_no_end (its comparison with veritysetup)",
             "inputs::verity_format_of_a_block_device_onto_itself_refuses_an_overlap_and_allows_an_offset_past_the_data (its check with veritysetup)",
