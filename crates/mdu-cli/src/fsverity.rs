@@ -117,10 +117,16 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
     let path = &a.files[0];
     let (mut tree_out, mut desc_out) = outputs(&a, path)?;
     // FILE is read up to the size it has now, decided from its type (a
-    // character device or FIFO has none and is refused); one that ends
-    // earlier is an error, never the digest of a shorter file.
-    let (source, _, pb) =
-        util::open_source(path, !a.no_mmap, "fs-verity digest", util::Unsized::Refuse)?;
+    // character device or FIFO has none and is refused, but the null
+    // device); one that ends earlier is an error, never the digest of a
+    // shorter file.
+    let (source, pb) = if is_null_device(path) {
+        (Source::bytes(&[]), indicatif::ProgressBar::hidden())
+    } else {
+        let (source, _, pb) =
+            util::open_source(path, !a.no_mmap, "fs-verity digest", util::Unsized::Refuse)?;
+        (source, pb)
+    };
     let m = pool.install(|| fsverity::measure(source, &params));
     pb.finish_and_clear();
     let m = m.map_err(|e| util::source_error(path, e))?;
@@ -165,7 +171,21 @@ fn outputs(a: &DigestArgs, path: &Path) -> Result<(Option<Output>, Option<Output
 
 /// One FILE of many, opened by the library on the thread that hashes it.
 fn fsverity_source(path: &PathBuf) -> Source<'static> {
+    if is_null_device(path) {
+        return Source::bytes(&[]);
+    }
     Source::path(path)
+}
+
+/// Whether `path` is the null device (character device 1:3). It reads as
+/// empty, always: its digest is the empty file's, which is also what
+/// `fsverity digest` prints for it (from its size, 0). Other character
+/// devices and FIFOs stay refused: their size (0) says nothing of what a
+/// read gives (`/dev/zero` never ends).
+fn is_null_device(path: &Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    std::fs::metadata(path)
+        .is_ok_and(|m| m.file_type().is_char_device() && m.rdev() == libc::makedev(1, 3))
 }
 
 /// The line `fsverity digest` prints for `path`, with the file name as its

@@ -7,23 +7,38 @@
 //!   atomically. The new contents go to a temporary file in the target's
 //!   directory, created without a name where the file system allows it
 //!   (`O_TMPFILE`), so that no signal, not even SIGKILL, can leave it
-//!   behind. On success the file is synced, given a name, renamed over the
-//!   target and the directory synced. Where `O_TMPFILE` is missing the
-//!   temporary file has a name (`.mdu-XXXXXXXX`) from the start, and a
-//!   handler of SIGINT, SIGTERM, SIGHUP and SIGQUIT removes it (SIGKILL
-//!   cannot be handled there). An existing file keeps its mode (and, for
-//!   root, its owner); one the user may not write is refused, as `cp` and
-//!   `veritysetup` refuse it. The rename replaces the directory entry, so
-//!   other hard links of the old file keep the old contents.
+//!   behind. On success the file is synced and given its name: a new
+//!   output its final name at once (`linkat`, which never replaces a file);
+//!   an existing one a temporary name (`.mdu-` and 12 letters), renamed
+//!   over the target in the next system call. The directory is synced
+//!   last. Where `O_TMPFILE` is missing the temporary file has such a name
+//!   from the start. A handler of SIGINT, SIGTERM, SIGHUP and SIGQUIT
+//!   removes a named temporary file; SIGKILL cannot be handled, and leaves
+//!   it behind if it lands between the two calls (or, without `O_TMPFILE`,
+//!   at any time). Every temporary file is locked (`flock`) from before it
+//!   has a name until the process ends, so a file of that name that nobody
+//!   holds locked was left by a killed run: the next output written in the
+//!   same directory removes it (see [`remove_stale`]). An existing file
+//!   keeps its mode (and, for root, its owner); one the user may not write
+//!   is refused, as `cp` and `veritysetup` refuse it. The rename replaces
+//!   the directory entry, so other hard links of the old file keep the old
+//!   contents.
 //! * **A symbolic link**: followed; what it points to is the output. A link
 //!   to nothing is refused (as `cp` refuses "writing through a dangling
 //!   symlink"), never replaced by a file.
 //! * **A block device**: written in place, opened with `O_EXCL` (the kernel
 //!   refuses a mounted device then), its size checked against the output's
 //!   before anything is written, synced at the end. Not atomic.
-//! * **A character device or FIFO** (`/dev/null`, `/dev/stdout`, a pipe
-//!   read by another process): written in place as a stream. Not atomic.
-//! * Anything else (a directory, a socket) is refused.
+//! * **A character device or FIFO** (`/dev/null`, a pipe read by another
+//!   process): written in place as a stream. Not atomic.
+//! * **A descriptor of this process** (`/dev/stdout`, `/dev/stderr`,
+//!   `/dev/fd/N`, `/proc/self/fd/N`): written as a stream through that
+//!   descriptor, whatever it is open on (a pipe, a socket, a terminal, a
+//!   file the shell redirected it to), from its current position and with
+//!   its flags (`>>` appends). It is never reopened by name: a pipe has
+//!   none, and a file renamed over would leave the descriptor, and what else
+//!   the process prints to it, on the old file. Not atomic.
+//! * Anything else (a directory, a socket in the file system) is refused.
 //!
 //! Before anything is opened for writing, the output is compared with the
 //! command's inputs: the same file under another name (a hard link, a
@@ -37,6 +52,7 @@
 use std::ffi::{CString, OsString};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -49,17 +65,24 @@ pub(crate) const HELP: &str = "\
 Outputs:
   A regular file (new or existing) is replaced atomically: the new contents
   are written to a temporary file in the same directory that has no name
-  until it is complete, synced, then renamed over the output and the
-  directory synced. A failed or interrupted run (Ctrl-C, SIGTERM, SIGKILL)
-  leaves the output as it was and nothing next to it. An existing file keeps
+  until it is complete, synced, then given the output's name (renamed over
+  an existing output) and the directory synced. A failed or interrupted run
+  (Ctrl-C, SIGTERM, SIGKILL) leaves the output as it was and nothing next
+  to it; only a SIGKILL in the instant between naming the temporary file
+  and renaming it over an existing output (at any time, on a file system
+  without unnamed files) leaves a .mdu-XXXXXXXXXXXX file, which the next
+  output written in that directory removes. An existing file keeps
   its mode (and owner, for root); one you may not write is refused. Other
   hard links of a replaced file keep the old contents.
   A symbolic link is followed and its target written; a link to nothing is
   refused.
   A block device is written in place, after a check that it is large enough
   and not mounted, and synced at the end: not atomic.
-  A character device or FIFO (/dev/null, /dev/stdout, a pipe) is written in
-  place as a stream: not atomic.
+  A character device or FIFO (/dev/null, a pipe) is written in place as a
+  stream: not atomic.
+  /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are written as a
+  stream through that descriptor, whatever it is open on (a pipe, a file the
+  shell redirected it to, from where it stands: `>>` appends): not atomic.
   An output that is an input of the command under another name (a hard or
   symbolic link, another node of the same device, a loop device over it, a
   partition overlapping it) is refused before anything is written.";
@@ -107,14 +130,28 @@ pub(crate) enum Target {
     File(PathBuf, Metadata),
     /// A block device.
     Block(PathBuf, Metadata),
-    /// A character device or a FIFO.
-    Stream(PathBuf, Metadata),
+    /// A character device or a FIFO, or (with a [`Descriptor`]) whatever
+    /// a descriptor of this process named by the path is open on.
+    Stream(PathBuf, Metadata, Option<Descriptor>),
+}
+
+/// A descriptor of this process that an output path names (`/dev/stdout`,
+/// `/dev/fd/N`, `/proc/self/fd/N`): its number, and a duplicate of it to
+/// write through (sharing its position and flags).
+pub(crate) struct Descriptor {
+    fd: RawFd,
+    file: File,
 }
 
 impl Target {
     /// Follows `path` to what a write would reach: refuses a dangling
-    /// symbolic link, a directory and a socket.
+    /// symbolic link, a directory and a socket. A path that names a
+    /// descriptor of this process is that descriptor, whatever it is open
+    /// on.
     pub(crate) fn resolve(path: &Path) -> Result<Target, CliError> {
+        if let Some(fd) = own_descriptor(path) {
+            return Descriptor::target(path, fd);
+        }
         let link = match std::fs::symlink_metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -147,7 +184,7 @@ impl Target {
         } else if t.is_block_device() {
             Ok(Target::Block(real, meta))
         } else if t.is_char_device() || t.is_fifo() {
-            Ok(Target::Stream(real, meta))
+            Ok(Target::Stream(real, meta, None))
         } else {
             let what = if t.is_dir() {
                 "a directory"
@@ -164,15 +201,107 @@ impl Target {
     /// The path a write reaches (the link's target for a symbolic link).
     fn path(&self) -> &Path {
         match self {
-            Target::New(p) | Target::File(p, _) | Target::Block(p, _) | Target::Stream(p, _) => p,
+            Target::New(p) | Target::File(p, _) | Target::Block(p, _) | Target::Stream(p, _, _) => {
+                p
+            }
         }
     }
 
     fn meta(&self) -> Option<&Metadata> {
         match self {
             Target::New(_) => None,
-            Target::File(_, m) | Target::Block(_, m) | Target::Stream(_, m) => Some(m),
+            Target::File(_, m) | Target::Block(_, m) | Target::Stream(_, m, _) => Some(m),
         }
+    }
+}
+
+/// The descriptor of this process that `path` names, if it names one:
+/// `/proc/self/fd/N` (or `/proc/<this pid>/fd/N`, `/proc/thread-self/fd/N`)
+/// reached directly or through symbolic links (`/dev/stdout`, `/dev/fd/N`).
+/// Such a path is a link the kernel makes to whatever the descriptor is
+/// open on, which may have no name (a pipe, a socket): it is told by where
+/// it lies, not by what it points to, so the links are followed one at a
+/// time.
+fn own_descriptor(path: &Path) -> Option<RawFd> {
+    let me = std::fs::canonicalize("/proc/self").ok()?;
+    let mut p = path.to_path_buf();
+    // The limit on links the kernel follows in one lookup.
+    for _ in 0..40 {
+        let name = p.file_name()?.to_str()?;
+        let dir = std::fs::canonicalize(parent_dir(&p)).ok()?;
+        let fd_dir = dir.file_name().is_some_and(|n| n == "fd");
+        let ours = fd_dir
+            && dir
+                .parent()
+                .is_some_and(|up| up == me || (up.parent().is_some_and(|t| t == me.join("task"))));
+        if ours && !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
+            return name.parse().ok();
+        }
+        if !std::fs::symlink_metadata(&p).ok()?.file_type().is_symlink() {
+            return None;
+        }
+        let next = std::fs::read_link(&p).ok()?;
+        p = parent_dir(&p).join(next);
+    }
+    None
+}
+
+impl Descriptor {
+    /// The output `path`, which names this process's descriptor `fd`:
+    /// refused if `fd` is not open, not open for writing, or open on a
+    /// directory.
+    fn target(path: &Path, fd: RawFd) -> Result<Target, CliError> {
+        let refuse = |why: String| {
+            CliError::Usage(format!(
+                "{}: names this process's file descriptor {fd}, {why}: give another output",
+                path.display()
+            ))
+        };
+        // SAFETY: fcntl(F_DUPFD_CLOEXEC) takes any integer; on a number
+        // that is not an open descriptor it fails with EBADF.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            let e = io::Error::last_os_error();
+            return Err(refuse(format!("which is not open ({e})")));
+        }
+        // SAFETY: `dup` is a new open descriptor that nothing else owns.
+        let file = File::from(unsafe { OwnedFd::from_raw_fd(dup) });
+        // SAFETY: F_GETFL on the open descriptor `dup` only reads its flags.
+        let flags = unsafe { libc::fcntl(dup, libc::F_GETFL) };
+        if flags < 0 || flags & libc::O_PATH != 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+            return Err(refuse("which is not open for writing".into()));
+        }
+        let meta = file
+            .metadata()
+            .map_err(|e| CliError::io(path, "examine the output", e))?;
+        if meta.is_dir() {
+            return Err(refuse("which is open on a directory".into()));
+        }
+        Ok(Target::Stream(
+            path.to_owned(),
+            meta,
+            Some(Descriptor { fd, file }),
+        ))
+    }
+}
+
+/// What a file of metadata `meta` is, in words.
+fn kind_name(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_fifo() {
+        "a pipe or FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "a file of another kind"
     }
 }
 
@@ -341,7 +470,20 @@ impl<'a> OutputSpec<'a> {
                 }
                 Kind::Block(f)
             }
-            Target::Stream(p, meta) => {
+            Target::Stream(_, meta, Some(d)) => {
+                if self.seekable {
+                    return Err(CliError::Usage(format!(
+                        "{}: is this process's file descriptor {} ({}), written as a \
+                         stream, but this output is written at positions: give the name \
+                         of a regular file or a block device",
+                        path.display(),
+                        d.fd,
+                        kind_name(&meta)
+                    )));
+                }
+                Kind::Stream(d.file)
+            }
+            Target::Stream(p, meta, None) => {
                 if self.seekable {
                     let what = if meta.file_type().is_fifo() {
                         "a FIFO"
@@ -467,6 +609,7 @@ impl Atomic {
                 (f, Some(reg))
             }
         };
+        remove_stale(dir);
         let mut a = Atomic {
             file,
             target: target.to_owned(),
@@ -505,8 +648,17 @@ impl Atomic {
         let dir = parent_dir(&self.target).to_owned();
         let tmp = match self.named.take() {
             Some(reg) => reg,
-            None => link_unnamed(&self.file, &dir)
-                .map_err(|e| CliError::io(shown, "give the new file a name", e))?,
+            // A new output: named in one step, nothing to leave behind.
+            None => match link_proc(&self.file, &self.target) {
+                Ok(()) => return sync_dir(&dir),
+                // An existing output (or one created meanwhile): a
+                // temporary name, renamed over it right away.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    link_unnamed(&self.file, &dir)
+                        .map_err(|e| CliError::io(shown, "give the new file a name", e))?
+                }
+                Err(e) => return Err(CliError::io(shown, "give the new file its name", e)),
+            },
         };
         let renamed = std::fs::rename(&tmp.path, &self.target);
         if renamed.is_err() {
@@ -514,9 +666,7 @@ impl Atomic {
         }
         tmp.release();
         renamed.map_err(|e| CliError::io(shown, "rename the temporary file onto it", e))?;
-        File::open(&dir)
-            .and_then(|d| sync(&d))
-            .map_err(|e| CliError::io(&dir, "sync the directory after renaming the output", e))
+        sync_dir(&dir)
     }
 }
 
@@ -527,6 +677,13 @@ impl Drop for Atomic {
             reg.release();
         }
     }
+}
+
+/// Syncs the directory `dir` after a name was given or replaced in it.
+fn sync_dir(dir: &Path) -> Result<(), CliError> {
+    File::open(dir)
+        .and_then(|d| sync(&d))
+        .map_err(|e| CliError::io(dir, "sync the directory after naming the output", e))
 }
 
 /// The directory holding `path` (`.` for a bare file name).
@@ -584,34 +741,60 @@ fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
     // Naming it needs /proc/self/fd (or CAP_DAC_READ_SEARCH): check now,
     // not after the work.
     std::fs::symlink_metadata(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+    // Nobody else can reach it yet: the lock is this process's, and holds
+    // from before the file has a name (a file system without locks leaves
+    // it unlocked, and then no other run can take a lock there either).
+    let _ = lock(&f, libc::LOCK_EX);
     Some(f)
+}
+
+/// `flock(how | LOCK_NB)` on `f`.
+fn lock(f: &File, how: libc::c_int) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a valid open descriptor only changes its lock.
+    if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Gives the unnamed temporary file `f` the name `path`; fails with
+/// `AlreadyExists` if something has that name (`linkat` never replaces).
+fn link_proc(f: &File, path: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let proc = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
+    let name = CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: both paths are valid NUL-terminated strings; linkat does not
+    // retain them.
+    let r = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            proc.as_ptr(),
+            libc::AT_FDCWD,
+            name.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// Names the unnamed temporary file `f` in `dir` (registered for removal
 /// on a signal until it is renamed).
 fn link_unnamed(f: &File, dir: &Path) -> io::Result<Registered> {
-    use std::os::fd::AsRawFd;
-    let proc = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
     for _ in 0..16 {
         let reg = Registered::new(dir.join(temp_name()?))?;
-        // SAFETY: both paths are valid NUL-terminated strings; linkat does
-        // not retain them.
-        let r = unsafe {
-            libc::linkat(
-                libc::AT_FDCWD,
-                proc.as_ptr(),
-                libc::AT_FDCWD,
-                reg.c_path(),
-                libc::AT_SYMLINK_FOLLOW,
-            )
-        };
-        if r == 0 {
-            return Ok(reg);
-        }
-        let e = io::Error::last_os_error();
-        reg.release();
-        if e.kind() != io::ErrorKind::AlreadyExists {
-            return Err(e);
+        match link_proc(f, &reg.path) {
+            Ok(()) => return Ok(reg),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => reg.release(),
+            Err(e) => {
+                reg.release();
+                return Err(e);
+            }
         }
     }
     Err(io::Error::from(io::ErrorKind::AlreadyExists))
@@ -629,7 +812,17 @@ fn open_named(dir: &Path, mode: u32) -> io::Result<(File, Registered)> {
             .mode(mode)
             .open(&reg.path)
         {
-            Ok(f) => return Ok((f, reg)),
+            // Locked, and still under its name: between the creation and the
+            // lock another run may have found it unlocked and removed it as
+            // left behind (it then held a lock of its own until it was done).
+            Ok(f) => match lock(&f, libc::LOCK_EX) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let _ = std::fs::remove_file(&reg.path);
+                    reg.release();
+                }
+                _ if !same_inode(&f, &reg.path) => reg.release(),
+                _ => return Ok((f, reg)),
+            },
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => reg.release(),
             Err(e) => {
                 reg.release();
@@ -638,6 +831,96 @@ fn open_named(dir: &Path, mode: u32) -> io::Result<(File, Registered)> {
         }
     }
     Err(io::Error::from(io::ErrorKind::AlreadyExists))
+}
+
+/// Whether `path` (not followed) names the file open as `f`.
+fn same_inode(f: &File, path: &Path) -> bool {
+    match (f.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Whether `name` is one [`temp_name`] makes.
+fn is_temp_name(name: &[u8]) -> bool {
+    name.len() == 5 + 12
+        && name.starts_with(b".mdu-")
+        && name[5..].iter().all(u8::is_ascii_alphanumeric)
+}
+
+/// Removes from `dir` the temporary files that runs killed by SIGKILL
+/// left behind. A file is removed only if its name is one [`temp_name`]
+/// makes, it is a regular file with no other name, it belongs to this user
+/// (any user, for root), and nobody holds a lock on it: every run holds
+/// its temporary file locked (`flock`) from before it has a name until the
+/// run ends, and the kernel drops the lock when the process dies, however
+/// it dies. A run of a version of mdu that did not lock its temporary file
+/// could lose it here while it runs; it then fails to rename it and leaves
+/// its output as it was. Nothing here is an error: a file that cannot be
+/// opened, locked or removed stays.
+fn remove_stale(dir: &Path) {
+    use std::os::fd::AsRawFd;
+    let (Ok(entries), Ok(d)) = (std::fs::read_dir(dir), File::open(dir)) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !is_temp_name(name.as_bytes()) {
+            continue;
+        }
+        let Ok(c) = CString::new(name.as_bytes()) else {
+            continue;
+        };
+        // Opened where it lies, never through a link, without waiting on
+        // a FIFO.
+        // SAFETY: `d` is an open directory and `c` a NUL-terminated name.
+        let fd = unsafe {
+            libc::openat(
+                d.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY
+                    | libc::O_NOFOLLOW
+                    | libc::O_NONBLOCK
+                    | libc::O_NOCTTY
+                    | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: `fd` is a new open descriptor that nothing else owns.
+        let f = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let Ok(m) = f.metadata() else { continue };
+        if !m.is_file() || m.nlink() != 1 || (me != 0 && m.uid() != me) {
+            continue;
+        }
+        // A shared lock, which a file opened read-only can take on every
+        // file system (NFS too); the owner's exclusive lock refuses it.
+        if lock(&f, libc::LOCK_SH).is_err() {
+            continue;
+        }
+        // Still the file opened (a killed run's file is not renamed by
+        // anyone; a live run's cannot be locked).
+        // SAFETY: a zeroed stat is a valid buffer for fstatat to fill; `d`
+        // is an open directory and `c` a NUL-terminated name.
+        let same = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::fstatat(
+                d.as_raw_fd(),
+                c.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            ) == 0
+                && st.st_dev == m.dev()
+                && st.st_ino == m.ino()
+        };
+        if same {
+            // SAFETY: `d` is an open directory and `c` a NUL-terminated name.
+            unsafe { libc::unlinkat(d.as_raw_fd(), c.as_ptr(), 0) };
+        }
+    }
 }
 
 /// `.mdu-` and 12 random letters.
@@ -679,10 +962,6 @@ impl Registered {
             }
         }
         Err(io::Error::other("too many temporary files at once"))
-    }
-
-    fn c_path(&self) -> *const libc::c_char {
-        self.c
     }
 
     /// Takes the path off the list (the file was renamed or removed).

@@ -169,20 +169,35 @@ fn cached(file: &File, offset: u64, len: usize) -> bool {
 }
 
 /// Reads `buf.len()` bytes at `pos` through `direct` while it lasts and the
-/// page cache does not hold them, else through `file`.
+/// page cache does not hold them, else through `file`; the number of bytes
+/// read, fewer only where the file ends.
 fn read_at(
     direct: &mut Option<File>,
     file: &File,
     buf: &mut [u8],
     pos: u64,
-) -> std::io::Result<()> {
+) -> std::io::Result<usize> {
     if let Some(d) = direct.as_ref().filter(|_| !cached(file, pos, buf.len())) {
-        match d.read_exact_at(buf, pos) {
+        match read_full_at(d, buf, pos) {
             Err(e) if refused(&e) => *direct = None,
             r => return r,
         }
     }
-    file.read_exact_at(buf, pos)
+    read_full_at(file, buf, pos)
+}
+
+/// Reads at `pos` until `buf` is full or the file ends; the bytes read.
+fn read_full_at(f: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], pos + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 /// Streams the input through `cipher` (its first sector is sector 0) into
@@ -261,8 +276,12 @@ pub(crate) fn run(
                 let n = match in_len {
                     Some(len) => {
                         let n = (len - pos).min(bytes.len() as u64) as usize;
-                        read_at(&mut direct, input, &mut bytes[..n], in_offset + pos)
+                        let got = read_at(&mut direct, input, &mut bytes[..n], in_offset + pos)
                             .map_err(|e| CliError::io(in_path, "read", e))?;
+                        if got < n {
+                            let at = in_offset + pos + got as u64;
+                            return Err(ended_early(in_path, at, in_offset + len));
+                        }
                         n
                     }
                     None => {
@@ -319,6 +338,19 @@ pub(crate) fn run(
     });
     pb.finish_and_clear();
     result
+}
+
+/// A sized input that ended at `offset`, before `end`, where its size when
+/// it was opened said it would.
+fn ended_early(path: &Path, offset: u64, end: u64) -> CliError {
+    CliError::Input {
+        path: path.to_owned(),
+        offset,
+        rule: format!(
+            "unexpected end of file: the data were to run to byte {end}, as its size said when \
+             it was opened (was it truncated while it was read?)"
+        ),
+    }
 }
 
 /// `left` bytes at `offset` that do not make a whole sector.

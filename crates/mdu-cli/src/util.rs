@@ -284,7 +284,7 @@ fn canonical_new(p: &Path) -> Option<PathBuf> {
 
 /// Open `path` for reading, with its length.
 pub(crate) fn open_input(path: &Path) -> Result<(File, u64), CliError> {
-    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    let f = open_read(path)?;
     let len = f
         .metadata()
         .map_err(|e| CliError::io(path, "read its size", e))?
@@ -336,7 +336,7 @@ fn sized_len(path: &Path, f: &File) -> Result<Option<u64>, CliError> {
 /// is an error naming it.
 pub(crate) fn input_size(path: &Path) -> Result<u64, CliError> {
     refuse_unsized(path)?;
-    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    let f = open_read(path)?;
     sized_len(path, &f)?.ok_or_else(|| not_sized(path, &f))
 }
 
@@ -351,6 +351,16 @@ fn refuse_unsized(path: &Path) -> Result<(), CliError> {
         // Left to the open, which names the error.
         Err(_) => Ok(()),
     }
+}
+
+/// Opens the input `path` for reading; a directory is refused (reading it
+/// fails, and some file systems give it a size of 2^63 - 1 bytes).
+pub(crate) fn open_read(path: &Path) -> Result<File, CliError> {
+    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(CliError::lib(path, VerityError::Directory));
+    }
+    Ok(f)
 }
 
 fn not_sized(path: &Path, f: &File) -> CliError {
@@ -469,7 +479,7 @@ impl Iterator for MappedWindows {
 /// is opened.
 pub(crate) fn open_data(path: &Path, mmap: bool) -> Result<(Input, u64), CliError> {
     refuse_unsized(path)?;
-    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    let f = open_read(path)?;
     let len = sized_len(path, &f)?.ok_or_else(|| not_sized(path, &f))?;
     open_sized(f, len, mmap)
 }
@@ -522,7 +532,7 @@ pub(crate) fn open_source(
     if no_size == Unsized::Refuse {
         refuse_unsized(path)?;
     }
-    let f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    let f = open_read(path)?;
     let (input, len) = match sized_len(path, &f)? {
         Some(len) => open_sized(f, len, mmap)?,
         None if no_size == Unsized::Bounded => {

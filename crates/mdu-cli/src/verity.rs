@@ -2,7 +2,7 @@
 //! writes and checks them.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -73,10 +73,11 @@ pub(crate) struct VerityOpts {
     /// Hash algorithm [default: sha256]: sha1, sha224, sha256, sha384,
     /// sha512, sha3-224, sha3-256, sha3-384, sha3-512, rmd160, sm3,
     /// blake2b-512 or blake2s-256. OpenSSL's spellings ripemd160,
-    /// blake2b512 and blake2s256 name the same functions; the superblock
-    /// then holds the kernel's name. MD4 and MD5 are refused.
+    /// blake2b512 and blake2s256 name the same functions. As with
+    /// veritysetup, the superblock holds the name as given (in lower case)
+    /// and the summary prints it as given. MD4 and MD5 are refused.
     #[arg(long, value_name = "ALG", value_parser = parse_hash)]
-    hash: Option<HashAlg>,
+    hash: Option<HashArg>,
     /// Data block size in bytes (power of two, 512..=65536) [default: 4096].
     #[arg(long, value_name = "N")]
     data_block_size: Option<u32>,
@@ -202,15 +203,54 @@ fn uuid_string(u: &[u8; 16]) -> String {
     )
 }
 
+/// `--hash`: the algorithm, and its name as given.
+#[derive(Clone, Debug)]
+struct HashArg {
+    alg: HashAlg,
+    given: String,
+}
+
 /// `--hash`: a name [`HashAlg::from_name`] knows.
-fn parse_hash(name: &str) -> Result<HashAlg, String> {
-    HashAlg::from_name(name).map_err(|e| e.to_string())
+fn parse_hash(name: &str) -> Result<HashArg, String> {
+    let alg = HashAlg::from_name(name).map_err(|e| e.to_string())?;
+    Ok(HashArg {
+        alg,
+        given: name.to_owned(),
+    })
+}
+
+/// Writes the `--hash` name as given, in lower case, into the superblock
+/// that [`dmverity::format`] wrote with the algorithm's own name, where the
+/// two differ (`ripemd160` for `rmd160`): what veritysetup stores.
+fn spell_superblock_name(
+    o: &VerityOpts,
+    p: &dmverity::Params,
+    out: &File,
+    path: &Path,
+) -> Result<(), CliError> {
+    use std::os::unix::fs::FileExt;
+    let Some(h) = o.hash.as_ref().filter(|_| p.superblock) else {
+        return Ok(());
+    };
+    let name = h.given.to_ascii_lowercase();
+    if name == p.hash.name() {
+        return Ok(());
+    }
+    // The name field: bytes 32..64 of the superblock, NUL-padded. Every
+    // name from_name knows fits with its NUL.
+    let mut field = [0u8; 32];
+    let Some(dst) = field.get_mut(..name.len()).filter(|_| name.len() < 32) else {
+        return Ok(());
+    };
+    dst.copy_from_slice(name.as_bytes());
+    out.write_all_at(&field, p.hash_offset + 32)
+        .map_err(|e| CliError::io(path, "write the superblock", e))
 }
 
 /// The values given on the command line, each pinned (`verify` with a
 /// superblock checks them against it).
 fn pins(o: &VerityOpts) -> Result<dmverity::Pins, CliError> {
-    let hash = o.hash;
+    let hash = o.hash.as_ref().map(|h| h.alg);
     let salt = match o.salt.as_deref() {
         Some("-") => Some(Vec::new()),
         Some(s) => Some(util::parse_hex("salt", s)?),
@@ -344,6 +384,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     let out = pool
         .install(|| dmverity::format(data, hash_out.file(), &p))
         .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
+    spell_superblock_name(&a.opts, &p, hash_out.file(), &a.hash_dev)?;
     // The parity goes in before the hash image is renamed into place, so a
     // failure leaves neither.
     let fec = write_parity(
@@ -380,7 +421,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     print_summary(
         &a.hash_dev,
         &p,
-        p.hash.name(),
+        a.opts.hash.as_ref().map_or(p.hash.name(), |h| &h.given),
         out.data_blocks(),
         out.hash_blocks(),
         Some(&root),
@@ -514,8 +555,7 @@ fn describe_parity(
     let hash_size = if f.shares_hash_file(hash_path) {
         0
     } else {
-        let mut h =
-            File::open(hash_path).map_err(|e| CliError::io(hash_path, "open for reading", e))?;
+        let mut h = util::open_read(hash_path)?;
         h.seek(SeekFrom::End(0))
             .map_err(|e| CliError::io(hash_path, "seek", e))?
     };
@@ -574,7 +614,7 @@ fn write_parity(
         Some(enc) => enc,
         None => fec::VerityEncoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?,
     };
-    let d = File::open(data).map_err(|e| CliError::io(data, "open for reading", e))?;
+    let d = util::open_read(data)?;
     if enc.data_blocks_taken() == 0 && d.metadata().is_ok_and(|m| m.is_file()) {
         // A regular file is taken from the page cache where it lies (the
         // hashing pass just read it), a window at a time.
@@ -700,8 +740,7 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
             a.hash_offset
         )));
     }
-    let mut hash =
-        File::open(&a.hash_dev).map_err(|e| CliError::io(&a.hash_dev, "open for reading", e))?;
+    let mut hash = util::open_read(&a.hash_dev)?;
     let sb = Superblock::read_from(&mut hash, a.hash_offset).map_err(|e| match e {
         VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
         e => CliError::Input {
@@ -714,9 +753,21 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
     // The algorithm as the superblock spells it (an OpenSSL alias such as
     // `blake2b512` is printed as written, as veritysetup does).
     let mut raw = [0u8; 512];
-    hash.seek(SeekFrom::Start(a.hash_offset))
-        .and_then(|_| hash.read_exact(&mut raw))
+    let got = hash
+        .seek(SeekFrom::Start(a.hash_offset))
+        .and_then(|_| util::read_full(&mut hash, &mut raw))
         .map_err(|e| CliError::io(&a.hash_dev, "read the superblock", e))?;
+    if got < raw.len() {
+        return Err(CliError::Input {
+            path: a.hash_dev.clone(),
+            offset: a.hash_offset + got as u64,
+            rule: format!(
+                "unexpected end of file: the 512-byte superblock at byte {} ends here \
+                 (was the file truncated while it was read?)",
+                a.hash_offset
+            ),
+        });
+    }
     let name = Superblock::algorithm_name(&raw).unwrap_or_default();
     let hash_blocks = p
         .tree_blocks(sb.data_blocks)
@@ -853,8 +904,7 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
             locks.file(fec)?;
         }
     }
-    let open =
-        |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
+    let open = |path: &Path| util::open_read(path);
     let root_bytes = util::parse_hex("root hash", &a.root)?;
     let root = Digest::from_slice(&root_bytes);
     let pool = util::pool(a.opts.threads)?;
@@ -998,8 +1048,7 @@ fn verify_with_fec(
     pool: &rayon::ThreadPool,
 ) -> Result<(), CliError> {
     use fec::ReadAt;
-    let open =
-        |path: &Path| File::open(path).map_err(|e| CliError::io(path, "open for reading", e));
+    let open = |path: &Path| util::open_read(path);
     let Some(fec_path) = a.fec.device() else {
         return Err(CliError::Usage("--fec-device is needed to correct".into()));
     };

@@ -376,3 +376,97 @@ fn json_lines_say_what_the_text_says() {
         .args(&files));
     expect_code(&out, 2, "--json with --compact");
 }
+
+#[test]
+fn the_null_device_has_the_empty_file_digest_like_fsverity_digest() {
+    let test = "the_null_device_has_the_empty_file_digest_like_fsverity_digest";
+    let dir = scratch();
+    let d = dir.path();
+    let empty = d.join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    let option_sets: [&[&str]; 4] = [
+        &[],
+        &["--compact"],
+        &["--for-builtin-sig"],
+        &[
+            "--hash-alg",
+            "sha512",
+            "--block-size",
+            "1024",
+            "--salt",
+            "00ff",
+        ],
+    ];
+    for opts in option_sets {
+        for mmap in [&[][..], &["--no-mmap"][..]] {
+            let out = run(mdu()
+                .args(["fsverity", "digest"])
+                .args(opts)
+                .args(mmap)
+                .arg("/dev/null"));
+            expect_code(
+                &out,
+                0,
+                &format!("mdu fsverity digest {opts:?} {mmap:?} /dev/null"),
+            );
+            let of_empty = run(mdu().args(["fsverity", "digest"]).args(opts).arg(&empty));
+            expect_code(&of_empty, 0, "mdu fsverity digest of an empty file");
+            let want = String::from_utf8_lossy(&of_empty.stdout)
+                .replace(&*empty.to_string_lossy(), "/dev/null");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                want,
+                "{opts:?} {mmap:?}"
+            );
+        }
+    }
+    // Among many files, and with its tree and descriptor written out.
+    let many = run(mdu()
+        .args(["fsverity", "digest", "/dev/null"])
+        .arg(&empty)
+        .arg("/dev/null"));
+    expect_code(&many, 0, "mdu fsverity digest of many files with /dev/null");
+    let one = |out: &str| {
+        run(mdu()
+            .args(["fsverity", "digest", "--out-merkle-tree"])
+            .arg(d.join(format!("{out}.tree")))
+            .arg("--out-descriptor")
+            .arg(d.join(format!("{out}.desc")))
+            .arg("/dev/null"))
+    };
+    expect_code(&one("mdu"), 0, "mdu fsverity digest --out-* /dev/null");
+    if !have_tool("fsverity", test) {
+        return;
+    }
+    for opts in option_sets {
+        let theirs = run(Command::new("fsverity")
+            .arg("digest")
+            .args(opts)
+            .arg("/dev/null"));
+        expect_code(&theirs, 0, "fsverity digest /dev/null");
+        let ours = run(mdu()
+            .args(["fsverity", "digest"])
+            .args(opts)
+            .arg("/dev/null"));
+        assert_eq!(ours.stdout, theirs.stdout, "{opts:?}");
+    }
+    let theirs = run(Command::new("fsverity")
+        .args(["digest", "/dev/null"])
+        .arg(&empty)
+        .arg("/dev/null"));
+    assert_eq!(many.stdout, theirs.stdout, "many files");
+    let theirs = run(Command::new("fsverity")
+        .args(["digest", "--out-merkle-tree"])
+        .arg(d.join("theirs.tree"))
+        .arg("--out-descriptor")
+        .arg(d.join("theirs.desc"))
+        .arg("/dev/null"));
+    expect_code(&theirs, 0, "fsverity digest --out-* /dev/null");
+    for ext in ["tree", "desc"] {
+        assert_eq!(
+            std::fs::read(d.join(format!("mdu.{ext}"))).unwrap(),
+            std::fs::read(d.join(format!("theirs.{ext}"))).unwrap(),
+            "{ext}"
+        );
+    }
+}

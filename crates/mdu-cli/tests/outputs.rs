@@ -425,6 +425,210 @@ fn a_dangling_symbolic_link_is_not_replaced_by_a_file() {
     assert!(!d.join("nowhere").exists());
 }
 
+/// The names of this process's standard output that the help lists as
+/// stream outputs.
+const STDOUT_NAMES: [&str; 3] = ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"];
+
+#[test]
+fn outputs_naming_the_process_own_stdout_are_written_through_it_never_renamed_over() {
+    let dir = scratch();
+    let d = dir.path();
+    let mut rng =
+        Rng::new("outputs_naming_the_process_own_stdout_are_written_through_it_never_renamed_over");
+    let plain = d.join("plain");
+    fs::write(&plain, rng.bytes(40960)).unwrap();
+    let key = d.join("key");
+    fs::write(&key, rng.bytes(64)).unwrap();
+    let desc = d.join("desc");
+    let reference = run(mdu()
+        .args(["fsverity", "digest", "--out-descriptor"])
+        .arg(&desc)
+        .arg(&plain));
+    expect_code(&reference, 0, "fsverity digest to a file");
+    // What `fsverity digest --out-descriptor /dev/stdout` prints: the
+    // descriptor, then the digest line.
+    let mut want = fs::read(&desc).unwrap();
+    want.extend_from_slice(&reference.stdout);
+    let digest_to = |name: &str| {
+        let mut c = mdu();
+        c.args(["fsverity", "digest", "--out-descriptor", name])
+            .arg(&plain);
+        c
+    };
+    let cipher = d.join("cipher");
+    let encrypt_to = |name: &Path| {
+        let mut c = mdu();
+        c.args(["crypt", "encrypt", "--key-file"])
+            .arg(&key)
+            .arg(&plain)
+            .arg(name);
+        c
+    };
+    expect_code(&run(&mut encrypt_to(&cipher)), 0, "crypt encrypt to a file");
+    let cipher = fs::read(&cipher).unwrap();
+
+    for name in STDOUT_NAMES {
+        // Standard output a pipe.
+        let out = run(&mut digest_to(name));
+        expect_code(
+            &out,
+            0,
+            &format!("fsverity digest --out-descriptor {name} | ..."),
+        );
+        assert!(out.stdout == want, "{name} into a pipe: other bytes");
+        let out = run(&mut encrypt_to(Path::new(name)));
+        expect_code(&out, 0, &format!("crypt encrypt to {name} | ..."));
+        assert!(out.stdout == cipher, "crypt encrypt to {name}: other bytes");
+
+        // Standard output a file the shell opened (`>>`, then `>`): written
+        // through the descriptor, from where it stands; the file is the
+        // same inode, not a new one renamed over it.
+        let sub = d.join("sub");
+        fs::create_dir_all(&sub).unwrap();
+        let log = sub.join("log");
+        fs::write(&log, PREVIOUS).unwrap();
+        let ino = fs::metadata(&log).unwrap().ino();
+        let append = fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let out = run(digest_to(name).stdout(append));
+        expect_code(
+            &out,
+            0,
+            &format!("fsverity digest --out-descriptor {name} >> log"),
+        );
+        let mut appended = PREVIOUS.to_vec();
+        appended.extend_from_slice(&want);
+        assert!(
+            fs::read(&log).unwrap() == appended,
+            "{name} >> log: other bytes"
+        );
+        assert_eq!(
+            fs::metadata(&log).unwrap().ino(),
+            ino,
+            "{name} >> log: renamed over"
+        );
+        let truncated = fs::File::create(&log).unwrap();
+        let out = run(digest_to(name).stdout(truncated));
+        expect_code(
+            &out,
+            0,
+            &format!("fsverity digest --out-descriptor {name} > log"),
+        );
+        assert!(fs::read(&log).unwrap() == want, "{name} > log: other bytes");
+        assert_eq!(
+            fs::metadata(&log).unwrap().ino(),
+            ino,
+            "{name} > log: renamed over"
+        );
+        assert_eq!(entries(&sub), ["log"], "{name}: something left next to log");
+
+        // Standard output the input itself: refused, nothing written.
+        let before = fs::read(&plain).unwrap();
+        let inout = fs::OpenOptions::new().write(true).open(&plain).unwrap();
+        let out = run(encrypt_to(Path::new(name)).stdout(inout));
+        expect_code(&out, 2, &format!("crypt encrypt plain {name} 1<>plain"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("same file"));
+        assert!(
+            fs::read(&plain).unwrap() == before,
+            "{name}: the input changed"
+        );
+
+        // An output written at positions cannot be a stream.
+        let out = run(mdu().args(["verity", "format"]).arg(&plain).arg(name));
+        expect_code(&out, 2, &format!("verity format plain {name}"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("file descriptor 1") && err.contains("positions"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_sigkill_while_the_output_is_named_leaves_no_temporary_file_for_long() {
+    let test = "a_sigkill_while_the_output_is_named_leaves_no_temporary_file_for_long";
+    if !common::have_tool("strace", test) {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let mut rng = Rng::new(test);
+    let plain = rng.bytes(64 << 10);
+    fs::write(d.join("plain"), &plain).unwrap();
+    fs::write(d.join("key"), rng.bytes(64)).unwrap();
+    let setup = run(mdu()
+        .args(["crypt", "encrypt", "--key-file", "key", "plain", "cipher"])
+        .current_dir(d));
+    expect_code(&setup, 0, "crypt encrypt");
+    let decrypt = |out: &str| strings(&["crypt", "decrypt", "--key-file", "key", "cipher", out]);
+    // `mdu crypt decrypt` ended by SIGKILL at the first call of `calls`.
+    let killed_at = |calls: &str, out: &str| {
+        run(Command::new("strace")
+            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+            .arg(format!("trace={calls}"))
+            .arg(format!("--inject={calls}:signal=KILL"))
+            .args(common::mdu_argv())
+            .args(decrypt(out))
+            .current_dir(d))
+    };
+    let temporaries = || -> Vec<String> {
+        entries(d)
+            .into_iter()
+            .filter(|e| e.starts_with(".mdu-"))
+            .collect()
+    };
+
+    // A new output, killed where it is given its name: there or not,
+    // complete if there, and nothing next to it.
+    for calls in ["linkat", "/^rename"] {
+        let _ = fs::remove_file(d.join("out"));
+        killed_at(calls, "out");
+        let now = fs::read(d.join("out")).ok();
+        assert!(
+            now.is_none() || now.as_deref() == Some(&plain[..]),
+            "{calls}: a partial output"
+        );
+        assert_eq!(temporaries(), Vec::<String>::new(), "killed at {calls}");
+    }
+
+    // An existing output, killed between naming the temporary file and
+    // renaming it over the output: the output as it was, and the named
+    // temporary file left (the one window SIGKILL has).
+    fs::write(d.join("out"), PREVIOUS).unwrap();
+    let r = killed_at("/^rename", "out");
+    assert_eq!(r.status.code(), None, "not killed at the rename");
+    assert_eq!(fs::read(d.join("out")).unwrap(), PREVIOUS);
+    let left = temporaries();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(
+        fs::read(d.join(&left[0])).unwrap() == plain,
+        "the left file is the output"
+    );
+
+    // A file of that name held by a live process stays, and so does one of
+    // another name; the left one goes with the next output written there.
+    let held = d.join(".mdu-heldheldheld");
+    fs::write(&held, b"a run still writing").unwrap();
+    let holder = fs::File::open(&held).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    let r = unsafe {
+        libc::flock(
+            std::os::fd::AsRawFd::as_raw_fd(&holder),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    };
+    assert_eq!(r, 0, "flock");
+    fs::write(d.join(".mdu-other"), b"not a name mdu makes").unwrap();
+    let again = run(mdu().args(decrypt("out")).current_dir(d));
+    expect_code(&again, 0, "decrypt again");
+    assert!(fs::read(d.join("out")).unwrap() == plain);
+    assert_eq!(temporaries(), [".mdu-heldheldheld", ".mdu-other"]);
+    // Once its holder is gone, the next output written there removes it.
+    drop(holder);
+    let again = run(mdu().args(decrypt("out2")).current_dir(d));
+    expect_code(&again, 0, "decrypt to another output");
+    assert_eq!(temporaries(), [".mdu-other"]);
+}
+
 #[test]
 fn a_device_too_small_is_refused_before_anything_is_written() {
     let test = "a_device_too_small_is_refused_before_anything_is_written";

@@ -20,6 +20,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "fsverity::a_file_larger_than_one_mapping_window",
             "fsverity::many_files_print_what_fsverity_digest_prints",
             "fsverity::many_files_stop_at_the_first_that_fails_like_fsverity_digest",
+            "fsverity::the_null_device_has_the_empty_file_digest_like_fsverity_digest (its comparison with fsverity digest)",
             "inputs::fsverity_digest_of_a_file_that_ends_before_its_size_is_an_error_naming_the_offset (its comparison with fsverity digest)",
             "inputs::inputs_without_a_size_are_refused_up_front_where_hashing_has_no_end (its comparison with fsverity digest)",
             "inputs::non_utf8_file_names_are_printed_as_their_bytes_like_fsverity_digest_and_veritysetup (its comparison with fsverity digest)",
@@ -35,6 +36,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "verity::fec_verify_and_repair (its comparison with veritysetup)",
             "verity::dump_matches_veritysetup_and_json_says_the_same (its comparison with veritysetup)",
             "verity::every_hash_matches_veritysetup (its comparison with veritysetup)",
+            "verity::hash_names_are_stored_and_printed_as_given_like_veritysetup (its comparison with veritysetup)",
             "fsverity::a_file_larger_than_one_mapping_window",
             "inputs::inputs_without_a_size_are_refused_up_front_where_hashing_has_no_end (its comparison with veritysetup)",
             "inputs::verity_format_of_a_block_device_onto_itself_refuses_an_overlap_and_allows_an_offset_past_the_data (its check with veritysetup)",
@@ -63,6 +65,7 @@ const USES: [(Tool, &[&str]); 7] = [
         &[
             "luks_reencrypt::a_kill_at_any_sync_point_loses_nothing",
             "crypt::in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes",
+            "outputs::a_sigkill_while_the_output_is_named_leaves_no_temporary_file_for_long",
         ],
     ),
     (

@@ -264,6 +264,9 @@ pub enum Error {
         /// What the input is (`"a character device"`, `"a FIFO"`, `"a socket"`).
         kind: &'static str,
     },
+    /// An input given as a path that is a directory (reading it fails, and
+    /// some file systems give it a size of 2^63 - 1 bytes).
+    Directory,
     /// An I/O error from the reader or writer.
     Io(std::io::Error),
 }
@@ -427,6 +430,9 @@ impl fmt::Display for Error {
                 f,
                 "the input is {kind}, which has no size to read up to: expected a regular file \
                  or a block device"
+            ),
+            Error::Directory => f.write_str(
+                "the input is a directory: expected a regular file or a block device",
             ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
         }

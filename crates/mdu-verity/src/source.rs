@@ -514,7 +514,7 @@ fn unsized_kind(t: &std::fs::FileType) -> Option<&'static str> {
 /// file's, or the device's by seeking to its end (the position is left at
 /// the start). What has no size is refused before it is opened (opening a
 /// FIFO would wait for a writer) and again after (it may have been
-/// replaced meanwhile).
+/// replaced meanwhile); so is a directory.
 fn open_path(p: &Path) -> Result<(File, u64), Error> {
     if let Some(kind) = unsized_kind(&std::fs::metadata(p)?.file_type()) {
         return Err(Error::NotSized { kind });
@@ -523,6 +523,9 @@ fn open_path(p: &Path) -> Result<(File, u64), Error> {
     let meta = f.metadata()?;
     if let Some(kind) = unsized_kind(&meta.file_type()) {
         return Err(Error::NotSized { kind });
+    }
+    if meta.is_dir() {
+        return Err(Error::Directory);
     }
     if meta.is_file() {
         return Ok((f, meta.len()));
