@@ -168,3 +168,116 @@ fn fscrypt_help_explains_keys_and_exit_status() {
         );
     }
 }
+
+/// Makes a key file of 64 bytes.
+fn key_file(dir: &Path) -> std::path::PathBuf {
+    let key = dir.join("key");
+    std::fs::write(
+        &key,
+        (0u8..64).map(|i| i.wrapping_mul(29)).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    key
+}
+
+#[test]
+fn an_image_that_needs_journal_recovery_is_refused_until_replayed() {
+    let test = "fscrypt::an_image_that_needs_journal_recovery_is_refused_until_replayed";
+    if !have_tool("the kernel's ext4 encryption", test) {
+        return;
+    }
+    let dir = scratch();
+    let key = key_file(dir.path());
+    let image = dir.path().join("fs.img");
+    let copy = dir.path().join("copy.img");
+    let json = dir.path().join("m.json");
+    let out = run(Command::new("python3")
+        .arg(FSCRYPT_KERNEL_SCRIPT)
+        .arg("dirty")
+        .args([&image, &copy, &json])
+        .args(["--policy", "v2-pad32", "--key"])
+        .arg(&key));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let names = |v: &Value| -> Vec<Vec<u8>> {
+        let mut n: Vec<Vec<u8>> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| hex(e.as_str().unwrap()))
+            .collect();
+        n.sort();
+        n
+    };
+    let written = names(&m["written"]);
+    // The kernel replays the journal of a copy it mounts: every file is there.
+    assert_eq!(names(&m["kernel_after_replay"]), written);
+
+    // The copy taken while mounted: refused, saying what to do.
+    let ls = |img: &Path| {
+        run(mdu()
+            .args(["fscrypt", "ls"])
+            .arg(img)
+            .arg("vault")
+            .arg("--key")
+            .arg(&key))
+    };
+    let out = ls(&copy);
+    expect_code(&out, 1, "ls of an image that needs recovery");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs journal recovery")
+            && err.contains("e2fsck -fy")
+            && err.contains("unmount"),
+        "{err}"
+    );
+    let out = run(mdu()
+        .args(["fscrypt", "extract"])
+        .arg(&copy)
+        .arg("--key")
+        .arg(&key)
+        .arg("--out")
+        .arg(dir.path().join("never")));
+    expect_code(&out, 1, "extract of an image that needs recovery");
+    assert!(!dir.path().join("never").exists());
+
+    // What the message advises: e2fsck -fy replays the journal, and then
+    // mdu lists what the kernel showed.
+    let fsck = run(Command::new("e2fsck").arg("-fy").arg(&copy));
+    assert!(
+        matches!(fsck.status.code(), Some(0..=2)),
+        "e2fsck: {}",
+        String::from_utf8_lossy(&fsck.stdout)
+    );
+    let out = ls(&copy);
+    expect_code(&out, 0, "ls after e2fsck");
+    let mut listed: Vec<Vec<u8>> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty() && *l != b"." && *l != b"..")
+        .map(<[u8]>::to_vec)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, written, "after e2fsck");
+
+    // The flag alone, set with debugfs on the clean image: refused too.
+    let out = run(Command::new("debugfs")
+        .args(["-w", "-R", "feature needs_recovery"])
+        .arg(&copy));
+    assert!(
+        out.status.success(),
+        "debugfs: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ls(&copy);
+    expect_code(&out, 1, "ls after debugfs set needs_recovery");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs journal recovery"));
+    println!(
+        "{} files written while mounted: the kernel shows all after replay; mdu refuses the copy, and lists all after e2fsck -fy",
+        written.len()
+    );
+}

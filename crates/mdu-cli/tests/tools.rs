@@ -74,7 +74,10 @@ const USES: [(Tool, &[&str]); 7] = [
     ),
     (
         Tool::KernelFscrypt,
-        &["fscrypt::extract_and_ls_give_what_the_kernel_shows"],
+        &[
+            "fscrypt::extract_and_ls_give_what_the_kernel_shows",
+            "fscrypt::an_image_that_needs_journal_recovery_is_refused_until_replayed",
+        ],
     ),
     (
         Tool::Python3,

@@ -11,6 +11,13 @@ encryption. Commands:
       the policy, and write a JSON manifest of what the kernel shows: with
       the key (plaintext names, contents' SHA-256, targets, modes, times)
       and, after a fresh mount without it, the no-key names and targets.
+  dirty IMAGE COPY MANIFEST --policy NAME --key FILE
+      make an image, write files into an encrypted directory, make them
+      durable (sync, then fsync alone for the last ones) and, still
+      mounted, copy the image to COPY (so `needs_recovery` is set in
+      the copy, as in a crash or a copy of a mounted device); then mount a
+      second copy of COPY, which replays its journal, and write a JSON
+      manifest of the names written and the names the kernel shows there.
   cat IMAGE PATH --key FILE --policy NAME
       mount the image, add the key, print the file at PATH (relative to the
       mount) as the kernel decrypts it, as hex on stdout.
@@ -229,6 +236,45 @@ def cmd_make(a):
         json.dump(manifest, f)
 
 
+def cmd_dirty(a):
+    bs, isize, version, flags, log2_du = POLICIES[a.policy]
+    key = open(a.key, "rb").read()
+    mkfs(a.image, bs, isize, 64)
+    written = []
+    with Mount(a.image) as mnt:
+        identifier = add_key(mnt, key, version)
+        d = os.path.join(os.fsencode(mnt), b"vault")
+        os.mkdir(d)
+        set_policy(d, version, flags, log2_du, identifier)
+        # Twenty files synced to their home blocks, twenty more made durable
+        # by fsync alone: their directory entries are in the journal.
+        for i in range(40):
+            if i == 20:
+                os.sync()
+            name = b"written-while-mounted-%02d" % i
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(name * 50)
+                f.flush()
+                os.fsync(f.fileno())
+            written.append(name)
+        with open(a.image, "rb") as src, open(a.copy, "wb") as dst:
+            dst.write(src.read())
+    replayed = a.copy + ".kernel"
+    with open(a.copy, "rb") as src, open(replayed, "wb") as dst:
+        dst.write(src.read())
+    try:
+        with Mount(replayed) as mnt:
+            add_key(mnt, key, version)
+            shown = sorted(os.listdir(os.path.join(os.fsencode(mnt), b"vault")))
+    finally:
+        os.unlink(replayed)
+    with open(a.manifest, "w") as f:
+        json.dump({"written": [n.hex() for n in written],
+                   "kernel_after_replay": [n.hex() for n in shown],
+                   "identifier": identifier.hex(),
+                   "v1_descriptor": V1_DESCRIPTOR.hex()}, f)
+
+
 def cmd_cat(a):
     version = POLICIES[a.policy][2]
     key = open(a.key, "rb").read()
@@ -395,13 +441,20 @@ def main():
     sp.add_argument("--runs", type=int, default=5)
     sp.add_argument("--large-mib", type=int, default=768)
     sp.add_argument("--small-mib", type=int, default=256)
+    dy = sub.add_parser("dirty")
+    dy.add_argument("image")
+    dy.add_argument("copy")
+    dy.add_argument("manifest")
+    dy.add_argument("--policy", required=True, choices=sorted(POLICIES))
+    dy.add_argument("--key", required=True)
     c = sub.add_parser("cat")
     c.add_argument("image")
     c.add_argument("path", help="hex of the path below the mount point")
     c.add_argument("--key", required=True)
     c.add_argument("--policy", required=True, choices=sorted(POLICIES))
     a = p.parse_args()
-    {"probe": cmd_probe, "make": cmd_make, "cat": cmd_cat, "speed": cmd_speed}[a.cmd](a)
+    {"probe": cmd_probe, "make": cmd_make, "dirty": cmd_dirty, "cat": cmd_cat,
+     "speed": cmd_speed}[a.cmd](a)
 
 
 if __name__ == "__main__":
