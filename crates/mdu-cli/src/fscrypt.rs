@@ -24,9 +24,18 @@ Keys: --key FILE holds a raw v2 master key (16 to 64 bytes, as given to
 FS_IOC_ADD_ENCRYPTION_KEY); its identifier is derived from it, and a
 directory or file whose policy names another identifier is refused with both
 identifiers. --key-v1 DESCRIPTOR:FILE gives a v1 key with the 16-hex-digit
-descriptor its owner chose. A wrong v1 key cannot be recognised from the
-metadata (nor can the kernel recognise it): it shows as names that do not
-decrypt to valid ones, and is refused then.
+descriptor its owner chose. A v1 policy stores nothing to check its key by
+(the kernel does not check it either): a v1 key is checked only through the
+names it decrypts. Each name, and each symlink target, must decrypt to what
+the kernel writes (no NUL, no `/` in a name, then NULs up to its stored
+length); under a wrong key a stored name of L bytes passes with a
+probability of about (254/256)^L (0.88 for a 16-byte name), so the first
+time a v1 key is needed, mdu decrypts stored names under it (from that
+directory, then from the root) until 2048 bytes of them or 1024
+directories are read (a wrong key then passes with a probability under
+10^-6) and refuses it when one fails. What cannot be checked: an image with
+few or no names under that key (a directory with no entries, a regular file
+alone), whose files then decrypt to garbage with exit 0.
 
 Exit status: 0 success; 1 the image is damaged (the error names the inode
 and the field) or a key does not open it; 2 bad usage, or a path not found.";

@@ -161,9 +161,12 @@ fn fscrypt_help_explains_keys_and_exit_status() {
     for sub in ["ls", "cat", "extract"] {
         let out = run(mdu().args(["fscrypt", sub, "--help"]));
         expect_code(&out, 0, sub);
-        let help = String::from_utf8_lossy(&out.stdout);
+        let help = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
         assert!(
-            help.contains("--key-v1") && help.contains("Exit status"),
+            help.contains("--key-v1")
+                && help.contains("Exit status")
+                && help.contains("checked only through the")
+                && help.contains("What cannot be checked"),
             "{sub}: {help}"
         );
     }
@@ -280,4 +283,97 @@ fn an_image_that_needs_journal_recovery_is_refused_until_replayed() {
         "{} files written while mounted: the kernel shows all after replay; mdu refuses the copy, and lists all after e2fsck -fy",
         written.len()
     );
+}
+
+#[test]
+fn wrong_v1_keys_are_refused_by_ls_cat_and_extract() {
+    let test = "fscrypt::wrong_v1_keys_are_refused_by_ls_cat_and_extract";
+    if !have_tool("the kernel's ext4 encryption", test) {
+        return;
+    }
+    let dir = scratch();
+    let image = dir.path().join("fs.img");
+    let key = key_file(dir.path());
+    let json = dir.path().join("m.json");
+    let out = run(Command::new("python3")
+        .arg(FSCRYPT_KERNEL_SCRIPT)
+        .arg("make")
+        .arg(&image)
+        .arg(&json)
+        .args(["--policy", "v1-pad4", "--seed", "5", "--key"])
+        .arg(&key));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let descriptor = m["v1_descriptor"].as_str().unwrap().to_owned();
+    let entries = m["with_key"].as_array().unwrap();
+    let path_of = |want: &dyn Fn(&Value, &[u8]) -> bool| -> String {
+        let e = entries
+            .iter()
+            .find(|e| want(e, &hex(e["path"].as_str().unwrap())))
+            .unwrap();
+        format!(
+            "vault/{}",
+            String::from_utf8(hex(e["path"].as_str().unwrap())).unwrap()
+        )
+    };
+    // The smallest directory with names (64 bytes of them: alone, a wrong
+    // key would pass them more often than not) and a file in it.
+    let deep = path_of(&|e, p| e["type"] == "dir" && p.iter().filter(|&&b| b == b'/').count() == 1);
+    let file =
+        path_of(&|e, p| e["type"] == "file" && p.iter().filter(|&&b| b == b'/').count() == 2);
+    let mut rng = common::Rng::new(test);
+    let wrong = dir.path().join("wrong");
+    let arg = format!("{descriptor}:{}", wrong.display());
+    let (mut ls, mut cat, mut extract) = (0, 0, 0);
+    let keys = 100;
+    for i in 0..keys {
+        std::fs::write(&wrong, rng.bytes(64)).unwrap();
+        let out = run(mdu()
+            .args(["fscrypt", "ls"])
+            .arg(&image)
+            .arg(if i % 2 == 0 { "vault" } else { &deep })
+            .args(["--key-v1", &arg]));
+        ls += usize::from(out.status.success());
+        if out.status.code() == Some(1) {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("the key is wrong"), "{err}");
+        }
+        let dest = dir.path().join(format!("out{i}"));
+        let out = run(mdu()
+            .args(["fscrypt", "extract"])
+            .arg(&image)
+            .arg(&deep)
+            .args(["--key-v1", &arg])
+            .arg("--out")
+            .arg(&dest));
+        extract += usize::from(out.status.success());
+        assert!(
+            out.status.success() || !dest.exists(),
+            "a refused extract wrote"
+        );
+        if i % 5 == 0 {
+            let out = run(mdu()
+                .args(["fscrypt", "cat"])
+                .arg(&image)
+                .arg(&file)
+                .args(["--key-v1", &arg]));
+            cat += usize::from(out.status.success());
+        }
+    }
+    println!(
+        "wrong v1 keys accepted: ls {ls} of {keys}, extract {extract} of {keys}, cat {cat} of {}",
+        keys / 5
+    );
+    assert_eq!((ls, extract, cat), (0, 0, 0));
+    // The right key still reads it.
+    let out = run(mdu()
+        .args(["fscrypt", "ls"])
+        .arg(&image)
+        .arg(&deep)
+        .args(["--key-v1", &format!("{descriptor}:{}", key.display())]));
+    expect_code(&out, 0, "ls with the right v1 key");
 }

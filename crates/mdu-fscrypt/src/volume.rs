@@ -2,10 +2,12 @@
 //! key is given and shown as no-key names where it is not, file contents
 //! decrypted block run by block run, symlink targets.
 
+use alloc::collections::{BTreeSet, VecDeque};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
+use core::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
 use crate::ext4::{self, DirEntry, Ext4, Extent, FileType, Inode, ROOT_INO, ReadAt};
 use crate::key::{KeyIdentifier, MasterKey};
@@ -276,7 +278,31 @@ pub struct Volume<R> {
     fs: Ext4<R>,
     keys: Keyring,
     info: FsInfo,
+    /// Per v1 key (in the keyring's order): what its check through the
+    /// names found, once it was first needed.
+    v1_checks: Vec<V1Check>,
 }
+
+/// A v1 key has no identifier to check: it is checked once, the first
+/// time an inode needs it, through the names it decrypts. A stored name
+/// of `L` bytes passes under a wrong key with a probability of about
+/// `(254/256)^L`, so one directory alone may not tell; the check reads
+/// names under that key from the directory first asking for it, then
+/// breadth-first from the root, until it has checked
+/// [`V1_CHECK_BYTES`] bytes of names (a wrong key then passes with a
+/// probability under 10^-6) or read [`V1_CHECK_DIRS`] directories.
+#[derive(Debug, Default)]
+struct V1Check {
+    /// 0: not checked yet, 1: no name refused it, 2: refused.
+    state: AtomicU8,
+    /// The directory or symlink whose name refused it.
+    refused_by: AtomicU32,
+}
+
+/// Bytes of stored names under one v1 key its check reads, at most.
+const V1_CHECK_BYTES: usize = 2048;
+/// Directories its check reads, at most.
+const V1_CHECK_DIRS: usize = 1024;
 
 impl<R: ReadAt> Volume<R> {
     /// Opens the file system in `image`, to be read with `keys` (none:
@@ -293,7 +319,13 @@ impl<R: ReadAt> Volume<R> {
             uuid: fs.superblock().uuid,
             block_size: fs.block_size(),
         };
-        Ok(Volume { fs, keys, info })
+        let v1_checks = keys.v1.iter().map(|_| V1Check::default()).collect();
+        Ok(Volume {
+            fs,
+            keys,
+            info,
+            v1_checks,
+        })
     }
 
     /// The ext4 layer.
@@ -343,9 +375,16 @@ impl<R: ReadAt> Volume<R> {
         })
     }
 
-    /// The key for `ctx`: `Ok(None)` when no keys were given at all.
+    /// The key for `ctx`: `Ok(None)` when no keys were given at all. A v1
+    /// key is checked through its names the first time (see [`V1Check`]).
     fn key(&self, ino: u32, ctx: &Context) -> Result<Option<&MasterKey>, Error> {
         let wanted = ctx.policy().key();
+        if let KeySpec::V1 { descriptor } = wanted
+            && let Some(i) = self.keys.v1.iter().position(|(d, _)| *d == descriptor)
+        {
+            self.check_v1(i, ino)?;
+            return Ok(Some(&self.keys.v1[i].1));
+        }
         match self.keys.find(&wanted) {
             Some(k) => Ok(Some(k)),
             None if self.keys.is_empty() => Ok(None),
@@ -355,6 +394,93 @@ impl<R: ReadAt> Volume<R> {
                 given: self.keys.given(),
             }),
         }
+    }
+
+    /// Checks v1 key `i` once (see [`V1Check`]), starting from inode
+    /// `from`.
+    fn check_v1(&self, i: usize, from: u32) -> Result<(), Error> {
+        let check = &self.v1_checks[i];
+        let state = match check.state.load(Ordering::Acquire) {
+            0 => {
+                // Threads that race here reach the same verdict.
+                let (descriptor, master) = &self.keys.v1[i];
+                match self.probe_v1(*descriptor, master, from) {
+                    Ok(()) => check.state.store(1, Ordering::Release),
+                    Err(ino) => {
+                        check.refused_by.store(ino, Ordering::Relaxed);
+                        check.state.store(2, Ordering::Release);
+                    }
+                }
+                check.state.load(Ordering::Acquire)
+            }
+            s => s,
+        };
+        if state == 2 {
+            return Err(Error::Crypto {
+                ino: check.refused_by.load(Ordering::Relaxed),
+                error: crate::Error::InvalidName,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decrypts the names (and symlink targets) under the v1 key
+    /// `descriptor` from directory `from` on, then from the root; `Err`
+    /// names the inode whose name did not decrypt to a valid one. Parts of
+    /// the image that cannot be read are passed over: reading them later
+    /// reports them.
+    fn probe_v1(&self, descriptor: [u8; 8], master: &MasterKey, from: u32) -> Result<(), u32> {
+        let under_key = |inode: &Inode| -> Option<NamesCipher> {
+            let ctx = self.context(inode).ok()??;
+            if ctx.policy().key() != (KeySpec::V1 { descriptor }) {
+                return None;
+            }
+            NamesCipher::new(master, &ctx, u64::from(inode.ino), &self.info).ok()
+        };
+        let mut queue = VecDeque::from([from, ROOT_INO]);
+        let mut seen = BTreeSet::new();
+        let (mut checked, mut dirs) = (0, 0);
+        while let Some(ino) = queue.pop_front() {
+            if checked >= V1_CHECK_BYTES || dirs >= V1_CHECK_DIRS {
+                break;
+            }
+            if !seen.insert(ino) {
+                continue;
+            }
+            let Ok(dir) = self.fs.inode(ino) else {
+                continue;
+            };
+            if !dir.is_dir() {
+                continue;
+            }
+            dirs += 1;
+            let Ok(entries) = self.fs.read_dir(&dir) else {
+                continue;
+            };
+            let cipher = under_key(&dir);
+            for e in entries.iter().filter(|e| !e.is_dot()) {
+                if let Some(c) = &cipher {
+                    c.decrypt_name(&e.name).map_err(|_| ino)?;
+                    checked += e.name.len();
+                }
+                match e.file_type {
+                    FileType::Dir | FileType::Unknown => queue.push_back(e.ino),
+                    FileType::Symlink if cipher.is_some() => {
+                        let Ok(link) = self.fs.inode(e.ino) else {
+                            continue;
+                        };
+                        let (Some(c), Ok(payload)) = (under_key(&link), self.fs.read_all(&link))
+                        else {
+                            continue;
+                        };
+                        c.decrypt_symlink(&payload).map_err(|_| e.ino)?;
+                        checked += payload.len().saturating_sub(3);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     fn names_cipher(&self, inode: &Inode) -> Result<Option<NamesCipher>, Error> {
