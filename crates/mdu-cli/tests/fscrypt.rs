@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -376,4 +377,265 @@ fn wrong_v1_keys_are_refused_by_ls_cat_and_extract() {
         .arg(&deep)
         .args(["--key-v1", &format!("{descriptor}:{}", key.display())]));
     expect_code(&out, 0, "ls with the right v1 key");
+}
+
+/// Whether mkfs.ext4 and debugfs (e2fsprogs) run here; prints a `SKIPPED`
+/// line naming `test` when they do not.
+fn have_e2fsprogs(test: &str) -> bool {
+    let ok = ["mkfs.ext4", "debugfs"].iter().all(|t| {
+        Command::new(t)
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !ok {
+        eprintln!("SKIPPED {test}: needs mkfs.ext4 and debugfs on PATH (e2fsprogs)");
+    }
+    ok
+}
+
+/// A fresh 64 MiB ext4 image of 4 KiB blocks (no journal, few inodes:
+/// room for data), then `debugfs -w` commands on it.
+fn e2fs_image(path: &Path, debugfs: &[String]) {
+    std::fs::File::create(path)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let out = run(Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-b", "4096", "-N", "128", "-O", "^has_journal"])
+        .arg(path));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cmds = path.with_extension("debugfs");
+    std::fs::write(&cmds, debugfs.join("\n") + "\n").unwrap();
+    let out = run(Command::new("debugfs")
+        .arg("-w")
+        .arg("-f")
+        .arg(&cmds)
+        .arg(path));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `mdu` with `args` (stdout discarded) under `/usr/bin/time` and
+/// returns its exit code, stderr and peak resident set in KiB (`None` when
+/// `/usr/bin/time` is missing). Measured from a small parent: a child of
+/// the test process would count the test's own memory, shared until exec.
+fn run_measured(args: &[OsString]) -> (Option<i32>, String, Option<u64>) {
+    let rss = scratch();
+    let rss_file = rss.path().join("rss");
+    let time = Path::new("/usr/bin/time");
+    let mut cmd = if time.exists() {
+        let mut c = Command::new(time);
+        c.args(["-f", "%M", "-o"])
+            .arg(&rss_file)
+            .args(common::mdu_argv());
+        c
+    } else {
+        mdu()
+    };
+    let out = run(cmd.args(args).stdout(std::process::Stdio::null()));
+    let peak = std::fs::read_to_string(&rss_file)
+        .ok()
+        .and_then(|s| s.lines().last()?.trim().parse().ok());
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), err, peak)
+}
+
+/// Peak RSS allowed of `mdu` on a 64 MiB hostile image.
+const RSS_BOUND_KIB: u64 = 96 << 10;
+
+/// Runs `mdu fscrypt` with `args` on a hostile image: refused (exit 1,
+/// stderr naming `rule`) in bounded memory.
+fn refused_in_bounded_memory(args: &[OsString], rule: &str) {
+    let (code, err, rss) = run_measured(args);
+    println!(
+        "{:?}: exit {code:?}, peak RSS {rss:?} KiB: {}",
+        args[1],
+        err.trim()
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(rule), "{err}");
+    assert!(
+        rss.is_none_or(|r| r < RSS_BOUND_KIB),
+        "{:?}: peak RSS {rss:?} KiB",
+        args[1]
+    );
+}
+
+#[test]
+fn a_huge_symlink_with_many_links_is_refused_in_bounded_memory() {
+    let test = "fscrypt::a_huge_symlink_with_many_links_is_refused_in_bounded_memory";
+    if !have_e2fsprogs(test) {
+        return;
+    }
+    let dir = scratch();
+    let image = dir.path().join("fs.img");
+    // 58 MiB of data, then made a symlink, with forty more names.
+    let big = dir.path().join("big");
+    std::fs::write(&big, vec![b'a'; 58 << 20]).unwrap();
+    let mut cmds = vec![
+        format!("write {} big", big.display()),
+        "sif big mode 0120777".into(),
+        "sif big links_count 41".into(),
+    ];
+    cmds.extend((0..40).map(|i| format!("ln big l{i:02}")));
+    e2fs_image(&image, &cmds);
+    let out = dir.path().join("out");
+    let os = |s: &str| OsString::from(s);
+    refused_in_bounded_memory(
+        &[
+            os("fscrypt"),
+            os("extract"),
+            image.clone().into(),
+            os("--out"),
+            out.clone().into(),
+        ],
+        "symlink i_size",
+    );
+    assert!(!out.exists(), "a refused extract wrote");
+}
+
+#[test]
+fn a_directory_mapping_one_block_many_times_is_refused_in_bounded_memory() {
+    let test = "fscrypt::a_directory_mapping_one_block_many_times_is_refused_in_bounded_memory";
+    if !have_e2fsprogs(test) {
+        return;
+    }
+    let dir = scratch();
+    let image = dir.path().join("fs.img");
+    let d = hostile_directory(&image, dir.path());
+    println!("directory inode {d}: one block mapped 462400 times");
+    let out = dir.path().join("out");
+    let os = |s: &str| OsString::from(s);
+    refused_in_bounded_memory(
+        &[os("fscrypt"), os("ls"), image.clone().into(), os("d")],
+        "mapped twice",
+    );
+    refused_in_bounded_memory(
+        &[
+            os("fscrypt"),
+            os("extract"),
+            image.clone().into(),
+            os("--out"),
+            out.clone().into(),
+        ],
+        "mapped twice",
+    );
+    assert!(!out.exists(), "a refused extract wrote");
+}
+
+/// An image whose directory `d` maps its one block of 341 entries 462,400
+/// times (4 index nodes of 340 leaves of 340 extents: 5.5 MB of metadata
+/// for 157.7 million entries); returns its inode number.
+fn hostile_directory(image: &Path, scratch: &Path) -> u32 {
+    use mdu_fscrypt::ext4::{Ext4, FileImage, ROOT_INO};
+    use std::os::unix::fs::FileExt;
+    // A directory, and 4 + 340 * 4 blocks to hold its extent tree (not
+    // zeros: debugfs would write those as a hole).
+    let filler = scratch.join("filler");
+    std::fs::write(&filler, vec![0xa5u8; (4 + 4 * 340) * 4096]).unwrap();
+    e2fs_image(
+        image,
+        &[
+            "mkdir d".into(),
+            format!("write {} filler", filler.display()),
+        ],
+    );
+    let (d, block, nodes) = {
+        let fs = Ext4::open(FileImage::open(image).unwrap()).unwrap();
+        let root = fs.read_dir(&fs.inode(ROOT_INO).unwrap()).unwrap();
+        let ino = |name: &[u8]| root.iter().find(|e| e.name == name).unwrap().ino;
+        let d = fs.inode(ino(b"d")).unwrap();
+        let block = fs.extents(&d).unwrap()[0].physical;
+        let nodes: Vec<u64> = fs
+            .extents(&fs.inode(ino(b"filler")).unwrap())
+            .unwrap()
+            .iter()
+            .flat_map(|e| e.physical..e.physical + e.len)
+            .collect();
+        (d.ino, block, nodes)
+    };
+    assert_eq!(nodes.len(), 4 + 4 * 340);
+    let out = run(Command::new("debugfs")
+        .args(["-R", &format!("imap <{d}>")])
+        .arg(image));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (at_block, at_offset) = text
+        .split_once("located at block ")
+        .and_then(|(_, r)| r.split_once(", offset 0x"))
+        .map(|(b, o)| {
+            let o: String = o.chars().take_while(char::is_ascii_hexdigit).collect();
+            (
+                b.trim().parse::<u64>().unwrap(),
+                u64::from_str_radix(&o, 16).unwrap(),
+            )
+        })
+        .unwrap_or_else(|| panic!("debugfs imap: {text}"));
+    let img = std::fs::OpenOptions::new().write(true).open(image).unwrap();
+    let header = |entries: u16, max: u16, depth: u16| -> Vec<u8> {
+        [0xf30au16, entries, max, depth, 0, 0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect()
+    };
+    // The directory's one block: 341 entries of 12 bytes.
+    let mut entries = Vec::new();
+    for i in 0..341u32 {
+        let (ino, name): (u32, Vec<u8>) = match i {
+            0 => (d, b".".to_vec()),
+            1 => (ROOT_INO, b"..".to_vec()),
+            _ => (d, format!("{i:04}").into_bytes()),
+        };
+        let rec: u16 = if i == 340 { 4096 - 12 * 340 } else { 12 };
+        entries.extend_from_slice(&ino.to_le_bytes());
+        entries.extend_from_slice(&rec.to_le_bytes());
+        entries.extend_from_slice(&[name.len() as u8, 2]);
+        entries.extend_from_slice(&name);
+        entries.resize(entries.len() + (rec as usize - 8 - name.len()), 0);
+    }
+    img.write_all_at(&entries, block * 4096).unwrap();
+    // Leaves: 340 extents each, every one mapping that block.
+    for (n, &leaf) in nodes[4..].iter().enumerate() {
+        let mut b = header(340, 340, 0);
+        for m in 0..340u32 {
+            b.extend_from_slice(&(n as u32 * 340 + m).to_le_bytes());
+            b.extend_from_slice(&1u16.to_le_bytes());
+            b.extend_from_slice(&0u16.to_le_bytes());
+            b.extend_from_slice(&(block as u32).to_le_bytes());
+        }
+        img.write_all_at(&b, leaf * 4096).unwrap();
+    }
+    // Index nodes: 340 leaves each; the root in the inode: the 4 of them.
+    let index = |b: &mut Vec<u8>, first: u32, child: u64| {
+        b.extend_from_slice(&first.to_le_bytes());
+        b.extend_from_slice(&(child as u32).to_le_bytes());
+        b.extend_from_slice(&[0; 4]);
+    };
+    for j in 0..4u32 {
+        let mut b = header(340, 340, 1);
+        for k in 0..340 {
+            let leaf = nodes[4 + (j * 340 + k) as usize];
+            index(&mut b, (j * 340 + k) * 340, leaf);
+        }
+        img.write_all_at(&b, nodes[j as usize] * 4096).unwrap();
+    }
+    let mut root = header(4, 4, 2);
+    for j in 0..4u32 {
+        index(&mut root, j * 340 * 340, nodes[j as usize]);
+    }
+    let inode_at = at_block * 4096 + at_offset;
+    img.write_all_at(&root, inode_at + 0x28).unwrap();
+    let size = 4u64 * 340 * 340 * 4096;
+    img.write_all_at(&(size as u32).to_le_bytes(), inode_at + 0x04)
+        .unwrap();
+    img.write_all_at(&((size >> 32) as u32).to_le_bytes(), inode_at + 0x6c)
+        .unwrap();
+    d
 }

@@ -73,6 +73,16 @@ pub enum Error {
         /// The inode.
         ino: u32,
     },
+    /// A file or directory whose extents or block map name one physical
+    /// block twice (or a block of its own extent tree or block map): no
+    /// file system writes that, and a hostile image uses it to make one
+    /// block of the image read as many.
+    BlockMappedTwice {
+        /// The inode.
+        ino: u32,
+        /// The block.
+        block: u64,
+    },
     /// The journal needs recovery (`needs_recovery`): the file system was
     /// not unmounted (a crash, a snapshot or copy of a mounted device), so
     /// what was last written may sit only in the journal, and the blocks
@@ -120,6 +130,11 @@ impl fmt::Display for Error {
                 )
             }
             Error::NotADirectory { ino } => write!(f, "inode {ino} is not a directory"),
+            Error::BlockMappedTwice { ino, block } => write!(
+                f,
+                "inode {ino}: physical block {block} is mapped twice (its extents or block map \
+                 overlap): a damaged or hostile image"
+            ),
             Error::NeedsRecovery => f.write_str(
                 "the file system needs journal recovery (needs_recovery): it was not unmounted \
                  (a crash, or a copy of a mounted device), so its last writes are only in the \

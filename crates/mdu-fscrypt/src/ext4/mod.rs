@@ -41,7 +41,7 @@ mod xattr;
 use alloc::vec;
 use alloc::vec::Vec;
 
-pub use dir::{DirEntry, FileType};
+pub use dir::{DirEntry, FileType, SYMLINK_MAX};
 pub use error::Error;
 pub use hash::{DirHash, HashVersion};
 pub use inode::{Inode, Timestamp};
