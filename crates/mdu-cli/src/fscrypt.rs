@@ -53,7 +53,8 @@ pub(crate) enum FscryptCmd {
     Cat(CatArgs),
     /// Extract a directory tree's plaintext: files with their modes and
     /// modification times, directories, symlinks. Files are written in
-    /// parallel, each streamed in 1 MiB pieces. OUT must not exist or be
+    /// parallel, each in 1 MiB pieces, as sparse as in the image (holes and
+    /// unwritten extents are not written). OUT must not exist or be
     /// empty, and nothing in it is ever overwritten; an interrupted run
     /// leaves what it had written (plaintext) in OUT. Owners are not
     /// restored; FIFOs, sockets and devices are listed on stderr and
@@ -311,6 +312,44 @@ fn copy_file(
     Ok(())
 }
 
+/// Writes regular file `inode` into `file` (new and empty) as sparse as
+/// the image has it: only the runs of blocks that hold data, each in
+/// 1 MiB pieces at its offset, then the size; holes and unwritten extents
+/// are never written.
+fn copy_sparse(
+    img: &Image,
+    inode: &Inode,
+    file: &File,
+    path: &Path,
+    done: &AtomicU64,
+) -> Result<(), CliError> {
+    use std::os::unix::fs::FileExt;
+    let contents = img.vol.contents(inode).map_err(|e| img.err(e))?;
+    let bs = u64::from(img.vol.ext4().block_size());
+    let piece = (1 << 20) / bs;
+    let mut buf = vec![0u8; (piece * bs) as usize];
+    let mut written = 0;
+    for (first, count) in contents.data_runs() {
+        let mut block = first;
+        while block < first + count && block * bs < contents.size() {
+            let n = piece.min(first + count - block);
+            let len = contents
+                .read(block, &mut buf[..(n * bs) as usize])
+                .map_err(|e| img.err(e))?;
+            file.write_all_at(&buf[..len], block * bs)
+                .map_err(|e| CliError::io(path, "write", e))?;
+            written += len as u64;
+            done.fetch_add(len as u64, Ordering::Relaxed);
+            block += n;
+        }
+    }
+    file.set_len(contents.size())
+        .map_err(|e| CliError::io(path, "set the size of", e))?;
+    // The holes count as done for the progress bar.
+    done.fetch_add(contents.size().saturating_sub(written), Ordering::Relaxed);
+    Ok(())
+}
+
 fn cat(a: CatArgs) -> Result<(), CliError> {
     let img = Image::open(&a.image, keyring(&a.keys)?)?;
     let (_, inode) = img.lookup(&a.path)?;
@@ -439,13 +478,13 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
     pool.install(|| {
         files.par_iter().try_for_each(|f| -> Result<(), CliError> {
             let p = a.out.join(&f.rel);
-            let mut file = OpenOptions::new()
+            let file = OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .mode(0o600)
                 .open(&p)
                 .map_err(|e| CliError::io(&p, "create", e))?;
-            copy_file(&img, &f.inode, &mut file, &done)?;
+            copy_sparse(&img, &f.inode, &file, &p, &done)?;
             bar.set_position(done.load(Ordering::Relaxed));
             finish(&file, &p, &f.inode)
         })

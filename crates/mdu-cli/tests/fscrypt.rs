@@ -639,3 +639,158 @@ fn hostile_directory(image: &Path, scratch: &Path) -> u32 {
         .unwrap();
     d
 }
+
+/// A tmpfs mounted for the life of the value (unmounted on drop).
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Tmpfs {
+        let dir = scratch();
+        let out = run(Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path()));
+        assert!(
+            out.status.success(),
+            "mount -t tmpfs: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Tmpfs { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// The kernel's `special` tree (sparse files, setuid and setgid files,
+/// FIFO, devices, socket) in an image, `cp -a` of it from the mount in
+/// `tmpfs/kernel`, and its manifest's entries by path.
+struct Special {
+    _dir: tempfile::TempDir,
+    image: std::path::PathBuf,
+    key: std::path::PathBuf,
+    entries: Vec<(Vec<u8>, Value)>,
+}
+
+fn special_scene(tmpfs: &Tmpfs) -> Special {
+    let dir = scratch();
+    let key = key_file(dir.path());
+    let image = dir.path().join("fs.img");
+    let json = dir.path().join("m.json");
+    let out = run(Command::new("python3")
+        .arg(FSCRYPT_KERNEL_SCRIPT)
+        .arg("special")
+        .args([&image, &json])
+        .args(["--policy", "v2-pad32", "--key"])
+        .arg(&key)
+        .arg("--cp-to")
+        .arg(tmpfs.path()));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let entries = m["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (hex(e["path"].as_str().unwrap()), e.clone()))
+        .collect();
+    Special {
+        _dir: dir,
+        image,
+        key,
+        entries,
+    }
+}
+
+fn extract_special(s: &Special, out: &Path) -> std::process::Output {
+    run(mdu()
+        .args(["fscrypt", "extract"])
+        .arg(&s.image)
+        .arg("vault")
+        .arg("--key")
+        .arg(&s.key)
+        .arg("--out")
+        .arg(out))
+}
+
+#[test]
+fn extract_keeps_holes_and_takes_the_space_cp_a_takes() {
+    let test = "fscrypt::extract_keeps_holes_and_takes_the_space_cp_a_takes";
+    if !have_tool("the kernel's ext4 encryption", test) {
+        return;
+    }
+    // 16 MiB: a 100 MiB file with 4 KiB of data and a 1 TiB one fit only
+    // with their holes kept.
+    let tmpfs = Tmpfs::mount("16m");
+    let s = special_scene(&tmpfs);
+    let dest = tmpfs.path().join("mdu");
+    let out = extract_special(&s, &dest);
+    expect_code(&out, 0, "extract");
+    let kernel = tmpfs.path().join("kernel");
+    let (mut ours, mut theirs) = (0, 0);
+    for (rel, e) in &s.entries {
+        if e["mode"].as_u64().unwrap() & 0o170000 != 0o100000 {
+            continue;
+        }
+        let rel = std::ffi::OsStr::from_bytes(rel);
+        let (m, k) = (
+            std::fs::metadata(dest.join(rel)).unwrap(),
+            std::fs::metadata(kernel.join(rel)).unwrap(),
+        );
+        let what = rel.to_string_lossy();
+        assert_eq!(m.len(), e["size"].as_u64().unwrap(), "{what}");
+        // Never more than `cp -a` (which copies a preallocated range whole).
+        assert!(
+            m.blocks() <= k.blocks(),
+            "{what}: {} blocks, cp -a {}",
+            m.blocks(),
+            k.blocks()
+        );
+        if what.starts_with("sparse") {
+            assert_eq!(m.blocks(), k.blocks(), "{what}");
+        }
+        match e.get("sha256") {
+            Some(sum) => assert_eq!(
+                Sha256::digest(std::fs::read(dest.join(rel)).unwrap()).to_vec(),
+                hex(sum.as_str().unwrap()),
+                "{what}"
+            ),
+            None => {
+                use std::os::unix::fs::FileExt;
+                let tail = |p: &Path| {
+                    let mut b = vec![0u8; 8192];
+                    std::fs::File::open(p)
+                        .unwrap()
+                        .read_exact_at(&mut b, m.len() - 8192)
+                        .unwrap();
+                    b
+                };
+                assert_eq!(tail(&dest.join(rel)), tail(&kernel.join(rel)), "{what}");
+            }
+        }
+        println!(
+            "{what}: {} bytes, {} KiB allocated (cp -a: {} KiB)",
+            m.len(),
+            m.blocks() / 2,
+            k.blocks() / 2
+        );
+        ours += m.blocks();
+        theirs += k.blocks();
+    }
+    println!(
+        "regular files: {} KiB extracted, {} KiB by cp -a",
+        ours / 2,
+        theirs / 2
+    );
+}

@@ -78,6 +78,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "fscrypt::extract_and_ls_give_what_the_kernel_shows",
             "fscrypt::an_image_that_needs_journal_recovery_is_refused_until_replayed",
             "fscrypt::wrong_v1_keys_are_refused_by_ls_cat_and_extract",
+            "fscrypt::extract_keeps_holes_and_takes_the_space_cp_a_takes",
         ],
     ),
     (

@@ -738,6 +738,25 @@ impl<R: ReadAt> Contents<'_, R> {
         &self.extents
     }
 
+    /// The runs of logical blocks that hold data, as (first block, number
+    /// of blocks), in order: the written extents (holes and unwritten
+    /// extents read as zeros and are left out), or the whole file for
+    /// inline data. A copy that writes only these and sets the size keeps
+    /// the file as sparse as the image has it.
+    ///
+    /// See [`Contents`].
+    pub fn data_runs(&self) -> Vec<(u64, u64)> {
+        if self.inline.is_some() {
+            let bs = u64::from(self.fs.block_size());
+            return vec![(0, self.size.div_ceil(bs))];
+        }
+        self.extents
+            .iter()
+            .filter(|e| !e.unwritten)
+            .map(|e| (e.logical, e.len))
+            .collect()
+    }
+
     /// Fills `buf` (a whole number of blocks) with the plaintext from
     /// logical block `first` on; returns how many bytes of it lie within the
     /// file's size (the rest is zeroed).
