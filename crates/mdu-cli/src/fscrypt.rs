@@ -1,7 +1,7 @@
 //! `mdu fscrypt`: an ext4 image's fscrypt-encrypted files read offline, as
 //! the kernel shows them with the key (or, for `ls`, without it).
 
-use std::collections::HashSet;
+use std::ffi::{CString, OsStr};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 use mdu_fscrypt::ext4::{FileImage, FileType, Inode, Timestamp};
 use mdu_fscrypt::key::MasterKey;
 use mdu_fscrypt::policy::{Context, KeySpec};
-use mdu_fscrypt::volume::{Keyring, NameForm, Volume};
+use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Volume};
 use rayon::prelude::*;
 
 use crate::util::{self, CliError};
@@ -56,9 +56,10 @@ pub(crate) enum FscryptCmd {
     /// parallel, each in 1 MiB pieces, as sparse as in the image (holes and
     /// unwritten extents are not written). OUT must not exist or be
     /// empty, and nothing in it is ever overwritten; an interrupted run
-    /// leaves what it had written (plaintext) in OUT. Owners are not
-    /// restored; FIFOs, sockets and devices are listed on stderr and
-    /// skipped.
+    /// leaves what it had written (plaintext) in OUT; the whole tree (keys,
+    /// names, block maps) is checked before the first write. Owners are not
+    /// restored. FIFOs are recreated, device nodes too as root (else
+    /// skipped, as sockets are, with a line on stderr).
     #[command(after_long_help = KEY_HELP)]
     Extract(ExtractArgs),
     /// Print the encryption policy and nonce of a file or directory (no key
@@ -366,12 +367,6 @@ fn cat(a: CatArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))
 }
 
-/// One thing to create under OUT.
-struct Item {
-    rel: PathBuf,
-    inode: Inode,
-}
-
 fn to_system_time(t: Timestamp) -> SystemTime {
     let ns = Duration::from_nanos(u64::from(t.nsecs.min(999_999_999)));
     if t.secs >= 0 {
@@ -390,59 +385,57 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
             a.image.display()
         )));
     }
-    // Walk everything first: a wrong key or a damaged directory stops the
-    // run before anything is written.
-    let mut dirs = vec![Item {
-        rel: PathBuf::new(),
-        inode: top_inode,
-    }];
+    // The whole tree is checked first (names, duplicates, loops, keys,
+    // block maps, symlink targets): a wrong key or a damaged image stops
+    // the run before anything is written.
+    let tree = img.vol.walk(top).map_err(|e| img.err(e))?;
+    let out_path = |i: usize| a.out.join(OsStr::from_bytes(&tree.path(i)));
+    let root = is_root();
     let mut files = Vec::new();
-    let mut links = Vec::new();
-    let mut seen = HashSet::from([top]);
-    let mut i = 0;
-    while i < dirs.len() {
-        let dir_ino = dirs[i].inode.ino;
-        let rel = dirs[i].rel.clone();
-        i += 1;
-        for e in img.vol.list(dir_ino).map_err(|er| img.err(er))? {
-            if e.form == NameForm::Clear && (e.name == b"." || e.name == b"..") {
-                continue;
+    let mut specials = Vec::new();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let p = out_path(i);
+        if p.as_os_str().len() >= PATH_MAX {
+            return Err(CliError::Refused {
+                path: a.image.clone(),
+                message: format!(
+                    "{}: a path of {} bytes, which the system cannot create (PATH_MAX {PATH_MAX})",
+                    String::from_utf8_lossy(&tree.path(i)),
+                    p.as_os_str().len()
+                ),
+            });
+        }
+        match n.kind {
+            NodeKind::File => {
+                let size = img.vol.inode(n.ino).map_err(|e| img.err(e))?.size;
+                files.push((i, size));
             }
-            let name = std::ffi::OsStr::from_bytes(&e.name);
-            if e.name.is_empty() || e.name.contains(&b'/') || e.name == b"." || e.name == b".." {
-                return Err(CliError::Refused {
-                    path: a.image.clone(),
-                    message: format!(
-                        "directory inode {dir_ino}: an entry named {:?} cannot be a file name",
-                        String::from_utf8_lossy(&e.name)
-                    ),
-                });
-            }
-            let rel = rel.join(name);
-            let inode = img.vol.inode(e.ino).map_err(|er| img.err(er))?;
-            if inode.is_dir() {
-                if !seen.insert(e.ino) {
-                    return Err(CliError::Refused {
-                        path: a.image.clone(),
-                        message: format!(
-                            "directory inode {} is reached twice: a loop in a damaged image",
-                            e.ino
-                        ),
-                    });
+            NodeKind::Special => {
+                let inode = img.vol.inode(n.ino).map_err(|e| img.err(e))?;
+                let t = inode.file_type();
+                let made = match t {
+                    FileType::Fifo => true,
+                    FileType::CharDev | FileType::BlockDev => root,
+                    _ => false,
+                };
+                if made {
+                    specials.push((i, inode));
+                } else {
+                    let why = match t {
+                        FileType::Socket => "sockets are not recreated",
+                        FileType::CharDev | FileType::BlockDev => {
+                            "device nodes are made only as root"
+                        }
+                        _ => "not a type a file can have",
+                    };
+                    eprintln!(
+                        "mdu: skipped {} ({}): {why}",
+                        String::from_utf8_lossy(&tree.path(i)),
+                        kind(t)
+                    );
                 }
-                dirs.push(Item { rel, inode });
-            } else if inode.is_file() {
-                files.push(Item { rel, inode });
-            } else if inode.is_symlink() {
-                let target = img.vol.read_link(&inode).map_err(|er| img.err(er))?;
-                links.push((rel, target));
-            } else {
-                eprintln!(
-                    "mdu: skipped {} ({}): not a file, directory or symlink",
-                    rel.display(),
-                    kind(e.file_type)
-                );
             }
+            _ => {}
         }
     }
     // OUT: created, or an existing empty directory.
@@ -460,42 +453,119 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
         }
         Err(e) => return Err(CliError::io(&a.out, "read the directory", e)),
     }
-    for d in &dirs[1..] {
-        let p = a.out.join(&d.rel);
-        fs::create_dir(&p).map_err(|e| CliError::io(&p, "create the directory", e))?;
+    for (i, n) in tree.nodes.iter().enumerate().skip(1) {
+        let p = out_path(i);
+        match n.kind {
+            NodeKind::Dir => {
+                fs::create_dir(&p).map_err(|e| CliError::io(&p, "create the directory", e))?;
+            }
+            NodeKind::Symlink => {
+                let target = tree.target(n.ino).unwrap_or_default();
+                std::os::unix::fs::symlink(OsStr::from_bytes(target), &p)
+                    .map_err(|e| CliError::io(&p, "create the symlink", e))?;
+            }
+            _ => {}
+        }
     }
-    for (rel, target) in &links {
-        let p = a.out.join(rel);
-        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &p)
-            .map_err(|e| CliError::io(&p, "create the symlink", e))?;
-    }
-    let total: u64 = files.iter().map(|f| f.inode.size).sum();
+    let total: u64 = files.iter().map(|f| f.1).sum();
     let bar = util::progress(total, "extract");
     let done = AtomicU64::new(0);
     let pool = util::pool(a.threads)?;
     // Large files first, so the last thread is not left with one.
-    files.sort_by_key(|f| std::cmp::Reverse(f.inode.size));
+    files.sort_by_key(|f| std::cmp::Reverse(f.1));
     pool.install(|| {
-        files.par_iter().try_for_each(|f| -> Result<(), CliError> {
-            let p = a.out.join(&f.rel);
-            let file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&p)
-                .map_err(|e| CliError::io(&p, "create", e))?;
-            copy_sparse(&img, &f.inode, &file, &p, &done)?;
-            bar.set_position(done.load(Ordering::Relaxed));
-            finish(&file, &p, &f.inode)
-        })
+        files
+            .par_iter()
+            .try_for_each(|&(i, _)| -> Result<(), CliError> {
+                let p = out_path(i);
+                let inode = img.vol.inode(tree.nodes[i].ino).map_err(|e| img.err(e))?;
+                let file = OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&p)
+                    .map_err(|e| CliError::io(&p, "create", e))?;
+                copy_sparse(&img, &inode, &file, &p, &done)?;
+                bar.set_position(done.load(Ordering::Relaxed));
+                finish(&file, &p, &inode)
+            })
     })?;
     bar.finish_and_clear();
+    for (i, inode) in &specials {
+        let p = out_path(*i);
+        make_special(&p, inode)?;
+    }
     // Directories last, deepest first: creating their entries changed
     // their times.
-    for d in dirs.iter().rev() {
-        let p = a.out.join(&d.rel);
+    for (i, n) in tree.nodes.iter().enumerate().rev() {
+        if n.kind != NodeKind::Dir {
+            continue;
+        }
+        let p = out_path(i);
+        let inode = img.vol.inode(n.ino).map_err(|e| img.err(e))?;
         let dir = File::open(&p).map_err(|e| CliError::io(&p, "open", e))?;
-        finish(&dir, &p, &d.inode)?;
+        finish(&dir, &p, &inode)?;
+    }
+    Ok(())
+}
+
+/// The longest path the system takes, with its NUL.
+const PATH_MAX: usize = libc::PATH_MAX as usize;
+
+/// Whether this process runs as root (device nodes are made only then).
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Makes FIFO or device node `path` as `inode` is, with its mode and
+/// times.
+fn make_special(path: &Path, inode: &Inode) -> Result<(), CliError> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| CliError::Usage(format!("{}: a NUL in the path", path.display())))?;
+    let perm = libc::mode_t::from(inode.permissions() & 0o777);
+    let r = match inode.file_type() {
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        FileType::Fifo => unsafe { libc::mkfifo(c.as_ptr(), perm) },
+        t => {
+            let (major, minor) = inode.device();
+            let fmt = if t == FileType::CharDev {
+                libc::S_IFCHR
+            } else {
+                libc::S_IFBLK
+            };
+            // SAFETY: as for mkfifo; the mode and device are plain values.
+            unsafe { libc::mknod(c.as_ptr(), fmt | perm, libc::makedev(major, minor)) }
+        }
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(CliError::io(path, "create the special file", e));
+    }
+    fs::set_permissions(
+        path,
+        fs::Permissions::from_mode(u32::from(inode.permissions())),
+    )
+    .map_err(|e| CliError::io(path, "set the mode of", e))?;
+    let ts = |t: Timestamp| libc::timespec {
+        tv_sec: t.secs as libc::time_t,
+        tv_nsec: t.nsecs.min(999_999_999) as libc::c_long,
+    };
+    let times = [ts(inode.atime), ts(inode.mtime)];
+    // SAFETY: `c` is a NUL-terminated path and `times` an array of two
+    // timespecs, both alive across the call; no file is opened (a FIFO or
+    // a device is never opened here).
+    let r = unsafe {
+        libc::utimensat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            times.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(CliError::io(path, "set the times of", e));
     }
     Ok(())
 }

@@ -105,7 +105,17 @@ fn extract_and_ls_give_what_the_kernel_shows() {
                     );
                 }
                 "dir" => assert!(p.is_dir(), "{what}"),
-                _ => assert!(!p.exists(), "{what}: special files are skipped"),
+                // The tree's one special file: a FIFO, recreated.
+                _ => {
+                    use std::os::unix::fs::FileTypeExt;
+                    let meta = std::fs::symlink_metadata(&p).unwrap();
+                    assert!(meta.file_type().is_fifo(), "{what}");
+                    assert_eq!(
+                        u64::from(meta.mode()),
+                        e["mode"].as_u64().unwrap(),
+                        "{what}"
+                    );
+                }
             }
         }
         assert!(files > 80, "{policy}: {files} files compared");
@@ -793,4 +803,176 @@ fn extract_keeps_holes_and_takes_the_space_cp_a_takes() {
         ours / 2,
         theirs / 2
     );
+}
+
+/// Replaces the one occurrence of `from` in the image with `to`.
+fn patch_unique(image: &Path, from: &[u8], to: &[u8]) {
+    let mut data = std::fs::read(image).unwrap();
+    let at: Vec<usize> = data
+        .windows(from.len())
+        .enumerate()
+        .filter(|(_, w)| *w == from)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(
+        at.len(),
+        1,
+        "{:?} in the image",
+        String::from_utf8_lossy(from)
+    );
+    data[at[0]..at[0] + to.len()].copy_from_slice(to);
+    std::fs::write(image, data).unwrap();
+}
+
+#[test]
+fn extract_checks_the_whole_tree_before_writing_anything() {
+    let test = "fscrypt::extract_checks_the_whole_tree_before_writing_anything";
+    if !have_e2fsprogs(test) {
+        return;
+    }
+    // A tree that writes fine up to a last directory that is damaged:
+    // two entries of one name, or a NUL in a name.
+    for (what, from, to) in [
+        (
+            "two entries of one name",
+            &b"entry-named-twicf"[..],
+            &b"entry-named-twice"[..],
+        ),
+        ("a NUL in a name", b"entry-with-a-Nul", b"entry-with-a-\0ul"),
+    ] {
+        let dir = scratch();
+        let image = dir.path().join("fs.img");
+        let small = dir.path().join("small");
+        std::fs::write(&small, b"hello\n").unwrap();
+        let w = |p: &str| format!("write {} {p}", small.display());
+        e2fs_image(
+            &image,
+            &[
+                "mkdir a".into(),
+                w("a/first"),
+                "symlink a/link first".into(),
+                "mkdir z".into(),
+                w("z/entry-named-twice"),
+                w("z/entry-named-twicf"),
+                w("z/entry-with-a-Nul"),
+            ],
+        );
+        patch_unique(&image, from, to);
+        let out_dir = dir.path().join("out");
+        let out = run(mdu()
+            .args(["fscrypt", "extract"])
+            .arg(&image)
+            .arg("--out")
+            .arg(&out_dir));
+        expect_code(&out, 1, what);
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!("{what}: {}", err.trim());
+        assert!(err.contains("directory inode"), "{err}");
+        assert!(!out_dir.exists(), "{what}: OUT was created");
+    }
+}
+
+#[test]
+fn extract_without_a_needed_key_writes_nothing() {
+    let test = "fscrypt::extract_without_a_needed_key_writes_nothing";
+    if !have_tool("the kernel's ext4 encryption", test) {
+        return;
+    }
+    let tmpfs = Tmpfs::mount("16m");
+    let s = special_scene(&tmpfs);
+    let dest = tmpfs.path().join("mdu");
+    let out = run(mdu()
+        .args(["fscrypt", "extract"])
+        .arg(&s.image)
+        .arg("vault")
+        .arg("--out")
+        .arg(&dest));
+    expect_code(&out, 1, "extract without the key");
+    assert!(
+        !dest.exists(),
+        "OUT was created: {:?}",
+        std::fs::read_dir(&dest).map(|d| d.count())
+    );
+}
+
+#[test]
+fn extract_recreates_fifos_and_devices_as_cp_a_does() {
+    let test = "fscrypt::extract_recreates_fifos_and_devices_as_cp_a_does";
+    if !have_tool("the kernel's ext4 encryption", test) {
+        return;
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let tmpfs = Tmpfs::mount("16m");
+    let s = special_scene(&tmpfs);
+    let dest = tmpfs.path().join("mdu");
+    let out = extract_special(&s, &dest);
+    expect_code(&out, 0, "extract");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("skipped socket (socket)"), "{err}");
+    let kernel = tmpfs.path().join("kernel");
+    for name in ["fifo", "chardev", "blockdev"] {
+        let (m, k) = (
+            std::fs::symlink_metadata(dest.join(name)).unwrap(),
+            std::fs::symlink_metadata(kernel.join(name)).unwrap(),
+        );
+        let e = &s
+            .entries
+            .iter()
+            .find(|(p, _)| p == name.as_bytes())
+            .unwrap()
+            .1;
+        assert_eq!(u64::from(m.mode()), e["mode"].as_u64().unwrap(), "{name}");
+        assert_eq!(m.mode(), k.mode(), "{name}");
+        assert_eq!(m.rdev(), k.rdev(), "{name}");
+        assert_eq!(m.rdev(), e["rdev"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            (
+                m.file_type().is_fifo(),
+                m.file_type().is_char_device(),
+                m.file_type().is_block_device()
+            ),
+            (name == "fifo", name == "chardev", name == "blockdev")
+        );
+        assert_eq!(m.mtime(), k.mtime(), "{name}");
+        println!(
+            "{name}: mode {:o}, rdev {:#x}, as cp -a",
+            m.mode(),
+            m.rdev()
+        );
+    }
+    assert!(!dest.join("socket").exists());
+}
+
+#[test]
+fn directories_sharing_a_block_are_refused_before_writing() {
+    let test = "fscrypt::directories_sharing_a_block_are_refused_before_writing";
+    if !have_e2fsprogs(test) {
+        return;
+    }
+    let dir = scratch();
+    let image = dir.path().join("fs.img");
+    e2fs_image(&image, &["mkdir d1".into(), "mkdir d2".into()]);
+    let blocks = run(Command::new("debugfs")
+        .args(["-R", "blocks d1"])
+        .arg(&image));
+    let block = String::from_utf8_lossy(&blocks.stdout).trim().to_owned();
+    assert!(block.parse::<u64>().is_ok(), "debugfs blocks: {block:?}");
+    // d2's one extent (i_block words 3..5) now starts at d1's block.
+    let out = run(Command::new("debugfs")
+        .args(["-w", "-R", &format!("sif d2 block[5] {block}")])
+        .arg(&image));
+    assert!(out.status.success());
+    let out_dir = dir.path().join("out");
+    let out = run(mdu()
+        .args(["fscrypt", "extract"])
+        .arg(&image)
+        .arg("--out")
+        .arg(&out_dir));
+    expect_code(&out, 1, "extract");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("physical block {block} is mapped twice")),
+        "{err}"
+    );
+    assert!(!out_dir.exists());
 }

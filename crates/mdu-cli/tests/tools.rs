@@ -79,6 +79,8 @@ const USES: [(Tool, &[&str]); 7] = [
             "fscrypt::an_image_that_needs_journal_recovery_is_refused_until_replayed",
             "fscrypt::wrong_v1_keys_are_refused_by_ls_cat_and_extract",
             "fscrypt::extract_keeps_holes_and_takes_the_space_cp_a_takes",
+            "fscrypt::extract_without_a_needed_key_writes_nothing",
+            "fscrypt::extract_recreates_fifos_and_devices_as_cp_a_does",
         ],
     ),
     (

@@ -74,9 +74,10 @@ pub enum Error {
         ino: u32,
     },
     /// A file or directory whose extents or block map name one physical
-    /// block twice (or a block of its own extent tree or block map): no
-    /// file system writes that, and a hostile image uses it to make one
-    /// block of the image read as many.
+    /// block twice (or a block of its own extent tree or block map), or a
+    /// directory sharing a block with another one in a walk: no file system
+    /// writes that, and a hostile image uses it to make one block of the
+    /// image read as many.
     BlockMappedTwice {
         /// The inode.
         ino: u32,
@@ -132,8 +133,8 @@ impl fmt::Display for Error {
             Error::NotADirectory { ino } => write!(f, "inode {ino} is not a directory"),
             Error::BlockMappedTwice { ino, block } => write!(
                 f,
-                "inode {ino}: physical block {block} is mapped twice (its extents or block map \
-                 overlap): a damaged or hostile image"
+                "inode {ino}: physical block {block} is mapped twice (twice in its extents or \
+                 block map, or also by another directory read): a damaged or hostile image"
             ),
             Error::NeedsRecovery => f.write_str(
                 "the file system needs journal recovery (needs_recovery): it was not unmounted \
