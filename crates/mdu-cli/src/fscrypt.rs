@@ -58,7 +58,8 @@ pub(crate) enum FscryptCmd {
     /// empty, and nothing in it is ever overwritten; an interrupted run
     /// leaves what it had written (plaintext) in OUT; the whole tree (keys,
     /// names, block maps) is checked before the first write. Owners are not
-    /// restored. FIFOs are recreated, device nodes too as root (else
+    /// restored, so setuid and setgid bits are dropped (as tar does when it
+    /// does not restore owners). FIFOs are recreated, device nodes too as root (else
     /// skipped, as sockets are, with a line on stderr).
     #[command(after_long_help = KEY_HELP)]
     Extract(ExtractArgs),
@@ -542,11 +543,8 @@ fn make_special(path: &Path, inode: &Inode) -> Result<(), CliError> {
         let e = std::io::Error::last_os_error();
         return Err(CliError::io(path, "create the special file", e));
     }
-    fs::set_permissions(
-        path,
-        fs::Permissions::from_mode(u32::from(inode.permissions())),
-    )
-    .map_err(|e| CliError::io(path, "set the mode of", e))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(extracted_mode(inode)))
+        .map_err(|e| CliError::io(path, "set the mode of", e))?;
     let ts = |t: Timestamp| libc::timespec {
         tv_sec: t.secs as libc::time_t,
         tv_nsec: t.nsecs.min(999_999_999) as libc::c_long,
@@ -570,9 +568,18 @@ fn make_special(path: &Path, inode: &Inode) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The mode an extracted file gets: the image's permission bits less
+/// setuid and setgid. Owners are not restored (the files belong to whoever
+/// extracts), so those bits would hand an untrusted image's programs the
+/// extracting user's rights, root's as root; GNU tar and libarchive drop
+/// them too when they do not restore the owner.
+fn extracted_mode(inode: &Inode) -> u32 {
+    u32::from(inode.permissions()) & !0o6000
+}
+
 /// Sets `path`'s permissions and times from `inode`.
 fn finish(file: &File, path: &Path, inode: &Inode) -> Result<(), CliError> {
-    file.set_permissions(fs::Permissions::from_mode(u32::from(inode.permissions())))
+    file.set_permissions(fs::Permissions::from_mode(extracted_mode(inode)))
         .map_err(|e| CliError::io(path, "set the mode of", e))?;
     let times = fs::FileTimes::new()
         .set_accessed(to_system_time(inode.atime))

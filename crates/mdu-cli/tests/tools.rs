@@ -81,6 +81,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "fscrypt::extract_keeps_holes_and_takes_the_space_cp_a_takes",
             "fscrypt::extract_without_a_needed_key_writes_nothing",
             "fscrypt::extract_recreates_fifos_and_devices_as_cp_a_does",
+            "fscrypt::extract_drops_setuid_and_setgid_bits",
         ],
     ),
     (
