@@ -1012,3 +1012,55 @@ fn extract_drops_setuid_and_setgid_bits() {
         );
     }
 }
+
+#[test]
+fn an_encrypted_file_flagged_inline_is_refused() {
+    let test = "fscrypt::an_encrypted_file_flagged_inline_is_refused";
+    if !have_tool("the kernel's ext4 encryption", test) {
+        return;
+    }
+    let tmpfs = Tmpfs::mount("16m");
+    let s = special_scene(&tmpfs);
+    let out = run(mdu()
+        .args(["fscrypt", "ls", "--json"])
+        .arg(&s.image)
+        .arg("vault")
+        .arg("--key")
+        .arg(&s.key));
+    expect_code(&out, 0, "ls");
+    let ino = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice::<Value>(l).unwrap())
+        .find(|e| e["name"] == "plain")
+        .unwrap()["ino"]
+        .as_u64()
+        .unwrap();
+    // Extents and encryption as the kernel wrote them, plus INLINE_DATA
+    // and a size that i_block holds: its bytes (an extent header and one
+    // extent, or whatever a hostile image puts there) would be the data.
+    for set in ["flags 0x10080800", "size 40"] {
+        let out = run(Command::new("debugfs")
+            .args(["-w", "-R", &format!("sif <{ino}> {set}")])
+            .arg(&s.image));
+        assert!(out.status.success());
+    }
+    let cat = run(mdu()
+        .args(["fscrypt", "cat"])
+        .arg(&s.image)
+        .arg("vault/plain")
+        .arg("--key")
+        .arg(&s.key));
+    expect_code(&cat, 1, "cat");
+    let err = String::from_utf8_lossy(&cat.stderr);
+    assert!(
+        err.contains(&format!("inode {ino}: encrypted and flagged inline data")),
+        "{err}"
+    );
+    assert!(cat.stdout.is_empty());
+    let dest = tmpfs.path().join("mdu");
+    let out = extract_special(&s, &dest);
+    expect_code(&out, 1, "extract");
+    assert!(!dest.exists());
+}

@@ -82,6 +82,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "fscrypt::extract_without_a_needed_key_writes_nothing",
             "fscrypt::extract_recreates_fifos_and_devices_as_cp_a_does",
             "fscrypt::extract_drops_setuid_and_setgid_bits",
+            "fscrypt::an_encrypted_file_flagged_inline_is_refused",
         ],
     ),
     (

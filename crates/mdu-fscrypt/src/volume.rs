@@ -129,6 +129,14 @@ pub enum Error {
         /// Why (`None`: no context at all).
         error: Option<PolicyError>,
     },
+    /// An encrypted inode flagged as holding its data inline: the kernel
+    /// never stores an encrypted file, directory or symlink inline (it
+    /// converts inline data before setting a policy), and such bytes would
+    /// be read unencrypted, as whoever made the image chose them.
+    EncryptedInline {
+        /// The inode.
+        ino: u32,
+    },
     /// Keys were given, but not the one this inode's policy names.
     KeyMissing {
         /// The inode.
@@ -220,6 +228,11 @@ impl fmt::Display for Error {
                 ino,
                 error: Some(e),
             } => write!(f, "inode {ino}: encryption context: {e}"),
+            Error::EncryptedInline { ino } => write!(
+                f,
+                "inode {ino}: encrypted and flagged inline data, which the kernel never writes \
+                 (its bytes would not be decrypted): a damaged or hostile image"
+            ),
             Error::KeyMissing { ino, wanted, given } => {
                 write!(
                     f,
@@ -403,12 +416,16 @@ impl<R: ReadAt> Volume<R> {
     /// # Errors
     ///
     /// [`Error::Context`] for the encryption flag without a context, or a
-    /// context the kernel would not accept.
+    /// context the kernel would not accept; [`Error::EncryptedInline`] for
+    /// an encrypted inode flagged inline data.
     ///
     /// See [`Volume`].
     pub fn context(&self, inode: &Inode) -> Result<Option<Context>, Error> {
         if !inode.is_encrypted() {
             return Ok(None);
+        }
+        if inode.has_inline_data() {
+            return Err(Error::EncryptedInline { ino: inode.ino });
         }
         let raw = self.fs.encryption_context(inode)?.ok_or(Error::Context {
             ino: inode.ino,
