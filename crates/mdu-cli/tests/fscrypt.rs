@@ -408,12 +408,17 @@ fn have_e2fsprogs(test: &str) -> bool {
 /// A fresh 64 MiB ext4 image of 4 KiB blocks (no journal, few inodes:
 /// room for data), then `debugfs -w` commands on it.
 fn e2fs_image(path: &Path, debugfs: &[String]) {
+    e2fs_image_with(path, "^has_journal", debugfs);
+}
+
+/// As [`e2fs_image`], with the `mkfs.ext4 -O` features given.
+fn e2fs_image_with(path: &Path, features: &str, debugfs: &[String]) {
     std::fs::File::create(path)
         .unwrap()
         .set_len(64 << 20)
         .unwrap();
     let out = run(Command::new("mkfs.ext4")
-        .args(["-q", "-F", "-b", "4096", "-N", "128", "-O", "^has_journal"])
+        .args(["-q", "-F", "-b", "4096", "-N", "128", "-O", features])
         .arg(path));
     assert!(
         out.status.success(),
@@ -1063,4 +1068,40 @@ fn an_encrypted_file_flagged_inline_is_refused() {
     let out = extract_special(&s, &dest);
     expect_code(&out, 1, "extract");
     assert!(!dest.exists());
+}
+
+#[test]
+fn a_block_map_naming_one_block_twice_is_refused() {
+    let test = "fscrypt::a_block_map_naming_one_block_twice_is_refused";
+    if !have_e2fsprogs(test) {
+        return;
+    }
+    let dir = scratch();
+    let image = dir.path().join("fs.img");
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![0x5au8; 3 * 4096]).unwrap();
+    // Without extents: a block map, whose second pointer is made the first.
+    e2fs_image_with(
+        &image,
+        "^has_journal,^extent,^64bit",
+        &[format!("write {} f", data.display())],
+    );
+    let stat = run(Command::new("debugfs").args(["-R", "stat f"]).arg(&image));
+    let text = String::from_utf8_lossy(&stat.stdout);
+    let first: u64 = text
+        .split_once("BLOCKS:\n(0")
+        .and_then(|(_, r)| r.split_once(':'))
+        .and_then(|(_, r)| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+        .unwrap_or_else(|| panic!("debugfs stat: {text}"));
+    let out = run(Command::new("debugfs")
+        .args(["-w", "-R", &format!("sif f block[1] {first}")])
+        .arg(&image));
+    assert!(out.status.success());
+    let out = run(mdu().args(["fscrypt", "cat"]).arg(&image).arg("f"));
+    expect_code(&out, 1, "cat");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("physical block {first} is mapped twice")),
+        "{err}"
+    );
 }
