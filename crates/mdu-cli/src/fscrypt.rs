@@ -1,7 +1,7 @@
 //! `mdu fscrypt`: an ext4 image's fscrypt-encrypted files read offline, as
 //! the kernel shows them with the key (or, for `ls`, without it).
 
-use std::collections::HashSet;
+use std::ffi::{CString, OsStr};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 use mdu_fscrypt::ext4::{FileImage, FileType, Inode, Timestamp};
 use mdu_fscrypt::key::MasterKey;
 use mdu_fscrypt::policy::{Context, KeySpec};
-use mdu_fscrypt::volume::{Keyring, NameForm, Volume};
+use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Volume};
 use rayon::prelude::*;
 
 use crate::util::{self, CliError};
@@ -24,9 +24,18 @@ Keys: --key FILE holds a raw v2 master key (16 to 64 bytes, as given to
 FS_IOC_ADD_ENCRYPTION_KEY); its identifier is derived from it, and a
 directory or file whose policy names another identifier is refused with both
 identifiers. --key-v1 DESCRIPTOR:FILE gives a v1 key with the 16-hex-digit
-descriptor its owner chose. A wrong v1 key cannot be recognised from the
-metadata (nor can the kernel recognise it): it shows as names that do not
-decrypt to valid ones, and is refused then.
+descriptor its owner chose. A v1 policy stores nothing to check its key by
+(the kernel does not check it either): a v1 key is checked only through the
+names it decrypts. Each name, and each symlink target, must decrypt to what
+the kernel writes (no NUL, no `/` in a name, then NULs up to its stored
+length); under a wrong key a stored name of L bytes passes with a
+probability of about (254/256)^L (0.88 for a 16-byte name), so the first
+time a v1 key is needed, mdu decrypts stored names under it (from that
+directory, then from the root) until 2048 bytes of them or 1024
+directories are read (a wrong key then passes with a probability under
+10^-6) and refuses it when one fails. What cannot be checked: an image with
+few or no names under that key (a directory with no entries, a regular file
+alone), whose files then decrypt to garbage with exit 0.
 
 Exit status: 0 success; 1 the image is damaged (the error names the inode
 and the field) or a key does not open it; 2 bad usage, or a path not found.";
@@ -44,11 +53,14 @@ pub(crate) enum FscryptCmd {
     Cat(CatArgs),
     /// Extract a directory tree's plaintext: files with their modes and
     /// modification times, directories, symlinks. Files are written in
-    /// parallel, each streamed in 1 MiB pieces. OUT must not exist or be
+    /// parallel, each in 1 MiB pieces, as sparse as in the image (holes and
+    /// unwritten extents are not written). OUT must not exist or be
     /// empty, and nothing in it is ever overwritten; an interrupted run
-    /// leaves what it had written (plaintext) in OUT. Owners are not
-    /// restored; FIFOs, sockets and devices are listed on stderr and
-    /// skipped.
+    /// leaves what it had written (plaintext) in OUT; the whole tree (keys,
+    /// names, block maps) is checked before the first write. Owners are not
+    /// restored, so setuid and setgid bits are dropped (as tar does when it
+    /// does not restore owners). FIFOs are recreated, device nodes too as root (else
+    /// skipped, as sockets are, with a line on stderr).
     #[command(after_long_help = KEY_HELP)]
     Extract(ExtractArgs),
     /// Print the encryption policy and nonce of a file or directory (no key
@@ -302,6 +314,44 @@ fn copy_file(
     Ok(())
 }
 
+/// Writes regular file `inode` into `file` (new and empty) as sparse as
+/// the image has it: only the runs of blocks that hold data, each in
+/// 1 MiB pieces at its offset, then the size; holes and unwritten extents
+/// are never written.
+fn copy_sparse(
+    img: &Image,
+    inode: &Inode,
+    file: &File,
+    path: &Path,
+    done: &AtomicU64,
+) -> Result<(), CliError> {
+    use std::os::unix::fs::FileExt;
+    let contents = img.vol.contents(inode).map_err(|e| img.err(e))?;
+    let bs = u64::from(img.vol.ext4().block_size());
+    let piece = (1 << 20) / bs;
+    let mut buf = vec![0u8; (piece * bs) as usize];
+    let mut written = 0;
+    for (first, count) in contents.data_runs() {
+        let mut block = first;
+        while block < first + count && block * bs < contents.size() {
+            let n = piece.min(first + count - block);
+            let len = contents
+                .read(block, &mut buf[..(n * bs) as usize])
+                .map_err(|e| img.err(e))?;
+            file.write_all_at(&buf[..len], block * bs)
+                .map_err(|e| CliError::io(path, "write", e))?;
+            written += len as u64;
+            done.fetch_add(len as u64, Ordering::Relaxed);
+            block += n;
+        }
+    }
+    file.set_len(contents.size())
+        .map_err(|e| CliError::io(path, "set the size of", e))?;
+    // The holes count as done for the progress bar.
+    done.fetch_add(contents.size().saturating_sub(written), Ordering::Relaxed);
+    Ok(())
+}
+
 fn cat(a: CatArgs) -> Result<(), CliError> {
     let img = Image::open(&a.image, keyring(&a.keys)?)?;
     let (_, inode) = img.lookup(&a.path)?;
@@ -316,12 +366,6 @@ fn cat(a: CatArgs) -> Result<(), CliError> {
     copy_file(&img, &inode, &mut out, &AtomicU64::new(0))?;
     out.flush()
         .map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))
-}
-
-/// One thing to create under OUT.
-struct Item {
-    rel: PathBuf,
-    inode: Inode,
 }
 
 fn to_system_time(t: Timestamp) -> SystemTime {
@@ -342,59 +386,57 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
             a.image.display()
         )));
     }
-    // Walk everything first: a wrong key or a damaged directory stops the
-    // run before anything is written.
-    let mut dirs = vec![Item {
-        rel: PathBuf::new(),
-        inode: top_inode,
-    }];
+    // The whole tree is checked first (names, duplicates, loops, keys,
+    // block maps, symlink targets): a wrong key or a damaged image stops
+    // the run before anything is written.
+    let tree = img.vol.walk(top).map_err(|e| img.err(e))?;
+    let out_path = |i: usize| a.out.join(OsStr::from_bytes(&tree.path(i)));
+    let root = is_root();
     let mut files = Vec::new();
-    let mut links = Vec::new();
-    let mut seen = HashSet::from([top]);
-    let mut i = 0;
-    while i < dirs.len() {
-        let dir_ino = dirs[i].inode.ino;
-        let rel = dirs[i].rel.clone();
-        i += 1;
-        for e in img.vol.list(dir_ino).map_err(|er| img.err(er))? {
-            if e.form == NameForm::Clear && (e.name == b"." || e.name == b"..") {
-                continue;
+    let mut specials = Vec::new();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let p = out_path(i);
+        if p.as_os_str().len() >= PATH_MAX {
+            return Err(CliError::Refused {
+                path: a.image.clone(),
+                message: format!(
+                    "{}: a path of {} bytes, which the system cannot create (PATH_MAX {PATH_MAX})",
+                    String::from_utf8_lossy(&tree.path(i)),
+                    p.as_os_str().len()
+                ),
+            });
+        }
+        match n.kind {
+            NodeKind::File => {
+                let size = img.vol.inode(n.ino).map_err(|e| img.err(e))?.size;
+                files.push((i, size));
             }
-            let name = std::ffi::OsStr::from_bytes(&e.name);
-            if e.name.is_empty() || e.name.contains(&b'/') || e.name == b"." || e.name == b".." {
-                return Err(CliError::Refused {
-                    path: a.image.clone(),
-                    message: format!(
-                        "directory inode {dir_ino}: an entry named {:?} cannot be a file name",
-                        String::from_utf8_lossy(&e.name)
-                    ),
-                });
-            }
-            let rel = rel.join(name);
-            let inode = img.vol.inode(e.ino).map_err(|er| img.err(er))?;
-            if inode.is_dir() {
-                if !seen.insert(e.ino) {
-                    return Err(CliError::Refused {
-                        path: a.image.clone(),
-                        message: format!(
-                            "directory inode {} is reached twice: a loop in a damaged image",
-                            e.ino
-                        ),
-                    });
+            NodeKind::Special => {
+                let inode = img.vol.inode(n.ino).map_err(|e| img.err(e))?;
+                let t = inode.file_type();
+                let made = match t {
+                    FileType::Fifo => true,
+                    FileType::CharDev | FileType::BlockDev => root,
+                    _ => false,
+                };
+                if made {
+                    specials.push((i, inode));
+                } else {
+                    let why = match t {
+                        FileType::Socket => "sockets are not recreated",
+                        FileType::CharDev | FileType::BlockDev => {
+                            "device nodes are made only as root"
+                        }
+                        _ => "not a type a file can have",
+                    };
+                    eprintln!(
+                        "mdu: skipped {} ({}): {why}",
+                        String::from_utf8_lossy(&tree.path(i)),
+                        kind(t)
+                    );
                 }
-                dirs.push(Item { rel, inode });
-            } else if inode.is_file() {
-                files.push(Item { rel, inode });
-            } else if inode.is_symlink() {
-                let target = img.vol.read_link(&inode).map_err(|er| img.err(er))?;
-                links.push((rel, target));
-            } else {
-                eprintln!(
-                    "mdu: skipped {} ({}): not a file, directory or symlink",
-                    rel.display(),
-                    kind(e.file_type)
-                );
             }
+            _ => {}
         }
     }
     // OUT: created, or an existing empty directory.
@@ -412,49 +454,132 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
         }
         Err(e) => return Err(CliError::io(&a.out, "read the directory", e)),
     }
-    for d in &dirs[1..] {
-        let p = a.out.join(&d.rel);
-        fs::create_dir(&p).map_err(|e| CliError::io(&p, "create the directory", e))?;
+    for (i, n) in tree.nodes.iter().enumerate().skip(1) {
+        let p = out_path(i);
+        match n.kind {
+            NodeKind::Dir => {
+                fs::create_dir(&p).map_err(|e| CliError::io(&p, "create the directory", e))?;
+            }
+            NodeKind::Symlink => {
+                let target = tree.target(n.ino).unwrap_or_default();
+                std::os::unix::fs::symlink(OsStr::from_bytes(target), &p)
+                    .map_err(|e| CliError::io(&p, "create the symlink", e))?;
+            }
+            _ => {}
+        }
     }
-    for (rel, target) in &links {
-        let p = a.out.join(rel);
-        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &p)
-            .map_err(|e| CliError::io(&p, "create the symlink", e))?;
-    }
-    let total: u64 = files.iter().map(|f| f.inode.size).sum();
+    let total: u64 = files.iter().map(|f| f.1).sum();
     let bar = util::progress(total, "extract");
     let done = AtomicU64::new(0);
     let pool = util::pool(a.threads)?;
     // Large files first, so the last thread is not left with one.
-    files.sort_by_key(|f| std::cmp::Reverse(f.inode.size));
+    files.sort_by_key(|f| std::cmp::Reverse(f.1));
     pool.install(|| {
-        files.par_iter().try_for_each(|f| -> Result<(), CliError> {
-            let p = a.out.join(&f.rel);
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&p)
-                .map_err(|e| CliError::io(&p, "create", e))?;
-            copy_file(&img, &f.inode, &mut file, &done)?;
-            bar.set_position(done.load(Ordering::Relaxed));
-            finish(&file, &p, &f.inode)
-        })
+        files
+            .par_iter()
+            .try_for_each(|&(i, _)| -> Result<(), CliError> {
+                let p = out_path(i);
+                let inode = img.vol.inode(tree.nodes[i].ino).map_err(|e| img.err(e))?;
+                let file = OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&p)
+                    .map_err(|e| CliError::io(&p, "create", e))?;
+                copy_sparse(&img, &inode, &file, &p, &done)?;
+                bar.set_position(done.load(Ordering::Relaxed));
+                finish(&file, &p, &inode)
+            })
     })?;
     bar.finish_and_clear();
+    for (i, inode) in &specials {
+        let p = out_path(*i);
+        make_special(&p, inode)?;
+    }
     // Directories last, deepest first: creating their entries changed
     // their times.
-    for d in dirs.iter().rev() {
-        let p = a.out.join(&d.rel);
+    for (i, n) in tree.nodes.iter().enumerate().rev() {
+        if n.kind != NodeKind::Dir {
+            continue;
+        }
+        let p = out_path(i);
+        let inode = img.vol.inode(n.ino).map_err(|e| img.err(e))?;
         let dir = File::open(&p).map_err(|e| CliError::io(&p, "open", e))?;
-        finish(&dir, &p, &d.inode)?;
+        finish(&dir, &p, &inode)?;
     }
     Ok(())
 }
 
+/// The longest path the system takes, with its NUL.
+const PATH_MAX: usize = libc::PATH_MAX as usize;
+
+/// Whether this process runs as root (device nodes are made only then).
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Makes FIFO or device node `path` as `inode` is, with its mode and
+/// times.
+fn make_special(path: &Path, inode: &Inode) -> Result<(), CliError> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| CliError::Usage(format!("{}: a NUL in the path", path.display())))?;
+    let perm = libc::mode_t::from(inode.permissions() & 0o777);
+    let r = match inode.file_type() {
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        FileType::Fifo => unsafe { libc::mkfifo(c.as_ptr(), perm) },
+        t => {
+            let (major, minor) = inode.device();
+            let fmt = if t == FileType::CharDev {
+                libc::S_IFCHR
+            } else {
+                libc::S_IFBLK
+            };
+            // SAFETY: as for mkfifo; the mode and device are plain values.
+            unsafe { libc::mknod(c.as_ptr(), fmt | perm, libc::makedev(major, minor)) }
+        }
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(CliError::io(path, "create the special file", e));
+    }
+    fs::set_permissions(path, fs::Permissions::from_mode(extracted_mode(inode)))
+        .map_err(|e| CliError::io(path, "set the mode of", e))?;
+    let ts = |t: Timestamp| libc::timespec {
+        tv_sec: t.secs as libc::time_t,
+        tv_nsec: t.nsecs.min(999_999_999) as libc::c_long,
+    };
+    let times = [ts(inode.atime), ts(inode.mtime)];
+    // SAFETY: `c` is a NUL-terminated path and `times` an array of two
+    // timespecs, both alive across the call; no file is opened (a FIFO or
+    // a device is never opened here).
+    let r = unsafe {
+        libc::utimensat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            times.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(CliError::io(path, "set the times of", e));
+    }
+    Ok(())
+}
+
+/// The mode an extracted file gets: the image's permission bits less
+/// setuid and setgid. Owners are not restored (the files belong to whoever
+/// extracts), so those bits would hand an untrusted image's programs the
+/// extracting user's rights, root's as root; GNU tar and libarchive drop
+/// them too when they do not restore the owner.
+fn extracted_mode(inode: &Inode) -> u32 {
+    u32::from(inode.permissions()) & !0o6000
+}
+
 /// Sets `path`'s permissions and times from `inode`.
 fn finish(file: &File, path: &Path, inode: &Inode) -> Result<(), CliError> {
-    file.set_permissions(fs::Permissions::from_mode(u32::from(inode.permissions())))
+    file.set_permissions(fs::Permissions::from_mode(extracted_mode(inode)))
         .map_err(|e| CliError::io(path, "set the mode of", e))?;
     let times = fs::FileTimes::new()
         .set_accessed(to_system_time(inode.atime))

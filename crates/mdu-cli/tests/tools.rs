@@ -77,7 +77,16 @@ const USES: [(Tool, &[&str]); 7] = [
     ),
     (
         Tool::KernelFscrypt,
-        &["fscrypt::extract_and_ls_give_what_the_kernel_shows"],
+        &[
+            "fscrypt::extract_and_ls_give_what_the_kernel_shows",
+            "fscrypt::an_image_that_needs_journal_recovery_is_refused_until_replayed",
+            "fscrypt::wrong_v1_keys_are_refused_by_ls_cat_and_extract",
+            "fscrypt::extract_keeps_holes_and_takes_the_space_cp_a_takes",
+            "fscrypt::extract_without_a_needed_key_writes_nothing",
+            "fscrypt::extract_recreates_fifos_and_devices_as_cp_a_does",
+            "fscrypt::extract_drops_setuid_and_setgid_bits",
+            "fscrypt::an_encrypted_file_flagged_inline_is_refused",
+        ],
     ),
     (
         Tool::Python3,

@@ -64,9 +64,10 @@ pub enum Error {
         max: usize,
     },
     /// A name or target that decrypts to something no file system holds
-    /// (empty, or with a `/` in a name): the image is damaged, or the key
-    /// is wrong (a v1 key cannot be checked any other way, nor can the
-    /// kernel check it).
+    /// (empty, with a `/` in a name, or not NUL-padded to its stored
+    /// length as the kernel pads it): the image is damaged, or the key is
+    /// wrong (a v1 key cannot be checked any other way, nor can the kernel
+    /// check it).
     InvalidName,
     /// An encrypted symlink whose stored length does not fit its payload.
     SymlinkPayload {

@@ -154,10 +154,15 @@ impl NamesCipher {
         let mut out = ciphertext.to_vec();
         self.decrypt(&mut out)?;
         let end = out.iter().position(|&b| b == 0).unwrap_or(out.len());
-        out.truncate(end);
-        if out.is_empty() {
+        // What the kernel wrote: the name, then NULs up to its padded
+        // length, which is the stored length. Anything else is a damaged
+        // entry or the wrong key (the only check a v1 key gets).
+        let padded = out[end..].iter().all(|&b| b == 0)
+            && padded_len(end, self.pad, max).is_ok_and(|l| l == ciphertext.len());
+        if !padded {
             return Err(Error::InvalidName);
         }
+        out.truncate(end);
         Ok(out)
     }
 
@@ -182,8 +187,15 @@ impl NamesCipher {
     /// # Errors
     ///
     /// [`Error::CiphertextLength`] unless 16 to 255 bytes;
-    /// [`Error::InvalidName`] when it decrypts to an empty name or one
-    /// with a `/`: a damaged entry or the wrong key.
+    /// [`Error::InvalidName`] when it does not decrypt to what the kernel
+    /// writes: a name of 1 to 255 bytes without a `/` or a NUL, then NULs
+    /// up to the padded length of that name, which must be the stored
+    /// length. A damaged entry or the wrong key: this is the only check a
+    /// v1 key gets. Under a wrong key a stored name of `L` bytes decrypts
+    /// to random bytes, which pass when none of them is a NUL or a `/`:
+    /// with a probability of about `(254/256)^L` (0.88 for the shortest
+    /// names, 16 bytes; 0.14 for 255), so only many names make the check
+    /// sure.
     ///
     /// See [`NamesCipher`].
     pub fn decrypt_name(&self, stored: &[u8]) -> Result<Vec<u8>, Error> {
@@ -235,7 +247,8 @@ impl NamesCipher {
     ///
     /// [`Error::SymlinkPayload`] when the stated length overruns the
     /// payload; [`Error::CiphertextLength`] and [`Error::InvalidName`] as
-    /// for names.
+    /// for names (a target may hold a `/`, not a NUL, and is padded as a
+    /// name is, up to the block size less 3).
     ///
     /// See [`encrypt_symlink`](Self::encrypt_symlink).
     pub fn decrypt_symlink(&self, payload: &[u8]) -> Result<Vec<u8>, Error> {
@@ -253,5 +266,91 @@ impl NamesCipher {
             len: payload.len().saturating_sub(2),
         })?;
         self.open(ciphertext, self.symlink_max.max(16))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{Flags, KeySpec, Policy};
+    use alloc::vec;
+
+    fn v1_dir(pad_flags: u8) -> NamesCipher {
+        let master = MasterKey::new(&[0x42; 64]).unwrap();
+        let policy = Policy::new(
+            Mode::Aes256Xts,
+            Mode::Aes256Cts,
+            Flags::from_bits(pad_flags).unwrap(),
+            0,
+            KeySpec::V1 { descriptor: [1; 8] },
+        )
+        .unwrap();
+        let fs = FsInfo {
+            uuid: [0; 16],
+            block_size: 4096,
+        };
+        NamesCipher::new(&master, &Context::new(policy, [9; 16]), 12, &fs).unwrap()
+    }
+
+    /// `plain` encrypted as it stands (any padding), as a stored name.
+    fn stored(c: &NamesCipher, plain: &[u8]) -> Vec<u8> {
+        let mut b = plain.to_vec();
+        c.encrypt(&mut b).unwrap();
+        b
+    }
+
+    #[test]
+    fn names_not_padded_as_the_kernel_pads_them_are_refused() {
+        // Padding 4: "abc" is stored in 16 bytes, NULs after it.
+        let c = v1_dir(0);
+        let mut good = b"abc".to_vec();
+        good.resize(16, 0);
+        assert_eq!(c.decrypt_name(&stored(&c, &good)).unwrap(), b"abc");
+        // Anything but NUL after the first NUL.
+        let mut junk = good.clone();
+        junk[9] = b'x';
+        assert_eq!(c.decrypt_name(&stored(&c, &junk)), Err(Error::InvalidName));
+        // A NUL inside what would otherwise be a full-length name.
+        let mut inner = vec![b'n'; 20];
+        inner[4] = 0;
+        assert_eq!(c.decrypt_name(&stored(&c, &inner)), Err(Error::InvalidName));
+        // "abc" and NULs, but 20 bytes long: the kernel stores it in 16.
+        let mut long = b"abc".to_vec();
+        long.resize(20, 0);
+        assert_eq!(c.decrypt_name(&stored(&c, &long)), Err(Error::InvalidName));
+        // 17 to 20 bytes are stored in 20: all of them read back.
+        for n in 17..=20 {
+            let mut p = vec![b'q'; n];
+            p.resize(20, 0);
+            assert_eq!(c.decrypt_name(&stored(&c, &p)).unwrap(), vec![b'q'; n]);
+        }
+        // Padding 32: "abc" in 32 bytes, not in 16.
+        let c = v1_dir(3);
+        let mut short = b"abc".to_vec();
+        short.resize(16, 0);
+        assert_eq!(c.decrypt_name(&stored(&c, &short)), Err(Error::InvalidName));
+        short.resize(32, 0);
+        assert_eq!(c.decrypt_name(&stored(&c, &short)).unwrap(), b"abc");
+        // A slash, and an empty name.
+        let mut slash = b"a/b".to_vec();
+        slash.resize(32, 0);
+        assert_eq!(c.decrypt_name(&stored(&c, &slash)), Err(Error::InvalidName));
+        assert_eq!(
+            c.decrypt_name(&stored(&c, &[0; 32])),
+            Err(Error::InvalidName)
+        );
+    }
+
+    #[test]
+    fn symlink_targets_not_padded_as_the_kernel_pads_them_are_refused() {
+        let c = v1_dir(0);
+        let payload = c.encrypt_symlink(b"../x").unwrap();
+        assert_eq!(c.decrypt_symlink(&payload).unwrap(), b"../x");
+        let mut junk = b"../x".to_vec();
+        junk.resize(16, 0);
+        junk[15] = 1;
+        let mut p = 16u16.to_le_bytes().to_vec();
+        p.extend_from_slice(&stored(&c, &junk));
+        assert_eq!(c.decrypt_symlink(&p), Err(Error::InvalidName));
     }
 }

@@ -2,10 +2,12 @@
 //! key is given and shown as no-key names where it is not, file contents
 //! decrypted block run by block run, symlink targets.
 
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
+use core::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
 use crate::ext4::{self, DirEntry, Ext4, Extent, FileType, Inode, ROOT_INO, ReadAt};
 use crate::key::{KeyIdentifier, MasterKey};
@@ -127,6 +129,14 @@ pub enum Error {
         /// Why (`None`: no context at all).
         error: Option<PolicyError>,
     },
+    /// An encrypted inode flagged as holding its data inline: the kernel
+    /// never stores an encrypted file, directory or symlink inline (it
+    /// converts inline data before setting a policy), and such bytes would
+    /// be read unencrypted, as whoever made the image chose them.
+    EncryptedInline {
+        /// The inode.
+        ino: u32,
+    },
     /// Keys were given, but not the one this inode's policy names.
     KeyMissing {
         /// The inode.
@@ -158,6 +168,32 @@ pub enum Error {
     NotADirectory {
         /// The path up to it.
         path: String,
+    },
+    /// An entry whose name no file can have where it is written out:
+    /// empty, with a `/` or a NUL, or `.` or `..`.
+    BadName {
+        /// The directory.
+        dir: u32,
+        /// The name, as listed.
+        name: Vec<u8>,
+    },
+    /// Two entries of one directory with the same name.
+    DuplicateName {
+        /// The directory.
+        dir: u32,
+        /// The name, as listed.
+        name: Vec<u8>,
+    },
+    /// A directory reached twice in one walk: a loop, or a directory with
+    /// two names (which no ext4 file system has).
+    DirectoryLoop {
+        /// The directory.
+        ino: u32,
+    },
+    /// A symlink whose target is empty or holds a NUL.
+    BadTarget {
+        /// The symlink.
+        ino: u32,
     },
 }
 
@@ -192,6 +228,11 @@ impl fmt::Display for Error {
                 ino,
                 error: Some(e),
             } => write!(f, "inode {ino}: encryption context: {e}"),
+            Error::EncryptedInline { ino } => write!(
+                f,
+                "inode {ino}: encrypted and flagged inline data, which the kernel never writes \
+                 (its bytes would not be decrypted): a damaged or hostile image"
+            ),
             Error::KeyMissing { ino, wanted, given } => {
                 write!(
                     f,
@@ -217,6 +258,25 @@ impl fmt::Display for Error {
             Error::Crypto { ino, error } => write!(f, "inode {ino}: {error}"),
             Error::NotFound { path } => write!(f, "{path}: no such file or directory"),
             Error::NotADirectory { path } => write!(f, "{path}: not a directory"),
+            Error::BadName { dir, name } => write!(
+                f,
+                "directory inode {dir}: an entry named {:?} cannot be written out (a name is \
+                 1 to 255 bytes, without '/' or NUL, and not . or ..)",
+                String::from_utf8_lossy(name)
+            ),
+            Error::DuplicateName { dir, name } => write!(
+                f,
+                "directory inode {dir}: two entries are named {:?}: a damaged image",
+                String::from_utf8_lossy(name)
+            ),
+            Error::DirectoryLoop { ino } => write!(
+                f,
+                "directory inode {ino} is reached twice: a loop in a damaged image"
+            ),
+            Error::BadTarget { ino } => write!(
+                f,
+                "symlink inode {ino}: its target is empty or holds a NUL: a damaged image"
+            ),
         }
     }
 }
@@ -276,7 +336,31 @@ pub struct Volume<R> {
     fs: Ext4<R>,
     keys: Keyring,
     info: FsInfo,
+    /// Per v1 key (in the keyring's order): what its check through the
+    /// names found, once it was first needed.
+    v1_checks: Vec<V1Check>,
 }
+
+/// A v1 key has no identifier to check: it is checked once, the first
+/// time an inode needs it, through the names it decrypts. A stored name
+/// of `L` bytes passes under a wrong key with a probability of about
+/// `(254/256)^L`, so one directory alone may not tell; the check reads
+/// names under that key from the directory first asking for it, then
+/// breadth-first from the root, until it has checked
+/// [`V1_CHECK_BYTES`] bytes of names (a wrong key then passes with a
+/// probability under 10^-6) or read [`V1_CHECK_DIRS`] directories.
+#[derive(Debug, Default)]
+struct V1Check {
+    /// 0: not checked yet, 1: no name refused it, 2: refused.
+    state: AtomicU8,
+    /// The directory or symlink whose name refused it.
+    refused_by: AtomicU32,
+}
+
+/// Bytes of stored names under one v1 key its check reads, at most.
+const V1_CHECK_BYTES: usize = 2048;
+/// Directories its check reads, at most.
+const V1_CHECK_DIRS: usize = 1024;
 
 impl<R: ReadAt> Volume<R> {
     /// Opens the file system in `image`, to be read with `keys` (none:
@@ -293,7 +377,13 @@ impl<R: ReadAt> Volume<R> {
             uuid: fs.superblock().uuid,
             block_size: fs.block_size(),
         };
-        Ok(Volume { fs, keys, info })
+        let v1_checks = keys.v1.iter().map(|_| V1Check::default()).collect();
+        Ok(Volume {
+            fs,
+            keys,
+            info,
+            v1_checks,
+        })
     }
 
     /// The ext4 layer.
@@ -326,12 +416,16 @@ impl<R: ReadAt> Volume<R> {
     /// # Errors
     ///
     /// [`Error::Context`] for the encryption flag without a context, or a
-    /// context the kernel would not accept.
+    /// context the kernel would not accept; [`Error::EncryptedInline`] for
+    /// an encrypted inode flagged inline data.
     ///
     /// See [`Volume`].
     pub fn context(&self, inode: &Inode) -> Result<Option<Context>, Error> {
         if !inode.is_encrypted() {
             return Ok(None);
+        }
+        if inode.has_inline_data() {
+            return Err(Error::EncryptedInline { ino: inode.ino });
         }
         let raw = self.fs.encryption_context(inode)?.ok_or(Error::Context {
             ino: inode.ino,
@@ -343,9 +437,16 @@ impl<R: ReadAt> Volume<R> {
         })
     }
 
-    /// The key for `ctx`: `Ok(None)` when no keys were given at all.
+    /// The key for `ctx`: `Ok(None)` when no keys were given at all. A v1
+    /// key is checked through its names the first time (see [`V1Check`]).
     fn key(&self, ino: u32, ctx: &Context) -> Result<Option<&MasterKey>, Error> {
         let wanted = ctx.policy().key();
+        if let KeySpec::V1 { descriptor } = wanted
+            && let Some(i) = self.keys.v1.iter().position(|(d, _)| *d == descriptor)
+        {
+            self.check_v1(i, ino)?;
+            return Ok(Some(&self.keys.v1[i].1));
+        }
         match self.keys.find(&wanted) {
             Some(k) => Ok(Some(k)),
             None if self.keys.is_empty() => Ok(None),
@@ -355,6 +456,93 @@ impl<R: ReadAt> Volume<R> {
                 given: self.keys.given(),
             }),
         }
+    }
+
+    /// Checks v1 key `i` once (see [`V1Check`]), starting from inode
+    /// `from`.
+    fn check_v1(&self, i: usize, from: u32) -> Result<(), Error> {
+        let check = &self.v1_checks[i];
+        let state = match check.state.load(Ordering::Acquire) {
+            0 => {
+                // Threads that race here reach the same verdict.
+                let (descriptor, master) = &self.keys.v1[i];
+                match self.probe_v1(*descriptor, master, from) {
+                    Ok(()) => check.state.store(1, Ordering::Release),
+                    Err(ino) => {
+                        check.refused_by.store(ino, Ordering::Relaxed);
+                        check.state.store(2, Ordering::Release);
+                    }
+                }
+                check.state.load(Ordering::Acquire)
+            }
+            s => s,
+        };
+        if state == 2 {
+            return Err(Error::Crypto {
+                ino: check.refused_by.load(Ordering::Relaxed),
+                error: crate::Error::InvalidName,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decrypts the names (and symlink targets) under the v1 key
+    /// `descriptor` from directory `from` on, then from the root; `Err`
+    /// names the inode whose name did not decrypt to a valid one. Parts of
+    /// the image that cannot be read are passed over: reading them later
+    /// reports them.
+    fn probe_v1(&self, descriptor: [u8; 8], master: &MasterKey, from: u32) -> Result<(), u32> {
+        let under_key = |inode: &Inode| -> Option<NamesCipher> {
+            let ctx = self.context(inode).ok()??;
+            if ctx.policy().key() != (KeySpec::V1 { descriptor }) {
+                return None;
+            }
+            NamesCipher::new(master, &ctx, u64::from(inode.ino), &self.info).ok()
+        };
+        let mut queue = VecDeque::from([from, ROOT_INO]);
+        let mut seen = BTreeSet::new();
+        let (mut checked, mut dirs) = (0, 0);
+        while let Some(ino) = queue.pop_front() {
+            if checked >= V1_CHECK_BYTES || dirs >= V1_CHECK_DIRS {
+                break;
+            }
+            if !seen.insert(ino) {
+                continue;
+            }
+            let Ok(dir) = self.fs.inode(ino) else {
+                continue;
+            };
+            if !dir.is_dir() {
+                continue;
+            }
+            dirs += 1;
+            let Ok(entries) = self.fs.read_dir(&dir) else {
+                continue;
+            };
+            let cipher = under_key(&dir);
+            for e in entries.iter().filter(|e| !e.is_dot()) {
+                if let Some(c) = &cipher {
+                    c.decrypt_name(&e.name).map_err(|_| ino)?;
+                    checked += e.name.len();
+                }
+                match e.file_type {
+                    FileType::Dir | FileType::Unknown => queue.push_back(e.ino),
+                    FileType::Symlink if cipher.is_some() => {
+                        let Ok(link) = self.fs.inode(e.ino) else {
+                            continue;
+                        };
+                        let (Some(c), Ok(payload)) = (under_key(&link), self.fs.read_all(&link))
+                        else {
+                            continue;
+                        };
+                        c.decrypt_symlink(&payload).map_err(|_| e.ino)?;
+                        checked += payload.len().saturating_sub(3);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     fn names_cipher(&self, inode: &Inode) -> Result<Option<NamesCipher>, Error> {
@@ -471,6 +659,138 @@ impl<R: ReadAt> Volume<R> {
         Ok(ino)
     }
 
+    /// Every entry under directory `top`, checked as a whole before the
+    /// caller writes anything: every name (decrypted with its key, or as
+    /// a no-key name) valid and unique in its directory, every directory
+    /// reached once, no directory block shared with another directory,
+    /// every regular file's key given and its block map valid, every
+    /// symlink's target read. Memory stays proportional to the
+    /// directories' blocks: a file or symlink with many names is checked
+    /// once, its target kept once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotADirectory`] when `top` is not one;
+    /// [`Error::BadName`], [`Error::DuplicateName`],
+    /// [`Error::DirectoryLoop`], [`Error::BadTarget`]; a directory block
+    /// shared by two directories as [`ext4::Error::BlockMappedTwice`];
+    /// the errors of [`list`](Self::list), [`contents`](Self::contents)
+    /// and [`read_link`](Self::read_link).
+    ///
+    /// ```no_run
+    /// use mdu_fscrypt::ext4::FileImage;
+    /// use mdu_fscrypt::key::MasterKey;
+    /// use mdu_fscrypt::volume::{Keyring, Volume};
+    ///
+    /// let mut keys = Keyring::new();
+    /// keys.add(MasterKey::new(&std::fs::read("master.key")?)?);
+    /// let vol = Volume::open(FileImage::open("disk.img")?, keys)?;
+    /// let tree = vol.walk(vol.lookup(b"vault")?)?;
+    /// for i in 0..tree.nodes.len() {
+    ///     println!("{}", String::from_utf8_lossy(&tree.path(i)));
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn walk(&self, top: u32) -> Result<Tree, Error> {
+        let top_inode = self.fs.inode(top)?;
+        if !top_inode.is_dir() {
+            return Err(Error::NotADirectory {
+                path: alloc::format!("inode {top}"),
+            });
+        }
+        let mut tree = Tree {
+            nodes: vec![Node {
+                parent: None,
+                name: Vec::new(),
+                ino: top,
+                kind: NodeKind::Dir,
+            }],
+            targets: BTreeMap::new(),
+        };
+        let mut dirs_seen = BTreeSet::from([top]);
+        let mut files_seen = BTreeSet::new();
+        // Directory blocks met so far: start -> end.
+        let mut dir_blocks: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut i = 0;
+        while i < tree.nodes.len() {
+            if tree.nodes[i].kind != NodeKind::Dir {
+                i += 1;
+                continue;
+            }
+            let dir = tree.nodes[i].ino;
+            let inode = self.fs.inode(dir)?;
+            if !inode.has_inline_data() {
+                for e in self.fs.extents(&inode)? {
+                    let (start, end) = (e.physical, e.physical + e.len);
+                    // The met runs are disjoint: only the last one that
+                    // starts before this one ends can overlap it.
+                    let before = dir_blocks.range(..end).next_back();
+                    if let Some((&prev_start, _)) = before.filter(|&(_, &pe)| pe > start) {
+                        return Err(Error::Ext4(ext4::Error::BlockMappedTwice {
+                            ino: dir,
+                            block: start.max(prev_start),
+                        }));
+                    }
+                    dir_blocks.insert(start, end);
+                }
+            }
+            let mut names = BTreeSet::new();
+            for e in self.list(dir)? {
+                if e.form == NameForm::Clear && (e.name == b"." || e.name == b"..") {
+                    continue;
+                }
+                let bad = e.name.is_empty()
+                    || e.name.len() > crate::names::NAME_MAX
+                    || e.name.contains(&b'/')
+                    || e.name.contains(&0)
+                    || e.name == b"."
+                    || e.name == b"..";
+                if bad {
+                    return Err(Error::BadName { dir, name: e.name });
+                }
+                if !names.insert(e.name.clone()) {
+                    return Err(Error::DuplicateName { dir, name: e.name });
+                }
+                let child = self.fs.inode(e.ino)?;
+                let kind = match child.file_type() {
+                    FileType::Dir => {
+                        if !dirs_seen.insert(e.ino) {
+                            return Err(Error::DirectoryLoop { ino: e.ino });
+                        }
+                        NodeKind::Dir
+                    }
+                    FileType::Regular => {
+                        if files_seen.insert(e.ino) {
+                            self.contents(&child)?;
+                        }
+                        NodeKind::File
+                    }
+                    FileType::Symlink => {
+                        if let alloc::collections::btree_map::Entry::Vacant(slot) =
+                            tree.targets.entry(e.ino)
+                        {
+                            let target = self.read_link(&child)?;
+                            if target.is_empty() || target.contains(&0) {
+                                return Err(Error::BadTarget { ino: e.ino });
+                            }
+                            slot.insert(target);
+                        }
+                        NodeKind::Symlink
+                    }
+                    _ => NodeKind::Special,
+                };
+                tree.nodes.push(Node {
+                    parent: Some(i),
+                    name: e.name,
+                    ino: e.ino,
+                    kind,
+                });
+            }
+            i += 1;
+        }
+        Ok(tree)
+    }
+
     /// The target of symlink `inode`: decrypted, or the kernel's no-key form
     /// without the key.
     ///
@@ -551,6 +871,79 @@ impl<R: ReadAt> Volume<R> {
     }
 }
 
+/// What one node of a [`Tree`] is.
+///
+/// See [`Volume::walk`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NodeKind {
+    /// A directory.
+    Dir,
+    /// A regular file: its key is given and its block map valid.
+    File,
+    /// A symlink: its target is in [`Tree::target`].
+    Symlink,
+    /// A FIFO, a socket, a character or block device (the type is its
+    /// inode's [`Inode::file_type`]).
+    Special,
+}
+
+/// One entry of a [`Tree`].
+///
+/// See [`Volume::walk`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Node {
+    /// The index of its directory in [`Tree::nodes`] (`None`: the top).
+    pub parent: Option<usize>,
+    /// Its name in that directory, as listed (empty for the top).
+    pub name: Vec<u8>,
+    /// Its inode.
+    pub ino: u32,
+    /// What it is.
+    pub kind: NodeKind,
+}
+
+/// A directory tree, every part of it checked: what [`Volume::walk`]
+/// returns. Directories come before what they hold.
+///
+/// See [`Volume::walk`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Tree {
+    /// The top directory first, then every entry under it (`.` and `..`
+    /// left out), breadth first.
+    pub nodes: Vec<Node>,
+    /// Symlink targets, once per symlink inode.
+    targets: BTreeMap<u32, Vec<u8>>,
+}
+
+impl Tree {
+    /// The path of node `i` below the top, its components joined by `/`
+    /// (empty for the top).
+    ///
+    /// See [`Volume::walk`].
+    pub fn path(&self, i: usize) -> Vec<u8> {
+        let mut parts = Vec::new();
+        let mut at = Some(i);
+        while let Some(n) = at.and_then(|n| self.nodes.get(n)) {
+            if n.parent.is_some() {
+                parts.push(&n.name[..]);
+            }
+            at = n.parent;
+        }
+        parts.reverse();
+        parts.join(&b'/')
+    }
+
+    /// The target of symlink inode `ino`.
+    ///
+    /// See [`Volume::walk`].
+    pub fn target(&self, ino: u32) -> Option<&[u8]> {
+        self.targets.get(&ino).map(Vec::as_slice)
+    }
+}
+
 fn entry(e: DirEntry, form: NameForm) -> Entry {
     Entry {
         name: e.name.clone(),
@@ -610,6 +1003,25 @@ impl<R: ReadAt> Contents<'_, R> {
     /// See [`Contents`].
     pub fn extents(&self) -> &[Extent] {
         &self.extents
+    }
+
+    /// The runs of logical blocks that hold data, as (first block, number
+    /// of blocks), in order: the written extents (holes and unwritten
+    /// extents read as zeros and are left out), or the whole file for
+    /// inline data. A copy that writes only these and sets the size keeps
+    /// the file as sparse as the image has it.
+    ///
+    /// See [`Contents`].
+    pub fn data_runs(&self) -> Vec<(u64, u64)> {
+        if self.inline.is_some() {
+            let bs = u64::from(self.fs.block_size());
+            return vec![(0, self.size.div_ceil(bs))];
+        }
+        self.extents
+            .iter()
+            .filter(|e| !e.unwritten)
+            .map(|e| (e.logical, e.len))
+            .collect()
     }
 
     /// Fills `buf` (a whole number of blocks) with the plaintext from

@@ -239,6 +239,91 @@ fn a_wrong_key_is_named_and_refused() {
 }
 
 #[test]
+fn wrong_v1_keys_are_refused_through_the_names_they_decrypt() {
+    if !kernel("wrong_v1_keys_are_refused_through_the_names_they_decrypt") {
+        return;
+    }
+    let m = make("v1-pad4", 5);
+    let descriptor: [u8; 8] = hex(m.manifest["v1_descriptor"].as_str().unwrap())
+        .try_into()
+        .unwrap();
+    let right = Volume::open(FileImage::open(&m.image).unwrap(), keyring(&m)).unwrap();
+    let top = right
+        .lookup(&hex(m.manifest["dir"].as_str().unwrap()))
+        .unwrap();
+    // Every directory (and the bytes of stored names in it) and symlink.
+    let entries = m.manifest["with_key"].as_array().unwrap();
+    let mut dirs = vec![(String::from("vault"), top)];
+    let mut links = Vec::new();
+    for e in entries {
+        let ino = e["ino"].as_u64().unwrap() as u32;
+        let path = String::from_utf8_lossy(&hex(e["path"].as_str().unwrap())).into_owned();
+        match e["type"].as_str().unwrap() {
+            "dir" => dirs.push((path, ino)),
+            "symlink" => links.push(ino),
+            _ => {}
+        }
+    }
+    let stored_bytes: Vec<usize> = dirs
+        .iter()
+        .map(|(_, ino)| {
+            right
+                .list(*ino)
+                .unwrap()
+                .iter()
+                .filter(|e| e.form != NameForm::Clear)
+                .map(|e| e.stored.len())
+                .sum()
+        })
+        .collect();
+    let keys = 100;
+    let mut accepted = vec![0usize; dirs.len()];
+    let mut tree_accepted = 0;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..keys {
+        let wrong: Vec<u8> = (0..64)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        let mut ring = Keyring::new();
+        ring.add_v1(descriptor, MasterKey::new(&wrong).unwrap());
+        let vol = Volume::open(FileImage::open(&m.image).unwrap(), ring).unwrap();
+        let mut whole = true;
+        for (i, (_, ino)) in dirs.iter().enumerate() {
+            if vol.list(*ino).is_ok() {
+                accepted[i] += 1;
+            } else {
+                whole = false;
+            }
+        }
+        for ino in &links {
+            whole &= vol.read_link(&vol.inode(*ino).unwrap()).is_ok();
+        }
+        tree_accepted += usize::from(whole);
+    }
+    for (i, (path, _)) in dirs.iter().enumerate() {
+        // Alone, a directory's names would pass a wrong key with a
+        // probability of about (254/256)^L for L bytes of stored names (no
+        // NUL, no '/' in random bytes); the key's check reads more names.
+        let alone = (254.0f64 / 256.0).powi(stored_bytes[i] as i32) * keys as f64;
+        println!(
+            "{path}: {} of {keys} wrong v1 keys list it ({} bytes of stored names: about {alone:.1} if checked alone)",
+            accepted[i], stored_bytes[i]
+        );
+    }
+    println!("the whole tree: {tree_accepted} of {keys} wrong v1 keys read it");
+    assert_eq!(tree_accepted, 0, "a wrong v1 key read the whole tree");
+    assert!(
+        accepted.iter().all(|&n| n == 0),
+        "a wrong v1 key listed a directory: {accepted:?}"
+    );
+}
+
+#[test]
 fn the_kernel_reads_contents_mdu_encrypted() {
     if !kernel("the_kernel_reads_contents_mdu_encrypted") {
         return;
@@ -319,6 +404,7 @@ fn reference_tools_of_the_interop_tests_are_installed() {
             &[
                 "kernel_encrypted_trees_read_offline_byte_for_byte",
                 "a_wrong_key_is_named_and_refused",
+                "wrong_v1_keys_are_refused_through_the_names_they_decrypt",
                 "the_kernel_reads_contents_mdu_encrypted",
             ],
         )],

@@ -11,6 +11,21 @@ encryption. Commands:
       the policy, and write a JSON manifest of what the kernel shows: with
       the key (plaintext names, contents' SHA-256, targets, modes, times)
       and, after a fresh mount without it, the no-key names and targets.
+  dirty IMAGE COPY MANIFEST --policy NAME --key FILE
+      make an image, write files into an encrypted directory, make them
+      durable (sync, then fsync alone for the last ones) and, still
+      mounted, copy the image to COPY (so `needs_recovery` is set in
+      the copy, as in a crash or a copy of a mounted device); then mount a
+      second copy of COPY, which replays its journal, and write a JSON
+      manifest of the names written and the names the kernel shows there.
+  special IMAGE MANIFEST --policy NAME --key FILE --cp-to DIR
+      make an image whose encrypted directory `vault` holds sparse files
+      (100 MiB with 4 KiB of data, 1 TiB with 4 KiB at its end, a
+      preallocated one), setuid and setgid files, a FIFO, a character and
+      a block device, a socket and a subdirectory; `cp -a` it to DIR/kernel
+      from the mount (with the key); write a JSON manifest of each entry
+      (type, mode, size, st_blocks, device number, SHA-256 of the files
+      under 128 MiB).
   cat IMAGE PATH --key FILE --policy NAME
       mount the image, add the key, print the file at PATH (relative to the
       mount) as the kernel decrypts it, as hex on stdout.
@@ -32,6 +47,8 @@ import hashlib
 import json
 import os
 import random
+import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -229,6 +246,99 @@ def cmd_make(a):
         json.dump(manifest, f)
 
 
+def cmd_dirty(a):
+    bs, isize, version, flags, log2_du = POLICIES[a.policy]
+    key = open(a.key, "rb").read()
+    mkfs(a.image, bs, isize, 64)
+    written = []
+    with Mount(a.image) as mnt:
+        identifier = add_key(mnt, key, version)
+        d = os.path.join(os.fsencode(mnt), b"vault")
+        os.mkdir(d)
+        set_policy(d, version, flags, log2_du, identifier)
+        # Twenty files synced to their home blocks, twenty more made durable
+        # by fsync alone: their directory entries are in the journal.
+        for i in range(40):
+            if i == 20:
+                os.sync()
+            name = b"written-while-mounted-%02d" % i
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(name * 50)
+                f.flush()
+                os.fsync(f.fileno())
+            written.append(name)
+        with open(a.image, "rb") as src, open(a.copy, "wb") as dst:
+            dst.write(src.read())
+    replayed = a.copy + ".kernel"
+    with open(a.copy, "rb") as src, open(replayed, "wb") as dst:
+        dst.write(src.read())
+    try:
+        with Mount(replayed) as mnt:
+            add_key(mnt, key, version)
+            shown = sorted(os.listdir(os.path.join(os.fsencode(mnt), b"vault")))
+    finally:
+        os.unlink(replayed)
+    with open(a.manifest, "w") as f:
+        json.dump({"written": [n.hex() for n in written],
+                   "kernel_after_replay": [n.hex() for n in shown],
+                   "identifier": identifier.hex(),
+                   "v1_descriptor": V1_DESCRIPTOR.hex()}, f)
+
+
+def cmd_special(a):
+    bs, isize, version, flags, log2_du = POLICIES[a.policy]
+    key = open(a.key, "rb").read()
+    mkfs(a.image, bs, isize, 64)
+    with Mount(a.image) as mnt:
+        identifier = add_key(mnt, key, version)
+        d = os.path.join(os.fsencode(mnt), b"vault")
+        os.mkdir(d)
+        set_policy(d, version, flags, log2_du, identifier)
+        data = bytes(range(256)) * 16
+        with open(os.path.join(d, b"sparse-100m"), "wb") as f:
+            f.truncate(100 << 20)
+            f.seek(50 << 20)
+            f.write(data)
+        with open(os.path.join(d, b"sparse-1t"), "wb") as f:
+            f.truncate(1 << 40)
+            f.seek((1 << 40) - 4096)
+            f.write(data)
+        fd = os.open(os.path.join(d, b"preallocated"), os.O_CREAT | os.O_WRONLY, 0o644)
+        os.posix_fallocate(fd, 0, 1 << 20)
+        os.pwrite(fd, data, 8192)
+        os.close(fd)
+        for name, mode in [(b"setuid", 0o4755), (b"setgid", 0o2755), (b"plain", 0o640)]:
+            p = os.path.join(d, name)
+            with open(p, "wb") as f:
+                f.write(name * 100)
+            os.chmod(p, mode)
+        os.mkdir(os.path.join(d, b"sub"), 0o2775)
+        os.chmod(os.path.join(d, b"sub"), 0o2775)
+        with open(os.path.join(d, b"sub", b"inner"), "wb") as f:
+            f.write(b"inner\n")
+        os.mkfifo(os.path.join(d, b"fifo"), 0o620)
+        os.mknod(os.path.join(d, b"chardev"), 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+        os.mknod(os.path.join(d, b"blockdev"), 0o640 | stat.S_IFBLK, os.makedev(8, 300))
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(os.path.join(d, b"socket"))
+        s.close()
+        subprocess.run(["sync"], check=True)
+        subprocess.run(["cp", "-a", d, os.path.join(a.cp_to, "kernel")], check=True)
+        entries = []
+        for dirpath, dirnames, filenames in os.walk(d):
+            for name in sorted(dirnames + filenames):
+                p = os.path.join(dirpath, name)
+                st = os.lstat(p)
+                e = {"path": os.path.relpath(p, d).hex(), "mode": st.st_mode,
+                     "size": st.st_size, "blocks": st.st_blocks, "rdev": st.st_rdev}
+                if stat.S_ISREG(st.st_mode) and st.st_size < (128 << 20):
+                    e["sha256"] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+                entries.append(e)
+    with open(a.manifest, "w") as f:
+        json.dump({"entries": entries, "identifier": identifier.hex(),
+                   "v1_descriptor": V1_DESCRIPTOR.hex()}, f)
+
+
 def cmd_cat(a):
     version = POLICIES[a.policy][2]
     key = open(a.key, "rb").read()
@@ -395,13 +505,26 @@ def main():
     sp.add_argument("--runs", type=int, default=5)
     sp.add_argument("--large-mib", type=int, default=768)
     sp.add_argument("--small-mib", type=int, default=256)
+    dy = sub.add_parser("dirty")
+    dy.add_argument("image")
+    dy.add_argument("copy")
+    dy.add_argument("manifest")
+    dy.add_argument("--policy", required=True, choices=sorted(POLICIES))
+    dy.add_argument("--key", required=True)
+    sp2 = sub.add_parser("special")
+    sp2.add_argument("image")
+    sp2.add_argument("manifest")
+    sp2.add_argument("--policy", required=True, choices=sorted(POLICIES))
+    sp2.add_argument("--key", required=True)
+    sp2.add_argument("--cp-to", required=True)
     c = sub.add_parser("cat")
     c.add_argument("image")
     c.add_argument("path", help="hex of the path below the mount point")
     c.add_argument("--key", required=True)
     c.add_argument("--policy", required=True, choices=sorted(POLICIES))
     a = p.parse_args()
-    {"probe": cmd_probe, "make": cmd_make, "cat": cmd_cat, "speed": cmd_speed}[a.cmd](a)
+    {"probe": cmd_probe, "make": cmd_make, "dirty": cmd_dirty, "special": cmd_special,
+     "cat": cmd_cat, "speed": cmd_speed}[a.cmd](a)
 
 
 if __name__ == "__main__":

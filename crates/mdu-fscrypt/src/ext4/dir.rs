@@ -107,7 +107,7 @@ impl<R: ReadAt> Ext4<R> {
             let size = usize::try_from(dir.size).unwrap_or(usize::MAX);
             let in_inode = &dir.block[4..size.clamp(4, 60)];
             self.parse_entries(dir.ino, in_inode, false, &mut out)?;
-            if let Some(tail) = self.xattr(dir, INDEX_SYSTEM, b"data")? {
+            if let Some(tail) = self.inline_tail(dir)? {
                 self.parse_entries(dir.ino, &tail, false, &mut out)?;
             }
             return Ok(out);
@@ -256,7 +256,10 @@ impl<R: ReadAt> Ext4<R> {
     /// # Errors
     ///
     /// [`Error::Inode`] with field `i_size` when the size passes what the
-    /// image can hold; the errors of [`extents`](Self::extents).
+    /// image can hold, and with field `symlink i_size` for a symlink of a
+    /// block or more, or of more than [`SYMLINK_MAX`] bytes (the kernel
+    /// writes neither, nor reads past the first block less one byte); the
+    /// errors of [`extents`](Self::extents).
     ///
     /// ```no_run
     /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
@@ -274,13 +277,20 @@ impl<R: ReadAt> Ext4<R> {
         if inode.size > self.image.size() {
             return Err(too_big);
         }
+        if inode.is_symlink()
+            && (inode.size >= u64::from(self.block_size()) || inode.size > SYMLINK_MAX)
+        {
+            return Err(Error::Inode {
+                ino: inode.ino,
+                field: "symlink i_size",
+                value: inode.size,
+            });
+        }
         let size = inode.size as usize;
         if inode.has_inline_data() || self.is_fast_symlink(inode) {
             let mut data = inode.block[..size.min(60)].to_vec();
             if size > 60 {
-                let tail = self
-                    .xattr(inode, INDEX_SYSTEM, b"data")?
-                    .unwrap_or_default();
+                let tail = self.inline_tail(inode)?.unwrap_or_default();
                 data.extend_from_slice(&tail[..tail.len().min(size - 60)]);
             }
             if data.len() != size {
@@ -302,6 +312,13 @@ impl<R: ReadAt> Ext4<R> {
         Ok(data)
     }
 
+    /// `system.data`, the tail of inline data: only in the inode's own
+    /// attribute area, where the kernel looks for it (so its size is
+    /// bounded by the inode's).
+    fn inline_tail(&self, inode: &Inode) -> Result<Option<Vec<u8>>, Error> {
+        self.xattr_in_inode(inode, INDEX_SYSTEM, b"data")
+    }
+
     /// A symlink whose target sits in `i_block`: no data blocks besides
     /// an attribute block (the kernel's `ext4_inode_is_fast_symlink`).
     fn is_fast_symlink(&self, inode: &Inode) -> bool {
@@ -313,6 +330,11 @@ impl<R: ReadAt> Ext4<R> {
         inode.is_symlink() && !inode.has_inline_data() && inode.blocks == xattr_sectors
     }
 }
+
+/// The longest symlink `i_size`: a target of at most `PATH_MAX - 1` (4095)
+/// bytes, or, encrypted, 2 length bytes and at most 4096 bytes of padded
+/// ciphertext.
+pub const SYMLINK_MAX: u64 = 4098;
 
 fn dot(ino: u32, name: &[u8]) -> DirEntry {
     DirEntry {

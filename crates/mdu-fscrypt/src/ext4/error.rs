@@ -73,6 +73,22 @@ pub enum Error {
         /// The inode.
         ino: u32,
     },
+    /// A file or directory whose extents or block map name one physical
+    /// block twice (or a block of its own extent tree or block map), or a
+    /// directory sharing a block with another one in a walk: no file system
+    /// writes that, and a hostile image uses it to make one block of the
+    /// image read as many.
+    BlockMappedTwice {
+        /// The inode.
+        ino: u32,
+        /// The block.
+        block: u64,
+    },
+    /// The journal needs recovery (`needs_recovery`): the file system was
+    /// not unmounted (a crash, a snapshot or copy of a mounted device), so
+    /// what was last written may sit only in the journal, and the blocks
+    /// this reader sees show an older state.
+    NeedsRecovery,
 }
 
 impl fmt::Display for Error {
@@ -115,6 +131,18 @@ impl fmt::Display for Error {
                 )
             }
             Error::NotADirectory { ino } => write!(f, "inode {ino} is not a directory"),
+            Error::BlockMappedTwice { ino, block } => write!(
+                f,
+                "inode {ino}: physical block {block} is mapped twice (twice in its extents or \
+                 block map, or also by another directory read): a damaged or hostile image"
+            ),
+            Error::NeedsRecovery => f.write_str(
+                "the file system needs journal recovery (needs_recovery): it was not unmounted \
+                 (a crash, or a copy of a mounted device), so its last writes are only in the \
+                 journal and reading it as it is would show stale or missing files; replay the \
+                 journal first: run `e2fsck -fy` on a copy of the image, or mount it once and \
+                 unmount it",
+            ),
         }
     }
 }

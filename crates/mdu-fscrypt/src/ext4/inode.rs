@@ -2,6 +2,7 @@
 
 use alloc::vec::Vec;
 
+use super::dir::FileType;
 use super::{Error, le16, le32};
 
 /// `EXT4_ENCRYPT_FL`.
@@ -19,6 +20,10 @@ const S_IFMT: u16 = 0o170000;
 const S_IFREG: u16 = 0o100000;
 const S_IFDIR: u16 = 0o040000;
 const S_IFLNK: u16 = 0o120000;
+const S_IFCHR: u16 = 0o020000;
+const S_IFBLK: u16 = 0o060000;
+const S_IFIFO: u16 = 0o010000;
+const S_IFSOCK: u16 = 0o140000;
 
 /// Seconds and nanoseconds since the epoch.
 ///
@@ -180,6 +185,36 @@ impl Inode {
     /// See [`Inode`].
     pub fn has_extents(&self) -> bool {
         self.flags & FLAG_EXTENTS != 0
+    }
+
+    /// The type its mode says.
+    ///
+    /// See [`Inode`].
+    pub fn file_type(&self) -> FileType {
+        match self.mode & S_IFMT {
+            S_IFREG => FileType::Regular,
+            S_IFDIR => FileType::Dir,
+            S_IFLNK => FileType::Symlink,
+            S_IFCHR => FileType::CharDev,
+            S_IFBLK => FileType::BlockDev,
+            S_IFIFO => FileType::Fifo,
+            S_IFSOCK => FileType::Socket,
+            _ => FileType::Unknown,
+        }
+    }
+
+    /// A device node's number, (major, minor), as the kernel decodes it
+    /// from `i_block`: the old 16-bit form in its first word when that is
+    /// not zero, else the new 32-bit form in its second.
+    ///
+    /// See [`Inode`].
+    pub fn device(&self) -> (u32, u32) {
+        let old = le32(&self.block, 0);
+        if old != 0 {
+            return ((old >> 8) & 0xff, old & 0xff);
+        }
+        let new = le32(&self.block, 4);
+        ((new & 0xfff00) >> 8, (new & 0xff) | ((new >> 12) & 0xfff00))
     }
 
     /// The permission bits (`mode & 0o7777`).

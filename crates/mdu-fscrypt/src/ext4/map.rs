@@ -47,7 +47,9 @@ impl<R: ReadAt> Ext4<R> {
     /// [`Error::Inode`] naming the field for an extent tree or block map
     /// that no ext4 file system writes: a bad magic or depth, entries out
     /// of order or overlapping, a block past the file system's end, or a
-    /// node met twice (a loop).
+    /// node met twice (a loop); [`Error::BlockMappedTwice`] when two runs
+    /// (or a run and a node of the tree) share a physical block, so that
+    /// no file reads more blocks than the image holds.
     ///
     /// See [`Extent`].
     pub fn extents(&self, inode: &Inode) -> Result<Vec<Extent>, Error> {
@@ -68,6 +70,7 @@ impl<R: ReadAt> Ext4<R> {
         } else {
             walk.block_map(&inode.block)?;
         }
+        walk.check_disjoint()?;
         Ok(walk.out)
     }
 }
@@ -91,6 +94,32 @@ impl<R: ReadAt> Walk<'_, R> {
             field,
             value,
         }
+    }
+
+    /// Every physical block is mapped once: runs do not overlap each
+    /// other nor the tree's own nodes.
+    fn check_disjoint(&self) -> Result<(), Error> {
+        let twice = |block| Error::BlockMappedTwice {
+            ino: self.ino,
+            block,
+        };
+        let mut spans: Vec<(u64, u64)> = self
+            .out
+            .iter()
+            .map(|e| (e.physical, e.physical + e.len))
+            .collect();
+        spans.sort_unstable();
+        for w in spans.windows(2) {
+            if w[1].0 < w[0].1 {
+                return Err(twice(w[1].0));
+            }
+        }
+        for &(start, end) in &spans {
+            if let Some(&node) = self.seen.range(start..end).next() {
+                return Err(twice(node));
+            }
+        }
+        Ok(())
     }
 
     fn read_node(&mut self, block: u64, field: &'static str) -> Result<Vec<u8>, Error> {

@@ -41,7 +41,7 @@ mod xattr;
 use alloc::vec;
 use alloc::vec::Vec;
 
-pub use dir::{DirEntry, FileType};
+pub use dir::{DirEntry, FileType, SYMLINK_MAX};
 pub use error::Error;
 pub use hash::{DirHash, HashVersion};
 pub use inode::{Inode, Timestamp};
@@ -187,7 +187,9 @@ impl<R: ReadAt> Ext4<R> {
     ///
     /// [`Error::Superblock`] for a field no ext4 file system has,
     /// [`Error::Unsupported`] for a feature this reader does not read
-    /// (`meta_bg`, a journal device, `dirdata`), [`Error::Group`] for a
+    /// (`meta_bg`, a journal device, `dirdata`), [`Error::NeedsRecovery`]
+    /// for a file system whose journal needs replaying (not unmounted: its
+    /// blocks may not hold what was last written), [`Error::Group`] for a
     /// descriptor whose inode table lies outside the file system, and the
     /// image's read errors.
     ///
@@ -196,6 +198,9 @@ impl<R: ReadAt> Ext4<R> {
         let mut raw = vec![0u8; superblock::SIZE];
         image.read_exact_at(&mut raw, superblock::OFFSET)?;
         let sb = Superblock::parse(&raw)?;
+        if sb.needs_recovery {
+            return Err(Error::NeedsRecovery);
+        }
         let bs = u64::from(sb.block_size);
         let desc_size = u64::from(sb.desc_size);
         let groups = sb.group_count();

@@ -70,7 +70,8 @@ pub struct Superblock {
     /// `filetype`: directory entries carry the file type.
     pub filetype: bool,
     /// The journal needs recovery: what was last written may be missing
-    /// from the blocks this reader sees.
+    /// from the blocks this reader sees ([`Ext4::open`](super::Ext4::open)
+    /// refuses such an image with [`Error::NeedsRecovery`]).
     pub needs_recovery: bool,
 }
 

@@ -34,13 +34,9 @@ impl<R: ReadAt> Ext4<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn xattr(&self, inode: &Inode, index: u8, name: &[u8]) -> Result<Option<Vec<u8>>, Error> {
-        let area = &inode.xattr_area;
-        if area.len() >= 4 && le32(area, 0) == MAGIC {
-            // Value offsets count from the first entry.
-            let found = find(inode.ino, &area[4..], 0, index, name)?;
-            if found.is_some() {
-                return Ok(found);
-            }
+        let found = self.xattr_in_inode(inode, index, name)?;
+        if found.is_some() {
+            return Ok(found);
         }
         if inode.file_acl == 0 {
             return Ok(None);
@@ -64,6 +60,24 @@ impl<R: ReadAt> Ext4<R> {
         }
         // Entries from byte 32; value offsets count from the block's start.
         find(inode.ino, &block, 32, index, name)
+    }
+}
+
+impl<R: ReadAt> Ext4<R> {
+    /// The attribute `name` of namespace `index` in the inode's own area
+    /// only.
+    pub(super) fn xattr_in_inode(
+        &self,
+        inode: &Inode,
+        index: u8,
+        name: &[u8],
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let area = &inode.xattr_area;
+        if area.len() >= 4 && le32(area, 0) == MAGIC {
+            // Value offsets count from the first entry.
+            return find(inode.ino, &area[4..], 0, index, name);
+        }
+        Ok(None)
     }
 }
 
