@@ -125,8 +125,8 @@ pub(crate) struct ExtractArgs {
     /// Where to write the tree (created; must not exist, or be empty).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Threads (default: every core).
-    #[arg(long, value_name = "N")]
+    /// Threads (default: every core; at most 1024).
+    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
     threads: Option<usize>,
 }
 

@@ -2546,39 +2546,6 @@ impl Reencryption {
             wipe(&self.data_dev, moved.offset, moved.size.unwrap_or(0))?;
             self.data_dev.sync_data().map_err(Luks2Error::Io)?;
         }
-        // The areas that held old bytes (journal, checksums) and old keys
-        // are wiped while a header still names them: first a header of the
-        // finished conversion that still records the run (a resume then
-        // only finishes the header), then the wipe, then the final header.
-        // A kill anywhere leaves nothing unnamed to wipe.
-        let early: Vec<(u64, u64)> = if moved.is_none() {
-            let mut w = Vec::new();
-            if let Some(r) = self
-                .meta
-                .reencrypt
-                .as_ref()
-                .filter(|r| !matches!(r.area.resilience, Resilience::None))
-            {
-                w.push((r.area.offset, r.area.size));
-            }
-            if self.mode != ReencryptMode::Encrypt {
-                for id in &self.old_keyslots {
-                    if let Some(k) = self.meta.keyslots.get(id) {
-                        w.push((k.area.offset, k.area.size));
-                    }
-                }
-            }
-            w
-        } else {
-            Vec::new()
-        };
-        if !early.is_empty() {
-            self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
-            for &(offset, len) in &early {
-                wipe(&self.header_dev, offset, len)?;
-            }
-            self.header_dev.sync_data().map_err(Luks2Error::Io)?;
-        }
         let mut m = self.meta.clone();
         let mut seg = self.new.segment.clone();
         seg.flags.clear();
@@ -2615,7 +2582,6 @@ impl Reencryption {
         write_header(&self.header_dev, &self.header, seqid, &m)?;
         self.header.seqid = seqid;
         self.meta = m;
-        wipes.retain(|w| !early.contains(w));
         for (offset, len) in wipes {
             wipe(&self.header_dev, offset, len)?;
         }
