@@ -1004,6 +1004,16 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     locks.file(path)?;
     let in_place = match Target::resolve(path)? {
         Target::New(_) => None,
+        Target::Stream(_, _, Some(_)) => {
+            // /dev/stdout, /dev/fd/N: whatever the descriptor is open on
+            // (a file too), it is written through as a stream.
+            return Err(CliError::Usage(format!(
+                "{}: is written as a stream through this process's descriptor: a LUKS2 header \
+                 is written at positions of a regular file or a block device; name the file \
+                 itself instead of redirecting to it",
+                path.display()
+            )));
+        }
         Target::Stream(..) => {
             return Err(CliError::Usage(format!(
                 "{}: is a FIFO or character device: a LUKS2 header is written at positions \
@@ -1175,6 +1185,14 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
 /// Opens `path` for reading, with its size (a block device's too).
 fn open_sized(path: &Path) -> Result<(File, u64), CliError> {
     let mut f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    // A directory opens, and seeks to an end of 2^63 on some file systems.
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(CliError::Input {
+            path: path.to_owned(),
+            offset: 0,
+            rule: "is a directory: an image, a device or a file of data was expected".into(),
+        });
+    }
     let len = f
         .seek(SeekFrom::End(0))
         .map_err(|e| CliError::io(path, "read its size", e))?;
