@@ -542,17 +542,35 @@ struct InPlace<'a> {
     convert: &'a Convert<'a>,
 }
 
+impl InPlace<'_> {
+    /// Fills `buf` from `at`; a file that ends first is named with the
+    /// offset and the length expected.
+    fn read(&self, buf: &mut [u8], at: u64, what: &str) -> Result<(), CliError> {
+        self.f.read_exact_at(buf, at).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                CliError::Input {
+                    path: self.path.to_owned(),
+                    offset: at,
+                    rule: format!(
+                        "{} bytes of {what} expected here, but the file ends before them \
+                         (it shrank while it was converted in place)",
+                        buf.len()
+                    ),
+                }
+            } else {
+                CliError::io(self.path, "read", e)
+            }
+        })
+    }
+}
+
 impl journal::Device for InPlace<'_> {
     fn read_old(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {
-        self.f
-            .read_exact_at(buf, self.in_base + p)
-            .map_err(|e| CliError::io(self.path, "read", e))
+        self.read(buf, self.in_base + p, "data not yet converted")
     }
 
     fn read_new(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {
-        self.f
-            .read_exact_at(buf, self.out_base + p)
-            .map_err(|e| CliError::io(self.path, "read", e))
+        self.read(buf, self.out_base + p, "converted data")
     }
 
     fn convert(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {

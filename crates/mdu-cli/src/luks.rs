@@ -70,7 +70,11 @@ pub(crate) enum LuksCmd {
     /// header cannot have (two regular segments, backup segments,
     /// overlapping segments, a segment past the end of IMAGE), keyslots
     /// bound to no segment; with --policy, every value that differs from
-    /// the policy. What no header may have (malformed metadata, keyslot
+    /// the policy. Ranges of the keyslots area that no keyslot names and
+    /// that hold neither random fill nor one repeated byte (what an
+    /// interrupted command left) are warned about on stderr without
+    /// changing the exit status; --wipe-free-areas refills every free
+    /// range. What no header may have (malformed metadata, keyslot
     /// areas that overlap, digests that bind nothing, a reencryption in
     /// progress) is refused when the header is read, naming the field.
     #[command(after_long_help = CHECK_HELP)]
@@ -235,13 +239,20 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     /// Print the findings as JSON: {"copy", "seqid", "clean", "findings":
-    /// [{"field", "kind", "message"}]}.
+    /// [{"field", "kind", "message"}], "leftovers": [{"offset", "len"}]},
+    /// with "wiped" (bytes) after --wipe-free-areas.
     #[arg(long)]
     json: bool,
     /// The LUKS2 header is in FILE (a detached header, as cryptsetup
     /// --header); IMAGE is not read.
     #[arg(long, value_name = "FILE")]
     header: Option<PathBuf>,
+    /// Refill every range of the keyslots area that no keyslot names with
+    /// random bytes (as cryptsetup fills a new keyslots area), whatever it
+    /// holds: what an interrupted command left there, key material too,
+    /// is gone. Takes the image's lock, as cryptsetup's.
+    #[arg(long)]
+    wipe_free_areas: bool,
     /// The LUKS2 image.
     #[arg(value_name = "IMAGE")]
     image: PathBuf,
@@ -993,6 +1004,16 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     locks.file(path)?;
     let in_place = match Target::resolve(path)? {
         Target::New(_) => None,
+        Target::Stream(_, _, Some(_)) => {
+            // /dev/stdout, /dev/fd/N: whatever the descriptor is open on
+            // (a file too), it is written through as a stream.
+            return Err(CliError::Usage(format!(
+                "{}: is written as a stream through this process's descriptor: a LUKS2 header \
+                 is written at positions of a regular file or a block device; name the file \
+                 itself instead of redirecting to it",
+                path.display()
+            )));
+        }
         Target::Stream(..) => {
             return Err(CliError::Usage(format!(
                 "{}: is a FIFO or character device: a LUKS2 header is written at positions \
@@ -1164,6 +1185,14 @@ fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
 /// Opens `path` for reading, with its size (a block device's too).
 fn open_sized(path: &Path) -> Result<(File, u64), CliError> {
     let mut f = File::open(path).map_err(|e| CliError::io(path, "open for reading", e))?;
+    // A directory opens, and seeks to an end of 2^63 on some file systems.
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(CliError::Input {
+            path: path.to_owned(),
+            offset: 0,
+            rule: "is a directory: an image, a device or a file of data was expected".into(),
+        });
+    }
     let len = f
         .seek(SeekFrom::End(0))
         .map_err(|e| CliError::io(path, "read its size", e))?;
@@ -1315,11 +1344,44 @@ fn check(a: CheckArgs) -> Result<(), CliError> {
         image: a.header.clone().unwrap_or(a.image),
         ..a
     };
-    let (f, _) = open_sized(&a.image)?;
+    // Held to the end: the header must not change between the check and
+    // the refill.
+    let mut locks = Locks::new();
+    let f = if a.wipe_free_areas {
+        locks.file(&a.image)?;
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&a.image)
+            .map_err(|e| CliError::io(&a.image, "open for writing", e))?
+    } else {
+        open_sized(&a.image)?.0
+    };
     let report =
         mdu_luks2::check::check(&f, policy.as_ref()).map_err(|e| image_error(&a.image, e))?;
-    let text = if a.json {
-        let mut t = mdu_luks2::check::to_json(&report).to_string();
+    for l in &report.leftovers {
+        eprintln!(
+            "mdu: warning: {}: {l} of the keyslots area are not named by any keyslot and are \
+             neither random fill nor wiped: leftover data from an interrupted command; \
+             `mdu luks check --wipe-free-areas` refills them",
+            a.image.display()
+        );
+    }
+    let wiped = if a.wipe_free_areas {
+        Some(
+            mdu_luks2::check::wipe_free_areas(&f, &report.image)
+                .map_err(|e| image_error(&a.image, e))?,
+        )
+    } else {
+        None
+    };
+    drop(locks);
+    let mut text = if a.json {
+        let mut v = mdu_luks2::check::to_json(&report);
+        if let Some(n) = wiped {
+            v["wiped"] = n.into();
+        }
+        let mut t = v.to_string();
         t.push('\n');
         t
     } else if report.is_clean() {
@@ -1332,6 +1394,13 @@ fn check(a: CheckArgs) -> Result<(), CliError> {
     } else {
         report.findings.iter().map(|f| format!("{f}\n")).collect()
     };
+    if let (Some(n), false) = (wiped, a.json) {
+        let _ = writeln!(
+            text,
+            "{}: {n} bytes of the keyslots area that no keyslot names refilled with random bytes",
+            a.image.display()
+        );
+    }
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())

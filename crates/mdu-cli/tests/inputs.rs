@@ -188,7 +188,19 @@ fn a_directory_given_as_an_input_is_refused_as_a_directory() {
         .current_dir(d));
     expect_code(&formatted, 0, "verity format");
     let root = root_of(&formatted.stdout);
-    let runs: [&[&str]; 9] = [
+    let luks_encrypt: &[&str] = &[
+        "luks",
+        "encrypt",
+        "--key-file",
+        "pass",
+        "--pbkdf",
+        "pbkdf2",
+        "--pbkdf-force-iterations",
+        "1000",
+        "dir",
+        "out",
+    ];
+    let runs: [&[&str]; 12] = [
         &["fsverity", "digest", "dir"],
         &["fsverity", "digest", "--no-mmap", "dir"],
         &["fsverity", "digest", "data", "dir"],
@@ -198,6 +210,9 @@ fn a_directory_given_as_an_input_is_refused_as_a_directory() {
         &["verity", "dump", "dir"],
         &["crypt", "encrypt", "--key-file", "key", "dir", "out"],
         &["crypt", "decrypt", "--key-file", "key", "dir", "out"],
+        luks_encrypt,
+        &["luks", "dump", "dir"],
+        &["luks", "check", "dir"],
     ];
     for args in runs {
         let out = run(mdu().args(args).current_dir(d));
@@ -723,4 +738,31 @@ fn non_utf8_file_names_are_printed_as_their_bytes_like_fsverity_digest_and_verit
     expect_code(&out, 0, "verity format --json");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     assert_eq!(v["hash_device"], hash.to_string_lossy().as_ref());
+}
+
+/// `mdu luks format /dev/stdout > FILE` is refused for what it is: an
+/// output written as a stream through a descriptor (whatever it is open
+/// on), not a FIFO or character device when it is a file.
+#[test]
+fn luks_format_to_stdout_is_refused_as_a_stream_not_as_a_device() {
+    let dir = scratch();
+    let d = dir.path();
+    std::fs::write(d.join("pass"), b"pw").unwrap();
+    // Through a shell, as a user types it: only mdu holds the file open.
+    let argv = common::mdu_argv().join(" ");
+    let out = run(Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec {argv} luks format --key-file pass --pbkdf pbkdf2 \
+             --pbkdf-force-iterations 1000 /dev/stdout > img"
+        ))
+        .current_dir(d));
+    expect_code(&out, 2, "luks format /dev/stdout > img");
+    let err = stderr(&out);
+    assert!(
+        err.contains("/dev/stdout: is written as a stream through this process's descriptor")
+            && !err.contains("FIFO"),
+        "{err}"
+    );
+    assert_eq!(std::fs::metadata(d.join("img")).unwrap().len(), 0);
 }

@@ -1516,3 +1516,124 @@ fn check_accepts_cryptsetup_images_and_names_what_differs() {
     let out = run(mdu().args(["luks", "check", "--policy", &bad, &img]));
     expect_code(&out, 2, "a misspelt policy field");
 }
+
+/// The `leftovers` of `mdu luks check --json IMAGE` as `(offset, len)`;
+/// the command must succeed.
+fn leftovers(img: &str, what: &str) -> Vec<(u64, u64)> {
+    let out = run(mdu().args(["luks", "check", "--json", img]));
+    expect_code(&out, 0, what);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["leftovers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: no leftovers list in {v}"))
+        .iter()
+        .map(|l| (l["offset"].as_u64().unwrap(), l["len"].as_u64().unwrap()))
+        .collect()
+}
+
+/// Writes `len` bytes of text at `offset` of `img`.
+fn plant(img: &str, offset: u64, len: usize) {
+    use std::os::unix::fs::FileExt;
+    let text: Vec<u8> = b"a line of plaintext a killed command left\n"
+        .iter()
+        .copied()
+        .cycle()
+        .take(len)
+        .collect();
+    let f = std::fs::OpenOptions::new().write(true).open(img).unwrap();
+    f.write_all_at(&text, offset).unwrap();
+}
+
+/// `mdu luks check` warns of bytes in the keyslots area that no keyslot
+/// names (plaintext planted in a free range: its offset and length, exit
+/// status unchanged) and `--wipe-free-areas` refills them; a key change by
+/// `mdu luks reencrypt` refills them before its first header write.
+/// Images fresh from cryptsetup (luksFormat, luksAddKey, luksKillSlot,
+/// reencrypt), whose free ranges are random, get no warning.
+#[test]
+fn check_reports_leftovers_in_the_keyslots_area_and_wipes_them() {
+    let test = "luks::check_reports_leftovers_in_the_keyslots_area_and_wipes_them";
+    if !have_tool("cryptsetup", test) {
+        return;
+    }
+    let d = scratch();
+    let dir = d.path();
+    let key = write(dir, "key.bin", b"passphrase");
+    let key2 = write(dir, "key2.bin", b"another passphrase");
+    let img = write(dir, "img", &vec![0u8; 20 << 20]);
+    let cs = |args: &[&str], what: &str| {
+        expect_code(&cryptsetup(dir, &[args, PBKDF2].concat()), 0, what);
+    };
+    cs(
+        &[
+            "luksFormat",
+            "--type",
+            "luks2",
+            "-q",
+            "--key-file",
+            &key,
+            &img,
+        ],
+        "luksFormat",
+    );
+    assert_eq!(leftovers(&img, "luksFormat"), [], "luksFormat");
+    cs(
+        &["luksAddKey", "-q", "--key-file", &key, &img, &key2],
+        "luksAddKey",
+    );
+    assert_eq!(leftovers(&img, "luksAddKey"), [], "luksAddKey");
+    expect_code(
+        &cryptsetup(dir, &["luksKillSlot", "-q", &img, "0"]),
+        0,
+        "luksKillSlot",
+    );
+    assert_eq!(leftovers(&img, "luksKillSlot"), [], "luksKillSlot");
+    cs(
+        &[
+            "reencrypt",
+            "-q",
+            "--force-offline-reencrypt",
+            "--key-file",
+            &key2,
+            &img,
+        ],
+        "cryptsetup reencrypt",
+    );
+    assert_eq!(leftovers(&img, "cryptsetup reencrypt"), [], "reencrypt");
+
+    // 8 KiB of text at 3 MiB, past every keyslot area.
+    plant(&img, 3 << 20, 8192);
+    assert_eq!(leftovers(&img, "planted"), [(3 << 20, 8192)]);
+    let out = run(mdu().args(["luks", "check", &img]));
+    expect_code(&out, 0, "a leftover is a warning");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("8192 bytes at offset 3145728") && err.contains("not named by any keyslot"),
+        "{err}"
+    );
+    let out = run(mdu().args(["luks", "check", "--wipe-free-areas", &img]));
+    expect_code(&out, 0, "--wipe-free-areas");
+    assert!(
+        stdout(&out).contains("refilled with random bytes"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(leftovers(&img, "after --wipe-free-areas"), []);
+    let open = cryptsetup(
+        dir,
+        &["open", "--test-passphrase", "--key-file", &key2, &img],
+    );
+    expect_code(&open, 0, "the keyslot survives --wipe-free-areas");
+
+    // A key change refills what a killed command left.
+    plant(&img, 5 << 20, 4096);
+    assert_eq!(leftovers(&img, "planted again"), [(5 << 20, 4096)]);
+    let r = run(mdu().args(["luks", "reencrypt", "--key-file", &key2, &img]));
+    expect_code(&r, 0, "mdu luks reencrypt");
+    assert_eq!(leftovers(&img, "after mdu luks reencrypt"), []);
+    let open = cryptsetup(
+        dir,
+        &["open", "--test-passphrase", "--key-file", &key2, &img],
+    );
+    expect_code(&open, 0, "the new keyslot opens");
+}

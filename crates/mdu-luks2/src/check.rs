@@ -155,6 +155,10 @@ pub struct Report {
     pub image: Image,
     /// Every problem found, in the order of the checks.
     pub findings: Vec<Finding>,
+    /// The ranges of the keyslots area that nothing names and that hold
+    /// neither random fill nor a wipe pattern (see [`leftovers`]): warnings,
+    /// not findings, since the header itself is sound.
+    pub leftovers: Vec<Leftover>,
 }
 
 impl Report {
@@ -318,7 +322,179 @@ pub fn check<R: ReadAt + ?Sized>(r: &R, policy: Option<&Policy>) -> Result<Repor
     if let Some(p) = policy {
         against(&image.metadata, p, &mut findings);
     }
-    Ok(Report { image, findings })
+    let leftovers = leftovers(r, &image)?;
+    Ok(Report {
+        image,
+        findings,
+        leftovers,
+    })
+}
+
+/// A range of the keyslots area that no keyslot and no reencryption
+/// record names and whose bytes are neither random nor one repeated byte:
+/// data a killed command left behind (a journal's copy of plaintext,
+/// metadata, a foreign tool's bytes), which the header no longer accounts
+/// for.
+///
+/// ```
+/// use mdu_luks2::check::Leftover;
+/// let l = Leftover { offset: 1 << 20, len: 4096 };
+/// assert_eq!(l.to_string(), "4096 bytes at offset 1048576");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leftover {
+    /// Where the range starts, in bytes from the start of the header.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub len: u64,
+}
+
+impl fmt::Display for Leftover {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} bytes at offset {}", self.len, self.offset)
+    }
+}
+
+/// The block leftovers are judged in.
+const JUDGED_BLOCK: u64 = 4096;
+
+/// The least length judged: a shorter range has too few bytes for a
+/// randomness test.
+const LEAST_JUDGED: u64 = 1024;
+
+/// The chi-square statistic (255 degrees of freedom) above which a block
+/// is not random fill. Random blocks average 255; the chance that one
+/// exceeds 600 is below 1e-25, so no image cryptsetup or mdu makes is
+/// reported in practice. A block that is a tenth one byte value, or text,
+/// or a file system's metadata, is far above it.
+const CHI_SQUARE_LIMIT: f64 = 600.0;
+
+/// Whether `block` holds bytes a writer of the header keeps on purpose:
+/// one repeated byte (zeros, a wipe pattern's last pass) or random bytes
+/// (cryptsetup and mdu fill the keyslots area, and every area they free,
+/// with random bytes).
+fn is_fill(block: &[u8]) -> bool {
+    let Some(&first) = block.first() else {
+        return true;
+    };
+    if block.iter().all(|&b| b == first) {
+        return true;
+    }
+    let mut counts = [0u64; 256];
+    for &b in block {
+        counts[usize::from(b)] += 1;
+    }
+    let expected = block.len() as f64 / 256.0;
+    let chi: f64 = counts
+        .iter()
+        .map(|&c| {
+            let d = c as f64 - expected;
+            d * d / expected
+        })
+        .sum();
+    chi <= CHI_SQUARE_LIMIT
+}
+
+/// The leftovers of `image`'s keyslots area in `r`, merged into ranges.
+///
+/// Every range that no keyslot and no reencryption record names
+/// ([`Metadata::free_areas`]) is read in 4096-byte blocks; a block that is
+/// neither one repeated byte nor random (a chi-square test of its byte
+/// counts) is a leftover. Encrypted key material is random by design and
+/// cannot be told from the random fill cryptsetup writes, so it is never
+/// reported: [`wipe_free_areas`] refills every free range whatever it
+/// holds. Ranges shorter than 1024 bytes are not judged.
+///
+/// # Errors
+///
+/// [`Luks2Error::ReadAt`] when a free range cannot be read (an image that
+/// shrank since it was loaded).
+///
+/// ```
+/// # use mdu_luks2::*;
+/// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+/// # let mut image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
+/// # image.resize((1 << 20) + 4096, 0);
+/// let loaded = Image::load(&image[..])?;
+/// assert!(check::leftovers(&image[..], &loaded)?.is_empty());
+/// let (free, _) = loaded.metadata.free_areas(loaded.hdr_size())[0];
+/// image[free as usize..][..5000].fill(b'x');
+/// image[free as usize..][..11].copy_from_slice(b"hello world");
+/// let found = check::leftovers(&image[..], &loaded)?;
+/// assert_eq!(found, [check::Leftover { offset: free, len: 8192 }]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftover>, Luks2Error> {
+    let mut found: Vec<Leftover> = Vec::new();
+    let mut buf = vec![0u8; JUDGED_BLOCK as usize];
+    for (offset, len) in image.metadata.free_areas(image.hdr_size()) {
+        let end = offset.saturating_add(len).min(image.image_len);
+        let mut at = offset;
+        while at < end && end - at >= LEAST_JUDGED {
+            // Blocks on 4096-byte boundaries; a short last one joins the
+            // block before it when it is too short to judge alone.
+            let mut next = (at / JUDGED_BLOCK + 1) * JUDGED_BLOCK;
+            if end.saturating_sub(next) < LEAST_JUDGED {
+                next = end;
+            }
+            let n = (next.min(end) - at) as usize;
+            if buf.len() < n {
+                buf.resize(n, 0);
+            }
+            r.read_exact_at(&mut buf[..n], at)
+                .map_err(|error| Luks2Error::ReadAt {
+                    what: "free keyslots area",
+                    offset: at,
+                    len: n as u64,
+                    error,
+                })?;
+            if !is_fill(&buf[..n]) {
+                match found.last_mut() {
+                    Some(l) if l.offset + l.len == at => l.len += n as u64,
+                    _ => found.push(Leftover {
+                        offset: at,
+                        len: n as u64,
+                    }),
+                }
+            }
+            at += n as u64;
+        }
+    }
+    Ok(found)
+}
+
+/// Fills every range of `image`'s keyslots area that no keyslot and no
+/// reencryption record names with random bytes (as cryptsetup fills a new
+/// keyslots area), then syncs `dev`: whatever a killed command left there,
+/// key material included, is gone. Returns the bytes written.
+///
+/// The caller holds the device's locks: the header must not change
+/// between its load and this call.
+///
+/// # Errors
+///
+/// A failed write or sync ([`Luks2Error::Io`]), or no random bytes.
+///
+/// ```no_run
+/// let dev = std::fs::OpenOptions::new().read(true).write(true).open("luks.img")?;
+/// let image = mdu_luks2::Image::load(&dev)?;
+/// mdu_luks2::check::wipe_free_areas(&dev, &image)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn wipe_free_areas(dev: &std::fs::File, image: &Image) -> Result<u64, Luks2Error> {
+    let mut total = 0;
+    for (offset, len) in image.metadata.free_areas(image.hdr_size()) {
+        let len = offset
+            .saturating_add(len)
+            .min(image.image_len)
+            .saturating_sub(offset);
+        crate::reencrypt::wipe(dev, offset, len)?;
+        total += len;
+    }
+    if total > 0 {
+        dev.sync_data().map_err(Luks2Error::Io)?;
+    }
+    Ok(total)
 }
 
 fn finding(findings: &mut Vec<Finding>, field: impl Into<String>, kind: Kind, message: String) {
@@ -688,7 +864,8 @@ fn against(m: &Metadata, p: &Policy, findings: &mut Vec<Finding>) {
     }
 }
 
-/// The report as JSON: `{"copy": ..., "clean": bool, "findings": [...]}`.
+/// The report as JSON: `{"copy": ..., "clean": bool, "findings": [...],
+/// "leftovers": [{"offset", "len"}]}`.
 ///
 /// ```
 /// # use mdu_luks2::*;
@@ -717,5 +894,11 @@ pub fn to_json(report: &Report) -> Value {
     o.insert("seqid".into(), report.image.header.seqid.into());
     o.insert("clean".into(), report.is_clean().into());
     o.insert("findings".into(), Value::Array(findings));
+    let leftovers: Vec<Value> = report
+        .leftovers
+        .iter()
+        .map(|l| serde_json::json!({"offset": l.offset, "len": l.len}))
+        .collect();
+    o.insert("leftovers".into(), Value::Array(leftovers));
     Value::Object(o)
 }

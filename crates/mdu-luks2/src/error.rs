@@ -20,6 +20,18 @@ use mdu_dmcrypt::DmCryptError;
 pub enum Luks2Error {
     /// Reading the image failed.
     Io(std::io::Error),
+    /// Reading `len` bytes at `offset` failed: the file ends before them
+    /// (it is shorter than the header says, or shrank), or the read failed.
+    ReadAt {
+        /// What was to be read.
+        what: &'static str,
+        /// Where it starts, in bytes.
+        offset: u64,
+        /// How long it is, in bytes.
+        len: u64,
+        /// The failure.
+        error: std::io::Error,
+    },
     /// A structure does not fit inside the image.
     Truncated {
         /// What was to be read.
@@ -267,6 +279,25 @@ impl fmt::Display for Luks2Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Luks2Error::Io(e) => write!(f, "cannot read the image: {e}"),
+            Luks2Error::ReadAt {
+                what,
+                offset,
+                len,
+                error,
+            } if error.kind() == std::io::ErrorKind::UnexpectedEof => write!(
+                f,
+                "cannot read the {what} ({len} bytes at offset {offset}): the file ends before \
+                 them (it is shorter than its header says, or shrank while it was read)"
+            ),
+            Luks2Error::ReadAt {
+                what,
+                offset,
+                len,
+                error,
+            } => write!(
+                f,
+                "cannot read the {what} ({len} bytes at offset {offset}): {error}"
+            ),
             Luks2Error::Truncated {
                 what,
                 offset,
@@ -390,6 +421,7 @@ impl std::error::Error for Luks2Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Luks2Error::Io(e) => Some(e),
+            Luks2Error::ReadAt { error, .. } => Some(error),
             Luks2Error::Cipher(e) => Some(e),
             Luks2Error::UnsupportedCipher { error, .. } => Some(error),
             Luks2Error::NoValidHeader { primary, .. } => Some(primary.as_ref()),

@@ -103,7 +103,13 @@ fn read_checked<R: ReadAt + ?Sized>(
     }
     let n = usize::try_from(len).map_err(|_| truncated)?;
     let mut buf = vec![0u8; n];
-    r.read_exact_at(&mut buf, offset)?;
+    r.read_exact_at(&mut buf, offset)
+        .map_err(|error| Luks2Error::ReadAt {
+            what,
+            offset,
+            len,
+            error,
+        })?;
     Ok(buf)
 }
 

@@ -1091,6 +1091,48 @@ impl Metadata {
         (start, start.saturating_add(self.config.keyslots_size))
     }
 
+    /// The ranges of the keyslots area that no keyslot and no reencryption
+    /// record names, as `(offset, length)` in order: what a writer of this
+    /// header keeps for nothing (cryptsetup fills them with random bytes).
+    ///
+    /// ```
+    /// # let text = include_str!("../tests/data/pbkdf2.json");
+    /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// let k = &m.keyslots[&0].area;
+    /// assert_eq!(m.free_areas(16384)[0], (k.offset + k.size, 16777216 - k.offset - k.size));
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn free_areas(&self, hdr_size: u64) -> Vec<(u64, u64)> {
+        let (start, end) = self.keyslots_area(hdr_size);
+        let mut used: Vec<(u64, u64)> = self
+            .keyslots
+            .values()
+            .map(|k| (k.area.offset, k.area.offset.saturating_add(k.area.size)))
+            .chain(
+                self.reencrypt
+                    .iter()
+                    .map(|r| (r.area.offset, r.area.offset.saturating_add(r.area.size))),
+            )
+            .collect();
+        used.sort_unstable();
+        let mut gaps = Vec::new();
+        let mut at = start;
+        for (s, e) in used {
+            if s > at {
+                gaps.push((at, s.min(end) - at));
+            }
+            at = at.max(e);
+            if at >= end {
+                break;
+            }
+        }
+        if end > at {
+            gaps.push((at, end - at));
+        }
+        gaps.retain(|&(_, n)| n > 0);
+        gaps
+    }
+
     /// Checks every size, offset and reference: `json_size` matches
     /// `hdr_size`; the keyslots area is a multiple of 4096, at most
     /// [`MAX_KEYSLOTS_SIZE`]; each keyslot area lies inside it (and inside

@@ -594,30 +594,7 @@ impl std::fmt::Debug for Reencryption {
 
 /// The free gaps of the keyslots area, as `(offset, size)`, in order.
 fn free_gaps(m: &Metadata, hdr_size: u64) -> Vec<(u64, u64)> {
-    let (start, end) = m.keyslots_area(hdr_size);
-    let mut used: Vec<(u64, u64)> = m
-        .keyslots
-        .values()
-        .map(|k| (k.area.offset, k.area.offset + k.area.size))
-        .chain(
-            m.reencrypt
-                .iter()
-                .map(|r| (r.area.offset, r.area.offset + r.area.size)),
-        )
-        .collect();
-    used.sort_unstable();
-    let mut gaps = Vec::new();
-    let mut at = start;
-    for (s, e) in used {
-        if s > at {
-            gaps.push((at, s - at));
-        }
-        at = at.max(e);
-    }
-    if end > at {
-        gaps.push((at, end - at));
-    }
-    gaps
+    m.free_areas(hdr_size)
 }
 
 /// The lowest id free among `used`.
@@ -626,9 +603,15 @@ fn free_id(used: impl Iterator<Item = u32>) -> u32 {
     (0..).find(|i| !used.contains(i)).unwrap_or(0)
 }
 
-/// Reads exactly `buf.len()` bytes at `offset`.
-fn read_at(f: &File, buf: &mut [u8], offset: u64) -> Result<(), Luks2Error> {
-    FileExt::read_exact_at(f, buf, offset).map_err(Luks2Error::Io)
+/// Reads exactly `buf.len()` bytes at `offset` of the `what` (named in
+/// the error with the offset and length, a file that ends early too).
+fn read_at(f: &File, what: &'static str, buf: &mut [u8], offset: u64) -> Result<(), Luks2Error> {
+    FileExt::read_exact_at(f, buf, offset).map_err(|error| Luks2Error::ReadAt {
+        what,
+        offset,
+        len: buf.len() as u64,
+        error,
+    })
 }
 
 fn write_at(f: &File, buf: &[u8], offset: u64) -> Result<(), Luks2Error> {
@@ -653,7 +636,7 @@ fn write_header(
 }
 
 /// Fills `len` bytes at `offset` with random bytes.
-fn wipe(dev: &File, offset: u64, len: u64) -> Result<(), Luks2Error> {
+pub(crate) fn wipe(dev: &File, offset: u64, len: u64) -> Result<(), Luks2Error> {
     let mut buf = vec![0u8; (len.min(1 << 20)) as usize];
     let mut at = 0;
     while at < len {
@@ -694,7 +677,7 @@ fn refuse_luks_signature(dev: &File) -> Result<(), Luks2Error> {
     let mut magic = [0u8; 6];
     for at in std::iter::once(0).chain(crate::HEADER_SIZES) {
         if at + 6 <= len {
-            read_at(dev, &mut magic, at)?;
+            read_at(dev, "data device", &mut magic, at)?;
             if magic == MAGIC_PRIMARY || magic == MAGIC_SECONDARY {
                 return Err(bad(format!(
                     "the device carries a LUKS signature at offset {at}: it is a LUKS volume already (an encryption in progress is resumed, not started again)"
@@ -715,8 +698,8 @@ fn export_interrupted(data: &File, header: &File, s: u64, m: u64) -> Result<bool
         vec![0u8; crate::BINARY_HEADER_LEN],
         vec![0u8; crate::BINARY_HEADER_LEN],
     );
-    read_at(data, &mut a, 0)?;
-    read_at(header, &mut b, 0)?;
+    read_at(data, "data device", &mut a, 0)?;
+    read_at(header, "header file", &mut b, 0)?;
     if a[6..] == b[6..] {
         return Ok(true);
     }
@@ -729,8 +712,8 @@ fn same_bytes(a: &File, a_at: u64, b: &File, b_at: u64, len: u64) -> Result<bool
     let mut at = 0;
     while at < len {
         let n = (len - at).min(1 << 20) as usize;
-        read_at(a, &mut x[..n], a_at + at)?;
-        read_at(b, &mut y[..n], b_at + at)?;
+        read_at(a, "device", &mut x[..n], a_at + at)?;
+        read_at(b, "data device", &mut y[..n], b_at + at)?;
         if x[..n] != y[..n] {
             return Ok(false);
         }
@@ -751,7 +734,7 @@ fn copy_between(from: &File, to: &File, len: u64) -> Result<(), Luks2Error> {
     let mut at = 0;
     while at < len {
         let n = (len - at).min(buf.len() as u64) as usize;
-        read_at(from, &mut buf[..n], at)?;
+        read_at(from, "data device", &mut buf[..n], at)?;
         write_at(to, &buf[..n], at)?;
         at += n as u64;
     }
@@ -764,7 +747,7 @@ fn copy_range(dev: &File, from: u64, to: u64, len: u64) -> Result<(), Luks2Error
     let mut at = 0;
     while at < len {
         let n = (len - at).min(buf.len() as u64) as usize;
-        read_at(dev, &mut buf[..n], from + at)?;
+        read_at(dev, "data device", &mut buf[..n], from + at)?;
         write_at(dev, &buf[..n], to + at)?;
         at += n as u64;
     }
@@ -919,6 +902,9 @@ impl Reencryption {
                     Digest::of_key(&new_key, Hash::Sha256, old_iter, dsalt, vec![slot], vec![]);
                 meta.keyslots.insert(slot, keyslot);
                 meta.digests.insert(digest_id, digest);
+                // What a killed command left unnamed goes before the first
+                // header write.
+                crate::check::wipe_free_areas(&header, &img)?;
                 // Commit 1: the new keyslot, unbound (opens no data yet).
                 wipe(&header, area_offset, area_size)?;
                 write_at(&header, &material, area_offset)?;
@@ -935,6 +921,7 @@ impl Reencryption {
                 )
             }
             Plan::Decrypt { .. } => {
+                crate::check::wipe_free_areas(&header, &img)?;
                 let mut fin = Segment::linear(seg.offset, None);
                 fin.flags = vec![FINAL.into()];
                 (ReencryptMode::Decrypt, fin, None, None)
@@ -1135,6 +1122,9 @@ impl Reencryption {
             copy_between(&data, &header, region_len)?;
             header.sync_all().map_err(Luks2Error::Io)?;
         }
+        // What a killed command left unnamed does not travel with the
+        // exported header.
+        crate::check::wipe_free_areas(&header, &img)?;
         // 2. The image stops being a LUKS volume: its magics go (the rest
         // of the binary header, with its UUID, stays until step 3).
         for at in [0, hdr] {
@@ -1824,6 +1814,9 @@ impl Reencryption {
             .collect();
         let hot = active.iter().position(|s| s.has_flag(HOT));
         rr.hotzone = rr.hotzone_len(hotzone_size)?;
+        // Unnamed ranges of the keyslots area (what a killed command left
+        // there) are refilled before the first header write.
+        crate::check::wipe_free_areas(&rr.header_dev, &img)?;
         if rr.moved.is_some() || rr.backward() {
             rr.resume_shift(&active, hot)?;
             return Ok(rr);
@@ -2019,14 +2012,19 @@ impl Reencryption {
                     return Err(bad("the hotzone is larger than its checksums"));
                 }
                 let mut sums = vec![0u8; blocks as usize * n];
-                read_at(&self.header_dev, &mut sums, self.area.offset)?;
+                read_at(
+                    &self.header_dev,
+                    "checksums in the keyslots area",
+                    &mut sums,
+                    self.area.offset,
+                )?;
                 let mut buf = vec![0u8; CHUNK.min(l) as usize];
                 let mut sum = vec![0u8; n];
                 let mut at = 0;
                 while at < l {
                     let len = (l - at).min(CHUNK) as usize;
                     let chunk = &mut buf[..len];
-                    read_at(&self.data_dev, chunk, d + o + at)?;
+                    read_at(&self.data_dev, "data device", chunk, d + o + at)?;
                     for (i, blk) in chunk.chunks_exact_mut(bs as usize).enumerate() {
                         let b = (at / bs) as usize + i;
                         hash.hash_into(&[blk], &mut sum);
@@ -2053,8 +2051,18 @@ impl Reencryption {
                 let mut at = 0;
                 while at < l {
                     let len = (l - at).min(CHUNK) as usize;
-                    read_at(&self.header_dev, &mut buf[..len], self.area.offset + at)?;
-                    read_at(&self.data_dev, &mut on_disk[..len], d + o + at)?;
+                    read_at(
+                        &self.header_dev,
+                        "journal in the keyslots area",
+                        &mut buf[..len],
+                        self.area.offset + at,
+                    )?;
+                    read_at(
+                        &self.data_dev,
+                        "data device",
+                        &mut on_disk[..len],
+                        d + o + at,
+                    )?;
                     new[..len].copy_from_slice(&buf[..len]);
                     self.convert(o + at, &mut new[..len])?;
                     let torn = on_disk[..len]
@@ -2073,7 +2081,12 @@ impl Reencryption {
                 while at < l {
                     let len = (l - at).min(CHUNK) as usize;
                     let chunk = &mut buf[..len];
-                    read_at(&self.header_dev, chunk, self.area.offset + at)?;
+                    read_at(
+                        &self.header_dev,
+                        "journal in the keyslots area",
+                        chunk,
+                        self.area.offset + at,
+                    )?;
                     self.convert(o + at, chunk)?;
                     write_at(&self.data_dev, chunk, d + o + at)?;
                     at += len as u64;
@@ -2089,7 +2102,7 @@ impl Reencryption {
                 while at < l {
                     let len = (l - at).min(CHUNK) as usize;
                     let chunk = &mut buf[..len];
-                    read_at(&self.data_dev, chunk, self.source(o) + at)?;
+                    read_at(&self.data_dev, "data device", chunk, self.source(o) + at)?;
                     self.convert(o + at, chunk)?;
                     write_at(&self.data_dev, chunk, d + o + at)?;
                     at += len as u64;
@@ -2466,7 +2479,7 @@ impl Reencryption {
             let last = self.done + l == self.size;
             if have != Some((o, l)) {
                 cur.resize(l as usize, 0);
-                read_at(&self.data_dev, &mut cur, self.source(o))?;
+                read_at(&self.data_dev, "data device", &mut cur, self.source(o))?;
             }
             // 1. Protect the old bytes, then commit the hotzone.
             match self.area.resilience {
@@ -2500,7 +2513,7 @@ impl Reencryption {
                 let reader = ahead.map(|(no, nl)| {
                     next.resize(nl as usize, 0);
                     let (dev, at, buf) = (&this.data_dev, this.source(no), &mut next);
-                    sc.spawn(move || read_at(dev, buf, at))
+                    sc.spawn(move || read_at(dev, "data device", buf, at))
                 });
                 this.convert(o, &mut cur)?;
                 write_at(&this.data_dev, &cur, this.new.segment.offset + o)?;
