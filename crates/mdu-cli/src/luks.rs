@@ -649,9 +649,20 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
                 Reencryption::resume(hf, data2, &pass, a.hotzone_size, a.allow_none_resume)
                     .map_err(|e| image_error(&header_path, e))?
             } else if a.resume_only {
+                // A run killed after its final header, before it wiped the
+                // areas that header no longer names, is finished here: the
+                // free ranges of the keyslots area are refilled (what was
+                // left there, old bytes of the last hotzone or an old
+                // keyslot, cannot always be told from random fill).
+                let refilled = mdu_luks2::check::wipe_free_areas(&hf, &img)
+                    .map_err(|e| image_error(&header_path, e))?;
                 return Err(CliError::Refused {
                     path: header_path.clone(),
-                    message: "no reencryption in progress".into(),
+                    message: format!(
+                        "no reencryption in progress (the {refilled} free bytes of the keyslots \
+                         area were refilled with random bytes, so nothing an interrupted run \
+                         left there remains)"
+                    ),
                 });
             } else {
                 let plan = if a.decrypt && img.segment().is_ok_and(|(_, s)| s.offset > 0) {
