@@ -453,11 +453,31 @@ fn a_kill_at_any_sync_point_loses_nothing() {
 fn refused_resumes_change_nothing() {
     let v = Volume::new("luks_reencrypt::refused_resumes_change_nothing");
     let img = v.image("img");
-    let before = std::fs::read(&img).unwrap();
+    let dump = |img: &str| run(mdu().args(["luks", "dump", img])).stdout;
+    let (before, dump_before) = (std::fs::read(&img).unwrap(), dump(&img));
 
-    // No reencryption in progress.
+    // No reencryption in progress: refused, after refilling the ranges of
+    // the keyslots area that no keyslot names (what a run killed after its
+    // final header may have left there), and nothing else: the headers,
+    // the metadata, the keyslot and the data are as they were.
     let r = v.mdu_reencrypt(&["--resume-only", &img]);
     expect_code(&r, 1, "--resume-only on a clean volume");
+    let after = std::fs::read(&img).unwrap();
+    assert!(
+        after[..32768 + 4096] == before[..32768 + 4096],
+        "--resume-only changed the headers"
+    );
+    assert!(
+        after[16 << 20..] == before[16 << 20..],
+        "--resume-only changed the data"
+    );
+    assert_eq!(
+        dump(&img),
+        dump_before,
+        "--resume-only changed the metadata"
+    );
+    v.assert_plain(&img, "--resume-only on a clean volume");
+    let before = after;
     // A wrong passphrase.
     let bad = v.path("bad");
     std::fs::write(&bad, b"not it").unwrap();

@@ -578,6 +578,11 @@ pub struct Reencryption {
     /// clean-up whose old keyslots are gone: it then wipes nothing on the
     /// data device).
     verified: bool,
+    /// Ranges of the keyslots area that the loaded header named to no one
+    /// (what a killed command may have left there): refilled with random
+    /// bytes just before the next header write, so a refused run writes
+    /// nothing and the refill adds no sync point of its own.
+    refill: Vec<(u64, u64)>,
 }
 
 impl std::fmt::Debug for Reencryption {
@@ -590,6 +595,17 @@ impl std::fmt::Debug for Reencryption {
             .field("hotzone", &self.hotzone)
             .finish_non_exhaustive()
     }
+}
+
+/// The ranges of the keyslots area that `img`'s header names to no one,
+/// within the image.
+fn unnamed(img: &Image) -> Vec<(u64, u64)> {
+    img.metadata
+        .free_areas(img.hdr_size())
+        .into_iter()
+        .map(|(o, l)| (o, o.saturating_add(l).min(img.image_len).saturating_sub(o)))
+        .filter(|&(_, l)| l > 0)
+        .collect()
 }
 
 /// The free gaps of the keyslots area, as `(offset, size)`, in order.
@@ -809,6 +825,7 @@ impl Reencryption {
         options: &Options,
     ) -> Result<Reencryption, Luks2Error> {
         let img = Image::load(&header)?;
+        let mut refill = unnamed(&img);
         let (_, seg) = img.segment()?;
         let seg = seg.clone();
         data_clear_of_header(&header, &data, img.hdr_size(), &img.metadata, seg.offset)?;
@@ -903,8 +920,10 @@ impl Reencryption {
                 meta.keyslots.insert(slot, keyslot);
                 meta.digests.insert(digest_id, digest);
                 // What a killed command left unnamed goes before the first
-                // header write.
-                crate::check::wipe_free_areas(&header, &img)?;
+                // header write (which syncs it).
+                for (offset, len) in std::mem::take(&mut refill) {
+                    wipe(&header, offset, len)?;
+                }
                 // Commit 1: the new keyslot, unbound (opens no data yet).
                 wipe(&header, area_offset, area_size)?;
                 write_at(&header, &material, area_offset)?;
@@ -921,7 +940,6 @@ impl Reencryption {
                 )
             }
             Plan::Decrypt { .. } => {
-                crate::check::wipe_free_areas(&header, &img)?;
                 let mut fin = Segment::linear(seg.offset, None);
                 fin.flags = vec![FINAL.into()];
                 (ReencryptMode::Decrypt, fin, None, None)
@@ -950,6 +968,7 @@ impl Reencryption {
             None,
             options,
         )?;
+        r.refill = refill;
         r.commit(0, 0, seqid + 1)?;
         Ok(r)
     }
@@ -1124,7 +1143,9 @@ impl Reencryption {
         }
         // What a killed command left unnamed does not travel with the
         // exported header.
-        crate::check::wipe_free_areas(&header, &img)?;
+        for (offset, len) in unnamed(&img) {
+            wipe(&header, offset, len)?;
+        }
         // 2. The image stops being a LUKS volume: its magics go (the rest
         // of the binary header, with its UUID, stays until step 3).
         for at in [0, hdr] {
@@ -1460,6 +1481,7 @@ impl Reencryption {
             old_keyslots,
             moved,
             verified: true,
+            refill: Vec::new(),
         };
         r.hotzone = r.hotzone_len(options.hotzone_size)?;
         // The record's digest over the keys and the backups.
@@ -1801,6 +1823,7 @@ impl Reencryption {
             old_keyslots,
             moved,
             verified,
+            refill: unnamed(&img),
         };
         // Where the active segments say the run is.
         let active: Vec<&Segment> = m.segments.values().filter(|s| !s.is_backup()).collect();
@@ -1814,9 +1837,6 @@ impl Reencryption {
             .collect();
         let hot = active.iter().position(|s| s.has_flag(HOT));
         rr.hotzone = rr.hotzone_len(hotzone_size)?;
-        // Unnamed ranges of the keyslots area (what a killed command left
-        // there) are refilled before the first header write.
-        crate::check::wipe_free_areas(&rr.header_dev, &img)?;
         if rr.moved.is_some() || rr.backward() {
             rr.resume_shift(&active, hot)?;
             return Ok(rr);
@@ -2386,9 +2406,19 @@ impl Reencryption {
 
     /// Commits the state `(o, l)` with `seqid`.
     fn commit(&mut self, o: u64, l: u64, seqid: u64) -> Result<(), Luks2Error> {
+        self.refill_unnamed()?;
         let m = self.metadata_at(o, l);
         write_header(&self.header_dev, &self.header, seqid, &m)?;
         self.header.seqid = seqid;
+        Ok(())
+    }
+
+    /// Refills the ranges the loaded header named to no one (once; the
+    /// header write that follows syncs them).
+    fn refill_unnamed(&mut self) -> Result<(), Luks2Error> {
+        for (offset, len) in std::mem::take(&mut self.refill) {
+            wipe(&self.header_dev, offset, len)?;
+        }
         Ok(())
     }
 
@@ -2592,6 +2622,7 @@ impl Reencryption {
             m.config.requirements = None;
         }
         let seqid = self.header.seqid + 1;
+        self.refill_unnamed()?;
         write_header(&self.header_dev, &self.header, seqid, &m)?;
         self.header.seqid = seqid;
         self.meta = m;
