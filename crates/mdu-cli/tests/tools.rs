@@ -58,6 +58,8 @@ const USES: [(Tool, &[&str]); 7] = [
             "luks_reencrypt::runs_of_either_tool_are_finished_by_the_other",
             "luks_reencrypt::a_kill_at_any_sync_point_loses_nothing",
             "luks_reencrypt::detached_headers_interoperate",
+            "luks_reencrypt::concurrent_reencryptions_exclude_each_other (its pairs with cryptsetup)",
+            "luks::check_reports_leftovers_in_the_keyslots_area_and_wipes_them",
         ],
     ),
     (
@@ -66,6 +68,11 @@ const USES: [(Tool, &[&str]); 7] = [
             "luks_reencrypt::a_kill_at_any_sync_point_loses_nothing",
             "crypt::in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes",
             "outputs::a_sigkill_while_the_output_is_named_leaves_no_temporary_file_for_long",
+            "crypt::damaged_or_foreign_journals_are_refused_never_trusted",
+            "crypt::a_second_in_place_run_on_one_image_is_refused_while_the_first_goes_on (its resume)",
+            "safety::headers_and_journals_are_readable_by_their_owner_only (its journal)",
+            "safety::the_same_command_again_goes_on_after_a_kill (its kill)",
+            "safety::no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill",
         ],
     ),
     (
