@@ -563,23 +563,8 @@ impl Journal {
 /// system cannot do that, a hidden temporary name next to `path` (the
 /// second value).
 fn new_unnamed(dir: &Path, path: &Path) -> Result<(File, Option<PathBuf>), CliError> {
-    let unnamed = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_TMPFILE)
-        .open(dir);
-    match unnamed {
-        Ok(f) => return Ok((f, None)),
-        Err(e)
-            if !matches!(
-                e.raw_os_error(),
-                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOENT)
-            ) =>
-        {
-            return Err(CliError::io(dir, "create the journal in", e));
-        }
-        Err(_) => {}
+    if let Some(f) = crate::output::open_unnamed(dir, 0o600) {
+        return Ok((f, None));
     }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(
@@ -602,30 +587,14 @@ fn new_unnamed(dir: &Path, path: &Path) -> Result<(File, Option<PathBuf>), CliEr
 /// that replaces nothing.
 fn name_it(f: &File, tmp: Option<&Path>, path: &Path) -> io::Result<()> {
     use std::ffi::CString;
-    use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
-    let to = CString::new(path.as_os_str().as_bytes())?;
     let Some(tmp) = tmp else {
-        let from = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
-        // SAFETY: both paths are NUL-terminated strings that live across
-        // the call; linkat reads them and touches no other memory.
-        let r = unsafe {
-            libc::linkat(
-                libc::AT_FDCWD,
-                from.as_ptr(),
-                libc::AT_FDCWD,
-                to.as_ptr(),
-                libc::AT_SYMLINK_FOLLOW,
-            )
-        };
-        return if r == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        };
+        return crate::output::link_proc(f, path);
     };
+    let to = CString::new(path.as_os_str().as_bytes())?;
     let from = CString::new(tmp.as_os_str().as_bytes())?;
-    // SAFETY: as above, for renameat2.
+    // SAFETY: both paths are NUL-terminated strings that live across the
+    // call; renameat2 reads them and touches no other memory.
     let r = unsafe {
         libc::renameat2(
             libc::AT_FDCWD,

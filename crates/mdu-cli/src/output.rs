@@ -729,7 +729,7 @@ pub(crate) fn reserve(f: &File, offset: u64, len: u64) -> io::Result<()> {
 
 /// A temporary file without a name (`O_TMPFILE`) in `dir`, if the file
 /// system and `/proc` (to name it later) allow it.
-fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
+pub(crate) fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
     use std::os::fd::AsRawFd;
     let f = OpenOptions::new()
         .read(true)
@@ -761,7 +761,7 @@ fn lock(f: &File, how: libc::c_int) -> io::Result<()> {
 
 /// Gives the unnamed temporary file `f` the name `path`; fails with
 /// `AlreadyExists` if something has that name (`linkat` never replaces).
-fn link_proc(f: &File, path: &Path) -> io::Result<()> {
+pub(crate) fn link_proc(f: &File, path: &Path) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let proc = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
     let name = CString::new(path.as_os_str().as_bytes())?;

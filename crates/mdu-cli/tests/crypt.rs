@@ -10,7 +10,7 @@ mod common;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use common::{Rng, entries, expect_code, have_python_cryptography, have_tool, mdu, run, scratch};
 
@@ -726,17 +726,7 @@ fn in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes() {
             for p in [&journal, &work, &work] {
                 argv.push(p.to_str().unwrap().to_owned());
             }
-            let out = run(Command::new("strace")
-                .args([
-                    "-f",
-                    "-qq",
-                    "-o",
-                    "/dev/null",
-                    "-e",
-                    "trace=fsync,fdatasync",
-                ])
-                .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
-                .args(&argv));
+            let out = common::killed_at_sync(n, &argv);
             if out.status.code() == Some(0) {
                 break;
             }
@@ -787,17 +777,7 @@ fn in_place_runs_killed_at_any_sync_point_resume_to_the_same_bytes() {
     for p in [&journal, &work, &work] {
         argv.push(p.to_str().unwrap().to_owned());
     }
-    let _ = run(Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            "trace=fsync,fdatasync",
-        ])
-        .arg("--inject=fsync,fdatasync:signal=KILL:when=4")
-        .args(&argv));
+    let _ = common::killed_at_sync(4, &argv);
     let other = d.join("other");
     std::fs::write(&other, rng.bytes(64)).unwrap();
     let before = std::fs::read(&work).unwrap();
@@ -827,21 +807,6 @@ fn in_place_argv(op: &str, key: &Path, extra: &[&str], journal: &Path, work: &Pa
         argv.push(p.to_str().unwrap().to_owned());
     }
     argv
-}
-
-/// Runs `argv` under strace, killed (SIGKILL) at its `n`-th sync.
-fn killed_at_sync(n: usize, argv: &[String]) -> Output {
-    run(Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            "trace=fsync,fdatasync",
-        ])
-        .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
-        .args(argv))
 }
 
 /// The journal `j` with the record slot of the newest record (or both)
@@ -935,7 +900,7 @@ fn damaged_or_foreign_journals_are_refused_never_trusted() {
         for n in 2..=7 {
             std::fs::copy(&src, &work).unwrap();
             let _ = std::fs::remove_file(&journal);
-            assert_ne!(killed_at_sync(n, &argv).status.code(), Some(0));
+            assert_ne!(common::killed_at_sync(n, &argv).status.code(), Some(0));
             let killed = std::fs::read(&work).unwrap();
             let j = std::fs::read(&journal).unwrap();
             let chunk = 1usize << 20;
@@ -1051,7 +1016,7 @@ fn a_second_in_place_run_on_one_image_is_refused_while_the_first_goes_on() {
         let mut argv = in_place_argv("encrypt", &key, &[], &journal, &work);
         if second_resumes {
             // The first run is itself a resume of a run killed early.
-            let _ = killed_at_sync(3, &argv);
+            let _ = common::killed_at_sync(3, &argv);
             assert!(journal.exists());
             argv.insert(argv.len() - 2, "--resume".into());
         }

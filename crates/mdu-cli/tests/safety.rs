@@ -254,10 +254,8 @@ fn headers_and_journals_are_readable_by_their_owner_only() {
         argv.push(p.to_str().unwrap().to_owned());
     }
     if common::have_tool("strace", test) {
-        let _ = run(std::process::Command::new("strace")
-            .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fdatasync"])
-            .arg("--inject=fdatasync:signal=KILL:when=3")
-            .args(&argv));
+        // (killed at its first chunk's record: the journal exists)
+        let _ = killed_at_sync(3, &argv);
         table.push(("crypt --in-place --journal", mode(&j)));
     }
     for (what, m) in &table {
@@ -431,17 +429,7 @@ fn the_same_command_again_goes_on_after_a_kill() {
         let mut probe = std::process::Command::new("x");
         argv(&mut probe);
         words.extend(probe.get_args().map(|a| a.to_string_lossy().into_owned()));
-        let _ = run(std::process::Command::new("strace")
-            .args([
-                "-f",
-                "-qq",
-                "-o",
-                "/dev/null",
-                "-e",
-                "trace=fsync,fdatasync",
-            ])
-            .arg("--inject=fsync,fdatasync:signal=KILL:when=6")
-            .args(&words));
+        let _ = killed_at_sync(6, &words);
         let mut again = mdu();
         argv(&mut again);
         expect_code(
@@ -459,18 +447,7 @@ fn the_same_command_again_goes_on_after_a_kill() {
 /// Runs `argv` under strace killed at its `n`-th sync; whether it was
 /// killed (rather than ending by itself).
 fn killed_at_sync(n: usize, argv: &[String]) -> bool {
-    let out = run(std::process::Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            "trace=fsync,fdatasync",
-        ])
-        .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
-        .args(argv));
-    out.status.code() != Some(0)
+    common::killed_at_sync(n, argv).status.code() != Some(0)
 }
 
 /// Whether `hay` holds `needle`.

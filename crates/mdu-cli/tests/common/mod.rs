@@ -42,6 +42,22 @@ pub fn mdu_argv() -> Vec<String> {
     }
 }
 
+/// Runs `argv` under strace, killed (SIGKILL, strace's fault injection) on
+/// entry to its `n`-th fsync or fdatasync, and collects its output.
+pub fn killed_at_sync(n: usize, argv: &[String]) -> Output {
+    run(Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=fsync,fdatasync",
+        ])
+        .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
+        .args(argv))
+}
+
 /// Run a command and collect its output.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output()
