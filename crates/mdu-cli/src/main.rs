@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod base64;
 mod crypt;
@@ -75,11 +75,88 @@ enum Cmd {
     /// them: names and no-key names, file contents, symlinks, policies.
     #[command(subcommand)]
     Fscrypt(fscrypt::FscryptCmd),
+    /// Shell completions for bash, zsh, fish, elvish or PowerShell, on
+    /// stdout: e.g. `source <(mdu completions bash)`.
+    Completions {
+        /// The shell.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Man pages: `mdu(1)` on stdout, or with `--dir DIR` one page per
+    /// command and subcommand (`mdu-luks-reencrypt.1`, ...) written there.
+    Man {
+        /// Write every page into this directory (it must exist).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+/// What `mdu --version` says: the version, the commit and target it was
+/// built for, and the backend each primitive selects on this CPU.
+fn long_version() -> String {
+    format!(
+        "{} (commit {}, {})\nbackends on this CPU: xts {}, sha256 {}, base64 {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("MDU_COMMIT"),
+        env!("MDU_TARGET"),
+        mdu_xts::Backend::detect().name(),
+        mdu_verity::sha256::Backend::detect().name(),
+        mdu_base64::Backend::detect().name(),
+    )
+}
+
+/// Writes generated text to stdout.
+fn to_stdout(text: &[u8]) -> Result<(), util::CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|()| out.flush()) {
+        // A reader that has seen enough (`| head`) is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.map_err(|e| util::CliError::io(std::path::Path::new("<stdout>"), "write", e)),
+    }
+}
+
+/// `mdu man`: the page of `cmd` and, with a directory, of every
+/// subcommand below it, named after the path of commands.
+fn man(cmd: clap::Command, dir: Option<&std::path::Path>) -> Result<(), util::CliError> {
+    let Some(dir) = dir else {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd)
+            .render(&mut out)
+            .map_err(|e| util::CliError::io(std::path::Path::new("<stdout>"), "write", e))?;
+        return to_stdout(&out);
+    };
+    fn pages(cmd: &clap::Command, name: &str, dir: &std::path::Path) -> Result<(), util::CliError> {
+        let path = dir.join(format!("{name}.1"));
+        let mut out = Vec::new();
+        let page = cmd.clone().name(name.to_owned());
+        clap_mangen::Man::new(page)
+            .render(&mut out)
+            .and_then(|()| std::fs::write(&path, &out))
+            .map_err(|e| util::CliError::io(&path, "write the man page", e))?;
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            pages(sub, &format!("{name}-{}", sub.get_name()), dir)?;
+        }
+        Ok(())
+    }
+    let mut cmd = cmd;
+    cmd.build();
+    pages(&cmd, "mdu", dir)
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().long_version(long_version()).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.cmd {
+        Cmd::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "mdu", &mut out);
+            to_stdout(&out)
+        }
+        Cmd::Man { dir } => man(Cli::command(), dir.as_deref()),
         Cmd::Fsverity(c) => fsverity::run(c),
         Cmd::Verity(c) => verity::run(c),
         Cmd::Crypt(c) => crypt::run(c),
