@@ -447,3 +447,8 @@ mod test_util {
             .collect()
     }
 }
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

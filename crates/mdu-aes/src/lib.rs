@@ -148,3 +148,8 @@ pub type Schedule = [[u8; 16]; 15];
 pub const fn rounds(key_len: usize) -> usize {
     if key_len == 32 { 14 } else { 10 }
 }
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

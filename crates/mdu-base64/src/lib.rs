@@ -33,7 +33,7 @@
 //! # Ok::<(), DecodeError>(())
 //! ```
 #![no_std]
-#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
 #[cfg(feature = "std")]
@@ -70,3 +70,8 @@ pub const URL_SAFE: Engine = Engine::new(&Alphabet::URL_SAFE, Padding::Required)
 /// assert_eq!(mdu_base64::URL_SAFE_NO_PAD.encode_to_string(b"\xfb\xff"), "-_8");
 /// ```
 pub const URL_SAFE_NO_PAD: Engine = Engine::new(&Alphabet::URL_SAFE, Padding::None);
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

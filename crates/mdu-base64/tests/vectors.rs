@@ -358,20 +358,6 @@ fn detection_matches_std() {
     eprintln!("backends: {:?}", Backend::available());
 }
 
-/// Prints which backends run here and which x86-64 ones do not (and why);
-/// fails when `MDU_REQUIRE_X86_BACKENDS` names `avx2` or `avx512vbmi` and
-/// this CPU does not run it, or names no backend at all.
-#[test]
-fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
-    use mdu_base64::Backend;
-    let available: Vec<&str> = Backend::available().iter().map(|b| b.name()).collect();
-    mdu_testkit::backends::require_x86_backends(
-        mdu_testkit::backends::BASE64,
-        &Backend::ALL.map(Backend::name),
-        &available,
-    );
-}
-
 /// The detected backend, printed on every target. With
 /// `MDU_REQUIRE_ARM64_BACKENDS=1` (the arm64 emulation runs set it), the
 /// suite must run on NEON and never silently on the portable code.

@@ -136,3 +136,8 @@ pub type AesCbc128 = Cbc<Aes128>;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type AesCbc256 = Cbc<Aes256>;
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

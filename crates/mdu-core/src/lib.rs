@@ -110,3 +110,8 @@ pub use error::Error;
 pub use iv::{Iv, Tweak};
 pub use size::DataUnitSize;
 pub use units::DataUnits;
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -258,6 +258,7 @@ fn iv_step_follows_dm_crypt_sectors() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 #[cfg_attr(miri, ignore = "megabytes through a thread pool: too slow under Miri")]
 fn par_encrypt_matches_the_serial_path() {
     let toy = Toy { key: 77 };

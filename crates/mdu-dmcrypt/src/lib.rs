@@ -98,3 +98,8 @@ pub use ivgen::IvGenerator;
 pub use mdu_core::{DataUnitCipher, Direction, Iv};
 pub use sector::SectorCipher;
 pub use spec::{ChainMode, CipherSpec, IvMode, MAX_KEY_LEN, SUPPORTED, SupportedCipher, WeakKeys};
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

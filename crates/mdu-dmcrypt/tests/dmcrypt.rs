@@ -396,6 +396,7 @@ proptest! {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn parallel_equals_sequential() {
     let key = key64();
     let xts = XtsAes256::new(&key).unwrap();

@@ -81,7 +81,7 @@
 //! ```
 #![no_std]
 #![forbid(unsafe_code)]
-#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
 #[cfg(feature = "std")]
@@ -104,3 +104,8 @@ pub use names::NamesCipher;
 
 /// The base64 errors a no-key name can meet, from `mdu-base64`.
 pub use mdu_base64::{DecodeError, EncodeError};
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

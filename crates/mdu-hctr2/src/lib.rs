@@ -426,3 +426,8 @@ impl<K: KeySize> DataUnitCipher for Hctr2<K> {
         self.decrypt(iv, unit)
     }
 }
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

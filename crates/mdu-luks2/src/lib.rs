@@ -75,3 +75,8 @@ pub use metadata::{
     ReencryptArea, ReencryptDirection, ReencryptKeyslot, ReencryptMode, Resilience, Segment,
     SegmentKind,
 };
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -52,3 +52,8 @@ mod source;
 pub use error::Error;
 pub use hash::{Digest, HashAlg};
 pub use source::{READ_BUF_LEN, Source};
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -4,7 +4,6 @@
 
 use std::io::Cursor;
 
-use mdu_testkit::backends;
 use mdu_verity::sha256::{Backend, State};
 use mdu_verity::{HashAlg, dmverity, fsverity};
 
@@ -21,37 +20,13 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// The names of the SHA-256 backends this CPU runs, best first.
-fn available_names() -> Vec<&'static str> {
-    Backend::available().iter().map(|b| b.name()).collect()
-}
-
-/// One line per backend a test runs on, and one for the x86-64 backends it
-/// could not run here, so a CI log shows which SHA-256 code each test used.
+/// One line per backend a test runs on, so a CI log shows which SHA-256
+/// code each test used (the backends this CPU does not run, and why, are
+/// `tests/backends.rs`'s).
 fn print_backends(test: &str) {
     for b in Backend::available() {
         println!("{test}: sha256 backend {b}");
     }
-    println!(
-        "{test}: x86-64 sha256 backends not run on this CPU: {}",
-        backends::not_run(backends::SHA256, &available_names())
-    );
-}
-
-/// Prints which SHA-256 and FEC backends run here and which x86-64 ones do
-/// not (and why); fails when `MDU_REQUIRE_X86_BACKENDS` names one of them
-/// (`shani`, `gfni`, ...) and this CPU does not run it, or names no backend
-/// at all.
-#[test]
-fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
-    backends::require_x86_backends(
-        backends::SHA256,
-        &Backend::ALL.map(Backend::name),
-        &available_names(),
-    );
-    use dmverity::fec::Backend as Fec;
-    let fec: Vec<&str> = Fec::available().iter().map(|b| b.name()).collect();
-    backends::require_x86_backends(backends::FEC, &Fec::ALL.map(Fec::name), &fec);
 }
 
 #[test]

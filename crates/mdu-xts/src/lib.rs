@@ -155,3 +155,8 @@ pub type XtsAes128 = Xts<Aes128>;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub type XtsAes256 = Xts<Aes256>;
+
+// The README's example runs with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

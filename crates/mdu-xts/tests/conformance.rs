@@ -16,25 +16,6 @@ fn key(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-/// Prints which backends this CPU runs and which x86-64 ones it does not
-/// (and why); fails when `MDU_REQUIRE_X86_BACKENDS` names an XTS backend that
-/// is not among them, or names no backend at all.
-#[test]
-fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
-    let all = Backend::available();
-    assert_eq!(all.last(), Some(&Backend::Generic));
-    assert_eq!(all.first(), Some(&Backend::detect()));
-    let every = [
-        Backend::Vaes512,
-        Backend::Vaes256,
-        Backend::AesNi,
-        Backend::ArmCe,
-        Backend::Generic,
-    ];
-    let available: Vec<&str> = all.iter().map(|b| b.name()).collect();
-    mdu_testkit::backends::require_x86_backends("mdu-xts", &every.map(Backend::name), &available);
-}
-
 /// Under qemu (`.ci/qemu-aarch64.toml` sets `MDU_REQUIRE_ARM64_BACKENDS`),
 /// the suite must run the arm64 backend, never silently the portable one.
 #[test]

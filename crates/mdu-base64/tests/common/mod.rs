@@ -65,12 +65,11 @@ pub fn pinned(engine: Engine) -> Vec<(Backend, Engine)> {
         .collect()
 }
 
-/// Prints one line per backend the current test exercises, and, for a test
-/// on every available backend, one for the x86-64 backends this CPU does not
-/// run (with the reason), once per test
+/// Prints one line per backend the current test exercises, once per test
 /// (not per property case): the test harness names each test's thread after
 /// the test, so the log (`-- --show-output`) says which backends every test
-/// ran on.
+/// ran on. The backends this CPU does not run, and why, are
+/// `tests/backends.rs`'s.
 pub fn announce(backends: &[Backend]) {
     static SEEN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     let test = std::thread::current().name().unwrap_or("main").to_owned();
@@ -81,14 +80,6 @@ pub fn announce(backends: &[Backend]) {
     if first {
         for b in backends {
             println!("{test}: backend {}", b.name());
-        }
-        let available = Backend::available();
-        if backends == available {
-            let names: Vec<&str> = available.iter().map(|b| b.name()).collect();
-            println!(
-                "{test}: x86-64 backends not run on this CPU: {}",
-                mdu_testkit::backends::not_run(mdu_testkit::backends::BASE64, &names)
-            );
         }
     }
 }

@@ -1,0 +1,25 @@
+//! Which x86-64 backends this CPU runs and which it does not (and why),
+//! and `MDU_REQUIRE_X86_BACKENDS`, through the workspace's test support
+//! (mdu-testkit). mdu-testkit is not published, so this file stays out of
+//! the package (`exclude` in Cargo.toml); the other tests, which ship, print
+//! only the backends they ran.
+
+use mdu_cbc::Backend;
+
+/// Prints which backends this CPU runs and which x86-64 ones it does not
+/// (and why); fails when `MDU_REQUIRE_X86_BACKENDS` names a CBC backend
+/// that is not among them.
+#[test]
+fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
+    let all = Backend::available();
+    assert_eq!(all.last(), Some(&Backend::Generic));
+    let every = [
+        Backend::Vaes512,
+        Backend::Vaes256,
+        Backend::AesNi,
+        Backend::ArmCe,
+        Backend::Generic,
+    ];
+    let available: Vec<&str> = all.iter().map(|b| b.name()).collect();
+    mdu_testkit::backends::require_x86_backends("mdu-cbc", &every.map(Backend::name), &available);
+}
