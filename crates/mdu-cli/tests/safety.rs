@@ -591,3 +591,117 @@ fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
         }
     }
 }
+
+/// The reencryption keyslot's area of a LUKS2 image: `(offset, size)`,
+/// read from the primary header's JSON.
+fn reencrypt_area(img: &[u8]) -> Option<(usize, usize)> {
+    let json = &img[4096..16384];
+    let end = json.iter().position(|&b| b == 0).unwrap_or(json.len());
+    let v: serde_json::Value = serde_json::from_slice(&json[..end]).ok()?;
+    let slot = v["keyslots"]
+        .as_object()?
+        .values()
+        .find(|k| k["type"] == "reencrypt")?;
+    let n = |f: &str| slot["area"][f].as_str()?.parse().ok();
+    Some((n("offset")?, n("size")?))
+}
+
+/// A LUKS2 journal is trusted only if it is the hotzone's: a key change
+/// with journal resilience killed at every sync point, its journal then
+/// damaged (bytes flipped all over the area), either resumes to the
+/// plaintext or is refused (exit 1) with the image as the kill left it;
+/// never exit 0 with wrong data.
+#[test]
+fn a_damaged_luks2_journal_is_refused_never_copied_into_the_data() {
+    let test = "safety::a_damaged_luks2_journal_is_refused_never_copied_into_the_data";
+    if !common::have_tool("strace", test) {
+        return;
+    }
+    let mut rng = Rng::new(test);
+    let dir = scratch();
+    let d = dir.path();
+    let key = d.join("key");
+    std::fs::write(&key, rng.bytes(24)).unwrap();
+    let plain = rng.bytes(4 << 20);
+    let p = d.join("plain");
+    std::fs::write(&p, &plain).unwrap();
+    let orig = d.join("orig");
+    expect_code(
+        &run(mdu()
+            .args(["luks", "encrypt", "--key-file"])
+            .arg(&key)
+            .args(PBKDF2)
+            .arg(&p)
+            .arg(&orig)),
+        0,
+        "encrypt",
+    );
+    let orig = std::fs::read(&orig).unwrap();
+    let img = d.join("img");
+    let mut argv = common::mdu_argv();
+    argv.extend(
+        [
+            "luks",
+            "reencrypt",
+            "--resilience",
+            "journal",
+            "--hotzone-size",
+            "1M",
+            "--key-file",
+        ]
+        .map(str::to_owned),
+    );
+    argv.push(key.to_str().unwrap().to_owned());
+    argv.push(img.to_str().unwrap().to_owned());
+    let (mut refused, mut resumed) = (0, 0);
+    for n in 1.. {
+        assert!(n < 200, "the run never ended");
+        std::fs::write(&img, &orig).unwrap();
+        if !killed_at_sync(n, &argv) {
+            break;
+        }
+        let mut killed = std::fs::read(&img).unwrap();
+        let Some((off, size)) = reencrypt_area(&killed) else {
+            continue;
+        };
+        for i in (off..off + size).step_by(4093) {
+            killed[i] ^= 0x5a;
+        }
+        std::fs::write(&img, &killed).unwrap();
+        let r = run(mdu()
+            .args(["luks", "reencrypt", "--resume-only", "--key-file"])
+            .arg(&key)
+            .arg(&img));
+        if r.status.code() == Some(0) {
+            let dec = d.join("dec");
+            let _ = std::fs::remove_file(&dec);
+            expect_code(
+                &run(mdu()
+                    .args(["luks", "decrypt", "--key-file"])
+                    .arg(&key)
+                    .arg(&img)
+                    .arg(&dec)),
+                0,
+                &format!("sync {n}: decrypt after the resume"),
+            );
+            assert!(
+                std::fs::read(&dec).unwrap() == plain,
+                "killed at sync {n}, journal damaged: resumed with exit 0 to wrong data"
+            );
+            resumed += 1;
+        } else {
+            expect_code(&r, 1, &format!("sync {n}: a damaged journal"));
+            eprintln!("sync {n}: {}", String::from_utf8_lossy(&r.stderr).trim());
+            assert!(
+                std::fs::read(&img).unwrap() == killed,
+                "killed at sync {n}, journal damaged: refused but wrote"
+            );
+            refused += 1;
+        }
+    }
+    eprintln!("{test}: {resumed} resumed right, {refused} refused untouched");
+    assert!(
+        refused > 0,
+        "no kill point left a hotzone that needed its journal"
+    );
+}

@@ -73,6 +73,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "safety::headers_and_journals_are_readable_by_their_owner_only (its journal)",
             "safety::the_same_command_again_goes_on_after_a_kill (its kill)",
             "safety::no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill",
+            "safety::a_damaged_luks2_journal_is_refused_never_copied_into_the_data",
         ],
     ),
     (
