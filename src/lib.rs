@@ -1,24 +1,28 @@
 //! mdu: storage-crypto primitives.
 //!
-//! This facade re-exports the member crates:
+//! This facade re-exports the member crates, each behind a feature of its
+//! name (all on by default), so that a user builds only what they import:
 //!
 //! * [`Iv`], [`DataUnitSize`], [`DataUnitCipher`], [`DataUnits`],
-//!   [`Direction`], [`Error`] from `mdu-core`: batched data units for any
-//!   cipher, with consecutive IVs or one IV per unit;
-//! * [`xts`]: XTS-AES-128/256 with a native multi-unit path;
-//! * [`cbc`]: AES-CBC-128/256 with interleaved multi-unit encryption;
-//! * [`dmcrypt`]: dm-crypt cipher specs, IV generators and sector geometry
+//!   [`Direction`], [`Error`] from `mdu-core` (always): batched data units
+//!   for any cipher, with consecutive IVs or one IV per unit;
+//! * `xts`: XTS-AES-128/256 with a native multi-unit path;
+//! * `cbc`: AES-CBC-128/256 with interleaved multi-unit encryption;
+//! * `hctr2`, `adiantum`: the wide-block ciphers of fscrypt's file names
+//!   and of CPUs without AES instructions;
+//! * `dmcrypt`: dm-crypt cipher specs, IV generators and sector geometry
 //!   for any [`DataUnitCipher`];
-//! * [`verity`] (with `std`): two-way interleaved SHA-256, fs-verity and
+//! * `verity` (needs `std`): two-way interleaved SHA-256, fs-verity and
 //!   dm-verity trees;
-//! * [`luks2`] (with `std`): LUKS2 images as plain files (headers,
+//! * `luks2` (needs `std`): LUKS2 images as plain files (headers,
 //!   keyslots, segments), interoperable with cryptsetup;
-//! * [`base64`]: a block-wise base64 engine with SIMD backends;
-//! * [`fscrypt`]: fscrypt offline: policies, keys, file contents, names
+//! * `base64`: a block-wise base64 engine with SIMD backends;
+//! * `fscrypt`: fscrypt offline: policies, keys, file contents, names
 //!   and no-key names, byte-identical to the kernel.
 //!
-//! Without the default `std` feature the facade is `no_std` (with `alloc`):
-//! everything but [`verity`] and [`luks2`] is available.
+//! `mdu = { version = "0.1", default-features = false, features = ["xts"] }`
+//! builds mdu-core, mdu-aes and mdu-xts, as mdu-xts alone does. Without the
+//! `std` feature the facade is `no_std` (with `alloc`).
 //!
 //! ```
 //! use mdu::{DataUnitSize, Iv};
@@ -30,23 +34,48 @@
 //! ```
 #![no_std]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use mdu_core::{
     DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, check_request,
     check_request_with_ivs, split_units, split_units_with_ivs,
 };
 
+#[cfg(feature = "adiantum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "adiantum")))]
+pub use mdu_adiantum as adiantum;
+#[cfg(feature = "base64")]
+#[cfg_attr(docsrs, doc(cfg(feature = "base64")))]
 pub use mdu_base64 as base64;
+#[cfg(feature = "cbc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cbc")))]
 pub use mdu_cbc as cbc;
+#[cfg(feature = "dmcrypt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dmcrypt")))]
 pub use mdu_dmcrypt as dmcrypt;
+#[cfg(feature = "fscrypt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fscrypt")))]
 pub use mdu_fscrypt as fscrypt;
-#[cfg(feature = "std")]
+#[cfg(feature = "hctr2")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hctr2")))]
+pub use mdu_hctr2 as hctr2;
+#[cfg(feature = "luks2")]
+#[cfg_attr(docsrs, doc(cfg(feature = "luks2")))]
 pub use mdu_luks2 as luks2;
-#[cfg(feature = "std")]
+#[cfg(feature = "verity")]
+#[cfg_attr(docsrs, doc(cfg(feature = "verity")))]
 pub use mdu_verity as verity;
+#[cfg(feature = "xts")]
+#[cfg_attr(docsrs, doc(cfg(feature = "xts")))]
 pub use mdu_xts as xts;
 
 /// The README's examples, compiled and run as doctests.
-#[cfg(doctest)]
+#[cfg(all(
+    doctest,
+    feature = "xts",
+    feature = "cbc",
+    feature = "dmcrypt",
+    feature = "fscrypt"
+))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
