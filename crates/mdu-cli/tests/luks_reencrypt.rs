@@ -242,24 +242,12 @@ fn crash_volume(test: &str) -> Option<Volume> {
 
 /// Runs `argv` under strace, killed at its `n`-th fsync or fdatasync;
 /// whether it ran to its end instead (fewer sync points).
-fn killed_at(dir: &Path, n: usize, argv: &[String]) -> bool {
+fn killed_at(n: usize, argv: &[String]) -> bool {
     assert!(
         n < 1000,
         "no run ended by itself before sync {n}: is strace tracing?"
     );
-    let out = run(Command::new("strace")
-        .current_dir(dir)
-        .args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            "trace=fsync,fdatasync",
-        ])
-        .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
-        .args(argv));
-    out.status.code() != Some(0)
+    common::killed_at_sync(n, argv).status.code() != Some(0)
 }
 
 #[test]
@@ -275,7 +263,6 @@ fn a_kill_at_any_sync_point_loses_nothing() {
         return;
     }
     let v = Volume::new(test);
-    let dir = v.dir.path();
     let orig = v.image("orig");
     let mdu_argv = |res: &str, img: &str| -> Vec<String> {
         let mut a = common::mdu_argv();
@@ -302,7 +289,7 @@ fn a_kill_at_any_sync_point_loses_nothing() {
         for n in (1..).step_by(step) {
             let img = v.path("k");
             std::fs::copy(&orig, &img).unwrap();
-            if !killed_at(dir, n, &mdu_argv(res, &img)) {
+            if !killed_at(n, &mdu_argv(res, &img)) {
                 break;
             }
             points += 1;
@@ -357,7 +344,7 @@ fn a_kill_at_any_sync_point_loses_nothing() {
             ]
             .map(str::to_owned),
         );
-        if !killed_at(dir, n, &argv) {
+        if !killed_at(n, &argv) {
             break;
         }
         points += 1;
@@ -413,7 +400,7 @@ fn a_kill_at_any_sync_point_loses_nothing() {
     let check = |n: usize| -> bool {
         let img = v.path("c");
         std::fs::copy(&orig, &img).unwrap();
-        if !killed_at(dir, n, &cs_argv(&img)) {
+        if !killed_at(n, &cs_argv(&img)) {
             return false;
         }
         let _ = v.mdu_reencrypt(&["--resume-only", &img]);
@@ -686,7 +673,6 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
     let Some(v) = crash_volume(test) else {
         return;
     };
-    let dir = v.dir.path();
     let reduce: u64 = 2 << 20;
     let shift_args = ["--encrypt", "--reduce-device-size", "2M"];
     // The device: `kept` bytes of data, then the 2 MiB the file system gave
@@ -775,10 +761,7 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
         // The same command again goes on with the run it started (it
         // never starts over: the copy of the first bytes would be lost).
         let img = device("again", kept);
-        assert!(
-            killed_at(dir, 8, &mdu_argv(&img)),
-            "a run of more than 8 syncs"
-        );
+        assert!(killed_at(8, &mdu_argv(&img)), "a run of more than 8 syncs");
         let r = run(mdu()
             .args(["luks", "reencrypt", "--key-file", &v.key])
             .args(PBKDF2)
@@ -792,7 +775,7 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
         // go on (the start before the primary header copy, the clean-up).
         for n in (1..).step_by(7) {
             let img = device("k", kept);
-            if !killed_at(dir, n, &mdu_argv(&img)) {
+            if !killed_at(n, &mdu_argv(&img)) {
                 break;
             }
             points += 1;
@@ -836,7 +819,7 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
                 .into_iter()
                 .map(str::to_owned),
             );
-            if !killed_at(dir, n, &cs) {
+            if !killed_at(n, &cs) {
                 break;
             }
             points += 1;
@@ -867,7 +850,6 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
     let Some(v) = crash_volume(test) else {
         return;
     };
-    let dir = v.dir.path();
     // Data at 2 MiB: three shifted hotzones and the moved segment.
     let orig = v.path("orig");
     let out = run(mdu()
@@ -958,7 +940,7 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
     let mut by_cryptsetup = 0;
     for n in (1..).step_by(3) {
         let (img, hdr) = fresh("k");
-        if !killed_at(dir, n, &mdu_argv(&img, &hdr)) {
+        if !killed_at(n, &mdu_argv(&img, &hdr)) {
             break;
         }
         points += 1;
@@ -1014,7 +996,7 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
         ]
         .map(str::to_owned)
         .to_vec();
-        if !killed_at(dir, n, &cs) {
+        if !killed_at(n, &cs) {
             break;
         }
         points += 1;
@@ -1044,7 +1026,6 @@ fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
     let Some(v) = crash_volume(test) else {
         return;
     };
-    let dir = v.dir.path();
     let (enc, enc_hdr) = (v.data("enc"), v.path("enc.hdr"));
     let e = v.mdu_reencrypt(&[&["--encrypt", "--header", &enc_hdr][..], PBKDF2, &[&enc]].concat());
     expect_code(&e, 0, "mdu --encrypt --header");
@@ -1069,7 +1050,7 @@ fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
         ]
         .map(str::to_owned)
         .to_vec();
-        if !killed_at(dir, n, &cs) {
+        if !killed_at(n, &cs) {
             break;
         }
         points += 1;

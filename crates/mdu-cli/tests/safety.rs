@@ -11,6 +11,20 @@ use common::{Rng, expect_code, mdu, run, scratch};
 
 const PBKDF2: &[&str] = &["--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"];
 
+/// `mdu luks encrypt` of `plain` into a new `img` (a cheap PBKDF2 keyslot).
+fn luks_encrypt(key: &Path, plain: &Path, img: &Path) {
+    expect_code(
+        &run(mdu()
+            .args(["luks", "encrypt", "--key-file"])
+            .arg(key)
+            .args(PBKDF2)
+            .arg(plain)
+            .arg(img)),
+        0,
+        "luks encrypt",
+    );
+}
+
 fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
 }
@@ -280,16 +294,7 @@ fn numeric_options_out_of_range_change_nothing() {
     let plain = d.join("plain");
     std::fs::write(&plain, rng.bytes(1 << 20)).unwrap();
     let img = d.join("img");
-    expect_code(
-        &run(mdu()
-            .args(["luks", "encrypt", "--key-file"])
-            .arg(&key)
-            .args(PBKDF2)
-            .arg(&plain)
-            .arg(&img)),
-        0,
-        "encrypt",
-    );
+    luks_encrypt(&key, &plain, &img);
     let before = std::fs::read(&img).unwrap();
     for h in ["0", "1", "4095"] {
         let r = run(mdu()
@@ -399,16 +404,7 @@ fn the_same_command_again_goes_on_after_a_kill() {
     let p = d.join("plain");
     let plain = rng.bytes(20 << 20);
     std::fs::write(&p, &plain).unwrap();
-    expect_code(
-        &run(mdu()
-            .args(["luks", "encrypt", "--key-file"])
-            .arg(&key)
-            .args(PBKDF2)
-            .arg(&p)
-            .arg(&img)),
-        0,
-        "encrypt",
-    );
+    luks_encrypt(&key, &p, &img);
     let exported = d.join("exported.hdr");
     let argv = |m: &mut std::process::Command| {
         m.args([
@@ -522,16 +518,7 @@ fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
     let img = d.join("img");
     let p = d.join("plain");
     std::fs::write(&p, &plain).unwrap();
-    expect_code(
-        &run(mdu()
-            .args(["luks", "encrypt", "--key-file"])
-            .arg(&key)
-            .args(PBKDF2)
-            .arg(&p)
-            .arg(&img)),
-        0,
-        "encrypt",
-    );
+    luks_encrypt(&key, &p, &img);
     let orig = std::fs::read(&img).unwrap();
     let json = run(mdu().args(["luks", "dump", "--json"]).arg(&img));
     expect_code(&json, 0, "dump");
@@ -626,16 +613,7 @@ fn a_damaged_luks2_journal_is_refused_never_copied_into_the_data() {
     let p = d.join("plain");
     std::fs::write(&p, &plain).unwrap();
     let orig = d.join("orig");
-    expect_code(
-        &run(mdu()
-            .args(["luks", "encrypt", "--key-file"])
-            .arg(&key)
-            .args(PBKDF2)
-            .arg(&p)
-            .arg(&orig)),
-        0,
-        "encrypt",
-    );
+    luks_encrypt(&key, &p, &orig);
     let orig = std::fs::read(&orig).unwrap();
     let img = d.join("img");
     let mut argv = common::mdu_argv();
