@@ -292,7 +292,7 @@ fn ls(a: LsArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Streams regular file `inode` to `out` in 1 MiB pieces.
+/// Streams regular file `inode` to `out` (stdout) in 1 MiB pieces.
 fn copy_file(
     img: &Image,
     inode: &Inode,
@@ -307,7 +307,7 @@ fn copy_file(
     while block * bs < contents.size() {
         let n = contents.read(block, &mut buf).map_err(|e| img.err(e))?;
         out.write_all(&buf[..n])
-            .map_err(|e| CliError::io(Path::new("<output>"), "write", e))?;
+            .map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))?;
         done.fetch_add(n as u64, Ordering::Relaxed);
         block += blocks;
     }
@@ -363,9 +363,17 @@ fn cat(a: CatArgs) -> Result<(), CliError> {
         )));
     }
     let mut out = std::io::stdout().lock();
-    copy_file(&img, &inode, &mut out, &AtomicU64::new(0))?;
-    out.flush()
-        .map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))
+    let r = copy_file(&img, &inode, &mut out, &AtomicU64::new(0)).and_then(|()| {
+        out.flush()
+            .map_err(|e| CliError::io(Path::new("<stdout>"), "write", e))
+    });
+    match r {
+        // `mdu fscrypt cat ... | head`: the reader has all it wanted.
+        Err(CliError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(())
+        }
+        r => r,
+    }
 }
 
 fn to_system_time(t: Timestamp) -> SystemTime {
