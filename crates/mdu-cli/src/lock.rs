@@ -25,7 +25,7 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::util::CliError;
@@ -92,7 +92,8 @@ impl Locks {
                 Some(libc::EACCES | libc::EPERM | libc::EROFS)
             )
         };
-        match std::fs::create_dir(dir) {
+        // (0700, as libcryptsetup creates it)
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
             Err(e) if denied(&e) => return Ok(()),
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
                 return Err(CliError::io(dir, "create the lock directory", e));
