@@ -413,14 +413,7 @@ fn in_place(
         let first = sum_of(0)?;
         let second = if n > 1 { sum_of(1)? } else { [0; 32] };
         let last = sum_of(n - 1)?;
-        let journal = Journal::create(
-            journal_path,
-            &params,
-            &plan,
-            in_base,
-            out_base,
-            [first, second, last],
-        )?;
+        let journal = Journal::create(journal_path, &params, &plan, [first, second, last])?;
         if out_base > in_base {
             // The file grows by the offset area: the space is taken now, so
             // a full disk stops the run before anything was moved.
@@ -437,6 +430,8 @@ fn in_place(
             k: 0,
             this: Chunk::OnDevice,
             next: Chunk::OnDevice,
+            sum: first,
+            prev_out: [0; 32],
         };
         (journal, plan, start)
     };
@@ -450,6 +445,8 @@ fn in_place(
         k: first,
         this,
         next,
+        sum,
+        mut prev_out,
     } = start
     {
         let pb = util::progress(data_len, dir.name());
@@ -464,15 +461,8 @@ fn in_place(
             }
         };
         let mut cur = read(first, this)?;
-        let mut cur_sum = journal::sha256(&[&cur]);
+        let mut cur_sum = sum;
         let mut next = Some(next);
-        let mut prev_out = [0u8; 32];
-        if first > 0 {
-            // (checked by the resume: the chunk before as written)
-            let mut b = vec![0u8; journal.len_of(first - 1)];
-            dev.read_new(journal.position(first - 1), &mut b)?;
-            prev_out = journal::sha256(&[&b]);
-        }
         for k in first..n {
             pb.set_position((k * plan.chunk).min(data_len));
             // The next chunk's old bytes are read before this chunk is

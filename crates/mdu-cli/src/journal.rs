@@ -50,8 +50,9 @@
 //! bytes. What cannot be proven this way is refused, with the device
 //! untouched.
 //!
-//! The journal file is created under a temporary name and renamed into
-//! place complete, with its first record; it is readable by its owner only
+//! The journal file is created without a name (`O_TMPFILE`, or a hidden
+//! temporary name where the file system has none) and given its name,
+//! never replacing a file, only once it is complete with its first record; it is readable by its owner only
 //! (it holds a chunk of plaintext); its copies are wiped before it is
 //! removed at the end.
 
@@ -145,8 +146,16 @@ pub(crate) enum Chunk {
 /// Where a resumed run goes on.
 pub(crate) enum Start {
     /// At chunk `k`, whose old bytes (and those of `k + 1`, if any) are
-    /// where these say.
-    At { k: u64, this: Chunk, next: Chunk },
+    /// where these say; `sum` is the SHA-256 of chunk `k`'s old bytes and
+    /// `prev_out` that of chunk `k - 1` as written (zero for chunk 0), both
+    /// checked against the device.
+    At {
+        k: u64,
+        this: Chunk,
+        next: Chunk,
+        sum: [u8; 32],
+        prev_out: [u8; 32],
+    },
     /// Every chunk is written: only the ends are left to finish.
     Finish,
 }
@@ -185,8 +194,8 @@ struct Record {
 
 impl Journal {
     /// Creates the journal of a new run at `path` (which must not exist):
-    /// the header and the first record (chunk 0, no copy yet), under a
-    /// temporary name, synced, then renamed into place.
+    /// the header and the first record (chunk 0, no copy yet), written
+    /// without a name, synced, then named (never over an existing file).
     ///
     /// `first` and `second` are the SHA-256s of the old bytes of chunks 0
     /// and 1 of the order, `last` that of the last chunk.
@@ -194,10 +203,9 @@ impl Journal {
         path: &Path,
         params: &Params,
         plan: &Plan,
-        in_base: u64,
-        out_base: u64,
         sums: [[u8; 32]; 3],
     ) -> Result<Journal, CliError> {
+        let (in_base, out_base) = (params.in_base, params.out_base);
         let [first, second, last] = sums;
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -432,7 +440,17 @@ impl Journal {
         } else {
             Chunk::OnDevice
         };
-        Ok((j, plan, Start::At { k, this, next }))
+        Ok((
+            j,
+            plan,
+            Start::At {
+                k,
+                this,
+                next,
+                sum: r.this,
+                prev_out: r.prev_out,
+            },
+        ))
     }
 
     /// The newest record that is valid and belongs to this header.

@@ -149,7 +149,7 @@ fn writers(path: &Path, meta: &std::fs::Metadata) -> Result<(), CliError> {
         path: path.to_owned(),
         holder,
     };
-    if let Some(loop_dev) = loop_backed_by(meta).filter(|_| !block) {
+    if let Some(loop_dev) = (!block).then(|| loop_backed_by(meta)).flatten() {
         return Err(busy(format!("loop device {loop_dev} is backed by it")));
     }
     let me = std::process::id();
@@ -213,6 +213,18 @@ fn loop_backed_by(meta: &std::fs::Metadata) -> Option<String> {
     None
 }
 
+/// `flock(how | LOCK_NB)` on `f`: the one flock of the tool (the in-place
+/// locks here, the output layer's temporary files).
+pub(crate) fn try_flock(f: &File, how: libc::c_int) -> io::Result<()> {
+    // SAFETY: flock on a descriptor `f` keeps open for the call; it
+    // changes only the lock and touches no memory.
+    if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Locks the file `f` (at `path`) itself, refusing at once if another
 /// process holds it; the lock lasts as long as `f` is open.
 pub(crate) fn hold(f: &File, path: &Path) -> Result<(), CliError> {
@@ -222,13 +234,9 @@ pub(crate) fn hold(f: &File, path: &Path) -> Result<(), CliError> {
 /// `flock(LOCK_EX | LOCK_NB)` on `f` (the lock file at `lock_path`, which
 /// stands for `image`).
 fn take(f: &File, lock_path: &Path, image: &Path) -> Result<(), CliError> {
-    // SAFETY: flock on a descriptor this function borrows for the call;
-    // it touches no memory.
-    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if r == 0 {
+    let Err(e) = try_flock(f, libc::LOCK_EX) else {
         return Ok(());
-    }
-    let e = io::Error::last_os_error();
+    };
     if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
         return Err(CliError::Busy {
             path: image.to_owned(),

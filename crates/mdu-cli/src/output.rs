@@ -744,19 +744,8 @@ pub(crate) fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
     // Nobody else can reach it yet: the lock is this process's, and holds
     // from before the file has a name (a file system without locks leaves
     // it unlocked, and then no other run can take a lock there either).
-    let _ = lock(&f, libc::LOCK_EX);
+    let _ = crate::lock::try_flock(&f, libc::LOCK_EX);
     Some(f)
-}
-
-/// `flock(how | LOCK_NB)` on `f`.
-fn lock(f: &File, how: libc::c_int) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a valid open descriptor only changes its lock.
-    if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 /// Gives the unnamed temporary file `f` the name `path`; fails with
@@ -815,7 +804,7 @@ fn open_named(dir: &Path, mode: u32) -> io::Result<(File, Registered)> {
             // Locked, and still under its name: between the creation and the
             // lock another run may have found it unlocked and removed it as
             // left behind (it then held a lock of its own until it was done).
-            Ok(f) => match lock(&f, libc::LOCK_EX) {
+            Ok(f) => match crate::lock::try_flock(&f, libc::LOCK_EX) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     let _ = std::fs::remove_file(&reg.path);
                     reg.release();
@@ -898,7 +887,7 @@ fn remove_stale(dir: &Path) {
         }
         // A shared lock, which a file opened read-only can take on every
         // file system (NFS too); the owner's exclusive lock refuses it.
-        if lock(&f, libc::LOCK_SH).is_err() {
+        if crate::lock::try_flock(&f, libc::LOCK_SH).is_err() {
             continue;
         }
         // Still the file opened (a killed run's file is not renamed by

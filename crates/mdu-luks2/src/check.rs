@@ -427,8 +427,8 @@ fn is_fill(block: &[u8]) -> bool {
 pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftover>, Luks2Error> {
     let mut found: Vec<Leftover> = Vec::new();
     let mut buf = vec![0u8; JUDGED_BLOCK as usize];
-    for (offset, len) in image.metadata.free_areas(image.hdr_size()) {
-        let end = offset.saturating_add(len).min(image.image_len);
+    for (offset, len) in image.free_areas() {
+        let end = offset + len;
         let mut at = offset;
         while at < end && end - at >= LEAST_JUDGED {
             // Blocks on 4096-byte boundaries; a short last one joins the
@@ -483,11 +483,7 @@ pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftove
 /// ```
 pub fn wipe_free_areas(dev: &std::fs::File, image: &Image) -> Result<u64, Luks2Error> {
     let mut total = 0;
-    for (offset, len) in image.metadata.free_areas(image.hdr_size()) {
-        let len = offset
-            .saturating_add(len)
-            .min(image.image_len)
-            .saturating_sub(offset);
+    for (offset, len) in image.free_areas() {
         crate::reencrypt::wipe(dev, offset, len)?;
         total += len;
     }

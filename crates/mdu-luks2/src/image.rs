@@ -362,6 +362,28 @@ impl Image {
         self.header.hdr_size
     }
 
+    /// The ranges of the keyslots area that no keyslot and no reencryption
+    /// record names ([`Metadata::free_areas`]), as `(offset, length)`, cut
+    /// to the image (a detached header file may end before its area does).
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// let (offset, len) = img.free_areas()[0];
+    /// assert_eq!(offset + len, 1 << 20);
+    /// # Ok::<(), Luks2Error>(())
+    /// ```
+    pub fn free_areas(&self) -> Vec<(u64, u64)> {
+        self.metadata
+            .free_areas(self.hdr_size())
+            .into_iter()
+            .map(|(o, l)| (o, o.saturating_add(l).min(self.image_len).saturating_sub(o)))
+            .filter(|&(_, l)| l > 0)
+            .collect()
+    }
+
     /// The data segment to read: the one regular segment (the `backup-*`
     /// segments of a reencryption are never it). Several regular segments
     /// (an unfinished reencryption) are [`Luks2Error::Unsupported`].

@@ -597,22 +597,6 @@ impl std::fmt::Debug for Reencryption {
     }
 }
 
-/// The ranges of the keyslots area that `img`'s header names to no one,
-/// within the image.
-fn unnamed(img: &Image) -> Vec<(u64, u64)> {
-    img.metadata
-        .free_areas(img.hdr_size())
-        .into_iter()
-        .map(|(o, l)| (o, o.saturating_add(l).min(img.image_len).saturating_sub(o)))
-        .filter(|&(_, l)| l > 0)
-        .collect()
-}
-
-/// The free gaps of the keyslots area, as `(offset, size)`, in order.
-fn free_gaps(m: &Metadata, hdr_size: u64) -> Vec<(u64, u64)> {
-    m.free_areas(hdr_size)
-}
-
 /// The lowest id free among `used`.
 fn free_id(used: impl Iterator<Item = u32>) -> u32 {
     let used: Vec<u32> = used.collect();
@@ -825,7 +809,7 @@ impl Reencryption {
         options: &Options,
     ) -> Result<Reencryption, Luks2Error> {
         let img = Image::load(&header)?;
-        let mut refill = unnamed(&img);
+        let mut refill = img.free_areas();
         let (_, seg) = img.segment()?;
         let seg = seg.clone();
         data_clear_of_header(&header, &data, img.hdr_size(), &img.metadata, seg.offset)?;
@@ -897,7 +881,8 @@ impl Reencryption {
                 };
                 let area_size =
                     ((*key_size as u64) * u64::from(crate::AF_STRIPES)).div_ceil(4096) * 4096;
-                let (area_offset, _) = free_gaps(&meta, img.hdr_size())
+                let (area_offset, _) = meta
+                    .free_areas(img.hdr_size())
                     .into_iter()
                     .find(|&(o, n)| o.is_multiple_of(4096) && n >= area_size)
                     .ok_or_else(|| bad("no room in the keyslots area for the new keyslot"))?;
@@ -1105,7 +1090,9 @@ impl Reencryption {
             )));
         }
         let sums = checksum_len(m, block);
-        let area_room = free_gaps(&img.metadata, hdr)
+        let area_room = img
+            .metadata
+            .free_areas(hdr)
             .into_iter()
             .filter(|&(o, _)| o.is_multiple_of(4096))
             .map(|(_, n)| n)
@@ -1143,7 +1130,7 @@ impl Reencryption {
         }
         // What a killed command left unnamed does not travel with the
         // exported header.
-        for (offset, len) in unnamed(&img) {
+        for (offset, len) in img.free_areas() {
             wipe(&header, offset, len)?;
         }
         // 2. The image stops being a LUKS volume: its magics go (the rest
@@ -1384,7 +1371,8 @@ impl Reencryption {
         options: &Options,
     ) -> Result<Reencryption, Luks2Error> {
         let block = old.sector().max(new.sector()).max(4096);
-        let gaps = free_gaps(&meta, header.hdr_size)
+        let gaps = meta
+            .free_areas(header.hdr_size)
             .into_iter()
             .filter(|&(o, _)| o.is_multiple_of(4096));
         // A data shift needs no copy of the old bytes: one block of area,
@@ -1823,7 +1811,7 @@ impl Reencryption {
             old_keyslots,
             moved,
             verified,
-            refill: unnamed(&img),
+            refill: img.free_areas(),
         };
         // Where the active segments say the run is.
         let active: Vec<&Segment> = m.segments.values().filter(|s| !s.is_backup()).collect();
