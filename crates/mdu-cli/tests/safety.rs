@@ -453,8 +453,9 @@ fn holds(hay: &[u8], needle: &[u8]) -> bool {
 
 /// A journal-resilience encryption killed at any sync point and resumed
 /// leaves no plaintext of its last hotzone in the detached header, and a
-/// key change leaves nothing of the old keyslot: what held them is wiped
-/// while a header still names it.
+/// key change leaves nothing of the old keyslot: a kill between the final
+/// header and its wipe leaves them in ranges the header no longer names,
+/// which the resume (`--resume-only`) refills.
 #[test]
 fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
     let test = "safety::no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill";
