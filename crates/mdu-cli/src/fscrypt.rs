@@ -399,7 +399,7 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
     // the run before anything is written.
     let tree = img.vol.walk(top).map_err(|e| img.err(e))?;
     let out_path = |i: usize| a.out.join(OsStr::from_bytes(&tree.path(i)));
-    let root = is_root();
+    let root = util::euid() == 0;
     let mut files = Vec::new();
     let mut specials = Vec::new();
     for (i, n) in tree.nodes.iter().enumerate() {
@@ -520,12 +520,6 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
 
 /// The longest path the system takes, with its NUL.
 const PATH_MAX: usize = libc::PATH_MAX as usize;
-
-/// Whether this process runs as root (device nodes are made only then).
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// Makes FIFO or device node `path` as `inode` is, with its mode and
 /// times.

@@ -619,8 +619,7 @@ impl Atomic {
             // The new file takes the old one's owner (when root can give
             // it; a change of owner clears set-id bits, so it comes first)
             // and permissions.
-            // SAFETY: geteuid has no preconditions.
-            if unsafe { libc::geteuid() } == 0 {
+            if crate::util::euid() == 0 {
                 let _ = std::os::unix::fs::fchown(&a.file, Some(meta.uid()), Some(meta.gid()));
             }
             let _ = a
@@ -852,8 +851,7 @@ fn remove_stale(dir: &Path) {
     let (Ok(entries), Ok(d)) = (std::fs::read_dir(dir), File::open(dir)) else {
         return;
     };
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::util::euid();
     for entry in entries.flatten() {
         let name = entry.file_name();
         if !is_temp_name(name.as_bytes()) {

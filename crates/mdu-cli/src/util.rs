@@ -259,6 +259,12 @@ pub(crate) fn distinct(paths: &[(&str, &Path)]) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The effective user id of this process (0: root).
+pub(crate) fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// `p` as one word a POSIX shell reads back as `p` (quoted where needed),
 /// for commands printed to be run as they are.
 pub(crate) fn shell_word(p: &Path) -> String {
