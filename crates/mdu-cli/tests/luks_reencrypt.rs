@@ -242,12 +242,17 @@ fn crash_volume(test: &str) -> Option<Volume> {
 
 /// Runs `argv` under strace, killed at its `n`-th fsync or fdatasync;
 /// whether it ran to its end instead (fewer sync points).
-fn killed_at(n: usize, argv: &[String]) -> bool {
+fn killed_at(dir: &Path, n: usize, argv: &[String]) -> bool {
     assert!(
         n < 1000,
         "no run ended by itself before sync {n}: is strace tracing?"
     );
-    common::killed_at_sync(n, argv).status.code() != Some(0)
+    // In `dir`: a killed cryptsetup leaves its temporary header
+    // (`LUKS2-temp-*.new`) in its working directory.
+    run(common::strace_kill(n, argv).current_dir(dir))
+        .status
+        .code()
+        != Some(0)
 }
 
 #[test]
@@ -289,7 +294,7 @@ fn a_kill_at_any_sync_point_loses_nothing() {
         for n in (1..).step_by(step) {
             let img = v.path("k");
             std::fs::copy(&orig, &img).unwrap();
-            if !killed_at(n, &mdu_argv(res, &img)) {
+            if !killed_at(v.dir.path(), n, &mdu_argv(res, &img)) {
                 break;
             }
             points += 1;
@@ -344,7 +349,7 @@ fn a_kill_at_any_sync_point_loses_nothing() {
             ]
             .map(str::to_owned),
         );
-        if !killed_at(n, &argv) {
+        if !killed_at(v.dir.path(), n, &argv) {
             break;
         }
         points += 1;
@@ -400,7 +405,7 @@ fn a_kill_at_any_sync_point_loses_nothing() {
     let check = |n: usize| -> bool {
         let img = v.path("c");
         std::fs::copy(&orig, &img).unwrap();
-        if !killed_at(n, &cs_argv(&img)) {
+        if !killed_at(v.dir.path(), n, &cs_argv(&img)) {
             return false;
         }
         let _ = v.mdu_reencrypt(&["--resume-only", &img]);
@@ -761,7 +766,10 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
         // The same command again goes on with the run it started (it
         // never starts over: the copy of the first bytes would be lost).
         let img = device("again", kept);
-        assert!(killed_at(8, &mdu_argv(&img)), "a run of more than 8 syncs");
+        assert!(
+            killed_at(v.dir.path(), 8, &mdu_argv(&img)),
+            "a run of more than 8 syncs"
+        );
         let r = run(mdu()
             .args(["luks", "reencrypt", "--key-file", &v.key])
             .args(PBKDF2)
@@ -775,7 +783,7 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
         // go on (the start before the primary header copy, the clean-up).
         for n in (1..).step_by(7) {
             let img = device("k", kept);
-            if !killed_at(n, &mdu_argv(&img)) {
+            if !killed_at(v.dir.path(), n, &mdu_argv(&img)) {
                 break;
             }
             points += 1;
@@ -819,7 +827,7 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
                 .into_iter()
                 .map(str::to_owned),
             );
-            if !killed_at(n, &cs) {
+            if !killed_at(v.dir.path(), n, &cs) {
                 break;
             }
             points += 1;
@@ -940,7 +948,7 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
     let mut by_cryptsetup = 0;
     for n in (1..).step_by(3) {
         let (img, hdr) = fresh("k");
-        if !killed_at(n, &mdu_argv(&img, &hdr)) {
+        if !killed_at(v.dir.path(), n, &mdu_argv(&img, &hdr)) {
             break;
         }
         points += 1;
@@ -996,7 +1004,7 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
         ]
         .map(str::to_owned)
         .to_vec();
-        if !killed_at(n, &cs) {
+        if !killed_at(v.dir.path(), n, &cs) {
             break;
         }
         points += 1;
@@ -1050,7 +1058,7 @@ fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
         ]
         .map(str::to_owned)
         .to_vec();
-        if !killed_at(n, &cs) {
+        if !killed_at(v.dir.path(), n, &cs) {
             break;
         }
         points += 1;

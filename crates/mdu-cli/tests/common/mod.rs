@@ -42,20 +42,27 @@ pub fn mdu_argv() -> Vec<String> {
     }
 }
 
-/// Runs `argv` under strace, killed (SIGKILL, strace's fault injection) on
-/// entry to its `n`-th fsync or fdatasync, and collects its output.
+/// `argv` under strace, to be killed (SIGKILL, strace's fault injection)
+/// on entry to its `n`-th fsync or fdatasync.
+pub fn strace_kill(n: usize, argv: &[String]) -> Command {
+    let mut c = Command::new("strace");
+    c.args([
+        "-f",
+        "-qq",
+        "-o",
+        "/dev/null",
+        "-e",
+        "trace=fsync,fdatasync",
+    ])
+    .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
+    .args(argv);
+    c
+}
+
+/// Runs `argv` killed at its `n`-th sync ([`strace_kill`]) and collects its
+/// output.
 pub fn killed_at_sync(n: usize, argv: &[String]) -> Output {
-    run(Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            "trace=fsync,fdatasync",
-        ])
-        .arg(format!("--inject=fsync,fdatasync:signal=KILL:when={n}"))
-        .args(argv))
+    run(&mut strace_kill(n, argv))
 }
 
 /// Run a command and collect its output.
