@@ -2,14 +2,17 @@
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use mdu_dmcrypt::{ChainMode, CipherSpec, Direction, Geometry, MAX_KEY_LEN, SectorCipher};
 use zeroize::Zeroizing;
 
-use crate::journal::{self, Chunk, Device as _, Journal, MAX_CHUNK, Params, Plan, Start};
+use mdu_inplace::plain::{self, Params, Plain};
+use mdu_inplace::{Journal as _, Op};
+
+use crate::journal;
 use crate::lock::Locks;
 use crate::output::{self, Output};
 use crate::pipeline::{self, Sink, Source};
@@ -165,7 +168,7 @@ fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
         .map_err(|e| util::key_error(&a.key_file, "the key", e))?;
     // What the journal of --in-place binds the run to: a one-way digest of
     // the key (never the key itself) with the other parameters.
-    let key_check = journal::sha256(&[b"mdu crypt --in-place journal: key\0", &key[..]]);
+    let key_check = Params::key_check(&key);
     drop(key);
     stream(dir, &a, &cipher, &key_check)
 }
@@ -317,7 +320,6 @@ fn in_place(
     meta: &Metadata,
 ) -> Result<(), CliError> {
     let path = a.input.as_path();
-    let ss = a.sector_size as usize;
     let encrypt = dir.is_encrypt();
     let regular = meta.is_file();
     if !regular && !meta.file_type().is_block_device() {
@@ -359,37 +361,22 @@ fn in_place(
         .open(path)
         .map_err(|e| CliError::io(path, "open for reading and writing", e))?;
     let (in_base, out_base) = if encrypt { (0, header) } else { (header, 0) };
-    let backward = out_base > in_base;
     let pool = util::pool(a.threads)?;
-    let parallel = pool.current_num_threads() > 1;
     let params = Params {
-        encrypt,
+        direction: dir,
         in_base,
         out_base,
         sector_size: a.sector_size,
         cipher: a.cipher.clone(),
         key_check: *key_check,
     };
-    let convert = |p: u64, piece: &mut [u8]| -> Result<(), CliError> {
-        let sector = p / ss as u64;
-        let r = if parallel {
-            pool.install(|| cipher.par_crypt(dir, sector, piece))
-        } else {
-            cipher.crypt(dir, sector, piece)
-        };
-        r.map_err(|e| CliError::lib(path, e))
-    };
-    let dev = InPlace {
-        f: &f,
-        path,
-        in_base,
-        out_base,
-        convert: &convert,
-    };
-    let len = device_len(&f, path)?;
-    let (mut journal, plan, start) = if a.resume {
-        Journal::resume(journal_path, &params, len, &dev)?
+    let err = |e| plain_error(path, journal_path, e);
+    let mut run = if a.resume {
+        Plain::resume(journal::open(journal_path)?, f, cipher, params).map_err(err)?
     } else {
+        let len = (&f)
+            .seek(SeekFrom::End(0))
+            .map_err(|e| CliError::io(path, "read its size", e))?;
         if len < in_base {
             return Err(CliError::Input {
                 path: path.to_owned(),
@@ -400,25 +387,18 @@ fn in_place(
                 ),
             });
         }
-        let data_len = len - in_base;
-        check_sectors(path, in_base, data_len, ss)?;
-        let chunk = ((CHUNK_PER_THREAD * pool.current_num_threads()) as u64).min(MAX_CHUNK);
-        let plan = Plan { data_len, chunk };
-        let n = plan.chunks();
-        let sum_of = |k: u64| -> Result<[u8; 32], CliError> {
-            let mut b = vec![0u8; plan.len_of(backward, k)];
-            dev.read_old(plan.position(backward, k), &mut b)?;
-            Ok(journal::sha256(&[&b]))
-        };
-        let first = sum_of(0)?;
-        let second = if n > 1 { sum_of(1)? } else { [0; 32] };
-        let last = sum_of(n - 1)?;
-        let journal = Journal::create(journal_path, &params, &plan, [first, second, last])?;
-        if out_base > in_base {
+        let grow = out_base - in_base.min(out_base);
+        let reserve = (grow > 0).then(|| f.try_clone());
+        let chunk = (CHUNK_PER_THREAD * pool.current_num_threads()) as u64;
+        let run = journal::create(journal_path, |jf| {
+            Plain::start(jf, f, cipher, params, chunk).map_err(err)
+        })?;
+        if let Some(dev) = reserve {
             // The file grows by the offset area: the space is taken now, so
             // a full disk stops the run before anything was moved.
-            if let Err(e) = output::reserve(&f, len, out_base - in_base) {
-                let _ = journal.remove();
+            let grown = dev.and_then(|dev| output::reserve(&dev, len, grow));
+            if let Err(e) = grown {
+                let _ = journal::remove(journal_path);
                 return Err(CliError::io(
                     path,
                     "grow the file by the --offset area (nothing was changed)",
@@ -426,145 +406,54 @@ fn in_place(
                 ));
             }
         }
-        let start = Start::At {
-            k: 0,
-            this: Chunk::OnDevice,
-            next: Chunk::OnDevice,
-            sum: first,
-            prev_out: [0; 32],
-        };
-        (journal, plan, start)
+        run
     };
-    let sync = |f: &File| {
-        f.sync_data()
-            .map_err(|e| CliError::io(path, "sync to stable storage", e))
-    };
-    let data_len = plan.data_len;
-    let n = plan.chunks();
-    if let Start::At {
-        k: first,
-        this,
-        next,
-        sum,
-        mut prev_out,
-    } = start
-    {
-        let pb = util::progress(data_len, dir.name());
-        let read = |k: u64, have: Chunk| -> Result<Vec<u8>, CliError> {
-            match have {
-                Chunk::Copy(b) => Ok(b),
-                Chunk::OnDevice => {
-                    let mut b = vec![0u8; plan.len_of(backward, k)];
-                    dev.read_old(plan.position(backward, k), &mut b)?;
-                    Ok(b)
-                }
-            }
-        };
-        let mut cur = read(first, this)?;
-        let mut cur_sum = sum;
-        let mut next = Some(next);
-        for k in first..n {
-            pb.set_position((k * plan.chunk).min(data_len));
-            // The next chunk's old bytes are read before this chunk is
-            // written (this chunk's write never covers them).
-            let (ahead, ahead_sum) = if k + 1 < n {
-                let b = read(k + 1, next.take().unwrap_or(Chunk::OnDevice))?;
-                let s = journal::sha256(&[&b]);
-                (Some(b), s)
-            } else {
-                (None, [0; 32])
+    let (done, total) = run.progress();
+    let pb = util::progress(total, dir.name());
+    pb.set_position(done);
+    pool.install(|| mdu_inplace::run(&mut run, &mut |done, _| pb.set_position(done), &|| false))
+        .map_err(err)?;
+    pb.finish_and_clear();
+    drop(run);
+    journal::remove(journal_path)
+}
+
+/// The library's account of an in-place run, said about IN or the journal.
+fn plain_error(path: &Path, journal: &Path, e: plain::Error) -> CliError {
+    match e {
+        plain::Error::Device(d) if d.is_eof() => CliError::Input {
+            path: path.to_owned(),
+            offset: d.offset,
+            rule: format!(
+                "{} bytes expected here, but the file ends before them (it shrank while it \
+                 was converted in place)",
+                d.len
+            ),
+        },
+        plain::Error::Device(d) => {
+            let action = match d.op {
+                Op::Read => "read",
+                Op::Write => "write",
+                Op::Sync => "sync to stable storage",
             };
-            journal.hot(k, &cur, &cur_sum, &ahead_sum, &prev_out)?;
-            let p = journal.position(k);
-            convert(p, &mut cur)?;
-            f.write_all_at(&cur, out_base + p)
-                .map_err(|e| CliError::io(path, "write", e))?;
-            sync(&f)?;
-            prev_out = journal::sha256(&[&cur]);
-            if let Some(b) = ahead {
-                cur = b;
-                cur_sum = ahead_sum;
-            }
+            CliError::io(path, action, d.error)
         }
-        journal.finished(&prev_out)?;
-        pb.finish_and_clear();
-    }
-    if regular && header > 0 {
-        // Leave the file as an out-of-place run would have written it: the
-        // offset area of an encrypted image is zeros (here it still held
-        // the start of the plaintext), a decrypted image ends with the data.
-        // Both are done again, the same, by a resume.
-        let r = if encrypt {
-            let zeros = vec![0u8; header.min(1 << 20) as usize];
-            let mut at = 0;
-            let mut r = Ok(());
-            while at < header && r.is_ok() {
-                let n = (header - at).min(zeros.len() as u64) as usize;
-                r = f.write_all_at(&zeros[..n], at);
-                at += n as u64;
-            }
-            r
-        } else {
-            f.set_len(data_len)
-        };
-        r.map_err(|e| CliError::io(path, "finish the --offset area", e))?;
-    }
-    f.sync_all()
-        .map_err(|e| CliError::io(path, "sync to stable storage", e))?;
-    journal.remove()
-}
-
-/// The size of the open file or block device `f`.
-fn device_len(mut f: &File, path: &Path) -> Result<u64, CliError> {
-    f.seek(SeekFrom::End(0))
-        .map_err(|e| CliError::io(path, "read its size", e))
-}
-
-/// Converts the chunk at a data position in place.
-type Convert<'a> = dyn Fn(u64, &mut [u8]) -> Result<(), CliError> + 'a;
-
-/// IN as the journal's resume sees it.
-struct InPlace<'a> {
-    f: &'a File,
-    path: &'a Path,
-    in_base: u64,
-    out_base: u64,
-    convert: &'a Convert<'a>,
-}
-
-impl InPlace<'_> {
-    /// Fills `buf` from `at`; a file that ends first is named with the
-    /// offset and the length expected.
-    fn read(&self, buf: &mut [u8], at: u64, what: &str) -> Result<(), CliError> {
-        self.f.read_exact_at(buf, at).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                CliError::Input {
-                    path: self.path.to_owned(),
-                    offset: at,
-                    rule: format!(
-                        "{} bytes of {what} expected here, but the file ends before them \
-                         (it shrank while it was converted in place)",
-                        buf.len()
-                    ),
-                }
-            } else {
-                CliError::io(self.path, "read", e)
-            }
-        })
-    }
-}
-
-impl journal::Device for InPlace<'_> {
-    fn read_old(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {
-        self.read(buf, self.in_base + p, "data not yet converted")
-    }
-
-    fn read_new(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {
-        self.read(buf, self.out_base + p, "converted data")
-    }
-
-    fn convert(&self, p: u64, buf: &mut [u8]) -> Result<(), CliError> {
-        (self.convert)(p, buf)
+        plain::Error::Journal { action, error } => CliError::io(journal, action, error),
+        plain::Error::Refused(message) => CliError::Refused {
+            path: journal.to_owned(),
+            message,
+        },
+        plain::Error::OtherRun => CliError::Usage(format!(
+            "{}: the journal was written by a run with another cipher, key, sector size, \
+             --offset or direction: give the same ones to resume it",
+            journal.display()
+        )),
+        plain::Error::Data { offset, rule } => CliError::Input {
+            path: path.to_owned(),
+            offset,
+            rule,
+        },
+        e => CliError::lib(path, e),
     }
 }
 
