@@ -86,7 +86,8 @@ pub mod plain;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hotzone {
-    /// The hotzone's number in the run's order (0 for the first).
+    /// The journal's own number for it (the plain journal's chunk
+    /// number; 0 where a journal needs none).
     pub seq: u64,
     /// Its position in the data: what the cipher's sector numbers count
     /// from.
@@ -128,7 +129,7 @@ impl Hotzone {
 /// old bytes (their protection and the record naming the hotzone must be
 /// on stable storage when it returns), [`convert`](Journal::convert),
 /// then, after the converted bytes are written and (with
-/// [`SYNC_EACH`](Journal::SYNC_EACH)) synced,
+/// [`sync_each`](Journal::sync_each)) synced,
 /// [`converted`](Journal::converted). After the last hotzone, or at once
 /// when a resumed run had none left, it syncs the device and calls
 /// [`finish`](Journal::finish).
@@ -142,12 +143,14 @@ pub trait Journal {
     /// read before this one is protected, not while it is written.
     const PROTECTS_NEXT: bool;
 
-    /// Whether the device is synced after each hotzone (false only for a
-    /// run that records no progress).
-    const SYNC_EACH: bool = true;
-
     /// The data device.
     fn device(&self) -> &File;
+
+    /// Whether the device is synced after each hotzone (false only for a
+    /// run that records no progress).
+    fn sync_each(&self) -> bool {
+        true
+    }
 
     /// Bytes converted so far, and in all.
     fn progress(&self) -> (u64, u64);
@@ -385,7 +388,7 @@ pub fn run<J: Journal + Sync>(
                     len: hz.len,
                     error,
                 })?;
-            if J::SYNC_EACH {
+            if this.sync_each() {
                 sync(this.device())?;
             }
             match reader.map(|r| r.join()) {

@@ -16,8 +16,13 @@ const CHUNK: u64 = 64 << 10;
 fn cipher() -> (SectorCipher, Vec<u8>) {
     let key: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(7) ^ 0x3c).collect();
     let spec = CipherSpec::parse("aes-xts-plain64").unwrap();
-    let c = SectorCipher::new(spec, &key, Geometry::new(512, 0, false).unwrap(), WeakKeys::Refuse)
-        .unwrap();
+    let c = SectorCipher::new(
+        spec,
+        &key,
+        Geometry::new(512, 0, false).unwrap(),
+        WeakKeys::Refuse,
+    )
+    .unwrap();
     (c, key)
 }
 
@@ -79,11 +84,20 @@ fn every_direction_and_move_equals_a_conversion_into_another_file() {
         let _ = std::fs::remove_file(&jp);
         let mut p = Plain::start(rw(&jp), rw(&img), &c, params(d, i, o, &key), CHUNK).unwrap();
         let mut seen = Vec::new();
-        let out = run(&mut p, &mut |done, total| seen.push((done, total)), &|| false).unwrap();
+        let out = run(&mut p, &mut |done, total| seen.push((done, total)), &|| {
+            false
+        })
+        .unwrap();
         assert_eq!(out, Outcome::Finished);
         assert_eq!(seen.len(), 6, "{d:?} {i} {o}");
-        assert_eq!(seen.last(), Some(&(after.len() as u64 - o, after.len() as u64 - o)));
-        assert!(std::fs::read(&img).unwrap() == after, "{d:?} in {i} out {o}");
+        assert_eq!(
+            seen.last(),
+            Some(&(after.len() as u64 - o, after.len() as u64 - o))
+        );
+        assert!(
+            std::fs::read(&img).unwrap() == after,
+            "{d:?} in {i} out {o}"
+        );
         // The copies of plaintext are wiped.
         let j = std::fs::read(&jp).unwrap();
         assert!(j[12288..].iter().all(|&b| b == 0));
@@ -93,7 +107,10 @@ fn every_direction_and_move_equals_a_conversion_into_another_file() {
 /// Stops after `n` chunks: the journal then names chunk `n - 1` as hot.
 fn stopped_after(p: &mut Plain<'_>, n: usize) {
     let count = Cell::new(0);
-    let out = run(p, &mut |_, _| count.set(count.get() + 1), &|| count.get() == n).unwrap();
+    let out = run(p, &mut |_, _| count.set(count.get() + 1), &|| {
+        count.get() == n
+    })
+    .unwrap();
     assert!(matches!(out, Outcome::Interrupted { .. }));
 }
 
@@ -122,9 +139,16 @@ fn a_stopped_run_with_its_last_chunk_torn_resumes_to_the_same_bytes() {
                 .unwrap();
         }
         let mut p = Plain::resume(rw(&jp), rw(&img), &c, params(d, i, o, &key)).unwrap();
-        assert_eq!(p.progress().0, done - CHUNK, "{d:?} {i} {o}: the hot chunk again");
+        assert_eq!(
+            p.progress().0,
+            done - CHUNK,
+            "{d:?} {i} {o}: the hot chunk again"
+        );
         run(&mut p, &mut |_, _| {}, &|| false).unwrap();
-        assert!(std::fs::read(&img).unwrap() == after, "{d:?} in {i} out {o}");
+        assert!(
+            std::fs::read(&img).unwrap() == after,
+            "{d:?} in {i} out {o}"
+        );
     }
 }
 
@@ -159,7 +183,10 @@ fn a_damaged_copy_another_device_or_other_parameters_are_refused() {
     f[100] ^= 1;
     std::fs::write(&foreign, &f).unwrap();
     let e = Plain::resume(rw(&jp), rw(&foreign), &c, p0.clone()).unwrap_err();
-    assert!(matches!(&e, Error::Refused(m) if m.contains("not the device")), "{e}");
+    assert!(
+        matches!(&e, Error::Refused(m) if m.contains("not the device")),
+        "{e}"
+    );
     assert!(std::fs::read(&foreign).unwrap() == f);
 
     // A damaged copy of chunk 1.
@@ -169,13 +196,19 @@ fn a_damaged_copy_another_device_or_other_parameters_are_refused() {
     j.read_exact_at(&mut b, at).unwrap();
     j.write_all_at(&[b[0] ^ 0x80], at).unwrap();
     let e = Plain::resume(rw(&jp), rw(&img), &c, p0.clone()).unwrap_err();
-    assert!(matches!(&e, Error::Refused(m) if m.contains("copy in the journal is damaged")), "{e}");
+    assert!(
+        matches!(&e, Error::Refused(m) if m.contains("copy in the journal is damaged")),
+        "{e}"
+    );
     assert!(std::fs::read(&img).unwrap() == torn, "nothing was changed");
 
     // A damaged header.
     j.write_all_at(b"X", 100).unwrap();
     let e = Plain::resume(rw(&jp), rw(&img), &c, p0).unwrap_err();
-    assert!(matches!(&e, Error::Refused(m) if m.contains("header is damaged")), "{e}");
+    assert!(
+        matches!(&e, Error::Refused(m) if m.contains("header is damaged")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -185,8 +218,17 @@ fn data_that_are_not_whole_sectors_are_refused_before_the_journal_is_written() {
     let img = dir.path().join("img");
     let jp = dir.path().join("journal");
     std::fs::write(&img, data(4096 + 100)).unwrap();
-    let e = Plain::start(rw(&jp), rw(&img), &c, params(Direction::Encrypt, 0, 0, &key), CHUNK)
-        .unwrap_err();
-    assert!(matches!(&e, Error::Data { offset: 4096, rule } if rule.contains("whole number")), "{e}");
+    let e = Plain::start(
+        rw(&jp),
+        rw(&img),
+        &c,
+        params(Direction::Encrypt, 0, 0, &key),
+        CHUNK,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, Error::Data { offset: 4096, rule } if rule.contains("whole number")),
+        "{e}"
+    );
     assert_eq!(std::fs::metadata(&jp).unwrap().len(), 0);
 }

@@ -447,3 +447,19 @@ impl From<mdu_core::Error> for Luks2Error {
         Luks2Error::Cipher(DmCryptError::Cipher(e))
     }
 }
+
+/// The in-place engine's reads of the data device, as this crate's own
+/// reads say them; its writes and syncs as I/O errors.
+impl From<mdu_inplace::DeviceError> for Luks2Error {
+    fn from(e: mdu_inplace::DeviceError) -> Luks2Error {
+        match e.op {
+            mdu_inplace::Op::Read => Luks2Error::ReadAt {
+                what: "data device",
+                offset: e.offset,
+                len: e.len,
+                error: e.error,
+            },
+            _ => Luks2Error::Io(e.error),
+        }
+    }
+}

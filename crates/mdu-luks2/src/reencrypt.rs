@@ -484,25 +484,13 @@ impl ResilienceChoice {
     }
 }
 
-/// How [`Reencryption::run`] ended.
+/// How [`Reencryption::run`] ended: the in-place engine's outcome.
 ///
 /// ```
 /// let o = mdu_luks2::reencrypt::Outcome::Interrupted { done: 4096, total: 8192 };
 /// assert_ne!(o, mdu_luks2::reencrypt::Outcome::Finished);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// The data are converted and the header is final.
-    Finished,
-    /// `stop` asked to stop; the header records the progress, and a resume
-    /// goes on from there.
-    Interrupted {
-        /// Bytes converted.
-        done: u64,
-        /// Bytes in all.
-        total: u64,
-    },
-}
+pub use mdu_inplace::Outcome;
 
 /// One side of the conversion: ciphertext under a key, or plaintext.
 struct Side {
@@ -583,6 +571,11 @@ pub struct Reencryption {
     /// bytes just before the next header write, so a refused run writes
     /// nothing and the refill adds no sync point of its own.
     refill: Vec<(u64, u64)>,
+    /// With a data shift: a hotzone converted whose conversion only the
+    /// next commit records (its source stays intact until then).
+    unrecorded: bool,
+    /// Whether the final header is written.
+    finished: bool,
 }
 
 impl std::fmt::Debug for Reencryption {
@@ -1470,6 +1463,8 @@ impl Reencryption {
             moved,
             verified: true,
             refill: Vec::new(),
+            unrecorded: false,
+            finished: false,
         };
         r.hotzone = r.hotzone_len(options.hotzone_size)?;
         // The record's digest over the keys and the backups.
@@ -1812,6 +1807,8 @@ impl Reencryption {
             moved,
             verified,
             refill: img.free_areas(),
+            unrecorded: false,
+            finished: false,
         };
         // Where the active segments say the run is.
         let active: Vec<&Segment> = m.segments.values().filter(|s| !s.is_backup()).collect();
@@ -2473,92 +2470,7 @@ impl Reencryption {
         progress: &mut dyn FnMut(u64, u64),
         stop: &dyn Fn() -> bool,
     ) -> Result<Outcome, Luks2Error> {
-        let none = self.area.resilience == Resilience::None;
-        // With a shift, the next hotzone's commit also records this one as
-        // converted (its source stays intact until the next one is
-        // written): no header write in between.
-        let shift = self.moved.is_some();
-        let mut unrecorded = false;
-        let (mut cur, mut next) = (Zeroizing::new(Vec::new()), Zeroizing::new(Vec::new()));
-        // The hotzone whose old bytes `cur` holds (read ahead).
-        let mut have: Option<(u64, u64)> = None;
-        while self.done < self.size {
-            if stop() {
-                if none || unrecorded {
-                    self.data_dev.sync_data().map_err(Luks2Error::Io)?;
-                    self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
-                }
-                return Ok(Outcome::Interrupted {
-                    done: self.done,
-                    total: self.size,
-                });
-            }
-            let (o, l) = self.hotzone_at(self.done);
-            let last = self.done + l == self.size;
-            if have != Some((o, l)) {
-                cur.resize(l as usize, 0);
-                read_at(&self.data_dev, "data device", &mut cur, self.source(o))?;
-            }
-            // 1. Protect the old bytes, then commit the hotzone.
-            match self.area.resilience {
-                // (with a shift, only the moved segment, converted in place)
-                Resilience::Checksum { hash, sector_size }
-                | Resilience::DatashiftChecksum {
-                    hash, sector_size, ..
-                } if o == 0 || !shift => {
-                    let bs = sector_size as usize;
-                    let n = hash.output_len();
-                    let mut sums = vec![0u8; cur.len() / bs * n];
-                    if sums.len() as u64 > self.area.size {
-                        return Err(bad("the hotzone has more checksums than its area holds"));
-                    }
-                    block_hashes(hash, bs, &cur, &mut sums);
-                    write_at(&self.header_dev, &sums, self.area.offset)?;
-                }
-                Resilience::Journal => write_at(&self.header_dev, &cur, self.area.offset)?,
-                _ => {}
-            }
-            if !none {
-                self.commit(o, l, self.header.seqid + 1)?;
-                unrecorded = false;
-            }
-            // 2. Convert, write, sync, while the next hotzone's old bytes
-            // are read (they lie outside this hotzone's target: forward
-            // after it, with a shift below its source).
-            let ahead = (!last).then(|| self.hotzone_at(self.done + l));
-            let this = &*self;
-            std::thread::scope(|sc| -> Result<(), Luks2Error> {
-                let reader = ahead.map(|(no, nl)| {
-                    next.resize(nl as usize, 0);
-                    let (dev, at, buf) = (&this.data_dev, this.source(no), &mut next);
-                    sc.spawn(move || read_at(dev, "data device", buf, at))
-                });
-                this.convert(o, &mut cur)?;
-                write_at(&this.data_dev, &cur, this.new.segment.offset + o)?;
-                if !none {
-                    this.data_dev.sync_data().map_err(Luks2Error::Io)?;
-                }
-                match reader.map(|r| r.join()) {
-                    Some(Ok(r)) => r,
-                    Some(Err(panic)) => std::panic::resume_unwind(panic),
-                    None => Ok(()),
-                }
-            })?;
-            std::mem::swap(&mut cur, &mut next);
-            have = ahead;
-            // 3. Count it converted (the last one: the final header).
-            self.done += l;
-            if last {
-                self.data_dev.sync_data().map_err(Luks2Error::Io)?;
-                self.finish()?;
-            } else if shift {
-                unrecorded = true;
-            } else if !none {
-                self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
-            }
-            progress(self.done, self.size);
-        }
-        Ok(Outcome::Finished)
+        mdu_inplace::run(self, progress, stop)
     }
 
     /// Writes the final header (one segment, no record, the old keyslots
@@ -2622,6 +2534,110 @@ impl Reencryption {
             // The old ciphertext of the last `s` bytes, past the data.
             wipe(&self.data_dev, self.size, self.shift())?;
             self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+        }
+        self.finished = true;
+        Ok(())
+    }
+}
+
+/// The hotzone loop is the in-place engine's; this is what the LUKS2
+/// record does at each of its steps.
+impl mdu_inplace::Journal for Reencryption {
+    type Error = Luks2Error;
+    const PROTECTS_NEXT: bool = false;
+
+    fn device(&self) -> &File {
+        &self.data_dev
+    }
+
+    /// A run with `none` resilience records no progress, so it does not
+    /// sync either.
+    fn sync_each(&self) -> bool {
+        self.area.resilience != Resilience::None
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.done, self.size)
+    }
+
+    fn hotzone(&self, done: u64) -> Option<mdu_inplace::Hotzone> {
+        (done < self.size).then(|| {
+            let (o, l) = self.hotzone_at(done);
+            mdu_inplace::Hotzone {
+                seq: 0,
+                pos: o,
+                len: l,
+                from: self.source(o),
+                to: self.new.segment.offset + o,
+                done: done + l,
+            }
+        })
+    }
+
+    /// Writes what repairs the hotzone (the hash of every block for
+    /// `checksum`, the bytes themselves for `journal`; with a shift, only
+    /// for the moved segment, converted in place) into the keyslot area,
+    /// then commits the header with the hotzone flagged.
+    fn protect(
+        &mut self,
+        hz: &mdu_inplace::Hotzone,
+        old: &[u8],
+        _next: Option<&[u8]>,
+    ) -> Result<(), Luks2Error> {
+        let (o, l) = (hz.pos, hz.len);
+        match self.area.resilience {
+            Resilience::Checksum { hash, sector_size }
+            | Resilience::DatashiftChecksum {
+                hash, sector_size, ..
+            } if o == 0 || self.moved.is_none() => {
+                let bs = sector_size as usize;
+                let n = hash.output_len();
+                let mut sums = vec![0u8; old.len() / bs * n];
+                if sums.len() as u64 > self.area.size {
+                    return Err(bad("the hotzone has more checksums than its area holds"));
+                }
+                block_hashes(hash, bs, old, &mut sums);
+                write_at(&self.header_dev, &sums, self.area.offset)?;
+            }
+            Resilience::Journal => write_at(&self.header_dev, old, self.area.offset)?,
+            _ => {}
+        }
+        if self.area.resilience != Resilience::None {
+            self.commit(o, l, self.header.seqid + 1)?;
+            self.unrecorded = false;
+        }
+        Ok(())
+    }
+
+    fn convert(&self, hz: &mdu_inplace::Hotzone, buf: &mut [u8]) -> Result<(), Luks2Error> {
+        Reencryption::convert(self, hz.pos, buf)
+    }
+
+    /// Counts the hotzone converted: with a shift, the next hotzone's
+    /// commit records it (no header write in between); the last one's
+    /// record is the final header.
+    fn converted(&mut self, hz: &mdu_inplace::Hotzone, _written: &[u8]) -> Result<(), Luks2Error> {
+        self.done = hz.done;
+        if self.done < self.size {
+            if self.moved.is_some() {
+                self.unrecorded = true;
+            } else if self.area.resilience != Resilience::None {
+                self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), Luks2Error> {
+        if self.finished {
+            return Ok(());
+        }
+        Reencryption::finish(self)
+    }
+
+    fn interrupted(&mut self) -> Result<(), Luks2Error> {
+        if self.area.resilience == Resilience::None || self.unrecorded {
+            self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
         }
         Ok(())
     }
