@@ -126,11 +126,14 @@ use crate::metadata::{
 };
 use crate::{BinaryHeader, FormatParams, Image, Luks2Error, os_random};
 
+mod classify;
 mod layout;
 mod record;
 mod resume;
 mod start;
 mod step;
+#[cfg(test)]
+mod tests;
 
 pub use record::{digest_input, verify_digest};
 

@@ -1,6 +1,7 @@
 //! Taking up a run from its record: the state the header shows, checked
 //! against the run it describes, and the hotzone in doubt repaired.
 
+use super::classify::State;
 use super::*;
 
 impl Reencryption {
@@ -329,199 +330,27 @@ impl Reencryption {
             unrecorded: false,
             finished: false,
         };
-        // Where the active segments say the run is.
-        let active: Vec<&Segment> = m.segments.values().filter(|s| !s.is_backup()).collect();
-        let fin_kind = rr.new.segment.kind;
-        let new_like = |s: &Segment, id: u32| new_side(&m, s, id, fin_kind, old_digest, new_digest);
-        let ids: Vec<u32> = m
-            .segments
-            .iter()
-            .filter(|(_, s)| !s.is_backup())
-            .map(|(&i, _)| i)
-            .collect();
-        let hot = active.iter().position(|s| s.has_flag(HOT));
         rr.hotzone = rr.hotzone_len(hotzone_size)?;
-        if rr.moved.is_some() || rr.backward() {
-            rr.resume_shift(&active, hot)?;
-            return Ok(rr);
-        }
-        match hot {
-            Some(h) => {
-                let s = active[h];
-                let l = s.size.ok_or_else(|| bad("the hotzone has no fixed size"))?;
-                let o = s
-                    .offset
-                    .checked_sub(d)
-                    .ok_or_else(|| bad("the hotzone lies before the data"))?;
-                if h != usize::from(o > 0)
-                    || o + l > size
-                    || !o.is_multiple_of(block)
-                    || !l.is_multiple_of(block)
-                {
-                    return Err(bad("the hotzone is not where a forward run puts it"));
-                }
+        // Where the active segments say the run is; then the hotzone in
+        // doubt is repaired and recorded, or the run finished.
+        match rr.classify(&m)? {
+            State::Hot { o, l, done } => {
                 rr.recover(o, l)?;
-                rr.done = o + l;
-                if rr.done == size {
+                rr.done = done;
+                if done == size {
                     rr.finish()?;
                 } else {
-                    rr.commit(rr.done, 0, rr.header.seqid + 1)?;
+                    rr.commit(rr.clean_o(), 0, rr.header.seqid + 1)?;
                 }
             }
-            None => match active.len() {
-                1 if new_like(active[0], ids[0]) => {
-                    // Converted to the end but not torn down (cryptsetup's
-                    // post-final state): finish the header only.
-                    rr.done = size;
+            State::Clean { done } => {
+                rr.done = done;
+                if done == size {
                     rr.finish()?;
                 }
-                1 => rr.done = 0,
-                2 => {
-                    let o = active[0]
-                        .size
-                        .ok_or_else(|| bad("the converted segment has no fixed size"))?;
-                    if !new_like(active[0], ids[0])
-                        || active[1].offset != d + o
-                        || !o.is_multiple_of(block)
-                        || o >= size
-                    {
-                        return Err(bad("the segments are not a state of a forward run"));
-                    }
-                    rr.done = o;
-                }
-                n => {
-                    return Err(bad(format!(
-                        "{n} active segments: not a state of a forward run"
-                    )));
-                }
-            },
+            }
         }
         Ok(rr)
-    }
-
-    /// Takes up a run that moves the data from its active segments: they
-    /// must be exactly the state this module writes for the hotzone they
-    /// flag (or for the progress their linear segments show), and a
-    /// hotzone never overlaps the place it is written to, nor reads where
-    /// the header or the moved segment is but from the moved copy.
-    pub(super) fn resume_shift(
-        &mut self,
-        active: &[&Segment],
-        hot: Option<usize>,
-    ) -> Result<(), Luks2Error> {
-        let s = self.shift();
-        let d = self.new.segment.offset;
-        let down = self.mode == ReencryptMode::Decrypt;
-        let m = self.moved.as_ref().and_then(|x| x.size).unwrap_or(0);
-        let on_disk: Vec<Segment> = active.iter().map(|&x| x.clone()).collect();
-        let layout = |o: u64, l: u64| -> Vec<Segment> {
-            self.metadata_at(o, l)
-                .segments
-                .into_values()
-                .filter(|x| !x.is_backup())
-                .collect()
-        };
-        let refuse = || bad("the segments are not a state of the run the record describes");
-        if self.backward() {
-            // cryptsetup's decryption with a detached header: [0, o) old,
-            // [o, o + l) hot, the rest converted; in place.
-            let o = match hot {
-                Some(h) => {
-                    let x = active[h];
-                    let l = x.size.ok_or_else(refuse)?;
-                    let o = x.offset.checked_sub(d).ok_or_else(refuse)?;
-                    if l == 0
-                        || !o.is_multiple_of(self.block)
-                        || !l.is_multiple_of(self.block)
-                        || o.checked_add(l).is_none_or(|r| r > self.size)
-                        || layout(o, l) != on_disk
-                    {
-                        return Err(refuse());
-                    }
-                    self.recover(o, l)?;
-                    o
-                }
-                None => [0, self.size, active[0].size.unwrap_or(0)]
-                    .into_iter()
-                    .find(|&o| {
-                        o <= self.size && o.is_multiple_of(self.block) && layout(o, 0) == on_disk
-                    })
-                    .ok_or_else(refuse)?,
-            };
-            self.done = self.size - o;
-            if o == 0 {
-                self.finish()?;
-            } else if hot.is_some() {
-                self.commit(o, 0, self.header.seqid + 1)?;
-            }
-            return Ok(());
-        }
-        match hot {
-            Some(h) => {
-                let x = active[h];
-                let l = x.size.ok_or_else(refuse)?;
-                let o = x.offset.checked_sub(d).ok_or_else(refuse)?;
-                let placed = if down {
-                    (o == 0 && l == m) || (o >= m && l <= s)
-                } else {
-                    l <= s && (o == 0 || o >= s)
-                };
-                if l == 0
-                    || !placed
-                    || !o.is_multiple_of(self.block)
-                    || !l.is_multiple_of(self.block)
-                    || o.checked_add(l).is_none_or(|r| r > self.size)
-                    || layout(o, l) != on_disk
-                {
-                    return Err(refuse());
-                }
-                self.recover(o, l)?;
-                self.done = match (down, o) {
-                    (true, 0) => self.size,
-                    (true, _) => o + l - m,
-                    (false, _) => self.size - o,
-                };
-                if self.done == self.size {
-                    self.finish()?;
-                } else {
-                    self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
-                }
-            }
-            None => {
-                let o = if down {
-                    // No linear segment: nothing done; one at 0: all;
-                    // one at `m`: that much after the moved segment.
-                    match active.iter().find(|x| !x.is_crypt()) {
-                        None => m,
-                        Some(x) if x.offset == 0 => 0,
-                        Some(x) => x.size.map_or(self.size, |n| m.saturating_add(n)),
-                    }
-                } else {
-                    active
-                        .iter()
-                        .filter(|x| !x.is_crypt())
-                        .map(|x| x.size.unwrap_or(u64::MAX))
-                        .fold(0u64, u64::saturating_add)
-                };
-                if o > self.size
-                    || !o.is_multiple_of(self.block)
-                    || (down && o != 0 && o < m)
-                    || layout(o, 0) != on_disk
-                {
-                    return Err(refuse());
-                }
-                self.done = match (down, o) {
-                    (true, 0) => self.size,
-                    (true, _) => o - m,
-                    (false, _) => self.size - o,
-                };
-                if self.done == self.size {
-                    // Converted to the end: only the clean-up is left.
-                    self.finish()?;
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Repairs the hotzone `[o, o + l)` after a crash and syncs it.
