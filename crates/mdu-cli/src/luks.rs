@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use mdu_dmcrypt::{CipherSpec, DmCryptError};
 use mdu_luks2::{
     Argon2Variant, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image, Kdf, KdfParams,
-    Luks2Error, ReencryptMode, SectorCipher,
+    Luks2Error, SectorCipher,
 };
 use zeroize::Zeroizing;
 
@@ -443,7 +443,9 @@ extern "C" fn on_stop(_: libc::c_int) {
 }
 
 fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
-    use mdu_luks2::reencrypt::{Options, Outcome, Plan, Reencryption, ResilienceChoice};
+    use mdu_luks2::reencrypt::{
+        Began, Goal, Header, Options, Outcome, Reencryption, Request, ResilienceChoice,
+    };
     let hash = Hash::parse(&a.resilience_hash).ok_or_else(|| {
         CliError::Usage(format!(
             "--resilience-hash {}: use sha1, sha256 or sha512",
@@ -535,12 +537,45 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     } else {
         None
     };
-    let pass = read_passphrase(&a.key_file)?;
-    // A second handle on IMAGE; a new header file, which must not exist.
+    // A second handle on IMAGE.
     let dup = || {
         data.try_clone()
             .map_err(|e| CliError::io(&a.image, "open", e))
     };
+    let goal = match encrypt_params {
+        Some(params) if shift.is_some() => Goal::EncryptShift(params),
+        Some(params) => Goal::Encrypt(params),
+        None if a.decrypt => Goal::Decrypt {
+            key_slot: a.key_slot,
+        },
+        None => Goal::NewKey {
+            cipher: a
+                .cipher
+                .as_deref()
+                .map(|c| {
+                    CipherSpec::parse(c).map_err(|e| CliError::Usage(format!("--cipher {c}: {e}")))
+                })
+                .transpose()?,
+            key_size: match a.key_size {
+                Some(bits) if bits % 8 != 0 => {
+                    return Err(CliError::Usage(format!(
+                        "--key-size {bits}: not a whole number of bytes"
+                    )));
+                }
+                bits => bits.map(|b| (b / 8) as usize),
+            },
+            sector_size: a.sector_size,
+            key_slot: a.key_slot,
+        },
+    };
+    let request = Request {
+        goal,
+        options,
+        start_only: a.init_only,
+        resume_only: a.resume_only,
+        allow_none: a.allow_none_resume,
+    };
+    let pass = read_passphrase(&a.key_file)?;
     // An empty header file is what a run killed before it wrote its
     // header leaves: nothing depends on it.
     if a.header.is_some()
@@ -549,174 +584,52 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         std::fs::remove_file(&header_path)
             .map_err(|e| CliError::io(&header_path, "remove the empty header file", e))?;
     }
-    let create_header = |what: &'static str| {
+    // A new header file: the detached header of an encryption, or the
+    // export of a decryption that moves the data; it must not exist.
+    let created = a.header.is_some()
+        && !header_path.exists()
+        && matches!(request.goal, Goal::Encrypt(_) | Goal::Decrypt { .. });
+    let header_file = if created {
         OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&header_path)
-            .map_err(|e| CliError::io(&header_path, what, e))
-    };
-    // The same command again after a kill goes on with the run it started,
-    // as `cryptsetup reencrypt` does.
-    let existing = std::fs::File::open(&header_path)
-        .ok()
-        .and_then(|f| Image::load(&f).ok());
-    if let Some(img) = &existing {
-        // A cryptsetup reencryption of this volume holds this lock for its
-        // whole run.
-        locks.reencryption(&img.header.uuid, &a.image)?;
-    }
-    let in_progress = existing.is_some_and(|i| i.metadata.reencrypt.is_some());
-    let header = if in_progress {
-        None
-    } else if let (Some(params), Some(_)) = (&encrypt_params, shift) {
-        let plan = Plan::EncryptShift(params.clone());
-        let hf = dup()?;
-        let data2 = dup()?;
-        Some(
-            Reencryption::init(hf, data2, &pass, &plan, &options)
-                .map_err(|e| image_error(&a.image, e))?,
-        )
-    } else if a.decrypt && !header_path.exists() {
-        // The header is in IMAGE: export it to the new file and move the
-        // data down.
-        let f = create_header("create the header file")?;
-        let data2 = dup()?;
-        let plan = Plan::DecryptShift {
-            key_slot: a.key_slot,
-        };
-        match Reencryption::init(f, data2, &pass, &plan, &options) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                // The new file goes while it is empty or IMAGE still has
-                // its header (nothing depends on it then).
-                let empty = std::fs::metadata(&header_path).is_ok_and(|m| m.len() == 0);
-                if empty || Image::load(&data).is_ok() {
-                    let _ = std::fs::remove_file(&header_path);
-                }
-                return Err(image_error(&a.image, e));
-            }
-        }
-    } else if let Some(params) = encrypt_params {
-        let f = create_header("create the detached header")?;
-        let plan = Plan::Encrypt(params);
-        let r = Reencryption::init(f, dup()?, &pass, &plan, &options);
-        match r {
-            Ok(r) => Some(r),
-            Err(e) => {
-                // Nothing was converted: the new header file goes.
-                let _ = std::fs::remove_file(&header_path);
-                return Err(image_error(&header_path, e));
-            }
-        }
+            .map_err(|e| CliError::io(&header_path, "create the header file", e))?
+    } else if a.header.is_some() {
+        open_rw(&header_path)?
     } else {
-        None
+        dup()?
     };
-    let mut run = match header {
-        Some(r) => r,
-        None => {
-            let hf = open_rw(&header_path)?;
-            let img = Image::load(&hf).map_err(|e| image_error(&header_path, e))?;
-            let data2 = dup()?;
-            if img.metadata.reencrypt.is_some() {
-                if a.init_only {
-                    return Err(CliError::Refused {
-                        path: header_path.clone(),
-                        message: "a reencryption is already in progress".into(),
-                    });
-                }
-                // The command that started the run, given again, goes on
-                // with it; options that ask for another run are refused.
-                let mode = img.metadata.reencrypt.as_ref().map(|r| r.mode);
-                let other_run = if a.decrypt {
-                    mode != Some(ReencryptMode::Decrypt)
-                } else if a.encrypt {
-                    mode != Some(ReencryptMode::Encrypt)
-                } else {
-                    a.cipher.is_some() || a.key_size.is_some() || a.sector_size.is_some()
-                };
-                if other_run {
-                    return Err(CliError::Usage(format!(
-                        "{}: a reencryption is already in progress; resume it with --resume-only",
-                        header_path.display()
-                    )));
-                }
-                if a.resilience.is_some() && !a.resume_only {
-                    eprintln!("mdu: resuming with the resilience recorded in the header");
-                }
-                Reencryption::resume(hf, data2, &pass, a.hotzone_size, a.allow_none_resume)
-                    .map_err(|e| image_error(&header_path, e))?
-            } else if a.resume_only {
-                // A run killed after its final header, before it wiped the
-                // areas that header no longer names, is finished here: the
-                // free ranges of the keyslots area are refilled (what was
-                // left there, old bytes of the last hotzone or an old
-                // keyslot, cannot always be told from random fill).
-                let refilled = mdu_luks2::check::wipe_free_areas(&hf, &img)
-                    .map_err(|e| image_error(&header_path, e))?;
-                return Err(CliError::Refused {
-                    path: header_path.clone(),
-                    message: format!(
-                        "no reencryption in progress (the {refilled} free bytes of the keyslots \
-                         area were refilled with random bytes, so nothing an interrupted run \
-                         left there remains)"
-                    ),
-                });
-            } else {
-                let plan = if a.decrypt && img.segment().is_ok_and(|(_, s)| s.offset > 0) {
-                    // An export interrupted before its record.
-                    Plan::DecryptShift {
-                        key_slot: a.key_slot,
-                    }
-                } else if a.decrypt {
-                    Plan::Decrypt {
-                        key_slot: a.key_slot,
-                    }
-                } else {
-                    let Plan::Reencrypt {
-                        cipher,
-                        key_size,
-                        sector_size,
-                        ..
-                    } = Plan::new_key(&img, a.key_slot)
-                        .map_err(|e| image_error(&header_path, e))?
-                    else {
-                        return Err(CliError::Usage("no new-key plan for this volume".into()));
-                    };
-                    let cipher = match &a.cipher {
-                        Some(c) => CipherSpec::parse(c)
-                            .map_err(|e| CliError::Usage(format!("--cipher {c}: {e}")))?,
-                        None => cipher,
-                    };
-                    let key_size = match a.key_size {
-                        Some(bits)
-                            if bits % 8 == 0
-                                && cipher.check_key_len((bits / 8) as usize).is_ok() =>
-                        {
-                            (bits / 8) as usize
-                        }
-                        Some(bits) => {
-                            return Err(CliError::Usage(format!(
-                                "--key-size {bits}: not a key size of {cipher}"
-                            )));
-                        }
-                        None if a.cipher.is_some() => cipher.default_key_len(),
-                        None => key_size,
-                    };
-                    Plan::Reencrypt {
-                        cipher,
-                        key_size,
-                        sector_size: a.sector_size.unwrap_or(sector_size),
-                        key_slot: a.key_slot,
-                    }
-                };
-                Reencryption::init(hf, data2, &pass, &plan, &options)
-                    .map_err(|e| image_error(&header_path, e))?
+    // The header, read once; a cryptsetup reencryption of this volume
+    // holds this lock for its whole run. The library decides from the
+    // header whether the run asked for starts or the one in progress goes
+    // on (the same command again after a kill goes on with the run it
+    // started, as `cryptsetup reencrypt` does).
+    let header = Header::load(header_file);
+    if let Some(uuid) = header.uuid() {
+        locks.reencryption(uuid, &a.image)?;
+    }
+    let (mut run, began) = match Reencryption::open_or_start(header, dup()?, &pass, &request) {
+        Ok(opened) => opened,
+        Err(e) => {
+            // A new header file goes while nothing depends on it: an
+            // encryption's, or an export while it is empty or IMAGE still
+            // has its header.
+            if created
+                && (matches!(request.goal, Goal::Encrypt(_))
+                    || std::fs::metadata(&header_path).is_ok_and(|m| m.len() == 0)
+                    || Image::load(&data).is_ok())
+            {
+                let _ = std::fs::remove_file(&header_path);
             }
+            return Err(reencrypt_error(&header_path, e));
         }
     };
+    if began == Began::Resumed && a.resilience.is_some() && !a.resume_only {
+        eprintln!("mdu: resuming with the resilience recorded in the header");
+    }
     if a.init_only {
         eprintln!(
             "mdu: reencryption of {} initialised ({} resilience); run again with --resume-only to convert",
@@ -774,6 +687,19 @@ fn new_image_paths(
     }
     paths.extend_from_slice(others);
     util::distinct(&paths)
+}
+
+/// What `open_or_start` refused: a run asked for that is not the one in
+/// progress is a usage error; the rest as [`image_error`].
+fn reencrypt_error(header: &Path, e: Luks2Error) -> CliError {
+    match e {
+        Luks2Error::InProgress { other: true } => CliError::Usage(format!(
+            "{}: a reencryption is already in progress; resume it with --resume-only",
+            header.display()
+        )),
+        Luks2Error::Params { problem } => CliError::Usage(problem),
+        e => image_error(header, e),
+    }
 }
 
 /// A damaged or unreadable image, or a wrong passphrase: exit status 1.

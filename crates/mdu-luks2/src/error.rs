@@ -236,6 +236,21 @@ pub enum Luks2Error {
         /// What is wrong.
         problem: String,
     },
+    /// A reencryption is in progress where a command asked to start one
+    /// (`other`: false) or asked for another run than the one recorded
+    /// (`other`: true).
+    InProgress {
+        /// Whether the command asked for another run.
+        other: bool,
+    },
+    /// A command asked to go on with a reencryption, and none is in
+    /// progress; the `refilled` free bytes of the keyslots area were
+    /// refilled with random bytes (what a run killed after its final
+    /// header left there is gone).
+    NotInProgress {
+        /// Bytes refilled.
+        refilled: u64,
+    },
 }
 
 impl Luks2Error {
@@ -413,6 +428,18 @@ impl fmt::Display for Luks2Error {
                 write!(f, "the reencryption record is not authentic: {problem}")
             }
             Luks2Error::Reencrypt { problem } => write!(f, "reencryption: {problem}"),
+            Luks2Error::InProgress { other: false } => {
+                f.write_str("a reencryption is already in progress")
+            }
+            Luks2Error::InProgress { other: true } => f.write_str(
+                "a reencryption is already in progress, and not the one asked for: resume it \
+                 as it was started",
+            ),
+            Luks2Error::NotInProgress { refilled } => write!(
+                f,
+                "no reencryption in progress (the {refilled} free bytes of the keyslots area were \
+                 refilled with random bytes, so nothing an interrupted run left there remains)"
+            ),
         }
     }
 }

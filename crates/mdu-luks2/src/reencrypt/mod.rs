@@ -128,6 +128,7 @@ use crate::{BinaryHeader, FormatParams, Image, Luks2Error, os_random};
 
 mod classify;
 mod layout;
+mod open;
 mod record;
 mod resume;
 mod start;
@@ -135,6 +136,7 @@ mod step;
 #[cfg(test)]
 mod tests;
 
+pub use open::{Began, Goal, Header, Request};
 pub use record::{digest_input, verify_digest};
 
 /// The requirement a reencryption sets, but a decryption that moves the

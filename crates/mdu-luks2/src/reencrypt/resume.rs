@@ -30,6 +30,18 @@ impl Reencryption {
         allow_none: bool,
     ) -> Result<Reencryption, Luks2Error> {
         let img = Image::load(&header)?;
+        Self::resume_loaded(header, data, img, passphrase, hotzone_size, allow_none)
+    }
+
+    /// [`resume`](Self::resume) with the header already loaded as `img`.
+    pub(super) fn resume_loaded(
+        header: File,
+        data: File,
+        img: Image,
+        passphrase: &[u8],
+        hotzone_size: Option<u64>,
+        allow_none: bool,
+    ) -> Result<Reencryption, Luks2Error> {
         let m = img.metadata.clone();
         let r = m
             .reencrypt

@@ -32,7 +32,8 @@ impl Reencryption {
                 Self::init_decrypt_shift(header, data, passphrase, *key_slot, options)
             }
             Plan::Reencrypt { .. } | Plan::Decrypt { .. } => {
-                Self::init_in_header(header, data, passphrase, plan, options)
+                let img = Image::load(&header)?;
+                Self::init_in_header(header, data, img, passphrase, plan, options)
             }
         }
     }
@@ -40,11 +41,11 @@ impl Reencryption {
     pub(super) fn init_in_header(
         header: File,
         data: File,
+        img: Image,
         passphrase: &[u8],
         plan: &Plan,
         options: &Options,
     ) -> Result<Reencryption, Luks2Error> {
-        let img = Image::load(&header)?;
         let mut refill = img.free_areas();
         let (_, seg) = img.segment()?;
         let seg = seg.clone();
