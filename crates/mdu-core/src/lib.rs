@@ -89,6 +89,7 @@ extern crate std;
 mod cipher;
 pub mod cpu;
 mod error;
+pub mod io;
 mod iv;
 #[cfg(feature = "alloc")]
 mod segments;
