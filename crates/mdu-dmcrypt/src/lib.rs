@@ -91,6 +91,7 @@ mod geometry;
 mod ivgen;
 mod sector;
 mod spec;
+mod volume;
 
 pub use error::DmCryptError;
 pub use geometry::{Geometry, SECTOR_SIZES};
@@ -98,6 +99,7 @@ pub use ivgen::IvGenerator;
 pub use mdu_core::{DataUnitCipher, Direction, Iv};
 pub use sector::SectorCipher;
 pub use spec::{ChainMode, CipherSpec, IvMode, MAX_KEY_LEN, SUPPORTED, SupportedCipher, WeakKeys};
+pub use volume::{Volume, VolumeError};
 
 // The README's example runs with the doc tests.
 #[cfg(doctest)]

@@ -230,6 +230,8 @@ pub enum Luks2Error {
         /// Why.
         problem: String,
     },
+    /// The data segment could not be mapped or read as a volume.
+    Volume(mdu_dmcrypt::VolumeError),
     /// A parameter of [`FormatParams`](crate::FormatParams) or a call is
     /// out of range.
     Params {
@@ -408,6 +410,7 @@ impl fmt::Display for Luks2Error {
                 write!(f, "JSON field {field}: {error}")
             }
             Luks2Error::Params { problem } => f.write_str(problem),
+            Luks2Error::Volume(e) => write!(f, "the data segment: {e}"),
             Luks2Error::Requirements { requirements } => {
                 if requirements
                     .iter()
@@ -450,6 +453,7 @@ impl std::error::Error for Luks2Error {
             Luks2Error::Io(e) => Some(e),
             Luks2Error::ReadAt { error, .. } => Some(error),
             Luks2Error::Cipher(e) => Some(e),
+            Luks2Error::Volume(e) => Some(e),
             Luks2Error::UnsupportedCipher { error, .. } => Some(error),
             Luks2Error::NoValidHeader { primary, .. } => Some(primary.as_ref()),
             _ => None,
@@ -488,5 +492,11 @@ impl From<mdu_inplace::DeviceError> for Luks2Error {
             },
             _ => Luks2Error::Io(e.error),
         }
+    }
+}
+
+impl From<mdu_dmcrypt::VolumeError> for Luks2Error {
+    fn from(e: mdu_dmcrypt::VolumeError) -> Luks2Error {
+        Luks2Error::Volume(e)
     }
 }

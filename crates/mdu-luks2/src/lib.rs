@@ -63,18 +63,22 @@ mod image;
 mod kdf;
 mod metadata;
 pub mod reencrypt;
+mod volume;
 
 pub use error::Luks2Error;
 pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, format_detached, os_random};
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
 pub use image::{AF_STRIPES, HeaderCopy, Image, ReadAt, VolumeKey};
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
-pub use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
+pub use mdu_dmcrypt::{
+    CipherSpec, Direction, Geometry, SectorCipher, Volume, VolumeError, WeakKeys,
+};
 pub use metadata::{
     Config, Digest, Encryption, Keyslot, KeyslotArea, MAX_KEYSLOTS, MAX_KEYSLOTS_SIZE, Metadata,
     ReencryptArea, ReencryptDirection, ReencryptKeyslot, ReencryptMode, Resilience, Segment,
     SegmentKind,
 };
+pub use volume::open;
 
 // The README's example runs with the doc tests.
 #[cfg(doctest)]
