@@ -30,6 +30,7 @@ const USES: [(Tool, &[&str]); 7] = [
         Tool::Veritysetup,
         &[
             "verity::matches_veritysetup",
+            "verity::the_library_reader_reads_veritysetup_trees_and_refuses_a_flipped_bit",
             "verity::random_defaults_and_cross_verification",
             "verity::tampered_images_never_verify (its comparison with veritysetup)",
             "verity::fec_matches_veritysetup_format",

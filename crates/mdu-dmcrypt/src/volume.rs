@@ -1,37 +1,4 @@
-//! A dm-crypt mapping over a device, read and written at byte offsets of
-//! the decrypted volume: what `cryptsetup open` makes with device-mapper,
-//! as a value.
-//!
-//! A [`Volume`] holds the device, the [`SectorCipher`] (its geometry: sector
-//! size, IV offset, IV sector size) and the data range (where the data
-//! start on the device, how long they are). [`Volume::read_at`] and
-//! [`Volume::write_at`] take any whole number of sectors at a sector-aligned
-//! offset and make one batched cipher call for all of them (split across
-//! the rayon pool with the `rayon` feature); both take `&self`, so one
-//! volume serves many threads.
-//!
-//! ```
-//! use mdu_dmcrypt::{CipherSpec, Geometry, SectorCipher, Volume, WeakKeys};
-//! # let dir = std::env::temp_dir().join(format!("mdu-volume-doc-{}", std::process::id()));
-//! # std::fs::create_dir_all(&dir)?;
-//! let path = dir.join("disk.img");
-//! // 1 MiB of header space, then 64 KiB of data.
-//! std::fs::write(&path, vec![0u8; (1 << 20) + (64 << 10)])?;
-//! let dev = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
-//! let key: Vec<u8> = (0..64).collect();
-//! let cipher = SectorCipher::new(CipherSpec::parse("aes-xts-plain64")?, &key,
-//!     Geometry::new(4096, 0, false)?, WeakKeys::Refuse)?;
-//! let vol = Volume::new(dev, cipher, 1 << 20, None)?;
-//! assert_eq!(vol.len(), 64 << 10);
-//! vol.write_at(&[0xab; 8192], 4096)?;
-//! let mut back = [0u8; 8192];
-//! vol.read_at(&mut back, 4096)?;
-//! assert!(back.iter().all(|&b| b == 0xab));
-//! // On the device: ciphertext.
-//! assert!(std::fs::read(&path)?[(1 << 20) + 4096..][..8192] != back[..]);
-//! # std::fs::remove_dir_all(&dir)?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! A dm-crypt mapping over a device, read and written at byte offsets ([`Volume`]).
 
 use alloc::vec;
 use core::fmt;
@@ -121,8 +88,40 @@ impl From<DmCryptError> for VolumeError {
     }
 }
 
-/// A decrypted view of `len` bytes of a device from byte `offset`: see the
-/// [module documentation](self).
+/// A dm-crypt mapping over a device, read and written at byte offsets of
+/// the decrypted volume: what `cryptsetup open` makes with device-mapper,
+/// as a value.
+///
+/// A [`Volume`] holds the device, the [`SectorCipher`] (its geometry: sector
+/// size, IV offset, IV sector size) and the data range (where the data
+/// start on the device, how long they are). [`Volume::read_at`] and
+/// [`Volume::write_at`] take any whole number of sectors at a sector-aligned
+/// offset and make one batched cipher call for all of them (split across
+/// the rayon pool with the `rayon` feature); both take `&self`, so one
+/// volume serves many threads.
+///
+/// ```
+/// use mdu_dmcrypt::{CipherSpec, Geometry, SectorCipher, Volume, WeakKeys};
+/// # let dir = std::env::temp_dir().join(format!("mdu-volume-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("disk.img");
+/// // 1 MiB of header space, then 64 KiB of data.
+/// std::fs::write(&path, vec![0u8; (1 << 20) + (64 << 10)])?;
+/// let dev = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
+/// let key: Vec<u8> = (0..64).collect();
+/// let cipher = SectorCipher::new(CipherSpec::parse("aes-xts-plain64")?, &key,
+///     Geometry::new(4096, 0, false)?, WeakKeys::Refuse)?;
+/// let vol = Volume::new(dev, cipher, 1 << 20, None)?;
+/// assert_eq!(vol.len(), 64 << 10);
+/// vol.write_at(&[0xab; 8192], 4096)?;
+/// let mut back = [0u8; 8192];
+/// vol.read_at(&mut back, 4096)?;
+/// assert!(back.iter().all(|&b| b == 0xab));
+/// // On the device: ciphertext.
+/// assert!(std::fs::read(&path)?[(1 << 20) + 4096..][..8192] != back[..]);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Volume<D> {
     dev: D,
     cipher: SectorCipher,
@@ -151,7 +150,7 @@ impl<D: ReadAt> Volume<D> {
     /// sectors, [`VolumeError::OutOfRange`] for a range past the end of the
     /// device (or an empty one), and the device's error.
     ///
-    /// (Example: the [module documentation](self).)
+    /// (Example: [`Volume`].)
     pub fn new(
         dev: D,
         cipher: SectorCipher,
@@ -184,7 +183,7 @@ impl<D: ReadAt> Volume<D> {
 
     /// The volume's length in bytes.
     ///
-    /// (Example: the [module documentation](self).)
+    /// (Example: [`Volume`].)
     pub fn len(&self) -> u64 {
         self.len
     }
@@ -276,7 +275,7 @@ impl<D: ReadAt> Volume<D> {
     /// [`VolumeError::Unaligned`], [`VolumeError::OutOfRange`] (`buf` is
     /// then unchanged), the device's error.
     ///
-    /// (Example: the [module documentation](self).)
+    /// (Example: [`Volume`].)
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), VolumeError> {
         let first = self.sector_of(offset, buf.len())?;
         self.dev.read_exact_at(buf, self.offset + offset)?;
@@ -294,7 +293,7 @@ impl<D: WriteAt> Volume<D> {
     /// [`VolumeError::Unaligned`], [`VolumeError::OutOfRange`] (nothing is
     /// written then), the device's error.
     ///
-    /// (Example: the [module documentation](self).)
+    /// (Example: [`Volume`].)
     pub fn write_at(&self, buf: &[u8], offset: u64) -> Result<(), VolumeError> {
         let first = self.sector_of(offset, buf.len())?;
         let mut out = Zeroizing::new(vec![0u8; buf.len()]);

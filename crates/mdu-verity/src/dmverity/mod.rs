@@ -75,11 +75,13 @@
 
 pub mod fec;
 mod format;
+mod reader;
 mod superblock;
 mod verify;
 
 pub use fec::{FecOutcome, verify_with_fec, verify_with_fec_after};
 pub use format::{Formatted, Hasher, format};
+pub use reader::{CACHE_BYTES, Reader};
 pub use superblock::{Pins, Superblock};
 pub use verify::{verify, verify_range, verify_with_superblock};
 
@@ -257,7 +259,7 @@ impl Params {
     /// How digests sit in a hash block: format 1 pads each to a power of
     /// two, format 0 packs them; either way a block holds the largest power
     /// of two of digests that fit.
-    fn packing(&self) -> crate::merkle::Packing {
+    pub(super) fn packing(&self) -> crate::merkle::Packing {
         crate::merkle::Packing::new(
             self.hash_block_size as usize,
             self.hash.digest_len(),
@@ -266,12 +268,12 @@ impl Params {
     }
 
     /// Digests per hash block.
-    fn per_block(&self) -> u64 {
+    pub(super) fn per_block(&self) -> u64 {
         self.packing().per_block as u64
     }
 
     /// The salted block hasher on the pinned or the best backend.
-    fn hasher(&self) -> Result<BlockHasher, Error> {
+    pub(super) fn hasher(&self) -> Result<BlockHasher, Error> {
         let at = if self.format == 0 {
             SaltAt::Suffix
         } else {

@@ -211,19 +211,19 @@ pub fn verify_range<'a, H: Read + Seek>(
 /// Where the levels of a tree over `data_blocks` blocks lie on the hash
 /// device. Every count comes from untrusted input (a superblock, a device
 /// size), so every position is computed with checked arithmetic.
-struct Layout {
+pub(super) struct Layout {
     /// Data blocks under the tree.
-    data_blocks: u64,
+    pub(super) data_blocks: u64,
     /// Blocks in each level, level 0 (just above the data) first.
-    levels: Vec<u64>,
+    pub(super) levels: Vec<u64>,
     /// Absolute hash-device block where each level starts.
-    level_start: Vec<u64>,
+    pub(super) level_start: Vec<u64>,
     /// Byte just past the tree on the hash device (0 without levels).
-    tree_end: u64,
+    pub(super) tree_end: u64,
 }
 
 impl Layout {
-    fn new(params: &Params, data_blocks: u64) -> Result<Layout, Error> {
+    pub(super) fn new(params: &Params, data_blocks: u64) -> Result<Layout, Error> {
         let too_large = || Error::TreeTooLarge { data_blocks };
         // Every data byte offset must fit, not only the tree's.
         data_blocks
@@ -254,21 +254,21 @@ impl Layout {
 /// Hash blocks of one level held in memory: blocks `first..` of the level,
 /// whose entries are the expected digests of the level below (or of the
 /// data). The root hash is a pseudo-level of one entry.
-struct Parents {
-    bytes: Vec<u8>,
+pub(super) struct Parents {
+    pub(super) bytes: Vec<u8>,
     /// Index (within its level) of the first block in `bytes`.
-    first: u64,
+    pub(super) first: u64,
     /// Bytes per block (the hash block size; the digest length for the root).
-    block_len: usize,
-    per_block: u64,
+    pub(super) block_len: usize,
+    pub(super) per_block: u64,
     /// Bytes from one entry to the next.
-    slot: usize,
-    dl: usize,
+    pub(super) slot: usize,
+    pub(super) dl: usize,
 }
 
 impl Parents {
     /// The expected digest of child `c` (which must lie under these blocks).
-    fn entry(&self, c: u64) -> &[u8] {
+    pub(super) fn entry(&self, c: u64) -> &[u8] {
         let at = (c / self.per_block - self.first) as usize * self.block_len
             + (c % self.per_block) as usize * self.slot;
         &self.bytes[at..at + self.dl]
