@@ -1,0 +1,409 @@
+//! The metadata checked as a whole: areas inside the keyslots area, ids bound to what exists, segments that fit the image.
+
+use super::*;
+
+impl Metadata {
+    /// Checks every size, offset and reference: `json_size` matches
+    /// `hdr_size`; the keyslots area is a multiple of 4096, at most
+    /// [`MAX_KEYSLOTS_SIZE`]; each keyslot area lies inside it (and inside
+    /// an image of `image_len` bytes when given), is 512-byte aligned, holds
+    /// the AF material, and overlaps no other; key sizes and KDF parameters
+    /// are in range, keyslot ids below [`MAX_KEYSLOTS`]; segments have a
+    /// valid sector size, an offset that is a multiple of it and lies past
+    /// the keyslots area (or is 0, a detached header); digests name
+    /// existing keyslots and segments.
+    ///
+    /// ```
+    /// # let text = include_str!("../../tests/data/pbkdf2.json");
+    /// let mut m = mdu_luks2::Metadata::parse(text, 16384)?;
+    /// m.segments.get_mut(&0).unwrap().offset = 1000;
+    /// assert!(m.validate(16384, None).is_err());
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn validate(&self, hdr_size: u64, image_len: Option<u64>) -> Result<(), Luks2Error> {
+        let json_size = hdr_size - BINARY_HEADER_LEN as u64;
+        if self.config.json_size != json_size {
+            return Err(Luks2Error::layout(
+                "config.json_size",
+                format!(
+                    "{} does not match the header size {hdr_size} (expected {json_size})",
+                    self.config.json_size
+                ),
+            ));
+        }
+        let ks = self.config.keyslots_size;
+        if !ks.is_multiple_of(4096) || ks > MAX_KEYSLOTS_SIZE {
+            return Err(Luks2Error::layout(
+                "config.keyslots_size",
+                format!("{ks} must be a multiple of 4096 and at most {MAX_KEYSLOTS_SIZE}"),
+            ));
+        }
+        let (area_start, area_end) = self.keyslots_area(hdr_size);
+        let mut spans: Vec<(u64, u64, u32)> = Vec::new();
+        for (&id, k) in &self.keyslots {
+            let p = |f: &str| format!("keyslots.{id}.{f}");
+            if id >= MAX_KEYSLOTS {
+                return Err(Luks2Error::layout(
+                    format!("keyslots.{id}"),
+                    format!("keyslot ids run from 0 to {}", MAX_KEYSLOTS - 1),
+                ));
+            }
+            for (field, n) in [("key_size", k.key_size), ("area.key_size", k.area.key_size)] {
+                if n == 0 || n > MAX_KEY_BYTES {
+                    return Err(Luks2Error::layout(
+                        p(field),
+                        format!("{n} bytes; a key must be 1..={MAX_KEY_BYTES} bytes"),
+                    ));
+                }
+            }
+            // The material always has AF_STRIPES stripes, as cryptsetup
+            // reads it (af.stripes is not consulted).
+            let material = u64::from(k.key_size) * u64::from(AF_STRIPES);
+            let need = material.div_ceil(512) * 512;
+            let a = &k.area;
+            let end = a.offset.checked_add(a.size);
+            if !a.offset.is_multiple_of(512) {
+                return Err(Luks2Error::layout(
+                    p("area.offset"),
+                    format!("{} is not a multiple of 512", a.offset),
+                ));
+            }
+            if a.size < need {
+                return Err(Luks2Error::layout(
+                    p("area.size"),
+                    format!(
+                        "{} bytes cannot hold {need} bytes of AF material ({AF_STRIPES} stripes of {} bytes)",
+                        a.size, k.key_size
+                    ),
+                ));
+            }
+            let end =
+                inside_keyslots_area(p("area"), a.offset, end, a.size, (area_start, area_end))?;
+            if let Some(len) = image_len
+                && a.offset + need > len
+            {
+                return Err(Luks2Error::Truncated {
+                    what: "keyslot area",
+                    offset: a.offset,
+                    len: need,
+                    image_len: len,
+                });
+            }
+            if let Some(&(_, _, other)) = spans.iter().find(|&&(s, e, _)| a.offset < e && s < end) {
+                return Err(Luks2Error::KeyslotAreasOverlap {
+                    first: other,
+                    second: id,
+                });
+            }
+            spans.push((a.offset, end, id));
+            match &k.kdf {
+                Kdf::Pbkdf2 { iterations, .. } => {
+                    if *iterations == 0 {
+                        return Err(Luks2Error::layout(
+                            p("kdf.iterations"),
+                            "must be at least 1",
+                        ));
+                    }
+                }
+                Kdf::Argon2 {
+                    time,
+                    memory,
+                    cpus,
+                    salt,
+                    ..
+                } => {
+                    if *time == 0 {
+                        return Err(Luks2Error::layout(p("kdf.time"), "must be at least 1"));
+                    }
+                    if *cpus == 0 || *cpus > (1 << 24) - 1 {
+                        return Err(Luks2Error::layout(p("kdf.cpus"), "must be 1..2^24"));
+                    }
+                    if *memory > ARGON2_MAX_MEMORY_KIB || *memory < 8 * *cpus {
+                        return Err(Luks2Error::layout(
+                            p("kdf.memory"),
+                            format!(
+                                "{memory} KiB; must be 8 KiB per thread up to {ARGON2_MAX_MEMORY_KIB} KiB"
+                            ),
+                        ));
+                    }
+                    if salt.len() < 8 {
+                        return Err(Luks2Error::layout(
+                            p("kdf.salt"),
+                            "an Argon2 salt must be at least 8 bytes",
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(r) = &self.reencrypt {
+            let p = |f: &str| format!("keyslots.{}.{f}", r.id);
+            if r.id >= MAX_KEYSLOTS {
+                return Err(Luks2Error::layout(
+                    format!("keyslots.{}", r.id),
+                    format!("keyslot ids run from 0 to {}", MAX_KEYSLOTS - 1),
+                ));
+            }
+            let a = &r.area;
+            let end = a.offset.checked_add(a.size);
+            if !a.offset.is_multiple_of(512) || a.size == 0 || !a.size.is_multiple_of(512) {
+                return Err(Luks2Error::layout(
+                    p("area"),
+                    format!(
+                        "{} bytes at offset {}: both must be non-zero multiples of 512",
+                        a.size, a.offset
+                    ),
+                ));
+            }
+            let end =
+                inside_keyslots_area(p("area"), a.offset, end, a.size, (area_start, area_end))?;
+            if let Some(len) = image_len
+                && end > len
+            {
+                return Err(Luks2Error::Truncated {
+                    what: "reencrypt keyslot area",
+                    offset: a.offset,
+                    len: a.size,
+                    image_len: len,
+                });
+            }
+            if let Some(&(_, _, other)) = spans.iter().find(|&&(s, e, _)| a.offset < e && s < end) {
+                return Err(Luks2Error::KeyslotAreasOverlap {
+                    first: other,
+                    second: r.id,
+                });
+            }
+            match a.resilience {
+                Resilience::Checksum { sector_size, .. }
+                | Resilience::DatashiftChecksum { sector_size, .. }
+                    if !sector_size.is_power_of_two() || !(512..=65536).contains(&sector_size) =>
+                {
+                    return Err(Luks2Error::layout(
+                        p("area.sector_size"),
+                        format!("{sector_size} is not a power of two in 512..=65536"),
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(shift) = a.resilience.shift()
+                && (shift == 0 || !shift.is_multiple_of(512))
+            {
+                return Err(Luks2Error::layout(
+                    p("area.shift_size"),
+                    format!("{shift} is not a non-zero multiple of 512"),
+                ));
+            }
+        }
+        let reencrypt_reqs = self
+            .config
+            .requirements
+            .iter()
+            .flatten()
+            .filter(|r| r.starts_with("online-reencrypt"))
+            .count();
+        match (reencrypt_reqs, &self.reencrypt) {
+            (0, None) | (1, Some(_)) => {}
+            (0, Some(r)) => {
+                return Err(Luks2Error::layout(
+                    "config.requirements",
+                    format!(
+                        "keyslot {} records a reencryption but no online-reencrypt requirement is set",
+                        r.id
+                    ),
+                ));
+            }
+            (1, None) => {
+                return Err(Luks2Error::layout(
+                    "config.requirements",
+                    "an online-reencrypt requirement without a reencrypt keyslot",
+                ));
+            }
+            (n, _) => {
+                return Err(Luks2Error::layout(
+                    "config.requirements",
+                    format!("{n} online-reencrypt requirements; a header has at most one"),
+                ));
+            }
+        }
+        // The data start: the lowest offset of any segment. It lies past
+        // the keyslots area, or is 0 (a detached header, whose segments
+        // address the data device).
+        if let Some((&id, s)) = self.segments.iter().min_by_key(|(_, s)| s.offset)
+            && s.offset != 0
+            && s.offset < area_end
+        {
+            return Err(Luks2Error::layout(
+                format!("segments.{id}.offset"),
+                format!(
+                    "{} lies inside the header or keyslots area (which ends at {area_end})",
+                    s.offset
+                ),
+            ));
+        }
+        for (&id, s) in &self.segments {
+            let p = |f: &str| format!("segments.{id}.{f}");
+            let ss = s.sector_size;
+            if !matches!(ss, 512 | 1024 | 2048 | 4096) {
+                return Err(Luks2Error::layout(
+                    p("sector_size"),
+                    format!("{ss} is not 512, 1024, 2048 or 4096"),
+                ));
+            }
+            if !s.offset.is_multiple_of(u64::from(ss)) {
+                return Err(Luks2Error::layout(
+                    p("offset"),
+                    format!("{} is not a multiple of the sector size {ss}", s.offset),
+                ));
+            }
+            if let Some(n) = s.size
+                && (n == 0 || !n.is_multiple_of(u64::from(ss)) || s.offset.checked_add(n).is_none())
+            {
+                return Err(Luks2Error::layout(
+                    p("size"),
+                    format!("{n} is not a non-zero multiple of the sector size {ss}"),
+                ));
+            }
+        }
+        for (&id, d) in &self.digests {
+            for &k in &d.keyslots {
+                if !self.keyslots.contains_key(&k)
+                    && self.reencrypt.as_ref().is_none_or(|r| r.id != k)
+                {
+                    return Err(Luks2Error::DanglingReference {
+                        digest: id,
+                        kind: "keyslot",
+                        id: k,
+                    });
+                }
+            }
+            for &s in &d.segments {
+                if !self.segments.contains_key(&s) {
+                    return Err(Luks2Error::DanglingReference {
+                        digest: id,
+                        kind: "segment",
+                        id: s,
+                    });
+                }
+            }
+            if d.iterations == 0 {
+                return Err(Luks2Error::layout(
+                    format!("digests.{id}.iterations"),
+                    "must be at least 1",
+                ));
+            }
+            // A short digest would let a wrong key pass by chance (one in
+            // 256 for one byte): at least LUKS1's 20 bytes, as cryptsetup
+            // requires, at most the longest hash.
+            if !(MIN_DIGEST_BYTES..=64).contains(&d.digest.len()) {
+                return Err(Luks2Error::layout(
+                    format!("digests.{id}.digest"),
+                    format!(
+                        "{} bytes; a volume-key digest must be {MIN_DIGEST_BYTES}..=64 bytes",
+                        d.digest.len()
+                    ),
+                ));
+            }
+        }
+        self.validate_bindings()
+    }
+
+    /// cryptsetup's rules binding keyslots, digests and segments: every
+    /// keyslot is listed by exactly one digest; every segment is bound to a
+    /// digest; the regular segments are 0, 1, ... without a gap and the
+    /// backup (`backup-*`) segments come after them; there is a regular
+    /// segment if there is any.
+    pub(super) fn validate_bindings(&self) -> Result<(), Luks2Error> {
+        for id in self
+            .keyslots
+            .keys()
+            .copied()
+            .chain(self.reencrypt.as_ref().map(|r| r.id))
+        {
+            let digests: Vec<u32> = self
+                .digests
+                .iter()
+                .filter(|(_, d)| d.keyslots.contains(&id))
+                .map(|(&d, _)| d)
+                .collect();
+            if digests.len() != 1 {
+                return Err(Luks2Error::layout(
+                    format!("keyslots.{id}"),
+                    format!(
+                        "keyslot {id} is listed by {} digests {digests:?}; cryptsetup requires exactly one",
+                        digests.len()
+                    ),
+                ));
+            }
+        }
+        for (&id, s) in &self.segments {
+            if s.is_crypt() && !self.digests.values().any(|d| d.segments.contains(&id)) {
+                return Err(Luks2Error::layout(
+                    format!("segments.{id}"),
+                    format!(
+                        "segment {id} is bound to no digest; cryptsetup requires every crypt segment to have its volume-key digest"
+                    ),
+                ));
+            }
+        }
+        let first_backup = self
+            .segments
+            .iter()
+            .find(|(_, s)| s.is_backup())
+            .map(|(&id, _)| id);
+        let regular: Vec<u32> = self
+            .segments
+            .iter()
+            .filter(|(_, s)| !s.is_backup())
+            .map(|(&id, _)| id)
+            .collect();
+        if first_backup == Some(0) {
+            return Err(Luks2Error::layout(
+                "segments",
+                "no regular segment: segment 0 is flagged backup-*; cryptsetup requires the data segments first, backups after them",
+            ));
+        }
+        if let (Some(b), Some(&last)) = (first_backup, regular.last())
+            && last > b
+        {
+            return Err(Luks2Error::layout(
+                "segments",
+                format!(
+                    "regular segment {last} comes after backup segment {b}; cryptsetup requires the backups last"
+                ),
+            ));
+        }
+        if let Some((want, &found)) = regular
+            .iter()
+            .enumerate()
+            .find(|&(i, &id)| i as u64 != u64::from(id))
+        {
+            return Err(Luks2Error::layout(
+                "segments",
+                format!(
+                    "no segment {want} before segment {found}; cryptsetup requires the regular segments numbered from 0 without a gap"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `end`, the end of an area of `size` bytes at `offset`, when the area
+/// lies inside the keyslots area `[start, end)`; else the error naming
+/// `field`.
+fn inside_keyslots_area(
+    field: String,
+    offset: u64,
+    end: Option<u64>,
+    size: u64,
+    (area_start, area_end): (u64, u64),
+) -> Result<u64, Luks2Error> {
+    end.filter(|&e| offset >= area_start && e <= area_end)
+        .ok_or_else(|| {
+            Luks2Error::layout(
+                field,
+                format!(
+                    "{size} bytes at offset {offset} lie outside the keyslots area [{area_start}, {area_end})"
+                ),
+            )
+        })
+}
