@@ -443,34 +443,10 @@ extern "C" fn on_stop(_: libc::c_int) {
 }
 
 fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
-    use mdu_luks2::reencrypt::{
-        Began, Goal, Header, Options, Outcome, Reencryption, Request, ResilienceChoice,
-    };
-    let hash = Hash::parse(&a.resilience_hash).ok_or_else(|| {
-        CliError::Usage(format!(
-            "--resilience-hash {}: use sha1, sha256 or sha512",
-            a.resilience_hash
-        ))
-    })?;
-    if let Some(h) = a.hotzone_size.filter(|&h| h < 4096) {
-        return Err(CliError::Usage(format!(
-            "--hotzone-size {h}: a hotzone holds at least one 4096-byte block"
-        )));
-    }
-    if a.encrypt && a.header.is_none() && a.reduce_device_size.is_none() {
-        return Err(CliError::Usage(
-            "--encrypt needs --header FILE (a detached header) or --reduce-device-size SIZE (the header at the start of IMAGE, the data moved up)".into(),
-        ));
-    }
-    let options = Options {
-        resilience: match a.resilience.unwrap_or(ResilienceArg::Checksum) {
-            ResilienceArg::Checksum => ResilienceChoice::Checksum,
-            ResilienceArg::Journal => ResilienceChoice::Journal,
-            ResilienceArg::None => ResilienceChoice::None,
-        },
-        hash,
-        hotzone_size: a.hotzone_size,
-    };
+    use mdu_luks2::reencrypt::{Began, Goal, Header, Outcome, Reencryption};
+    // Every parameter is checked before anything is locked, read or
+    // written.
+    let request = reencrypt_request(&a)?;
     let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
     util::distinct(&[("--key-file", &a.key_file), ("IMAGE", &a.image)])?;
     if a.header.is_some() {
@@ -497,83 +473,10 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     locks.file(&a.image)?;
     locks.file(&header_path)?;
     let data = open_rw(&a.image)?;
-    // The encryption plan's parameters are checked before anything else.
-    let shift = match a.reduce_device_size {
-        Some(r) if r == 0 || r % 8192 != 0 => {
-            return Err(CliError::Usage(format!(
-                "--reduce-device-size {r}: a positive multiple of 8 KiB (twice a data offset that is a multiple of 4096)"
-            )));
-        }
-        r => r.map(|r| r / 2),
-    };
-    let encrypt_params = if a.encrypt {
-        let new = NewImageArgs {
-            key_file: a.key_file.clone(),
-            cipher: a.cipher.clone().unwrap_or_else(|| "aes-xts-plain64".into()),
-            key_size: a.key_size,
-            sector_size: a.sector_size.unwrap_or(4096),
-            pbkdf: a.pbkdf,
-            pbkdf_force_iterations: a.pbkdf_force_iterations,
-            pbkdf_memory: 1 << 20,
-            pbkdf_parallel: 4,
-            hash: "sha256".into(),
-            uuid: None,
-            label: String::new(),
-            subsystem: String::new(),
-            volume_key_file: None,
-            weak: WeakKeyArg {
-                allow_weak_key: false,
-            },
-            offset: 32768,
-        };
-        let mut params = format_params(&new)?;
-        if let Some(s) = shift {
-            params.data_offset = s;
-            params
-                .validate()
-                .map_err(|e| CliError::Usage(format!("--reduce-device-size: {e}")))?;
-        }
-        Some(params)
-    } else {
-        None
-    };
     // A second handle on IMAGE.
     let dup = || {
         data.try_clone()
             .map_err(|e| CliError::io(&a.image, "open", e))
-    };
-    let goal = match encrypt_params {
-        Some(params) if shift.is_some() => Goal::EncryptShift(params),
-        Some(params) => Goal::Encrypt(params),
-        None if a.decrypt => Goal::Decrypt {
-            key_slot: a.key_slot,
-        },
-        None => Goal::NewKey {
-            cipher: a
-                .cipher
-                .as_deref()
-                .map(|c| {
-                    CipherSpec::parse(c).map_err(|e| CliError::Usage(format!("--cipher {c}: {e}")))
-                })
-                .transpose()?,
-            key_size: match a.key_size {
-                Some(bits) if bits % 8 != 0 => {
-                    return Err(CliError::Usage(format!(
-                        "--key-size {bits}: not a whole number of bytes"
-                    )));
-                }
-                bits => bits.map(|b| (b / 8) as usize),
-            },
-            sector_size: a.sector_size,
-            key_slot: a.key_slot,
-        },
-    };
-    let request = Request {
-        goal,
-        options,
-        start_only: a.init_only,
-        resume_only: a.resume_only,
-        allow_none: a.allow_none_resume,
     };
     let pass = read_passphrase(&a.key_file)?;
     // An empty header file is what a run killed before it wrote its
@@ -652,22 +555,130 @@ fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     pb.finish_and_clear();
     match outcome {
         Outcome::Finished => Ok(()),
-        Outcome::Interrupted { done, total } => {
-            let mut again = format!(
-                "mdu luks reencrypt --resume-only --key-file {}",
-                util::shell_word(&a.key_file)
-            );
-            if let Some(h) = &a.header {
-                again += &format!(" --header {}", util::shell_word(h));
-            }
-            again += &format!(" {}", util::shell_word(&a.image));
-            Err(CliError::Refused {
-                path: a.image.clone(),
-                message: format!(
-                    "interrupted after {done} of {total} bytes, progress recorded; go on with: {again}"
-                ),
-            })
+        Outcome::Interrupted { done, total } => Err(interrupted(&a, done, total)),
+    }
+}
+
+/// The library request of `mdu luks reencrypt`: its options checked and
+/// turned into the goal (new key, decryption, encryption with a detached
+/// header or a data shift) and the resilience of a new run.
+fn reencrypt_request(a: &ReencryptArgs) -> Result<mdu_luks2::reencrypt::Request, CliError> {
+    use mdu_luks2::reencrypt::{Goal, Options, Request, ResilienceChoice};
+    let hash = Hash::parse(&a.resilience_hash).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--resilience-hash {}: use sha1, sha256 or sha512",
+            a.resilience_hash
+        ))
+    })?;
+    if let Some(h) = a.hotzone_size.filter(|&h| h < 4096) {
+        return Err(CliError::Usage(format!(
+            "--hotzone-size {h}: a hotzone holds at least one 4096-byte block"
+        )));
+    }
+    if a.encrypt && a.header.is_none() && a.reduce_device_size.is_none() {
+        return Err(CliError::Usage(
+            "--encrypt needs --header FILE (a detached header) or --reduce-device-size SIZE (the header at the start of IMAGE, the data moved up)".into(),
+        ));
+    }
+    let options = Options {
+        resilience: match a.resilience.unwrap_or(ResilienceArg::Checksum) {
+            ResilienceArg::Checksum => ResilienceChoice::Checksum,
+            ResilienceArg::Journal => ResilienceChoice::Journal,
+            ResilienceArg::None => ResilienceChoice::None,
+        },
+        hash,
+        hotzone_size: a.hotzone_size,
+    };
+    // The encryption plan's parameters are checked before anything else.
+    let shift = match a.reduce_device_size {
+        Some(r) if r == 0 || r % 8192 != 0 => {
+            return Err(CliError::Usage(format!(
+                "--reduce-device-size {r}: a positive multiple of 8 KiB (twice a data offset that is a multiple of 4096)"
+            )));
         }
+        r => r.map(|r| r / 2),
+    };
+    let encrypt_params = if a.encrypt {
+        let new = NewImageArgs {
+            key_file: a.key_file.clone(),
+            cipher: a.cipher.clone().unwrap_or_else(|| "aes-xts-plain64".into()),
+            key_size: a.key_size,
+            sector_size: a.sector_size.unwrap_or(4096),
+            pbkdf: a.pbkdf,
+            pbkdf_force_iterations: a.pbkdf_force_iterations,
+            pbkdf_memory: 1 << 20,
+            pbkdf_parallel: 4,
+            hash: "sha256".into(),
+            uuid: None,
+            label: String::new(),
+            subsystem: String::new(),
+            volume_key_file: None,
+            weak: WeakKeyArg {
+                allow_weak_key: false,
+            },
+            offset: 32768,
+        };
+        let mut params = format_params(&new)?;
+        if let Some(s) = shift {
+            params.data_offset = s;
+            params
+                .validate()
+                .map_err(|e| CliError::Usage(format!("--reduce-device-size: {e}")))?;
+        }
+        Some(params)
+    } else {
+        None
+    };
+    let goal = match encrypt_params {
+        Some(params) if shift.is_some() => Goal::EncryptShift(params),
+        Some(params) => Goal::Encrypt(params),
+        None if a.decrypt => Goal::Decrypt {
+            key_slot: a.key_slot,
+        },
+        None => Goal::NewKey {
+            cipher: a
+                .cipher
+                .as_deref()
+                .map(|c| {
+                    CipherSpec::parse(c).map_err(|e| CliError::Usage(format!("--cipher {c}: {e}")))
+                })
+                .transpose()?,
+            key_size: match a.key_size {
+                Some(bits) if bits % 8 != 0 => {
+                    return Err(CliError::Usage(format!(
+                        "--key-size {bits}: not a whole number of bytes"
+                    )));
+                }
+                bits => bits.map(|b| (b / 8) as usize),
+            },
+            sector_size: a.sector_size,
+            key_slot: a.key_slot,
+        },
+    };
+    Ok(Request {
+        goal,
+        options,
+        start_only: a.init_only,
+        resume_only: a.resume_only,
+        allow_none: a.allow_none_resume,
+    })
+}
+
+/// An interrupted run: the progress, and the command that goes on with it.
+fn interrupted(a: &ReencryptArgs, done: u64, total: u64) -> CliError {
+    let mut again = format!(
+        "mdu luks reencrypt --resume-only --key-file {}",
+        util::shell_word(&a.key_file)
+    );
+    if let Some(h) = &a.header {
+        again += &format!(" --header {}", util::shell_word(h));
+    }
+    again += &format!(" {}", util::shell_word(&a.image));
+    CliError::Refused {
+        path: a.image.clone(),
+        message: format!(
+            "interrupted after {done} of {total} bytes, progress recorded; go on with: {again}"
+        ),
     }
 }
 
