@@ -200,23 +200,8 @@ impl<D: ReadAt, H: ReadAt> Reader<D, H> {
         let hbs = self.params.hash_block_size as usize;
         let per_block = self.params.per_block();
         let slot = self.params.packing().slot;
-        let levels = &self.layout.levels;
-        let mut parents = Parents {
-            bytes: self.root.clone(),
-            first: 0,
-            block_len: dl,
-            per_block: 1,
-            slot: dl,
-            dl,
-        };
-        let mut span = 1u64;
-        for _ in 0..levels.len() {
-            span = span.saturating_mul(per_block);
-        }
-        for i in (0..levels.len()).rev() {
-            span /= per_block;
-            let lo = start / span / per_block;
-            let hi = (end - 1) / span / per_block;
+        let mut parents = Parents::root(&self.root);
+        for (i, lo, hi) in self.layout.covering(per_block, start, end) {
             let mut blocks = vec![0u8; (hi - lo + 1) as usize * hbs];
             for (j, block) in (lo..=hi).zip(blocks.chunks_mut(hbs)) {
                 if let Some(b) = self.cache.lock().expect("cache").get(&(i, j)) {
@@ -233,21 +218,7 @@ impl<D: ReadAt, H: ReadAt> Reader<D, H> {
                         hash_block: self.layout.level_start[i] + j,
                     });
                 }
-                // The last block of a level: zeros after its last entry.
-                if j + 1 == levels[i] {
-                    let below = if i == 0 {
-                        self.layout.data_blocks
-                    } else {
-                        levels[i - 1]
-                    };
-                    let used = ((below - j * per_block) as usize) * slot;
-                    if let Some(at) = block[used..].iter().position(|&b| b != 0) {
-                        return Err(Error::HashBlockSpare {
-                            hash_block: self.layout.level_start[i] + j,
-                            offset: used + at,
-                        });
-                    }
-                }
+                self.layout.check_spare(&self.params, i, j, block)?;
                 let mut cache = self.cache.lock().expect("cache");
                 if cache.len() * hbs >= CACHE_BYTES {
                     cache.clear();

@@ -249,6 +249,54 @@ impl Layout {
             tree_end,
         })
     }
+
+    /// The blocks of each level that cover data blocks `start..end`, root
+    /// level first: `(level, first, last)`.
+    pub(super) fn covering(&self, per_block: u64, start: u64, end: u64) -> Vec<(usize, u64, u64)> {
+        // Data blocks covered by one block of the level; saturating is
+        // exact here: the top level's span only needs to exceed the number
+        // of data blocks.
+        let mut span = 1u64;
+        for _ in 0..self.levels.len() {
+            span = span.saturating_mul(per_block);
+        }
+        (0..self.levels.len())
+            .rev()
+            .map(|i| {
+                span /= per_block;
+                (i, start / span / per_block, (end - 1) / span / per_block)
+            })
+            .collect()
+    }
+
+    /// Checks that block `j` of level `i`, if it is the level's last,
+    /// holds zeros after its last entry (as `format` writes it and as
+    /// `veritysetup verify` checks): otherwise the tree is one over more
+    /// blocks than the device has, and a prefix of its data would verify.
+    pub(super) fn check_spare(
+        &self,
+        params: &Params,
+        i: usize,
+        j: u64,
+        block: &[u8],
+    ) -> Result<(), Error> {
+        if j + 1 != self.levels[i] {
+            return Ok(());
+        }
+        let below = if i == 0 {
+            self.data_blocks
+        } else {
+            self.levels[i - 1]
+        };
+        let used = ((below - j * params.per_block()) as usize) * params.packing().slot;
+        match block[used..].iter().position(|&b| b != 0) {
+            Some(at) => Err(Error::HashBlockSpare {
+                hash_block: self.level_start[i] + j,
+                offset: used + at,
+            }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Hash blocks of one level held in memory: blocks `first..` of the level,
@@ -267,6 +315,18 @@ pub(super) struct Parents {
 }
 
 impl Parents {
+    /// The root hash as a pseudo-level of one entry.
+    pub(super) fn root(root: &[u8]) -> Parents {
+        Parents {
+            bytes: root.to_vec(),
+            first: 0,
+            block_len: root.len(),
+            per_block: 1,
+            slot: root.len(),
+            dl: root.len(),
+        }
+    }
+
     /// The expected digest of child `c` (which must lie under these blocks).
     pub(super) fn entry(&self, c: u64) -> &[u8] {
         let at = (c / self.per_block - self.first) as usize * self.block_len
@@ -290,28 +350,8 @@ fn verify_levels<H: Read + Seek>(
     let hbs = params.hash_block_size as usize;
     let per_block = params.per_block();
     let slot = params.packing().slot;
-    let levels = &layout.levels;
-    let mut parents = Parents {
-        bytes: root_hash.as_bytes().to_vec(),
-        first: 0,
-        block_len: dl,
-        per_block: 1,
-        slot: dl,
-        dl,
-    };
-    // Data blocks covered by one block of the level being checked;
-    // saturating is exact here: the top level's span only needs to exceed
-    // the number of data blocks.
-    let mut span = 1u64;
-    for _ in 0..levels.len() {
-        span = span.saturating_mul(per_block);
-    }
-    for i in (0..levels.len()).rev() {
-        span /= per_block;
-        // Blocks of level i covering the range; each covers `span * per_block`
-        // data blocks.
-        let lo = start / span / per_block;
-        let hi = (end - 1) / span / per_block;
+    let mut parents = Parents::root(root_hash.as_bytes());
+    for (i, lo, hi) in layout.covering(per_block, start, end) {
         let nblocks = (hi - lo + 1) as usize;
         let mut blocks = vec![0u8; nblocks * hbs];
         // In bounds: lo..=hi lies inside level i, which ends before tree_end.
@@ -333,25 +373,7 @@ fn verify_levels<H: Read + Seek>(
                 hash_block: layout.level_start[i] + index,
             });
         }
-        // The last block of a level holds the digests of the last blocks
-        // below it and zeros after them (as `format` writes it and as
-        // `veritysetup verify` checks): otherwise the tree is one over more
-        // blocks than the device has, and a prefix of its data would verify.
-        if hi + 1 == levels[i] {
-            let below = if i == 0 {
-                layout.data_blocks
-            } else {
-                levels[i - 1]
-            };
-            let used = ((below - hi * per_block) as usize) * slot;
-            let last = &blocks[(nblocks - 1) * hbs..];
-            if let Some(at) = last[used..].iter().position(|&b| b != 0) {
-                return Err(Error::HashBlockSpare {
-                    hash_block: layout.level_start[i] + hi,
-                    offset: used + at,
-                });
-            }
-        }
+        layout.check_spare(params, i, hi, &blocks[(nblocks - 1) * hbs..])?;
         parents = Parents {
             bytes: blocks,
             first: lo,
