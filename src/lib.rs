@@ -6,6 +6,9 @@
 //! * [`Iv`], [`DataUnitSize`], [`DataUnitCipher`], [`DataUnits`],
 //!   [`Direction`], [`Error`] from `mdu-core` (always): batched data units
 //!   for any cipher, with consecutive IVs or one IV per unit;
+//! * [`io`] from `mdu-core` (always): the one positioned-I/O pair
+//!   ([`io::ReadAt`], [`io::WriteAt`], [`io::IoError`]) every module reads
+//!   images and devices through (the ext4 reader, LUKS2 headers, FEC);
 //! * `xts`: XTS-AES-128/256 with a native multi-unit path;
 //! * `cbc`: AES-CBC-128/256 with interleaved multi-unit encryption;
 //! * `hctr2`, `adiantum`: the wide-block ciphers of fscrypt's file names
@@ -40,6 +43,20 @@ pub use mdu_core::{
     DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, check_request,
     check_request_with_ivs, split_units, split_units_with_ivs,
 };
+
+/// Positioned I/O: mdu-core's `io` module, the one [`ReadAt`](io::ReadAt) /
+/// [`WriteAt`](io::WriteAt) pair of every module.
+///
+/// ```
+/// use mdu::io::{IoError, ReadAt};
+/// let image = vec![0u8; 4096];
+/// let mut sector = [1u8; 512];
+/// image.read_exact_at(&mut sector, 3584)?;
+/// assert_eq!((sector, image.size()?), ([0; 512], 4096));
+/// assert!(matches!(image.read_exact_at(&mut sector, 4000), Err(IoError::OutOfRange { .. })));
+/// # Ok::<(), IoError>(())
+/// ```
+pub use mdu_core::io;
 
 #[cfg(feature = "adiantum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "adiantum")))]

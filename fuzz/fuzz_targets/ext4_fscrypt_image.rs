@@ -20,7 +20,8 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mdu_fscrypt::NamesCipher;
-use mdu_fscrypt::ext4::{self, ROOT_INO, ReadAt};
+use mdu_core::io::{IoError, ReadAt};
+use mdu_fscrypt::ext4::ROOT_INO;
 use mdu_fscrypt::key::MasterKey;
 use mdu_fscrypt::nokey;
 use mdu_fscrypt::volume::{Keyring, NameForm, Volume};
@@ -47,11 +48,11 @@ fn seed() -> &'static [u8] {
 struct Checked<'a>(&'a [u8]);
 
 impl ReadAt for Checked<'_> {
-    fn size(&self) -> u64 {
-        self.0.len() as u64
+    fn size(&self) -> Result<u64, IoError> {
+        Ok(self.0.len() as u64)
     }
 
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), ext4::Error> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), IoError> {
         self.0.read_exact_at(buf, offset)
     }
 }

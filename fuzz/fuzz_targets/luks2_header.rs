@@ -42,11 +42,11 @@ const PASSPHRASE: &[u8] = b"fuzz";
 struct Checked<'a>(&'a [u8]);
 
 impl ReadAt for Checked<'_> {
-    fn image_len(&self) -> std::io::Result<u64> {
+    fn size(&self) -> Result<u64, mdu_core::io::IoError> {
         Ok(self.0.len() as u64)
     }
 
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), mdu_core::io::IoError> {
         let start = usize::try_from(offset).expect("offset fits usize");
         let end = start.checked_add(buf.len()).expect("no overflow");
         assert!(

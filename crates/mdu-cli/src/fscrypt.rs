@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
-use mdu_fscrypt::ext4::{FileImage, FileType, Inode, Timestamp};
+use mdu_fscrypt::ext4::{FileType, Inode, Timestamp};
 use mdu_fscrypt::key::MasterKey;
 use mdu_fscrypt::policy::{Context, KeySpec};
 use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Volume};
@@ -188,12 +188,12 @@ fn keyring(k: &KeyArgs) -> Result<Keyring, CliError> {
 /// The volume in `image`, and a mapping of its errors to the CLI's.
 struct Image {
     path: PathBuf,
-    vol: Volume<FileImage>,
+    vol: Volume<File>,
 }
 
 impl Image {
     fn open(path: &Path, keys: Keyring) -> Result<Image, CliError> {
-        let file = FileImage::open(path).map_err(|e| CliError::io(path, "open", e))?;
+        let file = File::open(path).map_err(|e| CliError::io(path, "open", e))?;
         let vol = Volume::open(file, keys).map_err(|e| refused(path, e))?;
         Ok(Image {
             path: path.to_owned(),
@@ -218,6 +218,9 @@ fn refused(path: &Path, e: mdu_fscrypt::volume::Error) -> CliError {
         E::NotFound { .. } | E::NotADirectory { .. } => {
             CliError::Usage(format!("{}: {e}", path.display()))
         }
+        // Taken when the image is opened: an I/O error of the opening, as
+        // before anything is read (exit 2).
+        e @ E::Ext4(mdu_fscrypt::ext4::Error::ImageSize { .. }) => CliError::lib(path, e),
         e => CliError::Refused {
             path: path.to_owned(),
             message: e.to_string(),

@@ -6,6 +6,7 @@ use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
+use mdu_core::io::{IoError, ReadAt};
 use mdu_verity::dmverity::{self, Formatted, Superblock, fec};
 use mdu_verity::{Digest, Error as VerityError, HashAlg};
 
@@ -583,7 +584,7 @@ fn write_parity(
         return Ok(None);
     };
     let fec_params = f.params(hash_path);
-    let hash_len = fec::ReadAt::size(hash).map_err(|e| CliError::io(hash_path, "seek", e))?;
+    let hash_len = ReadAt::size(hash).map_err(|e| CliError::io(hash_path, "seek", e.into()))?;
     let tree_end = out.hash_device_size().max(p.hash_offset);
     if fec_params.in_hash_device {
         if fec_params.offset < tree_end {
@@ -1014,15 +1015,15 @@ struct Progress<'a> {
     pb: &'a indicatif::ProgressBar,
 }
 
-impl fec::ReadAt for Progress<'_> {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        let n = fec::ReadAt::read_at(self.file, buf, offset)?;
-        self.pb.inc(n as u64);
-        Ok(n)
+impl ReadAt for Progress<'_> {
+    fn size(&self) -> Result<u64, IoError> {
+        ReadAt::size(self.file)
     }
 
-    fn size(&self) -> std::io::Result<u64> {
-        fec::ReadAt::size(self.file)
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), IoError> {
+        ReadAt::read_exact_at(self.file, buf, offset)?;
+        self.pb.inc(buf.len() as u64);
+        Ok(())
     }
 }
 
@@ -1047,7 +1048,6 @@ fn verify_with_fec(
     first: VerityError,
     pool: &rayon::ThreadPool,
 ) -> Result<(), CliError> {
-    use fec::ReadAt;
     let open = |path: &Path| util::open_read(path);
     let Some(fec_path) = a.fec.device() else {
         return Err(CliError::Usage("--fec-device is needed to correct".into()));
@@ -1062,9 +1062,7 @@ fn verify_with_fec(
             pins: f.pins,
         }
     };
-    let size = data
-        .size()
-        .map_err(|e| CliError::io(&a.data, "examine", e))?;
+    let size = ReadAt::size(&data).map_err(|e| CliError::io(&a.data, "examine", e.into()))?;
     let pb = util::progress(size, "dm-verity verify");
     let reader = Progress {
         file: &data,

@@ -551,7 +551,7 @@ fn a_directory_mapping_one_block_many_times_is_refused_in_bounded_memory() {
 /// times (4 index nodes of 340 leaves of 340 extents: 5.5 MB of metadata
 /// for 157.7 million entries); returns its inode number.
 fn hostile_directory(image: &Path, scratch: &Path) -> u32 {
-    use mdu_fscrypt::ext4::{Ext4, FileImage, ROOT_INO};
+    use mdu_fscrypt::ext4::{Ext4, ROOT_INO};
     use std::os::unix::fs::FileExt;
     // A directory, and 4 + 340 * 4 blocks to hold its extent tree (not
     // zeros: debugfs would write those as a hole).
@@ -565,7 +565,7 @@ fn hostile_directory(image: &Path, scratch: &Path) -> u32 {
         ],
     );
     let (d, block, nodes) = {
-        let fs = Ext4::open(FileImage::open(image).unwrap()).unwrap();
+        let fs = Ext4::open(std::fs::File::open(image).unwrap()).unwrap();
         let root = fs.read_dir(&fs.inode(ROOT_INO).unwrap()).unwrap();
         let ino = |name: &[u8]| root.iter().find(|e| e.name == name).unwrap().ino;
         let d = fs.inode(ino(b"d")).unwrap();

@@ -4,7 +4,8 @@
 //! every crate that parses or maps them (ext4 trees, LUKS2 headers, dm-verity
 //! hash devices, encrypted volumes). [`ReadAt`] and [`WriteAt`] are that
 //! interface, with one error ([`IoError`]): byte slices and vectors read
-//! as devices (in memory, fuzzing), and with the `std` feature so do
+//! as devices (in memory, fuzzing), a vector in a `RefCell` is also
+//! written as one (growing as a file does), and with the `std` feature so do
 //! files and block devices, where a read past the end is an
 //! [`IoError::OutOfRange`] that names the range and the size.
 //!
@@ -192,6 +193,56 @@ impl<T: WriteAt + ?Sized> WriteAt for &T {
     }
 }
 
+/// Bytes in memory as a writable device: a write that ends past them
+/// extends them with zeros first (as a file grows), so tests, examples and
+/// fuzz targets write where files and devices would.
+///
+/// ```
+/// use core::cell::RefCell;
+/// use mdu_core::io::{ReadAt, WriteAt};
+/// let dev = RefCell::new(vec![1u8; 2]);
+/// dev.write_all_at(&[7, 8], 3)?;
+/// assert_eq!(*dev.borrow(), [1, 1, 0, 7, 8]);
+/// let mut b = [0u8; 2];
+/// dev.read_exact_at(&mut b, 3)?;
+/// assert_eq!((b, dev.size()?), ([7, 8], 5));
+/// # Ok::<(), mdu_core::io::IoError>(())
+/// ```
+#[cfg(feature = "alloc")]
+impl ReadAt for core::cell::RefCell<alloc::vec::Vec<u8>> {
+    fn size(&self) -> Result<u64, IoError> {
+        self.borrow().size()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), IoError> {
+        self.borrow().read_exact_at(buf, offset)
+    }
+}
+
+/// Why a vector in memory refuses a write.
+#[cfg(feature = "alloc")]
+const TOO_FAR: IoError = IoError::Device("the write ends past what a vector in memory can hold");
+
+/// See the [`ReadAt`] implementation above.
+#[cfg(feature = "alloc")]
+impl WriteAt for core::cell::RefCell<alloc::vec::Vec<u8>> {
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> Result<(), IoError> {
+        let at = usize::try_from(offset).map_err(|_| TOO_FAR)?;
+        let end = at.checked_add(buf.len()).ok_or(TOO_FAR)?;
+        let mut v = self.borrow_mut();
+        if let Some(grow) = end.checked_sub(v.len()) {
+            v.try_reserve(grow).map_err(|_| TOO_FAR)?;
+            v.resize(end, 0);
+        }
+        v[at..end].copy_from_slice(buf);
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), IoError> {
+        Ok(())
+    }
+}
+
 #[cfg(all(feature = "std", unix))]
 impl ReadAt for std::fs::File {
     fn size(&self) -> Result<u64, IoError> {
@@ -250,5 +301,27 @@ mod tests {
             );
         }
         assert!(dev[..].read_exact_at(&mut [], 16).is_ok());
+    }
+
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn a_vector_in_a_cell_grows_where_a_write_ends_past_it() {
+        let dev = core::cell::RefCell::new(alloc::vec![9u8; 4]);
+        dev.write_all_at(&[1, 2], 2).unwrap();
+        dev.write_all_at(&[3], 6).unwrap();
+        assert_eq!(*dev.borrow(), [9, 9, 1, 2, 0, 0, 3]);
+        assert!(matches!(
+            dev.write_all_at(&[1], u64::MAX),
+            Err(IoError::Device(_))
+        ));
+        assert_eq!(dev.borrow().len(), 7);
+        assert!(matches!(
+            dev.read_exact_at(&mut [0u8; 2], 6),
+            Err(IoError::OutOfRange {
+                offset: 6,
+                len: 2,
+                size: 7
+            })
+        ));
     }
 }

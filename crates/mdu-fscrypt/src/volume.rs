@@ -318,13 +318,12 @@ pub struct Entry {
 /// An ext4 image and the keys to read it with.
 ///
 /// ```no_run
-/// use mdu_fscrypt::ext4::FileImage;
 /// use mdu_fscrypt::key::MasterKey;
 /// use mdu_fscrypt::volume::{Keyring, Volume};
 ///
 /// let mut keys = Keyring::new();
 /// keys.add(MasterKey::new(&std::fs::read("master.key")?)?);
-/// let vol = Volume::open(FileImage::open("disk.img")?, keys)?;
+/// let vol = Volume::open(std::fs::File::open("disk.img")?, keys)?;
 /// let dir = vol.lookup(b"/vault")?;
 /// for e in vol.list(dir)? {
 ///     println!("{}", String::from_utf8_lossy(&e.name));
@@ -678,13 +677,12 @@ impl<R: ReadAt> Volume<R> {
     /// and [`read_link`](Self::read_link).
     ///
     /// ```no_run
-    /// use mdu_fscrypt::ext4::FileImage;
     /// use mdu_fscrypt::key::MasterKey;
     /// use mdu_fscrypt::volume::{Keyring, Volume};
     ///
     /// let mut keys = Keyring::new();
     /// keys.add(MasterKey::new(&std::fs::read("master.key")?)?);
-    /// let vol = Volume::open(FileImage::open("disk.img")?, keys)?;
+    /// let vol = Volume::open(std::fs::File::open("disk.img")?, keys)?;
     /// let tree = vol.walk(vol.lookup(b"vault")?)?;
     /// for i in 0..tree.nodes.len() {
     ///     println!("{}", String::from_utf8_lossy(&tree.path(i)));
@@ -960,13 +958,12 @@ fn entry(e: DirEntry, form: NameForm) -> Entry {
 ///
 /// ```no_run
 /// use std::io::Write;
-/// use mdu_fscrypt::ext4::FileImage;
 /// use mdu_fscrypt::key::MasterKey;
 /// use mdu_fscrypt::volume::{Keyring, Volume};
 ///
 /// let mut keys = Keyring::new();
 /// keys.add(MasterKey::new(&std::fs::read("master.key")?)?);
-/// let vol = Volume::open(FileImage::open("disk.img")?, keys)?;
+/// let vol = Volume::open(std::fs::File::open("disk.img")?, keys)?;
 /// let file = vol.inode(vol.lookup(b"vault/notes.txt")?)?;
 /// let contents = vol.contents(&file)?;
 /// let bs = vol.ext4().block_size() as u64;
@@ -1106,7 +1103,7 @@ impl<R: ReadAt> Contents<'_, R> {
             field: "i_size",
             value: self.size,
         });
-        if self.size > self.fs.image().size() {
+        if self.size > self.fs.image_size() {
             return Err(too_big);
         }
         let len = usize::try_from(self.size.div_ceil(bs) * bs).map_err(|_| too_big)?;

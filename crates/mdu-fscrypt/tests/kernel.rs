@@ -8,13 +8,12 @@
 //! each test prints a `SKIPPED` line, counted by the summary test.
 
 use std::collections::BTreeMap;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mdu_fscrypt::ContentsCipher;
-use mdu_fscrypt::ext4::FileImage;
 use mdu_fscrypt::key::MasterKey;
 use mdu_fscrypt::volume::{Keyring, NameForm, Volume};
 use mdu_testkit::tools::{self, FSCRYPT_KERNEL_SCRIPT, Search, Tool};
@@ -120,7 +119,7 @@ fn kernel(test: &str) -> bool {
 
 /// Checks one view (with or without the key) against the kernel's, entry by
 /// entry; returns (files compared, names compared).
-fn compare(m: &Made, vol: &Volume<FileImage>, view: &str) -> (usize, usize) {
+fn compare(m: &Made, vol: &Volume<File>, view: &str) -> (usize, usize) {
     let policy = m.manifest["policy"].as_str().unwrap();
     let top = hex(m.manifest["dir"].as_str().unwrap());
     let entries = m.manifest[view].as_array().unwrap();
@@ -207,9 +206,9 @@ fn kernel_encrypted_trees_read_offline_byte_for_byte() {
     }
     for (seed, policy) in POLICIES.iter().enumerate() {
         let m = make(policy, seed as u64 + 1);
-        let vol = Volume::open(FileImage::open(&m.image).unwrap(), keyring(&m)).unwrap();
+        let vol = Volume::open(File::open(&m.image).unwrap(), keyring(&m)).unwrap();
         let (files, names) = compare(&m, &vol, "with_key");
-        let bare = Volume::open(FileImage::open(&m.image).unwrap(), Keyring::new()).unwrap();
+        let bare = Volume::open(File::open(&m.image).unwrap(), Keyring::new()).unwrap();
         let (_, nokey) = compare(&m, &bare, "without_key");
         println!(
             "{policy}: {files} files and {names} names equal with the key, {nokey} no-key names equal without it"
@@ -229,7 +228,7 @@ fn a_wrong_key_is_named_and_refused() {
     let m = make("v2-pad32", 7);
     let mut keys = Keyring::new();
     let given = keys.add(MasterKey::new(&[0x55; 64]).unwrap());
-    let vol = Volume::open(FileImage::open(&m.image).unwrap(), keys).unwrap();
+    let vol = Volume::open(File::open(&m.image).unwrap(), keys).unwrap();
     let err = vol.lookup(b"vault/sub").unwrap_err().to_string();
     assert!(err.contains(&given.to_string()), "{err}");
     assert!(
@@ -247,7 +246,7 @@ fn wrong_v1_keys_are_refused_through_the_names_they_decrypt() {
     let descriptor: [u8; 8] = hex(m.manifest["v1_descriptor"].as_str().unwrap())
         .try_into()
         .unwrap();
-    let right = Volume::open(FileImage::open(&m.image).unwrap(), keyring(&m)).unwrap();
+    let right = Volume::open(File::open(&m.image).unwrap(), keyring(&m)).unwrap();
     let top = right
         .lookup(&hex(m.manifest["dir"].as_str().unwrap()))
         .unwrap();
@@ -291,7 +290,7 @@ fn wrong_v1_keys_are_refused_through_the_names_they_decrypt() {
             .collect();
         let mut ring = Keyring::new();
         ring.add_v1(descriptor, MasterKey::new(&wrong).unwrap());
-        let vol = Volume::open(FileImage::open(&m.image).unwrap(), ring).unwrap();
+        let vol = Volume::open(File::open(&m.image).unwrap(), ring).unwrap();
         let mut whole = true;
         for (i, (_, ino)) in dirs.iter().enumerate() {
             if vol.list(*ino).is_ok() {
@@ -330,7 +329,7 @@ fn the_kernel_reads_contents_mdu_encrypted() {
     }
     for policy in ["v2-lblk32", "v2-du512-ino128", "v1-pad4"] {
         let m = make(policy, 40);
-        let vol = Volume::open(FileImage::open(&m.image).unwrap(), keyring(&m)).unwrap();
+        let vol = Volume::open(File::open(&m.image).unwrap(), keyring(&m)).unwrap();
         // The largest file of the tree: new plaintext for its blocks.
         let top = hex(m.manifest["dir"].as_str().unwrap());
         let biggest = m.manifest["with_key"]

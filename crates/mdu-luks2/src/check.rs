@@ -446,7 +446,7 @@ pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftove
                     what: "free keyslots area",
                     offset: at,
                     len: n as u64,
-                    error,
+                    error: error.into(),
                 })?;
             if !is_fill(&buf[..n]) {
                 match found.last_mut() {

@@ -467,6 +467,15 @@ impl From<std::io::Error> for Luks2Error {
     }
 }
 
+/// A failed positioned read or size query of the image, as the operating
+/// system's error ([`Luks2Error::Io`]); reads that name what they read map
+/// to [`Luks2Error::ReadAt`] where they are made.
+impl From<mdu_core::io::IoError> for Luks2Error {
+    fn from(e: mdu_core::io::IoError) -> Luks2Error {
+        Luks2Error::Io(e.into())
+    }
+}
+
 impl From<DmCryptError> for Luks2Error {
     fn from(e: DmCryptError) -> Luks2Error {
         Luks2Error::Cipher(e)

@@ -2,8 +2,6 @@
 //! unlocking the volume key through a keyslot; formatting a new header
 //! region is in `format.rs`.
 
-use std::io;
-
 use mdu_dmcrypt::{CipherSpec, Geometry, SectorCipher, WeakKeys};
 use zeroize::Zeroizing;
 
@@ -11,77 +9,23 @@ use crate::header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checks
 use crate::metadata::{Digest, Metadata, Segment};
 use crate::{Direction, Luks2Error, af};
 
-/// Random access to an image of known length: a byte slice or a file.
+/// Random access to an image: mdu-core's one positioned-read trait
+/// (`mdu_core::io::ReadAt`), re-exported here. Byte slices, vectors and
+/// [`std::fs::File`] (files and block devices) are images.
 ///
-/// Every read the crate makes is checked against
-/// [`image_len`](Self::image_len) first, so an implementation may treat a
-/// read past the end as a bug.
+/// Every read the crate makes is checked against the image's
+/// [`size`](ReadAt::size) (taken once per load) first; a read that fails
+/// anyway is [`Luks2Error::ReadAt`], naming what was being read.
 ///
 /// ```
 /// use mdu_luks2::ReadAt;
 /// let image = [1u8, 2, 3, 4];
 /// let mut buf = [0u8; 2];
 /// image[..].read_exact_at(&mut buf, 2)?;
-/// assert_eq!((buf, image[..].image_len()?), ([3, 4], 4));
-/// # Ok::<(), std::io::Error>(())
+/// assert_eq!((buf, image[..].size()?), ([3, 4], 4));
+/// # Ok::<(), mdu_core::io::IoError>(())
 /// ```
-pub trait ReadAt {
-    /// The image length in bytes.
-    fn image_len(&self) -> io::Result<u64>;
-    /// Fills `buf` from `offset`.
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
-}
-
-impl ReadAt for [u8] {
-    fn image_len(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let start = usize::try_from(offset).map_err(io::Error::other)?;
-        let src = start
-            .checked_add(buf.len())
-            .and_then(|end| self.get(start..end))
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-}
-
-impl ReadAt for Vec<u8> {
-    fn image_len(&self) -> io::Result<u64> {
-        self.as_slice().image_len()
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.as_slice().read_exact_at(buf, offset)
-    }
-}
-
-impl ReadAt for std::fs::File {
-    fn image_len(&self) -> io::Result<u64> {
-        use std::io::Seek;
-        // Through a seek to the end, which gives a block device's size too.
-        let mut f = self;
-        let len = f.seek(io::SeekFrom::End(0))?;
-        f.seek(io::SeekFrom::Start(0))?;
-        Ok(len)
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
-    }
-}
-
-impl<T: ReadAt + ?Sized> ReadAt for &T {
-    fn image_len(&self) -> io::Result<u64> {
-        (**self).image_len()
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        (**self).read_exact_at(buf, offset)
-    }
-}
+pub use mdu_core::io::ReadAt;
 
 /// Reads `len` bytes at `offset` after checking they lie inside the image.
 fn read_checked<R: ReadAt + ?Sized>(
@@ -108,7 +52,7 @@ fn read_checked<R: ReadAt + ?Sized>(
             what,
             offset,
             len,
-            error,
+            error: error.into(),
         })?;
     Ok(buf)
 }
@@ -280,7 +224,7 @@ impl Image {
     /// assert!(err.to_string().contains("no LUKS magic at offset 0"));
     /// ```
     pub fn load<R: ReadAt + ?Sized>(r: &R) -> Result<Image, Luks2Error> {
-        let image_len = r.image_len()?;
+        let image_len = r.size()?;
         let primary = load_copy(r, image_len, 0);
         // Where to look for the secondary: at the hdr_size of a valid
         // primary only (the bytes at the other sizes are keyslot material

@@ -3,7 +3,6 @@
 //! [`Volume`] read and written at byte offsets of the decrypted data,
 //! without device-mapper.
 
-use mdu_core::io;
 use mdu_dmcrypt::{Volume, WeakKeys};
 
 use crate::{Image, Luks2Error, ReadAt, VolumeKey};
@@ -32,7 +31,7 @@ impl Image {
     /// assert_eq!(vol.len(), 8192);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn volume<D: io::ReadAt>(
+    pub fn volume<D: ReadAt>(
         &self,
         dev: D,
         key: &VolumeKey,
@@ -66,7 +65,7 @@ impl Image {
 /// assert!(mdu_luks2::open(&image[..], &image[..], b"wrong").is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn open<H: ReadAt + ?Sized, D: io::ReadAt>(
+pub fn open<H: ReadAt + ?Sized, D: ReadAt>(
     header: &H,
     data: D,
     passphrase: &[u8],

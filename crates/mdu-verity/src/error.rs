@@ -453,3 +453,13 @@ impl From<std::io::Error> for Error {
         Error::Io(e)
     }
 }
+
+/// A failed positioned read, write or size query (of a FEC, data or hash
+/// device) as an I/O error: a read past the end becomes one of kind
+/// [`UnexpectedEof`](std::io::ErrorKind::UnexpectedEof) that names the
+/// range and the size.
+impl From<mdu_core::io::IoError> for Error {
+    fn from(e: mdu_core::io::IoError) -> Self {
+        Error::Io(e.into())
+    }
+}

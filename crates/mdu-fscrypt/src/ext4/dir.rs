@@ -51,8 +51,8 @@ impl FileType {
 /// directory, except `.` and `..`).
 ///
 /// ```no_run
-/// # use mdu_fscrypt::ext4::{Ext4, FileImage, ROOT_INO};
-/// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+/// # use mdu_fscrypt::ext4::{Ext4, ROOT_INO};
+/// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
 /// for e in fs.read_dir(&fs.inode(ROOT_INO)?)? {
 ///     println!("{:>8} {}", e.ino, String::from_utf8_lossy(&e.name));
 /// }
@@ -198,8 +198,8 @@ impl<R: ReadAt> Ext4<R> {
     /// names the hash of an indexed directory.
     ///
     /// ```no_run
-    /// # use mdu_fscrypt::ext4::{Ext4, FileImage, ROOT_INO};
-    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// # use mdu_fscrypt::ext4::{Ext4, ROOT_INO};
+    /// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
     /// let root = fs.inode(ROOT_INO)?;
     /// let entries = fs.read_dir(&root)?;
     /// let version = fs.readdir_hash(&root)?;
@@ -262,8 +262,8 @@ impl<R: ReadAt> Ext4<R> {
     /// errors of [`extents`](Self::extents).
     ///
     /// ```no_run
-    /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
-    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// # use mdu_fscrypt::ext4::Ext4;
+    /// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
     /// let link = fs.inode(14)?;
     /// println!("{}", String::from_utf8_lossy(&fs.read_all(&link)?));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -274,7 +274,7 @@ impl<R: ReadAt> Ext4<R> {
             field: "i_size",
             value: inode.size,
         };
-        if inode.size > self.image.size() {
+        if inode.size > self.size {
             return Err(too_big);
         }
         if inode.is_symlink()

@@ -32,6 +32,12 @@ pub enum Error {
         /// What the system said.
         message: String,
     },
+    /// The image could not say its size (taken once, when it is opened:
+    /// the seek to the end of a file or block device failed).
+    ImageSize {
+        /// What the system said.
+        message: String,
+    },
     /// A superblock field no ext4 file system has.
     Superblock {
         /// The field.
@@ -99,6 +105,7 @@ impl fmt::Display for Error {
                 "a read of {len} bytes at offset {offset} passes the end of the image ({size} bytes): truncated or damaged"
             ),
             Error::Io { offset, message } => write!(f, "read at offset {offset}: {message}"),
+            Error::ImageSize { message } => write!(f, "cannot take the image's size: {message}"),
             Error::Superblock { field, value } => {
                 write!(
                     f,

@@ -39,8 +39,8 @@ pub struct Timestamp {
 /// An inode as this reader needs it.
 ///
 /// ```no_run
-/// # use mdu_fscrypt::ext4::{Ext4, FileImage, ROOT_INO};
-/// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+/// # use mdu_fscrypt::ext4::{Ext4, ROOT_INO};
+/// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
 /// let root = fs.inode(ROOT_INO)?;
 /// println!("mode {:o}, {} bytes, encrypted: {}", root.mode, root.size, root.is_encrypted());
 /// # Ok::<(), Box<dyn std::error::Error>>(())

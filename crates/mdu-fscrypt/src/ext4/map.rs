@@ -16,8 +16,8 @@ const INIT_MAX_LEN: u16 = 32768;
 /// A run of a file's logical blocks stored in consecutive physical blocks.
 ///
 /// ```no_run
-/// # use mdu_fscrypt::ext4::{Ext4, FileImage};
-/// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+/// # use mdu_fscrypt::ext4::Ext4;
+/// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
 /// let file = fs.inode(12)?;
 /// for e in fs.extents(&file)? {
 ///     println!("{}..{} at {}{}", e.logical, e.logical + e.len, e.physical,

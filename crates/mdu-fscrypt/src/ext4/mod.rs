@@ -13,8 +13,9 @@
 //! can hold, and a damaged image gives a typed [`Error`] naming the inode
 //! and the field, never a panic.
 //!
-//! The image is anything that reads at an offset ([`ReadAt`]): a byte slice,
-//! or with `std` a file or block device ([`FileImage`]).
+//! The image is anything that reads at an offset ([`ReadAt`], mdu-core's
+//! trait): a byte slice or vector, or with `std` a file or block device
+//! ([`std::fs::File`]). Its size is taken once, when it is opened.
 //!
 //! # Example
 //!
@@ -38,8 +39,11 @@ mod map;
 mod superblock;
 mod xattr;
 
+use alloc::string::ToString;
 use alloc::vec;
 use alloc::vec::Vec;
+
+use mdu_core::io::IoError;
 
 pub use dir::{DirEntry, FileType, SYMLINK_MAX};
 pub use error::Error;
@@ -51,122 +55,43 @@ pub use superblock::Superblock;
 /// The root directory's inode number.
 pub const ROOT_INO: u32 = 2;
 
-/// An image read at offsets: a byte slice, a file, a block device.
+/// An image read at offsets: mdu-core's one positioned-read trait
+/// (`mdu_core::io::ReadAt`), re-exported here. A byte slice or vector, and
+/// with `std` a [`std::fs::File`] (a file or block device) are images; a
+/// read past the end is [`Error::OutOfImage`], any other failure
+/// [`Error::Io`] naming the offset.
 ///
 /// ```
-/// use mdu_fscrypt::ext4::ReadAt;
+/// use mdu_fscrypt::ext4::{Ext4, Error, ReadAt};
 ///
 /// let image = [1u8, 2, 3, 4];
 /// let mut buf = [0u8; 2];
 /// image[..].read_exact_at(&mut buf, 1)?;
-/// assert_eq!(buf, [2, 3]);
-/// assert!(image[..].read_exact_at(&mut buf, 3).is_err());
-/// # Ok::<(), mdu_fscrypt::ext4::Error>(())
+/// assert_eq!((buf, image[..].size()?), ([2, 3], 4));
+/// // Too short for a superblock: the reader names the read that passes the end.
+/// assert!(matches!(Ext4::open(&image[..]), Err(Error::OutOfImage { offset: 1024, .. })));
+/// # Ok::<(), mdu_core::io::IoError>(())
 /// ```
-pub trait ReadAt {
-    /// The image's length in bytes.
-    fn size(&self) -> u64;
+pub use mdu_core::io::ReadAt;
 
-    /// Fills `buf` from `offset`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::OutOfImage`] when the range passes the end;
-    /// [`Error::Io`] when the read fails.
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error>;
-}
-
-impl ReadAt for [u8] {
-    fn size(&self) -> u64 {
-        self.len() as u64
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error> {
-        let src = usize::try_from(offset)
-            .ok()
-            .and_then(|start| self.get(start..start.checked_add(buf.len())?))
-            .ok_or(Error::OutOfImage {
-                offset,
-                len: buf.len() as u64,
-                size: self.len() as u64,
-            })?;
-        buf.copy_from_slice(src);
-        Ok(())
+/// `e`, the failure of a read of the image at `offset`, as this reader's
+/// error: a range past the end is [`Error::OutOfImage`], anything else
+/// [`Error::Io`] with what the device said.
+fn read_error(e: IoError, offset: u64) -> Error {
+    match e {
+        IoError::OutOfRange { offset, len, size } => Error::OutOfImage { offset, len, size },
+        e => Error::Io {
+            offset,
+            message: e.to_string(),
+        },
     }
 }
 
-impl<T: ReadAt + ?Sized> ReadAt for &T {
-    fn size(&self) -> u64 {
-        (**self).size()
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error> {
-        (**self).read_exact_at(buf, offset)
-    }
-}
-
-#[cfg(feature = "std")]
-pub use file::FileImage;
-
-#[cfg(feature = "std")]
-mod file {
-    use super::{Error, ReadAt};
-    use alloc::string::ToString;
-    use std::fs::File;
-    use std::io::{Seek, SeekFrom};
-    use std::os::unix::fs::FileExt;
-    use std::path::Path;
-
-    /// An image in a file or on a block device, read with positional reads
-    /// (so one image serves many threads).
-    ///
-    /// ```no_run
-    /// use mdu_fscrypt::ext4::{Ext4, FileImage};
-    ///
-    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
-    /// println!("{} blocks of {} bytes", fs.superblock().blocks_count, fs.block_size());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[derive(Debug)]
-    pub struct FileImage {
-        file: File,
-        size: u64,
-    }
-
-    impl FileImage {
-        /// Opens `path` read-only; its size is taken by seeking to the end,
-        /// which also works for block devices.
-        ///
-        /// # Errors
-        ///
-        /// The I/O error of opening or seeking.
-        pub fn open(path: impl AsRef<Path>) -> std::io::Result<FileImage> {
-            let mut file = File::open(path)?;
-            let size = file.seek(SeekFrom::End(0))?;
-            Ok(FileImage { file, size })
-        }
-    }
-
-    impl ReadAt for FileImage {
-        fn size(&self) -> u64 {
-            self.size
-        }
-
-        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error> {
-            let len = buf.len() as u64;
-            if offset.checked_add(len).is_none_or(|end| end > self.size) {
-                return Err(Error::OutOfImage {
-                    offset,
-                    len,
-                    size: self.size,
-                });
-            }
-            self.file.read_exact_at(buf, offset).map_err(|e| Error::Io {
-                offset,
-                message: e.to_string(),
-            })
-        }
-    }
+/// Fills `buf` from `offset` of `image`, with this reader's errors.
+fn read_at<R: ReadAt + ?Sized>(image: &R, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+    image
+        .read_exact_at(buf, offset)
+        .map_err(|e| read_error(e, offset))
 }
 
 /// An ext4 file system in an image, opened read-only.
@@ -175,6 +100,8 @@ mod file {
 #[derive(Debug)]
 pub struct Ext4<R> {
     image: R,
+    /// The image's size, taken once when it was opened.
+    size: u64,
     sb: Superblock,
     /// The first block of each group's inode table.
     inode_tables: Vec<u64>,
@@ -190,14 +117,18 @@ impl<R: ReadAt> Ext4<R> {
     /// (`meta_bg`, a journal device, `dirdata`), [`Error::NeedsRecovery`]
     /// for a file system whose journal needs replaying (not unmounted: its
     /// blocks may not hold what was last written), [`Error::Group`] for a
-    /// descriptor whose inode table lies outside the file system, and the
+    /// descriptor whose inode table lies outside the file system,
+    /// [`Error::ImageSize`] when the image cannot say its size, and the
     /// image's read errors.
     ///
     /// See the [module](self) documentation.
     pub fn open(image: R) -> Result<Ext4<R>, Error> {
         let mut raw = vec![0u8; superblock::SIZE];
-        image.read_exact_at(&mut raw, superblock::OFFSET)?;
+        read_at(&image, &mut raw, superblock::OFFSET)?;
         let sb = Superblock::parse(&raw)?;
+        let size = image.size().map_err(|e| Error::ImageSize {
+            message: e.to_string(),
+        })?;
         if sb.needs_recovery {
             return Err(Error::NeedsRecovery);
         }
@@ -209,16 +140,16 @@ impl<R: ReadAt> Ext4<R> {
         let table_len = u64::from(groups) * desc_size;
         if table_start
             .checked_add(table_len)
-            .is_none_or(|end| end > image.size())
+            .is_none_or(|end| end > size)
         {
             return Err(Error::OutOfImage {
                 offset: table_start,
                 len: table_len,
-                size: image.size(),
+                size,
             });
         }
         let mut table = vec![0u8; table_len as usize];
-        image.read_exact_at(&mut table, table_start)?;
+        read_at(&image, &mut table, table_start)?;
         let mut inode_tables = Vec::with_capacity(groups as usize);
         let table_blocks = u64::from(sb.inodes_per_group) * u64::from(sb.inode_size) / bs;
         for (group, d) in table.chunks_exact(desc_size as usize).enumerate() {
@@ -244,6 +175,7 @@ impl<R: ReadAt> Ext4<R> {
         }
         Ok(Ext4 {
             image,
+            size,
             sb,
             inode_tables,
         })
@@ -252,8 +184,8 @@ impl<R: ReadAt> Ext4<R> {
     /// The parsed superblock.
     ///
     /// ```no_run
-    /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
-    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// # use mdu_fscrypt::ext4::Ext4;
+    /// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
     /// println!("uuid {:02x?}", fs.superblock().uuid);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -275,6 +207,11 @@ impl<R: ReadAt> Ext4<R> {
         &self.image
     }
 
+    /// The image's size in bytes, as it was when it was opened.
+    pub(crate) fn image_size(&self) -> u64 {
+        self.size
+    }
+
     /// Reads inode `ino`.
     ///
     /// # Errors
@@ -284,8 +221,8 @@ impl<R: ReadAt> Ext4<R> {
     /// the inode); the image's read errors.
     ///
     /// ```no_run
-    /// # use mdu_fscrypt::ext4::{Ext4, FileImage, ROOT_INO};
-    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// # use mdu_fscrypt::ext4::{Ext4, ROOT_INO};
+    /// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
     /// let root = fs.inode(ROOT_INO)?;
     /// assert!(root.is_dir());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -304,7 +241,7 @@ impl<R: ReadAt> Ext4<R> {
         let size = u64::from(self.sb.inode_size);
         let offset = table * u64::from(self.sb.block_size) + u64::from(slot) * size;
         let mut raw = vec![0u8; size as usize];
-        self.image.read_exact_at(&mut raw, offset)?;
+        read_at(&self.image, &mut raw, offset)?;
         Inode::parse(ino, &raw)
     }
 
@@ -315,8 +252,8 @@ impl<R: ReadAt> Ext4<R> {
     /// [`Error::OutOfImage`] or [`Error::Io`].
     ///
     /// ```no_run
-    /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
-    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// # use mdu_fscrypt::ext4::Ext4;
+    /// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
     /// let mut block = vec![0u8; fs.block_size() as usize];
     /// fs.read_blocks(0, &mut block)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -327,9 +264,9 @@ impl<R: ReadAt> Ext4<R> {
             .ok_or(Error::OutOfImage {
                 offset: u64::MAX,
                 len: buf.len() as u64,
-                size: self.image.size(),
+                size: self.size,
             })?;
-        self.image.read_exact_at(buf, offset)
+        read_at(&self.image, buf, offset)
     }
 
     /// `inode`'s encryption context (the extended attribute of index 9,
@@ -340,8 +277,8 @@ impl<R: ReadAt> Ext4<R> {
     /// As for [`xattr`](Self::xattr).
     ///
     /// ```no_run
-    /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
-    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// # use mdu_fscrypt::ext4::Ext4;
+    /// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
     /// let ctx = fs.encryption_context(&fs.inode(12)?)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

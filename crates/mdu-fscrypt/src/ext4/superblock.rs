@@ -25,8 +25,8 @@ const FLAGS_UNSIGNED_HASH: u32 = 0x2;
 /// What this reader takes from the superblock.
 ///
 /// ```no_run
-/// # use mdu_fscrypt::ext4::{Ext4, FileImage};
-/// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+/// # use mdu_fscrypt::ext4::Ext4;
+/// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
 /// let sb = fs.superblock();
 /// assert!(sb.encrypt, "mkfs.ext4 -O encrypt");
 /// # Ok::<(), Box<dyn std::error::Error>>(())

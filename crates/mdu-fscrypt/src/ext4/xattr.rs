@@ -25,8 +25,8 @@ impl<R: ReadAt> Ext4<R> {
     /// the small values read here).
     ///
     /// ```no_run
-    /// # use mdu_fscrypt::ext4::{Ext4, FileImage};
-    /// let fs = Ext4::open(FileImage::open("disk.img")?)?;
+    /// # use mdu_fscrypt::ext4::Ext4;
+    /// let fs = Ext4::open(std::fs::File::open("disk.img")?)?;
     /// let dir = fs.inode(12)?;
     /// if let Some(ctx) = fs.xattr(&dir, 9, b"c")? {
     ///     println!("encryption context: {} bytes", ctx.len());

@@ -638,7 +638,7 @@ fn copy_range(dev: &File, from: u64, to: u64, len: u64) -> Result<(), Luks2Error
 }
 
 fn data_len(f: &File) -> Result<u64, Luks2Error> {
-    Ok(ReadAt::image_len(f)?)
+    Ok(ReadAt::size(f)?)
 }
 
 /// The cipher of a `crypt` segment under `key`.

@@ -2,10 +2,11 @@
 //! read from the data, hash and FEC devices by position, decoded, and the
 //! changed blocks collected.
 
-use std::io;
+use mdu_core::io::IoError;
 
+use super::ReadAt;
 use super::decode::correct_round;
-use super::device::{Corrections, ReadAt};
+use super::device::Corrections;
 use super::layout::{Area, VerityLayout};
 use crate::Error;
 
@@ -92,7 +93,7 @@ where
             };
             match dev.read_exact_at(slot, at) {
                 Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                Err(IoError::OutOfRange { .. }) => {
                     slot.fill(0);
                     erased.push(i);
                 }
@@ -100,7 +101,7 @@ where
                     return Err(Error::FecIo {
                         device,
                         offset: at,
-                        error,
+                        error: error.into(),
                     });
                 }
             }
@@ -108,22 +109,20 @@ where
         }
         // Checked by `VerityLayout`: every round has a parity offset.
         let at = layout.parity_offset(round).unwrap_or(u64::MAX);
-        fec.read_exact_at(&mut parity, at).map_err(|error| {
-            if error.kind() == io::ErrorKind::UnexpectedEof {
-                Error::FecParityShort {
+        fec.read_exact_at(&mut parity, at)
+            .map_err(|error| match error {
+                IoError::OutOfRange { .. } => Error::FecParityShort {
                     round,
                     rounds: l.rounds(),
                     offset: at,
                     end: at.saturating_add(round_parity),
-                }
-            } else {
-                Error::FecIo {
+                },
+                error => Error::FecIo {
                     device: "FEC",
                     offset: at,
-                    error,
-                }
-            }
-        })?;
+                    error: error.into(),
+                },
+            })?;
         match correct_round(l, round, &mut buf, &parity, &erased) {
             Ok(fix) => {
                 for &i in &fix.blocks {

@@ -1,149 +1,14 @@
-//! Devices read and written by position ([`ReadAt`], [`WriteAt`]), the
-//! blocks FEC corrected ([`Corrections`]), and a device as it reads with
-//! them applied ([`Overlay`]).
+//! Devices read and written by position ([`ReadAt`], [`WriteAt`]:
+//! mdu-core's pair, re-exported), the blocks FEC corrected
+//! ([`Corrections`]), and a device as it reads with them applied
+//! ([`Overlay`]).
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
+use mdu_core::io::{IoError, ReadAt, WriteAt};
+
 use super::layout::Area;
-
-/// A device read by position, as [`std::os::unix::fs::FileExt::read_at`]
-/// reads a file: files, block devices, bytes in memory, or a device with
-/// corrections over it ([`Overlay`]). Reads through `&self`, so one device
-/// serves several readers.
-///
-/// ```
-/// use mdu_verity::dmverity::fec::ReadAt;
-/// let dev = vec![1u8, 2, 3, 4];
-/// let mut buf = [0u8; 3];
-/// assert_eq!(dev.read_at(&mut buf, 2)?, 2);
-/// assert_eq!(&buf[..2], &[3, 4]);
-/// assert_eq!(dev.size()?, 4);
-/// assert!(dev.read_exact_at(&mut buf, 2).is_err()); // ends early
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub trait ReadAt {
-    /// Reads up to `buf.len()` bytes at `offset`; 0 at or past the end.
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
-
-    /// The size in bytes (of a block device too, whose metadata says 0).
-    fn size(&self) -> io::Result<u64>;
-
-    /// Fills `buf` from `offset`, or fails with
-    /// [`io::ErrorKind::UnexpectedEof`] where the device ends first.
-    fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.read_at(buf, offset) {
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(n) => {
-                    buf = &mut buf[n..];
-                    offset += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-}
-
-impl ReadAt for [u8] {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        let Some(rest) = usize::try_from(offset).ok().and_then(|o| self.get(o..)) else {
-            return Ok(0);
-        };
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        Ok(n)
-    }
-
-    fn size(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-}
-
-impl ReadAt for Vec<u8> {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        self.as_slice().read_at(buf, offset)
-    }
-
-    fn size(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-}
-
-impl ReadAt for File {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        std::os::unix::fs::FileExt::read_at(self, buf, offset)
-    }
-
-    fn size(&self) -> io::Result<u64> {
-        let meta = self.metadata()?;
-        if meta.is_file() {
-            Ok(meta.len())
-        } else {
-            // A block device: seeking to the end gives its size (reads
-            // use positions, not this offset).
-            let mut f = self;
-            f.seek(SeekFrom::End(0))
-        }
-    }
-}
-
-impl<T: ReadAt + ?Sized> ReadAt for &T {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        (**self).read_at(buf, offset)
-    }
-
-    fn size(&self) -> io::Result<u64> {
-        (**self).size()
-    }
-}
-
-/// A device written by position, as
-/// [`std::os::unix::fs::FileExt::write_all_at`] writes a file.
-///
-/// ```
-/// use std::cell::RefCell;
-/// use mdu_verity::dmverity::fec::WriteAt;
-/// let dev = RefCell::new(vec![0u8; 4]);
-/// dev.write_all_at(&[7, 8], 1)?;
-/// assert_eq!(*dev.borrow(), [0, 7, 8, 0]);
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub trait WriteAt {
-    /// Writes all of `buf` at `offset`.
-    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
-}
-
-impl WriteAt for File {
-    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        std::os::unix::fs::FileExt::write_all_at(self, buf, offset)
-    }
-}
-
-/// Bytes in memory, extended with zeros where a write ends past them.
-impl WriteAt for std::cell::RefCell<Vec<u8>> {
-    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        let at = usize::try_from(offset).map_err(|_| io::ErrorKind::InvalidInput)?;
-        let end = at
-            .checked_add(buf.len())
-            .ok_or(io::ErrorKind::InvalidInput)?;
-        let mut v = self.borrow_mut();
-        if v.len() < end {
-            v.resize(end, 0);
-        }
-        v[at..end].copy_from_slice(buf);
-        Ok(())
-    }
-}
-
-impl<T: WriteAt + ?Sized> WriteAt for &T {
-    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        (**self).write_all_at(buf, offset)
-    }
-}
 
 /// The whole blocks FEC decoding changed, by byte offset on the data and
 /// the hash device, and the number of bytes corrected.
@@ -201,7 +66,7 @@ impl Corrections {
     /// let mut b = [0u8; 4];
     /// view.read_exact_at(&mut b, 6)?;
     /// assert_eq!(b, [5; 4]);
-    /// # Ok::<(), std::io::Error>(())
+    /// # Ok::<(), mdu_core::io::IoError>(())
     /// ```
     pub fn overlay<'a, R: ReadAt + ?Sized>(&'a self, area: Area, base: &'a R) -> Overlay<'a, R> {
         Overlay {
@@ -240,7 +105,7 @@ impl Corrections {
 /// let dev = [0u8; 4];
 /// let view: Overlay<'_, [u8]> = c.overlay(Area::Hash, &dev[..]);
 /// assert_eq!(view.size()?, 4);
-/// # Ok::<(), std::io::Error>(())
+/// # Ok::<(), mdu_core::io::IoError>(())
 /// ```
 pub struct Overlay<'a, R: ?Sized> {
     base: &'a R,
@@ -249,9 +114,13 @@ pub struct Overlay<'a, R: ?Sized> {
 }
 
 impl<R: ReadAt + ?Sized> ReadAt for Overlay<'_, R> {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        let n = self.base.read_at(buf, offset)?;
-        let end = offset.saturating_add(n as u64);
+    fn size(&self) -> Result<u64, IoError> {
+        self.base.size()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), IoError> {
+        self.base.read_exact_at(buf, offset)?;
+        let end = offset.saturating_add(buf.len() as u64);
         let first = offset - offset % self.block_size;
         for (&at, block) in self.blocks.range(first..end) {
             let from = at.max(offset);
@@ -261,32 +130,61 @@ impl<R: ReadAt + ?Sized> ReadAt for Overlay<'_, R> {
                     .copy_from_slice(&block[(from - at) as usize..(to - at) as usize]);
             }
         }
-        Ok(n)
-    }
-
-    fn size(&self) -> io::Result<u64> {
-        self.base.size()
+        Ok(())
     }
 }
 
 /// A positioned device as a reader with a position of its own, for the
-/// streaming verifier.
+/// streaming verifier: a read returns what the device holds from the
+/// position, up to its size (taken at the first read or seek, and taken
+/// again where the device turns out shorter), 0 at its end.
 pub(crate) struct AtCursor<R> {
     dev: R,
     pos: u64,
+    size: Option<u64>,
 }
 
 impl<R: ReadAt> AtCursor<R> {
     pub(crate) fn new(dev: R) -> AtCursor<R> {
-        AtCursor { dev, pos: 0 }
+        AtCursor {
+            dev,
+            pos: 0,
+            size: None,
+        }
+    }
+
+    fn size(&mut self) -> io::Result<u64> {
+        match self.size {
+            Some(size) => Ok(size),
+            None => {
+                let size = self.dev.size()?;
+                self.size = Some(size);
+                Ok(size)
+            }
+        }
     }
 }
 
 impl<R: ReadAt> Read for AtCursor<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.dev.read_at(buf, self.pos)?;
-        self.pos += n as u64;
-        Ok(n)
+        loop {
+            let left = self.size()?.saturating_sub(self.pos);
+            let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            if n == 0 {
+                return Ok(0);
+            }
+            match self.dev.read_exact_at(&mut buf[..n], self.pos) {
+                Ok(()) => {
+                    self.pos += n as u64;
+                    return Ok(n);
+                }
+                // The device shrank: read up to where it ends now.
+                Err(IoError::OutOfRange { size, .. }) if self.size.is_some_and(|s| size < s) => {
+                    self.size = Some(size);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 }
 
@@ -296,8 +194,48 @@ impl<R: ReadAt> Seek for AtCursor<R> {
         self.pos = match to {
             SeekFrom::Start(p) => p,
             SeekFrom::Current(off) => self.pos.checked_add_signed(off).ok_or_else(bad)?,
-            SeekFrom::End(off) => self.dev.size()?.checked_add_signed(off).ok_or_else(bad)?,
+            SeekFrom::End(off) => self.size()?.checked_add_signed(off).ok_or_else(bad)?,
         };
         Ok(self.pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device whose size says more than it holds (a file truncated
+    /// after its size was taken).
+    struct Shrunk(Vec<u8>, u64);
+
+    impl ReadAt for Shrunk {
+        fn size(&self) -> Result<u64, IoError> {
+            Ok(self.1)
+        }
+
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), IoError> {
+            self.0.read_exact_at(buf, offset)
+        }
+    }
+
+    /// The cursor reads as a stream does: whole while the device lasts,
+    /// a short read at its end and 0 after it, also where the device ends
+    /// before the size it gave; seeks from the end use the size.
+    #[test]
+    fn the_cursor_reads_to_the_end_the_device_really_has() {
+        for dev in [Shrunk((0..10).collect(), 10), Shrunk((0..10).collect(), 16)] {
+            let mut c = AtCursor::new(&dev);
+            let mut b = [0u8; 4];
+            let reads: Vec<usize> = (0..4).map(|_| c.read(&mut b).unwrap()).collect();
+            assert_eq!((reads, &b[..2]), (vec![4, 4, 2, 0], &[8u8, 9][..]));
+        }
+        let dev = vec![1u8, 2, 3];
+        let mut c = AtCursor::new(&dev);
+        assert_eq!(c.seek(SeekFrom::End(-1)).unwrap(), 2);
+        let mut b = [0u8; 2];
+        assert_eq!((c.read(&mut b).unwrap(), b[0]), (1, 3));
+        assert!(c.seek(SeekFrom::Current(-4)).is_err());
+        c.seek(SeekFrom::Start(7)).unwrap();
+        assert_eq!(c.read(&mut b).unwrap(), 0);
     }
 }

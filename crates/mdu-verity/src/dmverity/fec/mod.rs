@@ -89,9 +89,39 @@ mod verify;
 pub use backend::Backend;
 pub use correct::{Decoded, correct};
 pub use decode::{RoundFix, correct_round};
-pub use device::{Corrections, Overlay, ReadAt, WriteAt};
+pub use device::{Corrections, Overlay};
 pub use encode::{Encoder, encode_bytes};
 pub use layout::{Area, FecParams, Layout, VerityLayout};
+/// A device read by position (mdu-core's one positioned-read trait,
+/// `mdu_core::io::ReadAt`, re-exported): files and block devices, bytes
+/// in memory, or a device with corrections over it ([`Overlay`]). Reads
+/// through `&self`, so one device serves several readers; a device that
+/// ends before a block is an erasure to the decoder, and a read past the
+/// end of the FEC device is [`Error::FecParityShort`](crate::Error::FecParityShort).
+///
+/// ```
+/// use mdu_verity::dmverity::fec::ReadAt;
+/// let dev = vec![1u8, 2, 3, 4];
+/// let mut buf = [0u8; 2];
+/// dev.read_exact_at(&mut buf, 2)?;
+/// assert_eq!((buf, dev.size()?), ([3, 4], 4));
+/// assert!(dev.read_exact_at(&mut buf, 3).is_err()); // ends early
+/// # Ok::<(), mdu_core::io::IoError>(())
+/// ```
+pub use mdu_core::io::ReadAt;
+/// A device written by position (mdu-core's `mdu_core::io::WriteAt`,
+/// re-exported): files and block devices, or bytes in memory in a
+/// `RefCell<Vec<u8>>` (extended with zeros where a write ends past them).
+///
+/// ```
+/// use std::cell::RefCell;
+/// use mdu_verity::dmverity::fec::WriteAt;
+/// let dev = RefCell::new(vec![0u8; 4]);
+/// dev.write_all_at(&[7, 8], 1)?;
+/// assert_eq!(*dev.borrow(), [0, 7, 8, 0]);
+/// # Ok::<(), mdu_core::io::IoError>(())
+/// ```
+pub use mdu_core::io::WriteAt;
 pub use parity::{VerityEncoder, encode_verity};
 pub use verify::{FecOutcome, Shape, verify_with_fec, verify_with_fec_after};
 

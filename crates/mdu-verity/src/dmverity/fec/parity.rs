@@ -3,11 +3,11 @@
 //! hashed, or read by position), then the hash area read by position,
 //! through one [`Encoder`], written where the layout puts it.
 
-use std::io;
+use mdu_core::io::IoError;
 
-use super::device::{ReadAt, WriteAt};
 use super::encode::Encoder;
 use super::layout::{FecParams, Layout, VerityLayout};
+use super::{ReadAt, WriteAt};
 use crate::Error;
 use crate::dmverity::Params;
 
@@ -198,14 +198,14 @@ impl VerityEncoder {
                     self.enc.push(chunk)?;
                     self.data += chunk.len() as u64 / bs;
                 }
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    let available = data.size().map_or(self.data, |len| len / bs);
+                Err(IoError::OutOfRange { size, .. }) => {
+                    let available = size / bs;
                     return Err(Error::TruncatedInput {
                         expected_blocks: total,
                         available_blocks: available.min(total),
                     });
                 }
-                Err(e) => return Err(Error::Io(e)),
+                Err(e) => return Err(Error::Io(e.into())),
             }
         }
         Ok(())
@@ -315,7 +315,7 @@ fn read_blocks<'b, R: ReadAt + ?Sized>(
     at: u64,
     blocks: u64,
     bs: u64,
-) -> io::Result<&'b [u8]> {
+) -> Result<&'b [u8], IoError> {
     let per_chunk = (CHUNK as u64 / bs).max(1);
     // At most `CHUNK` bytes, or one block.
     let len = (blocks.min(per_chunk) * bs) as usize;
@@ -359,6 +359,8 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::io;
+
     use super::*;
     use crate::dmverity::fec::{Area, encode_bytes};
 

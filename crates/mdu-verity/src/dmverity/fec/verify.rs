@@ -4,8 +4,9 @@
 //! then let the caller write them.
 
 use super::correct::correct;
-use super::device::{AtCursor, Corrections, ReadAt, WriteAt};
+use super::device::{AtCursor, Corrections};
 use super::layout::{Area, FecParams, Layout, VerityLayout};
+use super::{ReadAt, WriteAt};
 use crate::dmverity::{Params, Pins, Superblock, verify, verify_with_superblock};
 use crate::{Digest, Error, Source};
 
