@@ -507,20 +507,11 @@ fn vm_hwm_kib(status: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Piece `i` of the deterministic stream of the bounded-memory test
-/// (splitmix64), 48 KiB: a multiple of 3, so the encodings of the pieces
-/// concatenate to the encoding of the stream.
+/// Piece `i` of the deterministic stream of the bounded-memory test, 48
+/// KiB: a multiple of 3, so the encodings of the pieces concatenate to the
+/// encoding of the stream.
 fn stream_piece(i: u64) -> Vec<u8> {
-    let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let mut out = Vec::with_capacity(STREAM_PIECE);
-    while out.len() < STREAM_PIECE {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
-    }
-    out
+    Rng::with_seed(i).bytes(STREAM_PIECE)
 }
 
 const STREAM_PIECE: usize = 3 << 14;

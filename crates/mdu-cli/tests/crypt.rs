@@ -116,7 +116,7 @@ fn iv_offsets(rng: &mut Rng, ss: u64, large: bool, n: u64) -> [u64; 3] {
     let random = if rng.below(2) == 0 {
         rng.below(1 << 20) * d
     } else {
-        rng.next() / d * d
+        rng.next_u64() / d * d
     };
     [random, near32, near64]
 }

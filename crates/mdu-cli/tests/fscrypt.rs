@@ -14,15 +14,9 @@ use std::process::Command;
 
 use common::{expect_code, have_tool, mdu, run, scratch};
 use mdu_testkit::tools::FSCRYPT_KERNEL_SCRIPT;
+use mdu_testkit::unhex;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 #[test]
 fn extract_and_ls_give_what_the_kernel_shows() {
@@ -74,7 +68,7 @@ fn extract_and_ls_give_what_the_kernel_shows() {
         expect_code(&out, 0, "extract");
         let mut files = 0;
         for e in m["with_key"].as_array().unwrap() {
-            let rel = hex(e["path"].as_str().unwrap());
+            let rel = unhex(e["path"].as_str().unwrap());
             let p = dest.join(std::ffi::OsStr::from_bytes(&rel));
             let what = format!("{policy}: {}", p.display());
             match e["type"].as_str().unwrap() {
@@ -82,7 +76,7 @@ fn extract_and_ls_give_what_the_kernel_shows() {
                     let data = std::fs::read(&p).unwrap_or_else(|err| panic!("{what}: {err}"));
                     assert_eq!(
                         Sha256::digest(&data).to_vec(),
-                        hex(e["sha256"].as_str().unwrap()),
+                        unhex(e["sha256"].as_str().unwrap()),
                         "{what}"
                     );
                     let meta = std::fs::metadata(&p).unwrap();
@@ -101,7 +95,7 @@ fn extract_and_ls_give_what_the_kernel_shows() {
                     let target = std::fs::read_link(&p).unwrap();
                     assert_eq!(
                         target.as_os_str().as_bytes(),
-                        hex(e["target"].as_str().unwrap()),
+                        unhex(e["target"].as_str().unwrap()),
                         "{what}"
                     );
                 }
@@ -133,7 +127,7 @@ fn extract_and_ls_give_what_the_kernel_shows() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|e| hex(e["path"].as_str().unwrap()))
+            .map(|e| unhex(e["path"].as_str().unwrap()))
             .filter(|p| !p.contains(&b'/'))
             .collect();
         let mut want: Vec<&[u8]> = want_owned.iter().map(Vec::as_slice).collect();
@@ -223,7 +217,7 @@ fn an_image_that_needs_journal_recovery_is_refused_until_replayed() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|e| hex(e.as_str().unwrap()))
+            .map(|e| unhex(e.as_str().unwrap()))
             .collect();
         n.sort();
         n
@@ -325,11 +319,11 @@ fn wrong_v1_keys_are_refused_by_ls_cat_and_extract() {
     let path_of = |want: &dyn Fn(&Value, &[u8]) -> bool| -> String {
         let e = entries
             .iter()
-            .find(|e| want(e, &hex(e["path"].as_str().unwrap())))
+            .find(|e| want(e, &unhex(e["path"].as_str().unwrap())))
             .unwrap();
         format!(
             "vault/{}",
-            String::from_utf8(hex(e["path"].as_str().unwrap())).unwrap()
+            String::from_utf8(unhex(e["path"].as_str().unwrap())).unwrap()
         )
     };
     // The smallest directory with names (64 bytes of them: alone, a wrong
@@ -719,7 +713,7 @@ fn special_scene(tmpfs: &Tmpfs) -> Special {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (hex(e["path"].as_str().unwrap()), e.clone()))
+        .map(|e| (unhex(e["path"].as_str().unwrap()), e.clone()))
         .collect();
     Special {
         _dir: dir,
@@ -779,7 +773,7 @@ fn extract_keeps_holes_and_takes_the_space_cp_a_takes() {
         match e.get("sha256") {
             Some(sum) => assert_eq!(
                 Sha256::digest(std::fs::read(dest.join(rel)).unwrap()).to_vec(),
-                hex(sum.as_str().unwrap()),
+                unhex(sum.as_str().unwrap()),
                 "{what}"
             ),
             None => {

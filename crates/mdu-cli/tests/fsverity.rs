@@ -8,10 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::{Rng, expect_code, have_tool, mdu, run, scratch};
-
-fn to_hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+use mdu_testkit::hex;
 
 #[test]
 fn matches_fsverity_digest() {
@@ -45,7 +42,7 @@ fn matches_fsverity_digest() {
         let mut opts = vec![format!("--hash-alg={alg}"), format!("--block-size={bs}")];
         if rng.below(2) == 0 {
             let salt_len = rng.below(33) as usize;
-            let mut salt = to_hex(&rng.bytes(salt_len));
+            let mut salt = hex(&rng.bytes(salt_len));
             if rng.below(3) == 0 {
                 salt = salt.to_uppercase();
             }
@@ -260,7 +257,7 @@ fn many_files_print_what_fsverity_digest_prints() {
         let mut opts = vec![format!("--hash-alg={alg}"), format!("--block-size={bs}")];
         if rng.below(2) == 0 {
             let salt_len = rng.below(33) as usize;
-            opts.push(format!("--salt={}", to_hex(&rng.bytes(salt_len))));
+            opts.push(format!("--salt={}", hex(&rng.bytes(salt_len))));
         }
         match case % 4 {
             1 => opts.push("--compact".into()),

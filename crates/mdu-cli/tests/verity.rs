@@ -8,10 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{Rng, expect_code, have_tool, mdu, run, scratch};
-
-fn to_hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+use mdu_testkit::hex;
 
 fn flip(path: &Path, at: u64, bit: u64) {
     let mut bytes = std::fs::read(path).unwrap();
@@ -71,9 +68,9 @@ fn matches_veritysetup() {
             0 => "-".to_owned(),
             1 => {
                 let n = 1 + rng.below(256) as usize;
-                to_hex(&rng.bytes(n))
+                hex(&rng.bytes(n))
             }
-            _ => to_hex(&rng.bytes(32)),
+            _ => hex(&rng.bytes(32)),
         };
         let superblock = rng.below(3) != 0;
         let hash_offset = match rng.below(3) {
@@ -98,7 +95,7 @@ fn matches_veritysetup() {
             opts.push(format!("--data-blocks={n}"));
         }
         let uuid = {
-            let h = to_hex(&rng.bytes(16));
+            let h = hex(&rng.bytes(16));
             format!(
                 "{}-{}-{}-{}-{}",
                 &h[..8],
@@ -556,7 +553,7 @@ fn fec_matches_veritysetup_format() {
     let dir = scratch();
     let d = dir.path();
     let mut rng = Rng::new("fec_matches_veritysetup_format");
-    let salt = to_hex(&rng.bytes(32));
+    let salt = hex(&rng.bytes(32));
     let uuid = "a60c98d2-ae9b-4865-bfcb-b4e3ace11033";
     for (case, roots) in [2u8, 3, 7, 13, 24].into_iter().enumerate() {
         let bs = if case % 2 == 0 { 4096u64 } else { 512 };
@@ -774,7 +771,7 @@ fn fec_parity_is_the_same_however_data_is_read() {
     let data = d.join("data");
     let clean = rng.bytes(300 * 4096 + 100);
     std::fs::write(&data, &clean).unwrap();
-    let salt = to_hex(&rng.bytes(32));
+    let salt = hex(&rng.bytes(32));
     let old_hash = rng.bytes(9 * 4096 + 512);
     let tool = have_tool("veritysetup", "fec_parity_is_the_same_however_data_is_read");
     let mut root = String::new();

@@ -17,6 +17,7 @@ use mdu_fscrypt::ContentsCipher;
 use mdu_fscrypt::key::MasterKey;
 use mdu_fscrypt::volume::{Keyring, NameForm, Volume};
 use mdu_testkit::tools::{self, FSCRYPT_KERNEL_SCRIPT, Search, Tool};
+use mdu_testkit::{Rng, hex, unhex};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -29,13 +30,6 @@ const POLICIES: [&str; 5] = [
     "v2-du512-ino128",
     "v1-pad4",
 ];
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 struct Made {
     _dir: tempfile::TempDir,
@@ -92,7 +86,7 @@ fn keyring(m: &Made) -> Keyring {
     let mut keys = Keyring::new();
     let master = MasterKey::new(&m.key).unwrap();
     if m.manifest["version"] == 1 {
-        let d: [u8; 8] = hex(m.manifest["v1_descriptor"].as_str().unwrap())
+        let d: [u8; 8] = unhex(m.manifest["v1_descriptor"].as_str().unwrap())
             .try_into()
             .unwrap();
         keys.add_v1(d, master);
@@ -100,7 +94,7 @@ fn keyring(m: &Made) -> Keyring {
         let id = keys.add(master);
         assert_eq!(
             id.0.to_vec(),
-            hex(m.manifest["identifier"].as_str().unwrap())
+            unhex(m.manifest["identifier"].as_str().unwrap())
         );
     }
     keys
@@ -121,12 +115,12 @@ fn kernel(test: &str) -> bool {
 /// entry; returns (files compared, names compared).
 fn compare(m: &Made, vol: &Volume<File>, view: &str) -> (usize, usize) {
     let policy = m.manifest["policy"].as_str().unwrap();
-    let top = hex(m.manifest["dir"].as_str().unwrap());
+    let top = unhex(m.manifest["dir"].as_str().unwrap());
     let entries = m.manifest[view].as_array().unwrap();
     let mut children: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
     let mut files = 0;
     for e in entries {
-        let rel = hex(e["path"].as_str().unwrap());
+        let rel = unhex(e["path"].as_str().unwrap());
         let (parent, name) = match rel.iter().rposition(|&b| b == b'/') {
             Some(i) => (rel[..i].to_vec(), rel[i + 1..].to_vec()),
             None => (Vec::new(), rel.clone()),
@@ -148,7 +142,7 @@ fn compare(m: &Made, vol: &Volume<File>, view: &str) -> (usize, usize) {
                 if let Some(sum) = e.get("sha256") {
                     let data = vol.contents(&inode).unwrap().read_to_vec().unwrap();
                     assert_eq!(
-                        hex(sum.as_str().unwrap()),
+                        unhex(sum.as_str().unwrap()),
                         Sha256::digest(&data).to_vec(),
                         "{what}"
                     );
@@ -167,7 +161,7 @@ fn compare(m: &Made, vol: &Volume<File>, view: &str) -> (usize, usize) {
                 let target = vol
                     .read_link(&inode)
                     .unwrap_or_else(|err| panic!("{what}: {err}"));
-                assert_eq!(target, hex(e["target"].as_str().unwrap()), "{what}");
+                assert_eq!(target, unhex(e["target"].as_str().unwrap()), "{what}");
             }
             _ => {}
         }
@@ -243,12 +237,12 @@ fn wrong_v1_keys_are_refused_through_the_names_they_decrypt() {
         return;
     }
     let m = make("v1-pad4", 5);
-    let descriptor: [u8; 8] = hex(m.manifest["v1_descriptor"].as_str().unwrap())
+    let descriptor: [u8; 8] = unhex(m.manifest["v1_descriptor"].as_str().unwrap())
         .try_into()
         .unwrap();
     let right = Volume::open(File::open(&m.image).unwrap(), keyring(&m)).unwrap();
     let top = right
-        .lookup(&hex(m.manifest["dir"].as_str().unwrap()))
+        .lookup(&unhex(m.manifest["dir"].as_str().unwrap()))
         .unwrap();
     // Every directory (and the bytes of stored names in it) and symlink.
     let entries = m.manifest["with_key"].as_array().unwrap();
@@ -256,7 +250,7 @@ fn wrong_v1_keys_are_refused_through_the_names_they_decrypt() {
     let mut links = Vec::new();
     for e in entries {
         let ino = e["ino"].as_u64().unwrap() as u32;
-        let path = String::from_utf8_lossy(&hex(e["path"].as_str().unwrap())).into_owned();
+        let path = String::from_utf8_lossy(&unhex(e["path"].as_str().unwrap())).into_owned();
         match e["type"].as_str().unwrap() {
             "dir" => dirs.push((path, ino)),
             "symlink" => links.push(ino),
@@ -278,16 +272,9 @@ fn wrong_v1_keys_are_refused_through_the_names_they_decrypt() {
     let keys = 100;
     let mut accepted = vec![0usize; dirs.len()];
     let mut tree_accepted = 0;
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = Rng::with_seed(0x9e37_79b9_7f4a_7c15);
     for _ in 0..keys {
-        let wrong: Vec<u8> = (0..64)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect();
+        let wrong = rng.bytes(64);
         let mut ring = Keyring::new();
         ring.add_v1(descriptor, MasterKey::new(&wrong).unwrap());
         let vol = Volume::open(File::open(&m.image).unwrap(), ring).unwrap();
@@ -331,7 +318,7 @@ fn the_kernel_reads_contents_mdu_encrypted() {
         let m = make(policy, 40);
         let vol = Volume::open(File::open(&m.image).unwrap(), keyring(&m)).unwrap();
         // The largest file of the tree: new plaintext for its blocks.
-        let top = hex(m.manifest["dir"].as_str().unwrap());
+        let top = unhex(m.manifest["dir"].as_str().unwrap());
         let biggest = m.manifest["with_key"]
             .as_array()
             .unwrap()
@@ -340,7 +327,7 @@ fn the_kernel_reads_contents_mdu_encrypted() {
             .filter(|e| e["type"] == "file" && e["path"] != "737061727365")
             .max_by_key(|e| e["size"].as_u64().unwrap())
             .unwrap();
-        let rel = hex(biggest["path"].as_str().unwrap());
+        let rel = unhex(biggest["path"].as_str().unwrap());
         let path = [&top[..], b"/", &rel[..]].concat();
         let inode = vol.inode(vol.lookup(&path).unwrap()).unwrap();
         let ctx = vol.context(&inode).unwrap().unwrap();
@@ -366,7 +353,7 @@ fn the_kernel_reads_contents_mdu_encrypted() {
             .args([Path::new(FSCRYPT_KERNEL_SCRIPT).as_os_str()])
             .arg("cat")
             .arg(&m.image)
-            .arg(path.iter().map(|b| format!("{b:02x}")).collect::<String>())
+            .arg(hex(&path))
             .args(["--policy", policy, "--key"])
             .arg(&m.key_file)
             .output()
@@ -376,7 +363,7 @@ fn the_kernel_reads_contents_mdu_encrypted() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let got = hex(std::str::from_utf8(&out.stdout).unwrap());
+        let got = unhex(std::str::from_utf8(&out.stdout).unwrap());
         assert!(
             got == want,
             "{policy}: the kernel read other bytes than mdu encrypted"

@@ -107,11 +107,12 @@ def add_key(mnt, key, version):
     return bytes(arg[8:24])  # v2: the identifier the kernel computed
 
 
-def set_policy(path, version, flags, log2_du, identifier):
+def set_policy(path, version, flags, log2_du, identifier, contents=1, names=4):
+    """Modes 1 and 4 by default: AES-256-XTS contents, AES-256-CTS names."""
     if version == 1:
-        policy = bytes([0, 1, 4, flags]) + V1_DESCRIPTOR
+        policy = bytes([0, contents, names, flags]) + V1_DESCRIPTOR
     else:
-        policy = bytes([2, 1, 4, flags, log2_du, 0, 0, 0]) + identifier
+        policy = bytes([2, contents, names, flags, log2_du, 0, 0, 0]) + identifier
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.ioctl(fd, SET_POLICY, policy)

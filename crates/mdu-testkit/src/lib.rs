@@ -8,9 +8,15 @@
 //!   (`cryptsetup`, `veritysetup`, `fsverity`, Python's `cryptography`),
 //!   and `MDU_REQUIRE_TOOLS` / `MDU_SKIP_TOOLS`, which decide what a
 //!   missing one means.
+//! * [`fixtures`]: [`hex`] and [`unhex`], and [`Rng`], the deterministic
+//!   generator of the tests' inputs (seeded per test with
+//!   `MDU_TEST_SEED` to replay one).
 //!
 //! The conformance harness every cipher runs (`check_cipher`) is part of
 //! the published API and stays in `mdu_core::testing`.
 
 pub mod backends;
+pub mod fixtures;
 pub mod tools;
+
+pub use fixtures::{Rng, hex, unhex};

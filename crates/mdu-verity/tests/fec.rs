@@ -10,19 +10,9 @@ use std::io::Cursor;
 use std::process::Command;
 
 use mdu_testkit::tools::{self, Search, Tool};
+use mdu_testkit::{Rng, hex, unhex};
 use mdu_verity::dmverity::{self, fec};
 use sha2::{Digest, Sha256};
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 const SALT: &str = "e48da609055204e89ae53b655ca2216dd983cf3cb829f34f63a297d106d53e2d";
 const UUID: [u8; 16] = [
@@ -113,13 +103,8 @@ fn fec_matches_veritysetup() {
     };
     let dir = std::env::temp_dir().join(format!("mdu-verity-fec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rng = Rng::with_seed(0x9e37_79b9_7f4a_7c15);
+    let mut next = |n: u64| rng.below(n);
     for case in 0..12 {
         let roots = [2u8, 3, 7, 13, 24][case % 5];
         let bs = if next(3) == 0 { 512u32 } else { 4096 };

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mdu_testkit::tools::{self, Search, Tool};
+use mdu_testkit::{Rng, hex};
 use mdu_verity::sha256::Backend;
 use mdu_verity::{HashAlg, dmverity, fsverity};
 
@@ -62,22 +63,9 @@ impl Drop for TempDir {
     }
 }
 
-/// Deterministic pseudo-random bytes (xorshift64*).
+/// Deterministic pseudo-random bytes.
 fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e3779b97f4a7c15) | 1;
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        out.extend_from_slice(&x.wrapping_mul(0x2545f4914f6cdd1d).to_le_bytes());
-    }
-    out.truncate(len);
-    out
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    Rng::with_seed(seed).bytes(len)
 }
 
 fn run(cmd: &mut Command) -> String {

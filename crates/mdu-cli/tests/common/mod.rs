@@ -94,50 +94,10 @@ pub fn have_python_cryptography(test: &str) -> bool {
     tools::require(Tool::PythonCryptography, Search::PathOnly, test).is_some()
 }
 
-/// A small deterministic generator (xorshift64*), seeded per test so a
-/// failure can be replayed; the seed is printed.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(test: &str) -> Rng {
-        let seed = std::env::var("MDU_TEST_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(1, |d| d.as_nanos() as u64)
-            })
-            | 1;
-        eprintln!("{test}: MDU_TEST_SEED={seed}");
-        Rng(seed)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-
-    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n + 8);
-        while v.len() < n {
-            v.extend_from_slice(&self.next().to_le_bytes());
-        }
-        v.truncate(n);
-        v
-    }
-}
+/// The seeded generator: `Rng::new(test)` prints its seed, and
+/// `MDU_TEST_SEED` replays it. (Not every test file draws from it.)
+#[allow(unused_imports)]
+pub use mdu_testkit::Rng;
 
 /// A fresh scratch directory (removed on drop).
 pub fn scratch() -> tempfile::TempDir {
