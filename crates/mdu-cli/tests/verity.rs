@@ -1097,7 +1097,7 @@ fn the_library_reader_reads_veritysetup_trees_and_refuses_a_flipped_bit() {
         let blocks = 700;
         let bytes = rng.bytes(blocks * bs);
         std::fs::write(&data, &bytes).unwrap();
-        let salt = to_hex(&rng.bytes(16));
+        let salt = hex(&rng.bytes(16));
         let out = run(Command::new("veritysetup")
             .arg("format")
             .arg(format!("--data-block-size={bs}"))
