@@ -5,7 +5,7 @@
 
 use std::cell::Cell;
 use std::fs::{File, OpenOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
 use mdu_inplace::plain::{Error, Params, Plain};
@@ -72,16 +72,28 @@ fn image(c: &SectorCipher, dir: Direction, in_base: u64, out_base: u64) -> (Vec<
     (before, after)
 }
 
+/// A new image for the case in `dir` (and no journal): the image before,
+/// after, and the paths of the image and the journal.
+fn fresh(
+    dir: &Path,
+    c: &SectorCipher,
+    d: Direction,
+    i: u64,
+    o: u64,
+) -> (Vec<u8>, Vec<u8>, PathBuf, PathBuf) {
+    let (before, after) = image(c, d, i, o);
+    let (img, jp) = (dir.join("img"), dir.join("journal"));
+    std::fs::write(&img, &before).unwrap();
+    let _ = std::fs::remove_file(&jp);
+    (before, after, img, jp)
+}
+
 #[test]
 fn every_direction_and_move_equals_a_conversion_into_another_file() {
     let (c, key) = cipher();
     let dir = tempfile::tempdir().unwrap();
     for (d, i, o) in CASES {
-        let (before, after) = image(&c, d, i, o);
-        let img = dir.path().join("img");
-        let jp = dir.path().join("journal");
-        std::fs::write(&img, &before).unwrap();
-        let _ = std::fs::remove_file(&jp);
+        let (_, after, img, jp) = fresh(dir.path(), &c, d, i, o);
         let mut p = Plain::start(rw(&jp), rw(&img), &c, params(d, i, o, &key), CHUNK).unwrap();
         let mut seen = Vec::new();
         let out = run(&mut p, &mut |done, total| seen.push((done, total)), &|| {
@@ -119,11 +131,7 @@ fn a_stopped_run_with_its_last_chunk_torn_resumes_to_the_same_bytes() {
     let (c, key) = cipher();
     let dir = tempfile::tempdir().unwrap();
     for (d, i, o) in CASES {
-        let (before, after) = image(&c, d, i, o);
-        let img = dir.path().join("img");
-        let jp = dir.path().join("journal");
-        std::fs::write(&img, &before).unwrap();
-        let _ = std::fs::remove_file(&jp);
+        let (before, after, img, jp) = fresh(dir.path(), &c, d, i, o);
         let mut p = Plain::start(rw(&jp), rw(&img), &c, params(d, i, o, &key), CHUNK).unwrap();
         stopped_after(&mut p, 3);
         let (done, _) = p.progress();

@@ -196,12 +196,9 @@ impl<D: ReadAt, H: ReadAt> Reader<D, H> {
     /// The level-0 hash blocks covering data blocks `start..end`, each
     /// verified on its path to the root (or taken from the cache).
     fn level0(&self, start: u64, end: u64) -> Result<Parents, Error> {
-        let dl = self.params.hash.digest_len();
         let hbs = self.params.hash_block_size as usize;
-        let per_block = self.params.per_block();
-        let slot = self.params.packing().slot;
         let mut parents = Parents::root(&self.root);
-        for (i, lo, hi) in self.layout.covering(per_block, start, end) {
+        for (i, lo, hi) in self.layout.covering(self.params.per_block(), start, end) {
             let mut blocks = vec![0u8; (hi - lo + 1) as usize * hbs];
             for (j, block) in (lo..=hi).zip(blocks.chunks_mut(hbs)) {
                 if let Some(b) = self.cache.lock().expect("cache").get(&(i, j)) {
@@ -225,14 +222,7 @@ impl<D: ReadAt, H: ReadAt> Reader<D, H> {
                 }
                 cache.insert((i, j), block.into());
             }
-            parents = Parents {
-                bytes: blocks,
-                first: lo,
-                block_len: hbs,
-                per_block,
-                slot,
-                dl,
-            };
+            parents = Parents::level(blocks, lo, &self.params);
         }
         Ok(parents)
     }

@@ -327,6 +327,18 @@ impl Parents {
         }
     }
 
+    /// Blocks `first..` of a level, as `params` pack them.
+    pub(super) fn level(bytes: Vec<u8>, first: u64, params: &Params) -> Parents {
+        Parents {
+            bytes,
+            first,
+            block_len: params.hash_block_size as usize,
+            per_block: params.per_block(),
+            slot: params.packing().slot,
+            dl: params.hash.digest_len(),
+        }
+    }
+
     /// The expected digest of child `c` (which must lie under these blocks).
     pub(super) fn entry(&self, c: u64) -> &[u8] {
         let at = (c / self.per_block - self.first) as usize * self.block_len
@@ -346,12 +358,9 @@ fn verify_levels<H: Read + Seek>(
     start: u64,
     end: u64,
 ) -> Result<Parents, Error> {
-    let dl = params.hash.digest_len();
     let hbs = params.hash_block_size as usize;
-    let per_block = params.per_block();
-    let slot = params.packing().slot;
     let mut parents = Parents::root(root_hash.as_bytes());
-    for (i, lo, hi) in layout.covering(per_block, start, end) {
+    for (i, lo, hi) in layout.covering(params.per_block(), start, end) {
         let nblocks = (hi - lo + 1) as usize;
         let mut blocks = vec![0u8; nblocks * hbs];
         // In bounds: lo..=hi lies inside level i, which ends before tree_end.
@@ -374,14 +383,7 @@ fn verify_levels<H: Read + Seek>(
             });
         }
         layout.check_spare(params, i, hi, &blocks[(nblocks - 1) * hbs..])?;
-        parents = Parents {
-            bytes: blocks,
-            first: lo,
-            block_len: hbs,
-            per_block,
-            slot,
-            dl,
-        };
+        parents = Parents::level(blocks, lo, params);
     }
     Ok(parents)
 }
