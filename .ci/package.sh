@@ -64,6 +64,11 @@ for c in "${crates[@]}"; do
     done
 done
 cp Cargo.lock "$scratch/"
+# A `.crate` stores one fixed modification time for every file, and the
+# scratch paths are the same from run to run, so a target directory that
+# built an earlier version would take the old build as up to date: the
+# unpacked files get the time of this run.
+find "$scratch" -type f -exec touch {} +
 
 cd "$scratch"
 start=$SECONDS
