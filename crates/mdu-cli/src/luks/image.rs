@@ -1,0 +1,381 @@
+//! `mdu luks format` and `mdu luks encrypt`: a new header, and the data encrypted under it.
+
+use super::*;
+
+/// Refuses a command that makes a new image or header when two of its
+/// files (the key files, the detached header and `others`) are one.
+pub(super) fn new_image_paths(
+    a: &NewImageArgs,
+    header: Option<&Path>,
+    others: &[(&str, &Path)],
+) -> Result<(), CliError> {
+    let mut paths = vec![("--key-file", a.key_file.as_path())];
+    if let Some(v) = &a.volume_key_file {
+        paths.push(("--volume-key-file", v));
+    }
+    if let Some(h) = header {
+        paths.push(("--header", h));
+    }
+    paths.extend_from_slice(others);
+    util::distinct(&paths)
+}
+
+/// `--offset` (512-byte sectors) in bytes, with the reason when it cannot
+/// be a data offset: not a multiple of 8 sectors (4096 bytes), or beyond
+/// the largest file offset.
+pub(super) fn offset_bytes(sectors: u64) -> Result<u64, CliError> {
+    if !sectors.is_multiple_of(8) {
+        return Err(CliError::Usage(format!(
+            "--offset {sectors}: must be a multiple of 8 sectors (4096 bytes)"
+        )));
+    }
+    sectors
+        .checked_mul(512)
+        .filter(|&b| b <= mdu_luks2::MAX_DATA_OFFSET)
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--offset {sectors}: {sectors} sectors of 512 bytes lie beyond the largest data offset, {} bytes (a file offset is below 2^63)",
+                mdu_luks2::MAX_DATA_OFFSET
+            ))
+        })
+}
+
+/// The format parameters of a new image, every one checked: no file is
+/// read, nothing is opened and no key derived before they are.
+pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
+    let spec = CipherSpec::parse(&a.cipher)
+        .map_err(|e| CliError::Usage(format!("--cipher {}: {e}", a.cipher)))?;
+    let default_bits = u32::try_from(spec.default_key_len() * 8).unwrap_or(u32::MAX);
+    let bits = a.key_size.unwrap_or(default_bits);
+    let bytes = (bits / 8) as usize;
+    if !bits.is_multiple_of(8) || spec.check_key_len(bytes).is_err() {
+        let lens: Vec<String> = spec
+            .key_lens()
+            .iter()
+            .map(|n| (n * 8).to_string())
+            .collect();
+        return Err(CliError::Usage(format!(
+            "--key-size {bits}: {} takes {}",
+            a.cipher,
+            lens.join(" or ")
+        )));
+    }
+    let hash = Hash::parse(&a.hash)
+        .ok_or_else(|| CliError::Usage(format!("--hash {}: use sha1, sha256 or sha512", a.hash)))?;
+    let kdf = match a.pbkdf {
+        PbkdfArg::Pbkdf2 => KdfParams::Pbkdf2 {
+            hash,
+            iterations: a.pbkdf_force_iterations.unwrap_or(1_000_000),
+        },
+        PbkdfArg::Argon2i | PbkdfArg::Argon2id => KdfParams::Argon2 {
+            variant: if a.pbkdf == PbkdfArg::Argon2i {
+                Argon2Variant::Argon2i
+            } else {
+                Argon2Variant::Argon2id
+            },
+            time: a.pbkdf_force_iterations.unwrap_or(4),
+            memory: a.pbkdf_memory,
+            cpus: a.pbkdf_parallel,
+        },
+    };
+    let data_offset = offset_bytes(a.offset)?;
+    let params = FormatParams {
+        cipher: spec,
+        weak_keys: a.weak.policy(),
+        key_size: bytes,
+        sector_size: a.sector_size,
+        kdf,
+        digest_iterations: if a.pbkdf_force_iterations.is_some() {
+            1000
+        } else {
+            100_000
+        },
+        uuid: a.uuid.clone(),
+        label: a.label.clone(),
+        subsystem: a.subsystem.clone(),
+        data_offset,
+        ..FormatParams::default()
+    };
+    // Every parameter is checked before a key file is read or a key derived.
+    params
+        .validate()
+        .map_err(|e| CliError::Usage(format!("{e}")))?;
+    Ok(params)
+}
+
+/// The volume key of a new image: from --volume-key-file, or random.
+pub(super) fn volume_key(a: &NewImageArgs, bytes: usize) -> Result<Zeroizing<Vec<u8>>, CliError> {
+    let mut key = Zeroizing::new(vec![0u8; bytes]);
+    match &a.volume_key_file {
+        Some(p) => {
+            let mut f = File::open(p).map_err(|e| CliError::io(p, "read the volume key", e))?;
+            let mut buf = Zeroizing::new(vec![0u8; bytes + 1]);
+            let n = util::read_full(&mut f, &mut buf)
+                .map_err(|e| CliError::io(p, "read the volume key", e))?;
+            if n != bytes {
+                return Err(CliError::Input {
+                    path: p.clone(),
+                    offset: n.min(bytes) as u64,
+                    rule: format!("the volume key file must hold exactly {bytes} bytes"),
+                });
+            }
+            key.copy_from_slice(&buf[..bytes]);
+        }
+        None => util::random_bytes(&mut key)?,
+    }
+    Ok(key)
+}
+
+/// A new image's header region, its parameters and its volume key.
+pub(super) struct NewImage {
+    region: Vec<u8>,
+    params: FormatParams,
+    key: Zeroizing<Vec<u8>>,
+}
+
+/// The header region of a new image with the checked `params`: reads the
+/// volume key and the passphrase, and derives the keyslot's key.
+pub(super) fn header_region(a: &NewImageArgs, params: FormatParams) -> Result<NewImage, CliError> {
+    let key = volume_key(a, params.key_size)?;
+    let pass = read_passphrase(&a.key_file)?;
+    let region =
+        mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random).map_err(|e| {
+            match (e, &a.volume_key_file) {
+                (Luks2Error::Cipher(e @ DmCryptError::WeakXtsKey { .. }), Some(p)) => {
+                    util::key_error(p, "the volume key", e)
+                }
+                (e, _) => CliError::Usage(e.to_string()),
+            }
+        })?;
+    Ok(NewImage {
+        region,
+        params,
+        key,
+    })
+}
+
+/// Writes the header region `region` at the start of `out` and leaves the
+/// rest up to `data_offset` a hole (a new file) or as it was (a device);
+/// on a stream, zeros.
+pub(super) fn write_region(
+    out: &mut Output,
+    region: &[u8],
+    data_offset: u64,
+) -> Result<(), CliError> {
+    let path = out.path().to_owned();
+    let len = region.len() as u64;
+    let r = out.file().write_all(region).and_then(|()| {
+        if out.seekable() {
+            out.file().seek(SeekFrom::Start(data_offset)).map(drop)
+        } else {
+            let gap = data_offset.saturating_sub(len);
+            std::io::copy(&mut std::io::repeat(0).take(gap), out.file()).map(drop)
+        }
+    });
+    r.map_err(|e| CliError::io(&path, "write the header", e))
+}
+
+pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
+    let path = &a.image;
+    new_image_paths(&a.new, a.header.as_deref(), &[("IMAGE", path)])?;
+    let params = format_params(&a.new)?;
+    if let Some(h) = &a.header {
+        File::open(path).map_err(|e| CliError::io(path, "open", e))?;
+        // A header holds the keyslots: readable by its owner only.
+        let mut out = Output::to(h).private().open()?;
+        let key = volume_key(&a.new, params.key_size)?;
+        let pass = read_passphrase(&a.new.key_file)?;
+        let region = mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        out.file()
+            .write_all(&region)
+            .map_err(|e| CliError::io(h, "write the header", e))?;
+        return out.commit();
+    }
+    let end = params.data_offset;
+    // An existing image gets the header written over its start, in place,
+    // as luksFormat does; a new one is created atomically. Both are checked
+    // before the passphrase is derived.
+    // A header written over an existing image: the image is this
+    // command's alone from here on.
+    let mut locks = Locks::new();
+    locks.file(path)?;
+    let in_place = match Target::resolve(path)? {
+        Target::New(_) => None,
+        Target::Stream(_, _, Some(_)) => {
+            // /dev/stdout, /dev/fd/N: whatever the descriptor is open on
+            // (a file too), it is written through as a stream.
+            return Err(CliError::Usage(format!(
+                "{}: is written as a stream through this process's descriptor: a LUKS2 header \
+                 is written at positions of a regular file or a block device; name the file \
+                 itself instead of redirecting to it",
+                path.display()
+            )));
+        }
+        Target::Stream(..) => {
+            return Err(CliError::Usage(format!(
+                "{}: is a FIFO or character device: a LUKS2 header is written at positions \
+                 of a regular file or a block device",
+                path.display()
+            )));
+        }
+        Target::File(p, _) | Target::Block(p, _) => {
+            let f = OpenOptions::new()
+                .write(true)
+                // A device is opened exclusively: the kernel refuses a
+                // mounted one.
+                .custom_flags(if p.is_file() { 0 } else { libc::O_EXCL })
+                .open(&p)
+                .map_err(|e| CliError::io(path, "open for writing", e))?;
+            let size = (&f)
+                .seek(SeekFrom::End(0))
+                .map_err(|e| CliError::io(path, "read its size", e))?;
+            let block = f.metadata().is_ok_and(|m| m.file_type().is_block_device());
+            if block && size < end {
+                return Err(CliError::Usage(format!(
+                    "{}: the device holds {size} bytes, less than the data offset {end}: \
+                     nothing was written",
+                    path.display()
+                )));
+            }
+            Some(f)
+        }
+    };
+    match in_place {
+        Some(f) => {
+            let region = header_region(&a.new, params)?.region;
+            f.write_all_at(&region, 0)
+                .map_err(|e| CliError::io(path, "write the header", e))?;
+            f.sync_all()
+                .map_err(|e| CliError::io(path, "sync to stable storage", e))
+        }
+        None => {
+            let mut out = Output::to(path).open()?;
+            // The image's length is taken before the key derivation, so an
+            // offset the file system cannot hold fails at once.
+            out.file().set_len(end).map_err(|e| {
+                CliError::Usage(format!(
+                    "{}: cannot make an image of {end} bytes (--offset {}): {e}; nothing was written",
+                    path.display(),
+                    a.new.offset
+                ))
+            })?;
+            let region = header_region(&a.new, params)?.region;
+            write_region(&mut out, &region, end)?;
+            out.file()
+                .set_len(end)
+                .map_err(|e| CliError::io(path, "write the header", e))?;
+            out.commit()
+        }
+    }
+}
+
+pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
+    new_image_paths(
+        &a.new,
+        a.header.as_deref(),
+        &[("PLAIN", &a.plain), ("IMAGE", &a.image)],
+    )?;
+    let (input, len) = open_sized(&a.plain)?;
+    let ss = u64::from(a.new.sector_size);
+    if len == 0 || !len.is_multiple_of(ss) {
+        return Err(CliError::Input {
+            path: a.plain.clone(),
+            offset: len - len % ss,
+            rule: format!(
+                "the plaintext ({len} bytes) must be a whole, non-zero number of {ss}-byte sectors"
+            ),
+        });
+    }
+    let params = format_params(&a.new)?;
+    // A detached header: the data from offset 0 of IMAGE.
+    let start = if a.header.is_some() {
+        0
+    } else {
+        params.data_offset
+    };
+    let total = start.checked_add(len).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--offset {}: the image would be too large",
+            a.new.offset
+        ))
+    })?;
+    let in_meta = input
+        .metadata()
+        .map_err(|e| CliError::io(&a.plain, "examine", e))?;
+    let mut out = Output::to(&a.image)
+        .not_same_as(&a.plain, in_meta)
+        .len(total)
+        .reserve(start, len)
+        .open()?;
+    let mut header_out = match &a.header {
+        Some(h) => Some(
+            Output::to(h)
+                .private()
+                .not_same_as(
+                    &a.plain,
+                    input
+                        .metadata()
+                        .map_err(|e| CliError::io(&a.plain, "examine", e))?,
+                )
+                .open()?,
+        ),
+        None => None,
+    };
+    let NewImage {
+        region,
+        params,
+        key,
+    } = match header_out {
+        Some(_) => {
+            let key = volume_key(&a.new, params.key_size)?;
+            let pass = read_passphrase(&a.new.key_file)?;
+            let region =
+                mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
+                    .map_err(|e| CliError::Usage(e.to_string()))?;
+            NewImage {
+                region,
+                params,
+                key,
+            }
+        }
+        None => header_region(&a.new, params)?,
+    };
+    let geometry =
+        Geometry::new(params.sector_size, 0, false).map_err(|e| CliError::Usage(e.to_string()))?;
+    let cipher = SectorCipher::new(params.cipher, &key, geometry, params.weak_keys)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    drop(key);
+    match &mut header_out {
+        Some(h) => {
+            let path = h.path().to_owned();
+            h.file()
+                .write_all(&region)
+                .map_err(|e| CliError::io(&path, "write the header", e))?;
+        }
+        None => write_region(&mut out, &region, params.data_offset)?,
+    }
+    let seekable = out.seekable();
+    pipeline::run(
+        Direction::Encrypt,
+        &cipher,
+        Source {
+            file: &input,
+            path: &a.plain,
+            offset: 0,
+            len: Some(len),
+        },
+        Sink {
+            file: out.file(),
+            path: &a.image,
+            offset: start,
+            seekable,
+        },
+        a.threads,
+    )?;
+    out.commit()?;
+    match header_out {
+        Some(h) => h.commit(),
+        None => Ok(()),
+    }
+}
