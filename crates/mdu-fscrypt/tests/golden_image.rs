@@ -603,8 +603,16 @@ fn no_flipped_metadata_byte_makes_the_reader_panic() {
     drop(vol);
     let mut image = g.image.clone();
     let (mut flips, mut refused) = (0, 0);
+    // Under an emulator (CI's arm64 run) every 8th byte, which is said; the
+    // reader's logic does not depend on the architecture, and the host
+    // flips every byte.
+    let step = if std::env::var("MDU_EMULATED").is_ok_and(|v| v == "1") {
+        8
+    } else {
+        1
+    };
     for (start, end, reach) in ranges {
-        for at in start..end {
+        for at in (start..end).step_by(step) {
             image[at] ^= 0xff;
             let r = catch_unwind(AssertUnwindSafe(|| {
                 if let Ok(vol) = Volume::open(&image[..], Keyring::new()) {
@@ -641,7 +649,12 @@ fn no_flipped_metadata_byte_makes_the_reader_panic() {
         }
     }
     println!(
-        "{flips} bytes of metadata flipped one at a time: {refused} refused with the keys, no panic"
+        "{flips} bytes of metadata flipped one at a time{}: {refused} refused with the keys, no panic",
+        if step > 1 {
+            " (sampled under emulation: every 8th byte)"
+        } else {
+            ""
+        }
     );
-    assert!(flips > 20_000, "{flips} flips");
+    assert!(flips * step > 20_000, "{flips} flips");
 }
