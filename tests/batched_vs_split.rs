@@ -6,6 +6,7 @@
 use mdu::cbc::{AesCbc128, AesCbc256};
 use mdu::xts::{Backend, XtsAes128, XtsAes256};
 use mdu::{DataUnitCipher, DataUnits, Direction, Iv};
+use mdu_core::testing::sample;
 use mdu_core::testing::{split, split_mut};
 use proptest::prelude::*;
 
@@ -120,7 +121,7 @@ fn check<C: DataUnitCipher<Iv = Iv> + Clone>(cipher: C, c: &Case) -> Result<(), 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 300 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { sample::proptest_cases("batched_equals_split_for_every_backend", 300) }))]
 
     #[test]
     fn batched_equals_split_for_every_backend(c in case()) {

@@ -5,6 +5,7 @@ mod common;
 
 use common::{decode_observed, engines, pinned};
 use mdu_base64::{Alphabet, Engine, Padding};
+use mdu_core::testing::sample;
 use proptest::prelude::*;
 
 /// Any alphabet the engine accepts: 64 distinct printable ASCII bytes other
@@ -29,7 +30,7 @@ fn any_padding() -> impl Strategy<Value = Padding> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(sample::proptest_cases("props.rs", 512)))]
 
     #[test]
     fn decode_never_panics_and_backends_agree(text in proptest::collection::vec(any::<u8>(), 0..400)) {

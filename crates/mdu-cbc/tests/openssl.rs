@@ -7,6 +7,7 @@ mod common;
 
 use common::{Cbc, note_backend, openssl};
 use mdu_cbc::{Backend, DataUnitCipher, DataUnitSize, Direction, Iv};
+use mdu_core::testing::sample;
 use proptest::prelude::*;
 
 fn iv() -> impl Strategy<Value = u128> {
@@ -18,7 +19,7 @@ fn iv() -> impl Strategy<Value = u128> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(sample::proptest_cases("every_backend_equals_openssl_one_unit_at_a_time", 64)))]
 
     #[test]
     fn every_backend_equals_openssl_one_unit_at_a_time(
@@ -99,7 +100,7 @@ fn openssl_cs3(key: &[u8], iv: Iv, plain: &[u8]) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(sample::proptest_cases("cts_every_backend_equals_cs3_from_openssl_cbc", 256)))]
 
     #[test]
     fn cts_every_backend_equals_cs3_from_openssl_cbc(

@@ -75,7 +75,9 @@
 //! * `testing`: the conformance harness, `mdu_core::testing`
 //!   (`check_cipher`, `check_cipher_seeded`, `Report`, and `split` /
 //!   `split_mut` to cut a buffer into segments), that every cipher crate
-//!   runs against its ciphers.
+//!   runs against its ciphers, and `testing::sample`, how the exhaustive
+//!   tests sample their cases under emulation (`MDU_EXHAUSTIVE=1` runs
+//!   them all).
 #![no_std]
 // Two exceptions, allowed where they are: XGETBV in `cpu`'s detection
 // without the standard library, and the vendor intrinsics of `simd`.

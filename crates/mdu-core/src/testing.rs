@@ -50,6 +50,8 @@ use core::fmt::Write as _;
 
 use crate::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Tweak};
 
+pub mod sample;
+
 /// The data-unit sizes the harness covers (those the cipher accepts).
 pub const UNIT_SIZES: [usize; 6] = [16, 17, 31, 512, 4096, 4096 + 16];
 

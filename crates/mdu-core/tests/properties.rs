@@ -5,6 +5,7 @@
 mod common;
 
 use common::{NativeToy, Toy, split, split_mut};
+use mdu_core::testing::sample;
 use mdu_core::{DataUnitCipher, DataUnits, Iv};
 use proptest::prelude::*;
 
@@ -40,7 +41,7 @@ fn cuts(fracs: &[u16], len: usize) -> Vec<usize> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 1000 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { sample::proptest_cases("properties.rs", 1000) }))]
 
     #[test]
     fn batched_equals_per_unit_on_every_path(

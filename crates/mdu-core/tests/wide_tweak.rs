@@ -7,6 +7,7 @@
 //! The cipher is a toy and NOT secure: it only makes every tweak byte, byte
 //! position and direction visible in the output.
 
+use mdu_core::testing::sample;
 use mdu_core::{
     DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, check_request,
     check_request_with_ivs, testing,
@@ -196,7 +197,7 @@ fn tweak_strategy() -> impl Strategy<Value = Tweak32> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 300 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { sample::proptest_cases("wide_batched_equals_per_unit", 300) }))]
 
     #[test]
     fn wide_batched_equals_per_unit(

@@ -5,6 +5,7 @@
 //! one sector at a time for every mode and both ciphers.
 
 use mdu_cbc::{AesCbc128, AesCbc256};
+use mdu_core::testing::sample;
 use mdu_dmcrypt::{
     ChainMode, CipherSpec, DataUnitCipher, Direction, DmCryptError, Geometry, IvGenerator, IvMode,
     SECTOR_SIZES,
@@ -369,7 +370,7 @@ fn check_batched<C: DataUnitCipher<Iv = Iv>>(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(sample::proptest_cases("batched_equals_per_sector", 96)))]
 
     #[test]
     fn batched_equals_per_sector(

@@ -4,6 +4,7 @@
 
 use std::io::Cursor;
 
+use mdu_core::testing::sample;
 use mdu_verity::{HashAlg, Source, dmverity, fsverity};
 use proptest::prelude::*;
 use sha2::Digest as _;
@@ -72,7 +73,7 @@ fn data_of(len: usize, seed: u8) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 96 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { sample::proptest_cases("model.rs (tree shapes)", 96) }))]
 
     #[test]
     fn fsverity_matches_model(
@@ -262,7 +263,7 @@ fn verify_sources<'a>(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 128 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { sample::proptest_cases("model.rs (verification)", 128) }))]
 
     /// Every way of handing the data to verification (bytes, a cursor, a
     /// seekable or plain reader, chunks cut anywhere), on one thread and on

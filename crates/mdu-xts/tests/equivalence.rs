@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Request, Xts, all_paths, note_backend, request};
+use mdu_core::testing::sample;
 use mdu_xts::{Backend, Iv};
 use proptest::prelude::*;
 use xts_mode::Xts128;
@@ -75,7 +76,7 @@ fn xts_mode_agrees(test: &str, r: &Request) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(ProptestConfig::with_cases(sample::proptest_cases("every_backend_equals_generic", 1000)))]
 
     #[test]
     fn every_backend_equals_generic(r in request()) {
@@ -84,7 +85,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(sample::proptest_cases("xts_mode_crate_agrees_per_unit", 300)))]
 
     #[test]
     fn xts_mode_crate_agrees_per_unit(r in request()) {

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Request, Xts, all_paths, note_backend, request};
+use mdu_core::testing::sample;
 use mdu_xts::{Backend, Iv};
 use openssl::symm::{Cipher, Crypter, Mode};
 use proptest::prelude::*;
@@ -43,7 +44,7 @@ fn openssl_agrees(test: &str, r: &Request) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(sample::proptest_cases("openssl_evp_agrees", 300)))]
 
     #[test]
     fn openssl_evp_agrees(r in request()) {

@@ -1,4 +1,5 @@
 use super::*;
+use mdu_core::testing::sample;
 use proptest::prelude::*;
 use sha2::Digest as _;
 
@@ -297,7 +298,11 @@ fn x86_order_on_cpu_profiles() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) {
+        4
+    } else {
+        sample::proptest_cases("finup2x_equals_two_finups_equals_sha2", 256)
+    }))]
 
     #[test]
     fn finup2x_equals_two_finups_equals_sha2(
