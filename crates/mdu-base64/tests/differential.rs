@@ -23,6 +23,7 @@ use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use common::{CRYPT, Rng, check_error_writes, decode_observed, engines, pinned};
 use mdu_base64::{DecodeError, Engine, Padding};
+use mdu_core::testing::sample;
 
 /// The oracle engines for `engine`: (pad-required oracle, pad-none oracle).
 fn oracles(name: &str, engine: &Engine) -> (GeneralPurpose, GeneralPurpose) {
@@ -207,11 +208,23 @@ fn every_length_encode_and_roundtrip() {
 
 #[test]
 fn every_invalid_byte_at_every_position_class() {
+    // Under emulation every 7th length (every residue modulo 3, spread over
+    // the SIMD steps): the tests below take every position of chosen
+    // lengths there. The same texts as in the full run.
+    let stride = sample::emulated_stride(
+        "every_invalid_byte_at_every_position_class",
+        301,
+        "text lengths",
+        7,
+    );
     let mut rng = Rng(0x0123_4567_89ab_cdef);
     for case in cases() {
         let mut rejected = 0usize;
         for n in 0..=300 {
             let data = rng.bytes(n);
+            if n % stride != 0 {
+                continue;
+            }
             let text = case.oracle_encode(&data).into_bytes();
             let body = text.len() - text.iter().rev().take_while(|&&c| c == b'=').count();
             for pos in positions(text.len(), body) {
@@ -232,7 +245,7 @@ fn every_invalid_byte_at_every_position_class() {
             }
         }
         assert!(
-            rejected > 100_000,
+            rejected > 100_000 / stride,
             "{}: only {rejected} rejections",
             case.name
         );
