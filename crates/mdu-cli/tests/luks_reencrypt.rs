@@ -9,11 +9,19 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{Rng, expect_code, have_tool, mdu, run, scratch};
+use common::{KillSweep, Rng, expect_code, have_tool, mdu, run, scratch};
 
 const PBKDF2: &[&str] = &["--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"];
 /// Eight hotzones over the 8 MiB of data.
 const HOTZONE: &str = "1048576";
+
+/// The sweeps of shifted encryptions: every seventh sync point (each one
+/// with `MDU_EXHAUSTIVE=1`).
+const SHIFT_SWEEP: KillSweep = KillSweep {
+    first: 1,
+    stride: 7,
+    tail: 0,
+};
 
 /// Under the emulator (CI's qemu run) the crash sweep does not run.
 fn emulated() -> bool {
@@ -290,12 +298,17 @@ fn a_kill_at_any_sync_point_loses_nothing() {
     let mut points = 0;
     // mdu killed at every third sync point (checksum) and every seventh
     // (journal); resumed by mdu, and at every third trial by cryptsetup.
-    for (res, step) in [("checksum", 3), ("journal", 7)] {
-        for n in (1..).step_by(step) {
+    for (res, stride) in [("checksum", 3), ("journal", 7)] {
+        let sweep = KillSweep {
+            first: 1,
+            stride,
+            tail: 0,
+        };
+        sweep.run(test, &format!("mdu, {res} resilience"), |n| {
             let img = v.path("k");
             std::fs::copy(&orig, &img).unwrap();
             if !killed_at(v.dir.path(), n, &mdu_argv(res, &img)) {
-                break;
+                return false;
             }
             points += 1;
             if points % 3 == 0 {
@@ -322,14 +335,20 @@ fn a_kill_at_any_sync_point_loses_nothing() {
                 "{res} kill {n}: still in progress after a resume"
             );
             v.assert_plain(&img, &format!("mdu {res} killed at sync {n}"));
-        }
+            true
+        });
     }
     // mdu decrypting with a detached header killed at every sixth point,
     // resumed by mdu (odd trials) or cryptsetup.
     let (enc, enc_hdr) = (v.data("enc"), v.path("enc.hdr"));
     let e = v.mdu_reencrypt(&[&["--encrypt", "--header", &enc_hdr][..], PBKDF2, &[&enc]].concat());
     expect_code(&e, 0, "encrypt for the decrypt sweep");
-    for n in (1..).step_by(6) {
+    let sweep = KillSweep {
+        first: 1,
+        stride: 6,
+        tail: 0,
+    };
+    sweep.run(test, "mdu --decrypt --header", |n| {
         let (data, hdr) = (v.path("dd"), v.path("dd.hdr"));
         std::fs::copy(&enc, &data).unwrap();
         std::fs::copy(&enc_hdr, &hdr).unwrap();
@@ -350,7 +369,7 @@ fn a_kill_at_any_sync_point_loses_nothing() {
             .map(str::to_owned),
         );
         if !killed_at(v.dir.path(), n, &argv) {
-            break;
+            return false;
         }
         points += 1;
         if n % 12 == 1 {
@@ -381,7 +400,8 @@ fn a_kill_at_any_sync_point_loses_nothing() {
             std::fs::read(&data).unwrap() == v.plain,
             "decrypt killed at sync {n}: the data are not the plaintext after the resume"
         );
-    }
+        true
+    });
     // cryptsetup killed at every third sync point and at each of the last
     // ten (its final clean-up, where it gets stuck or converts again);
     // resumed by mdu.
@@ -421,19 +441,12 @@ fn a_kill_at_any_sync_point_loses_nothing() {
         );
         true
     };
-    let mut end = 0;
-    for n in (1..).step_by(3) {
-        if !check(n) {
-            end = n;
-            break;
-        }
-        points += 1;
-    }
-    for n in end.saturating_sub(10).max(1)..end {
-        if n % 3 != 1 && check(n) {
-            points += 1;
-        }
-    }
+    let sweep = KillSweep {
+        first: 1,
+        stride: 3,
+        tail: 10,
+    };
+    points += sweep.run(test, "cryptsetup", check);
     assert!(
         points > 20,
         "only {points} kill points: the runs did not sync as expected"
@@ -781,10 +794,10 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
         // mdu killed at every seventh sync point, resumed by mdu or (every
         // other trial) by cryptsetup, then by mdu where cryptsetup cannot
         // go on (the start before the primary header copy, the clean-up).
-        for n in (1..).step_by(7) {
+        SHIFT_SWEEP.run(test, &format!("mdu, {kept} bytes kept"), |n| {
             let img = device("k", kept);
             if !killed_at(v.dir.path(), n, &mdu_argv(&img)) {
-                break;
+                return false;
             }
             points += 1;
             if points % 2 == 0 {
@@ -803,12 +816,13 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
             let r = v.mdu_reencrypt(&["--resume-only", &img]);
             if plain_still && r.status.code() != Some(0) {
                 // Killed before the first header copy: nothing to resume.
-                continue;
+                return true;
             }
             assert_kept(&img, kept, &format!("mdu killed at sync {n}"));
-        }
+            true
+        });
         // cryptsetup killed at every seventh sync point, resumed by mdu.
-        for n in (1..).step_by(7) {
+        SHIFT_SWEEP.run(test, &format!("cryptsetup, {kept} bytes kept"), |n| {
             let img = device("c", kept);
             let mut cs = vec![
                 "cryptsetup".to_owned(),
@@ -828,20 +842,21 @@ fn an_encryption_with_a_data_shift_is_finished_by_either_tool() {
                 .map(str::to_owned),
             );
             if !killed_at(v.dir.path(), n, &cs) {
-                break;
+                return false;
             }
             points += 1;
             let plain_still = std::fs::read(&img).unwrap()[..kept] == v.plain[..kept];
             let r = v.mdu_reencrypt(&["--resume-only", &img]);
             if plain_still && r.status.code() != Some(0) {
-                continue;
+                return true;
             }
             assert_kept(
                 &img,
                 kept,
                 &format!("cryptsetup killed at sync {n}, resumed by mdu"),
             );
-        }
+            true
+        });
     }
     assert!(points > 20, "only {points} kill points");
     eprintln!("{points} kill points of shifted encryptions, no byte lost");
@@ -946,10 +961,15 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
 
     let mut points = 0;
     let mut by_cryptsetup = 0;
-    for n in (1..).step_by(3) {
+    let sweep = KillSweep {
+        first: 1,
+        stride: 3,
+        tail: 0,
+    };
+    sweep.run(test, "mdu", |n| {
         let (img, hdr) = fresh("k");
         if !killed_at(v.dir.path(), n, &mdu_argv(&img, &hdr)) {
-            break;
+            return false;
         }
         points += 1;
         let what = format!("mdu killed at sync {n}");
@@ -987,8 +1007,10 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
             expect_code(&r, 0, &format!("{what}: a new start"));
         }
         assert!(decrypted(&img), "{what}: the data are not the plaintext");
-    }
-    for n in (2..).step_by(3) {
+        true
+    });
+    let sweep = KillSweep { first: 2, ..sweep };
+    sweep.run(test, "cryptsetup", |n| {
         let (img, hdr) = fresh("c");
         let cs: Vec<String> = [
             "cryptsetup",
@@ -1005,7 +1027,7 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
         .map(str::to_owned)
         .to_vec();
         if !killed_at(v.dir.path(), n, &cs) {
-            break;
+            return false;
         }
         points += 1;
         let what = format!("cryptsetup killed at sync {n}");
@@ -1016,7 +1038,8 @@ fn a_decryption_that_moves_the_data_is_finished_by_either_tool() {
                 "{what}, resumed by mdu: the data are not the plaintext"
             );
         }
-    }
+        true
+    });
     assert!(
         points > 10 && by_cryptsetup >= 2,
         "{points} kill points, {by_cryptsetup} resumed by cryptsetup"
@@ -1038,7 +1061,12 @@ fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
     let e = v.mdu_reencrypt(&[&["--encrypt", "--header", &enc_hdr][..], PBKDF2, &[&enc]].concat());
     expect_code(&e, 0, "mdu --encrypt --header");
     let mut points = 0;
-    for n in (1..).step_by(5) {
+    let sweep = KillSweep {
+        first: 1,
+        stride: 5,
+        tail: 0,
+    };
+    sweep.run(test, "cryptsetup", |n| {
         let (data, hdr) = (v.path("d"), v.path("d.hdr"));
         std::fs::copy(&enc, &data).unwrap();
         std::fs::copy(&enc_hdr, &hdr).unwrap();
@@ -1059,7 +1087,7 @@ fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
         .map(str::to_owned)
         .to_vec();
         if !killed_at(v.dir.path(), n, &cs) {
-            break;
+            return false;
         }
         points += 1;
         let r = v.mdu_reencrypt(&["--resume-only", "--header", &hdr, &data]);
@@ -1075,7 +1103,8 @@ fn a_backward_decryption_of_cryptsetup_is_finished_by_mdu() {
             std::fs::read(&data).unwrap() == v.plain,
             "cryptsetup killed at sync {n}, resumed by mdu: the data are not the plaintext"
         );
-    }
+        true
+    });
     assert!(points > 5, "only {points} kill points");
 }
 

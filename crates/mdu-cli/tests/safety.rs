@@ -7,9 +7,13 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::{Rng, expect_code, mdu, run, scratch};
+use common::{KillSweep, Rng, expect_code, mdu, run, scratch};
 
 const PBKDF2: &[&str] = &["--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"];
+
+/// The crash sweeps of this file kill at every third sync point and at each
+/// of the last two; `MDU_EXHAUSTIVE=1` kills at every one.
+const SWEEP: KillSweep = KillSweep::every(3);
 
 /// `mdu luks encrypt` of `plain` into a new `img` (a cheap PBKDF2 keyslot).
 fn luks_encrypt(key: &Path, plain: &Path, img: &Path) {
@@ -455,7 +459,7 @@ fn holds(hay: &[u8], needle: &[u8]) -> bool {
 /// leaves no plaintext of its last hotzone in the detached header, and a
 /// key change leaves nothing of the old keyslot: a kill between the final
 /// header and its wipe leaves them in ranges the header no longer names,
-/// which the resume (`--resume-only`) refills.
+/// which the resume (`--resume-only`) refills. (Kill points: [`SWEEP`].)
 #[test]
 fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
     let test = "safety::no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill";
@@ -492,15 +496,12 @@ fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
     argv.push("--header".into());
     argv.push(hdr.to_str().unwrap().to_owned());
     argv.push(work.to_str().unwrap().to_owned());
-    let mut points = 0;
-    for n in 1.. {
-        assert!(n < 200, "the run never ended");
+    let points = SWEEP.run(test, "encryption", |n| {
         std::fs::write(&work, &plain).unwrap();
         let _ = std::fs::remove_file(&hdr);
         if !killed_at_sync(n, &argv) {
-            break;
+            return false;
         }
-        points += 1;
         let _ = run(mdu()
             .args(["luks", "reencrypt", "--resume-only", "--key-file"])
             .arg(&key)
@@ -513,7 +514,8 @@ fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
                 "killed at sync {n} and resumed: the header holds the last hotzone's plaintext"
             );
         }
-    }
+        true
+    });
     assert!(points > 5, "only {points} kill points");
     // A key change: the old keyslot's area ends up zero whatever the kill.
     let img = d.join("img");
@@ -553,8 +555,7 @@ fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
     argv.push("--key-file".into());
     argv.push(key.to_str().unwrap().to_owned());
     argv.push(img.to_str().unwrap().to_owned());
-    for n in 1.. {
-        assert!(n < 200, "the run never ended");
+    SWEEP.run(test, "key change", |n| {
         std::fs::write(&img, &orig).unwrap();
         let killed = killed_at_sync(n, &argv);
         if n == 1 {
@@ -574,10 +575,8 @@ fn no_plaintext_or_old_keyslot_is_left_in_the_header_after_any_kill() {
             !converted || !holds(&now[..16 << 20], &old_slot[..4096]),
             "key change killed at sync {n} and resumed: the old keyslot is still in the header"
         );
-        if !killed {
-            break;
-        }
-    }
+        killed
+    });
 }
 
 /// The reencryption keyslot's area of a LUKS2 image: `(offset, size)`,
@@ -598,7 +597,7 @@ fn reencrypt_area(img: &[u8]) -> Option<(usize, usize)> {
 /// with journal resilience killed at every sync point, its journal then
 /// damaged (bytes flipped all over the area), either resumes to the
 /// plaintext or is refused (exit 1) with the image as the kill left it;
-/// never exit 0 with wrong data.
+/// never exit 0 with wrong data. (Kill points: [`SWEEP`].)
 #[test]
 fn a_damaged_luks2_journal_is_refused_never_copied_into_the_data() {
     let test = "safety::a_damaged_luks2_journal_is_refused_never_copied_into_the_data";
@@ -633,15 +632,14 @@ fn a_damaged_luks2_journal_is_refused_never_copied_into_the_data() {
     argv.push(key.to_str().unwrap().to_owned());
     argv.push(img.to_str().unwrap().to_owned());
     let (mut refused, mut resumed) = (0, 0);
-    for n in 1.. {
-        assert!(n < 200, "the run never ended");
+    SWEEP.run(test, "key change", |n| {
         std::fs::write(&img, &orig).unwrap();
         if !killed_at_sync(n, &argv) {
-            break;
+            return false;
         }
         let mut killed = std::fs::read(&img).unwrap();
         let Some((off, size)) = reencrypt_area(&killed) else {
-            continue;
+            return true;
         };
         for i in (off..off + size).step_by(4093) {
             killed[i] ^= 0x5a;
@@ -677,7 +675,8 @@ fn a_damaged_luks2_journal_is_refused_never_copied_into_the_data() {
             );
             refused += 1;
         }
-    }
+        true
+    });
     eprintln!("{test}: {resumed} resumed right, {refused} refused untouched");
     assert!(
         refused > 0,

@@ -127,3 +127,99 @@ pub fn expect_code(out: &Output, code: i32, what: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Whether `MDU_EXHAUSTIVE=1`: every kill point of every crash sweep runs
+/// (see [`KillSweep`]).
+pub fn exhaustive() -> bool {
+    mdu_core::testing::sample::exhaustive()
+}
+
+/// Which sync points a crash sweep kills a run at: every `stride`-th from
+/// `first`, then each of the `tail` last points (the clean-up at the end of
+/// a run, where the states are densest) that the stride skipped. With
+/// `MDU_EXHAUSTIVE=1`, every point from 1 to the end.
+///
+/// The number of points is learnt on the way: the first point at which the
+/// run ends by itself is its end.
+#[derive(Clone, Copy, Debug)]
+pub struct KillSweep {
+    pub first: usize,
+    pub stride: usize,
+    pub tail: usize,
+}
+
+impl KillSweep {
+    /// Every `stride`-th point from 1, and the last `stride - 1`.
+    pub const fn every(stride: usize) -> KillSweep {
+        KillSweep {
+            first: 1,
+            stride,
+            tail: stride - 1,
+        }
+    }
+
+    /// Kills at the sweep's points: `trial(n)` runs the command killed at
+    /// its `n`-th sync and checks what the kill left; it returns whether the
+    /// run was killed (`false`: it ended by itself, having fewer syncs).
+    /// Prints `test: what: sampled: N of M kill points (...);
+    /// MDU_EXHAUSTIVE=1 runs all` (or `all M kill points`) and returns N.
+    ///
+    /// # Panics
+    ///
+    /// When no run ends by itself before sync 1000 (strace not tracing),
+    /// and where `trial` does.
+    pub fn run(self, test: &str, what: &str, mut trial: impl FnMut(usize) -> bool) -> usize {
+        let all = exhaustive();
+        let (first, stride) = if all {
+            (1, 1)
+        } else {
+            (self.first.max(1), self.stride.max(1))
+        };
+        let mut tried = 0;
+        let mut last_killed = 0;
+        let mut end = 0;
+        let mut n = first;
+        while end == 0 {
+            assert!(
+                n < 1000,
+                "{test}: {what}: no run ended by itself before sync {n}: is strace tracing?"
+            );
+            if trial(n) {
+                tried += 1;
+                last_killed = n;
+                n += stride;
+            } else {
+                end = n;
+            }
+        }
+        // Each of the last `tail` points that the stride skipped.
+        if !all {
+            for m in end.saturating_sub(self.tail).max(first)..end {
+                if m <= last_killed && (m - first) % stride == 0 {
+                    continue;
+                }
+                if trial(m) {
+                    tried += 1;
+                } else {
+                    end = m;
+                    break;
+                }
+            }
+        }
+        let total = end - 1;
+        if all || tried == total {
+            println!("{test}: {what}: all {total} kill points");
+        } else {
+            let tail = match self.tail.min(total) {
+                0 => String::new(),
+                t => format!(" and each of the last {t}"),
+            };
+            println!(
+                "{test}: {what}: sampled: {tried} of {total} kill points (every {} from \
+                 {first}{tail}); MDU_EXHAUSTIVE=1 runs all",
+                mdu_core::testing::sample::ordinal(stride),
+            );
+        }
+        tried
+    }
+}
