@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
+    build_facts();
     println!("cargo:rerun-if-changed=csrc/kernel_base64.c");
     cc::Build::new()
         .file("csrc/kernel_base64.c")
@@ -72,6 +73,59 @@ fn main() {
             }
         }
     }
+}
+
+/// The facts of this build the report's header gives: the compiler
+/// (`MDU_BENCH_RUSTC`), the commit (`MDU_BENCH_COMMIT`, `+dirty` when
+/// tracked files differ from it) and the target and profile
+/// (`MDU_BENCH_BUILD`). The build script runs again when the commit or
+/// the index changes.
+fn build_facts() {
+    let output = |cmd: &mut Command| -> Option<String> {
+        let o = cmd.output().ok()?;
+        o.status
+            .success()
+            .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let version = output(Command::new(&rustc).arg("--version"))
+        .unwrap_or_else(|| format!("{rustc} (its version unknown)"));
+    println!("cargo::rustc-env=MDU_BENCH_RUSTC={version}");
+
+    let git = || {
+        let mut c = Command::new("git");
+        c.arg("-C")
+            .arg(env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+        c
+    };
+    let commit = match output(git().args(["rev-parse", "--short=12", "HEAD"])) {
+        Some(hash) => {
+            for path in ["HEAD", "index", "packed-refs"] {
+                if let Some(p) =
+                    output(git().args(["rev-parse", "--path-format=absolute", "--git-path", path]))
+                {
+                    println!("cargo::rerun-if-changed={p}");
+                }
+            }
+            if let Some(head) = output(git().args(["symbolic-ref", "-q", "HEAD"]))
+                && let Some(p) =
+                    output(git().args(["rev-parse", "--path-format=absolute", "--git-path", &head]))
+            {
+                println!("cargo::rerun-if-changed={p}");
+            }
+            let dirty = output(git().args(["status", "--porcelain", "--untracked-files=no"]))
+                .is_some_and(|s| !s.is_empty());
+            if dirty { format!("{hash}+dirty") } else { hash }
+        }
+        None => "unknown (not built from a git checkout)".to_string(),
+    };
+    println!("cargo::rustc-env=MDU_BENCH_COMMIT={commit}");
+    println!(
+        "cargo::rustc-env=MDU_BENCH_BUILD={}, {} profile, opt-level {}",
+        env::var("TARGET").unwrap_or_default(),
+        env::var("PROFILE").unwrap_or_default(),
+        env::var("OPT_LEVEL").unwrap_or_default()
+    );
 }
 
 /// Builds the recent OpenSSL and links it with its shim into

@@ -90,8 +90,13 @@ fn write_files(report: &Report, out: &Path) -> Result<Vec<PathBuf>, Box<dyn std:
         ));
     }
     html.push_str(&format!(
-        "<li>Features: {}</li>\n<li>Mode: {}</li>\n",
+        "<li>Features: {}</li>\n<li>Kernel: {}</li>\n<li>Build: mdu {}, commit {}, {}, {}</li>\n<li>Mode: {}</li>\n",
         escape(&m.features.join(", ")),
+        escape(&m.kernel),
+        escape(&m.version),
+        escape(&m.commit),
+        escape(&m.rustc),
+        escape(&m.build),
         escape(&m.mode)
     ));
     for note in &m.notes {
@@ -211,6 +216,10 @@ fn main() -> ExitCode {
         version: env!("CARGO_PKG_VERSION").to_string(),
         notes,
         clock_ghz,
+        rustc: env!("MDU_BENCH_RUSTC").to_string(),
+        commit: env!("MDU_BENCH_COMMIT").to_string(),
+        build: env!("MDU_BENCH_BUILD").to_string(),
+        kernel: sysinfo::kernel(),
     };
     eprintln!(
         "mdu-bench ({mode} mode) on {} ({} cores)",

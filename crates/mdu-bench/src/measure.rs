@@ -44,6 +44,9 @@ pub(crate) struct Imp<'a> {
     pub(crate) name: String,
     pub(crate) kind: Kind,
     pub(crate) run: Box<dyn FnMut() + 'a>,
+    /// What code this row times, where another row of the run times the
+    /// same code ([`Imp::same_code`]).
+    pub(crate) code: Option<String>,
 }
 
 impl<'a> Imp<'a> {
@@ -52,7 +55,17 @@ impl<'a> Imp<'a> {
             name: name.into(),
             kind,
             run: Box::new(run),
+            code: None,
         }
+    }
+
+    /// Names the code this row times (e.g. `xts/aes256/encrypt/Vaes512/
+    /// 4096/batched`): rows of the run with the same name time the same
+    /// code on the same workload, and the report flags them where their
+    /// medians disagree beyond their spread.
+    pub(crate) fn same_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
     }
 }
 
@@ -63,6 +76,9 @@ pub(crate) struct Samples {
     pub(crate) kind: Kind,
     pub(crate) ns_per_iter: Vec<f64>,
     pub(crate) iters_per_sample: u64,
+    /// [`Imp::same_code`], when the row has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) code: Option<String>,
 }
 
 impl Samples {
@@ -79,6 +95,11 @@ impl Samples {
 
     pub(crate) fn max(&self) -> f64 {
         self.ns_per_iter.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The spread of the samples: (slowest − fastest) / median.
+    pub(crate) fn spread(&self) -> f64 {
+        (self.max() - self.min()) / self.median()
     }
 }
 
@@ -132,6 +153,7 @@ pub(crate) fn measure(imps: &mut [Imp<'_>], plan: Plan) -> Vec<Samples> {
             kind: imp.kind,
             ns_per_iter: Vec::with_capacity(plan.samples),
             iters_per_sample: n,
+            code: imp.code.clone(),
         })
         .collect();
     for _ in 0..plan.samples {

@@ -46,6 +46,14 @@ pub(crate) fn clock_ghz() -> Option<f64> {
     None
 }
 
+/// The running kernel's release (`/proc/sys/kernel/osrelease`), or
+/// `unknown`.
+pub(crate) fn kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| format!("Linux {}", s.trim()))
+        .unwrap_or_else(|_| format!("unknown ({})", std::env::consts::OS))
+}
+
 /// The number of threads the machine offers.
 pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

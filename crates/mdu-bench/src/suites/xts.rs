@@ -200,6 +200,13 @@ fn xts_mode(key: &[u8], dir: Dir, unit: usize, iv: Iv) -> impl FnMut(&mut [u8]) 
     }
 }
 
+/// The [`Imp::same_code`] name of an XTS row: the same key size,
+/// direction, backend, unit size and path over 1 MiB is the same code,
+/// whichever table times it.
+fn code(bits: usize, verb: &str, backend: Backend, unit: usize, path: &str) -> String {
+    format!("xts/aes{bits}/{verb}/{backend:?}/{unit}/{path}")
+}
+
 fn key(len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(29).wrapping_add(101))
@@ -214,6 +221,12 @@ fn table(ctx: &Ctx, key_len: usize, dir: Dir, units: &[usize]) -> Result<Table, 
     let iv = Iv::plain64(FIRST);
     let bound = AesBound::detect();
     let rk = bound::expand_key(&k[..key_len / 2]);
+    let bits = key_len * 4;
+    let verb = if dir == Dir::Enc {
+        "encrypt"
+    } else {
+        "decrypt"
+    };
     let mut cases = Vec::new();
     for &unit in units {
         let input = Buf::random(REQUEST, unit as u64 ^ key_len as u64);
@@ -257,10 +270,12 @@ fn table(ctx: &Ctx, key_len: usize, dir: Dir, units: &[usize]) -> Result<Table, 
         let mut imps = vec![
             Imp::new("mdu batched", Kind::Mdu, || {
                 xa.batched(dir, unit, iv, a.bytes_mut())
-            }),
+            })
+            .same_code(code(bits, verb, best, unit, "batched")),
             Imp::new("mdu one unit at a time", Kind::Mdu, || {
                 xb.per_unit(dir, unit, iv, b.bytes_mut())
-            }),
+            })
+            .same_code(code(bits, verb, best, unit, "one unit at a time")),
             Imp::new(system_openssl(), Kind::Peer, || {
                 ossl.run(unit, iv, src, c.bytes_mut())
             }),
@@ -291,12 +306,6 @@ fn table(ctx: &Ctx, key_len: usize, dir: Dir, units: &[usize]) -> Result<Table, 
             imps,
         ));
     }
-    let bits = key_len * 4;
-    let verb = if dir == Dir::Enc {
-        "encrypt"
-    } else {
-        "decrypt"
-    };
     Ok(Table {
         id: format!("xts{bits}-{verb}"),
         title: format!("XTS-AES-{bits} {verb}, 1 MiB requests"),
@@ -342,6 +351,7 @@ fn backends(ctx: &Ctx) -> Result<Table, String> {
             Imp::new(format!("{b:?}"), Kind::Mdu, move || {
                 x.batched(Dir::Enc, 4096, iv, buf.bytes_mut())
             })
+            .same_code(code(256, "encrypt", *b, 4096, "batched"))
         })
         .collect();
     let cases = vec![case(ctx, "4096-byte units", REQUEST, None, imps)];
@@ -399,13 +409,21 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
             xts.per_unit(dir, unit, iv, o.bytes_mut());
             check(&format!("{b:?} one at a time {unit}"), o.bytes(), &want)?;
             let (xa, xb) = (xts.clone(), xts.clone());
+            let verb = if dir == Dir::Enc {
+                "encrypt"
+            } else {
+                "decrypt"
+            };
+            let bits = key_len * 4;
             let mut imps = vec![
                 Imp::new(format!("{b:?} batched"), Kind::Mdu, || {
                     xa.batched(dir, unit, iv, a.bytes_mut())
-                }),
+                })
+                .same_code(code(bits, verb, b, unit, "batched")),
                 Imp::new(format!("{b:?} one unit at a time"), Kind::Mdu, || {
                     xb.per_unit(dir, unit, iv, o.bytes_mut())
-                }),
+                })
+                .same_code(code(bits, verb, b, unit, "one unit at a time")),
             ];
             if let Some((how, width)) = own {
                 imps.push(ecb_bound_row(how, width, &k[..key_len / 2], REQUEST));
@@ -442,12 +460,7 @@ fn widths(ctx: &Ctx) -> Result<Vec<Table>, String> {
                     move || recent(src, r.bytes_mut()),
                 ));
             }
-            let verb = if dir == Dir::Enc {
-                "encrypt"
-            } else {
-                "decrypt"
-            };
-            let name = format!("AES-{} {verb}, {unit}-byte units", key_len * 4);
+            let name = format!("AES-{bits} {verb}, {unit}-byte units");
             let c = case(ctx, name, REQUEST, None, imps);
             per_cycle_cells.extend(per_cycle_cell(ctx, &c));
             // The batched rate over the rate of the row `name` (medians are
@@ -544,44 +557,68 @@ fn single_unit(ctx: &Ctx) -> Result<Table, String> {
     })
 }
 
-/// `par_encrypt` on all cores against one core.
+/// `par_encrypt` on 1, 2, 4, ... threads up to every core: one case per
+/// thread count, so the throughput chart draws the scaling as a line.
 fn parallel(ctx: &Ctx) -> Result<Table, String> {
     let len = if ctx.full { 256 << 20 } else { 64 << 20 };
     let k = key(64);
     let units = DataUnits::new(XtsAes256::new(&k).map_err(|e| e.to_string())?, 4096)
         .map_err(|e| e.to_string())?;
-    let mut a = Buf::random(len, 11);
-    let mut b = Buf::random(len, 11);
+    let mut want = Buf::random(len, 11);
     units
-        .encrypt(Iv::ZERO, a.bytes_mut())
+        .encrypt(Iv::ZERO, want.bytes_mut())
         .map_err(|e| e.to_string())?;
-    units
-        .par_encrypt(Iv::ZERO, b.bytes_mut())
-        .map_err(|e| e.to_string())?;
-    check("par_encrypt", b.bytes(), a.bytes())?;
-    let imps = vec![
-        Imp::new(
-            format!("par_encrypt ({} threads)", ctx.threads),
-            Kind::Mdu,
-            || units.par_encrypt(Iv::ZERO, b.bytes_mut()).expect("valid"),
-        ),
-        Imp::new("encrypt (1 thread)", Kind::Mdu, || {
-            units.encrypt(Iv::ZERO, a.bytes_mut()).expect("valid")
-        }),
-    ];
-    let cases = vec![case(
-        ctx,
-        format!("{} MiB of 4096-byte units", len >> 20),
-        len,
-        None,
-        imps,
-    )];
+    let mut counts: Vec<usize> = (0..)
+        .map(|i| 1usize << i)
+        .take_while(|&n| n < ctx.threads)
+        .collect();
+    counts.push(ctx.threads);
+    let mut cases = Vec::new();
+    let mut one = None;
+    let mut scaling = Vec::new();
+    for n in counts {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| format!("a pool of {n} threads: {e}"))?;
+        let mut b = Buf::random(len, 11);
+        pool.install(|| units.par_encrypt(Iv::ZERO, b.bytes_mut()))
+            .map_err(|e| e.to_string())?;
+        check(
+            &format!("par_encrypt, {n} threads"),
+            b.bytes(),
+            want.bytes(),
+        )?;
+        let imps = vec![Imp::new("par_encrypt", Kind::Mdu, || {
+            pool.install(|| units.par_encrypt(Iv::ZERO, b.bytes_mut()))
+                .expect("valid")
+        })];
+        let threads = if n == 1 { "thread" } else { "threads" };
+        let c = case(ctx, format!("{n} {threads}"), len, Some(n as f64), imps);
+        let ns = c.results[0].median();
+        let base = *one.get_or_insert(ns);
+        if n > 1 {
+            scaling.push(format!("{n} threads {:.2}×", base / ns));
+        }
+        cases.push(c);
+    }
     Ok(Table {
         id: "xts-parallel".to_string(),
-        title: "XTS-AES-256 encrypt across threads".to_string(),
+        title: format!(
+            "XTS-AES-256 encrypt across threads, {} MiB of 4096-byte units",
+            len >> 20
+        ),
         unit: Unit::Throughput,
-        x_label: None,
-        notes: vec![],
+        x_label: Some("threads".to_string()),
+        notes: vec![if scaling.is_empty() {
+            "One logical core: nothing to scale to.".to_string()
+        } else {
+            format!(
+                "Against one thread: {} ({} logical cores).",
+                scaling.join(", "),
+                ctx.threads
+            )
+        }],
         cases,
     })
 }
