@@ -114,7 +114,22 @@ fn mdu_images_open_dump_and_decrypt_in_cryptsetup() {
         let plain_bytes = rng.bytes((1 << 20) + 3 * 4096);
         let plain = write(dir, "plain.bin", &plain_bytes);
         let img = dir.join("img.luks").to_str().unwrap().to_owned();
-        let uuid = "2f0e1b2c-3d4e-4f50-8162-738495a6b7c8";
+        // A UUID of this run: cryptsetup locks a reencryption by its UUID
+        // machine-wide (/run/cryptsetup), so two suites running at once
+        // must not share one.
+        let (u, v) = (
+            rng.next_u64() ^ u64::from(std::process::id()) << 32,
+            rng.next_u64(),
+        );
+        let uuid = format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            u >> 32,
+            (u >> 16) & 0xffff,
+            u & 0xfff,
+            v >> 52,
+            v & 0xffff_ffff_ffff
+        );
+        let uuid = uuid.as_str();
         let out = run(mdu()
             .args(["luks", "encrypt", "--key-file", &key, "--cipher", cipher])
             .args(["--key-size", bits, "--sector-size", sector])
