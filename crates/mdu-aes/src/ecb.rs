@@ -162,7 +162,7 @@ impl<K: KeySize> core::fmt::Debug for Ecb<K> {
 /// list of its entry point in [`kernels`], declared once. ECB needs no
 /// carry-less multiply.
 mod needs {
-    use mdu_core::cpu::{Features, Needs};
+    use mdu_platform::cpu::{Features, Needs};
 
     /// `kernels::zmm`: VAES on zmm (AVX-512 F), AES-NI for single blocks.
     pub enum Vaes512 {}
@@ -381,7 +381,7 @@ pub mod kernels {
     /// x86_64: one entry point per width, and ECB's kernel table there.
     #[cfg(target_arch = "x86_64")]
     mod arch {
-        use mdu_core::cpu::Witness;
+        use mdu_platform::cpu::Witness;
 
         use super::super::needs::{AesNi, Vaes256, Vaes512};
         use super::{EcbMode, Keys, Request, RoundKeys, Schedule, blocks, schedule};
@@ -440,7 +440,7 @@ pub mod kernels {
     /// arm64: the entry point, and ECB's kernel table there.
     #[cfg(target_arch = "aarch64")]
     mod arch {
-        use mdu_core::cpu::Witness;
+        use mdu_platform::cpu::Witness;
 
         use super::super::needs::ArmCe;
         use super::{EcbMode, Keys, Request, RoundKeys, Schedule, blocks, schedule};

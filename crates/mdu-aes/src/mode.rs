@@ -7,7 +7,7 @@
 //! weak-key rule and its portable implementation; through `SimdKeys`
 //! (where SIMD backends are compiled), its SIMD round keys; through
 //! [`Kernels`](crate::Kernels), one entry point per register width, each
-//! taking the [`Witness`](mdu_core::cpu::Witness) of its backend.
+//! taking the [`Witness`](mdu_platform::cpu::Witness) of its backend.
 //! Everything a key goes through between the caller and a kernel is
 //! written once, here and in `simd.rs` (the witness of the chosen backend,
 //! kept with its round keys, and the one exhaustive `match` that reaches
@@ -19,8 +19,8 @@ use core::marker::PhantomData;
 
 use aes::cipher::consts::U16;
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
-use mdu_core::cpu::{Features, Needs};
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+use mdu_platform::cpu::{Features, Needs};
 
 use crate::simd::{Kernels, Simd};
 use crate::{CpuFeatures, Ivs, SetupError};
@@ -378,7 +378,7 @@ enum Keys<M: Kernels, K: KeySize> {
 
 /// A key of mode `M` and AES key size `K`, checked and expanded for one
 /// backend: what every cipher type of every AES mode holds. A SIMD
-/// backend's keys are kept with the [`Witness`](mdu_core::cpu::Witness)
+/// backend's keys are kept with the [`Witness`](mdu_platform::cpu::Witness)
 /// of its features, made once here, which its kernels take.
 pub struct Engine<M: Kernels, K: KeySize> {
     keys: Keys<M, K>,

@@ -461,7 +461,7 @@ macro_rules! entry_points {
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn encrypt<const NR: usize>(
-            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &mdu_aes::RoundKeys,
             first: u128,
             step: u64,
@@ -488,7 +488,7 @@ macro_rules! entry_points {
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn decrypt<const NR: usize>(
-            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &mdu_aes::RoundKeys,
             first: u128,
             step: u64,
@@ -515,7 +515,7 @@ macro_rules! entry_points {
         /// As for [`encrypt`], for the fields of `r`.
         #[inline]
         pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
-            w: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            w: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &mdu_aes::RoundKeys,
             r: mdu_aes::Request<'_>,
         ) {

@@ -68,10 +68,10 @@ pub type Backend = mdu_aes::Backend<CbcMode>;
 
 /// What each backend of CBC needs of the CPU: the `#[target_feature]`
 /// list of its entry points, declared once; they take a
-/// [`Witness`](mdu_core::cpu::Witness) of it. CBC needs no carry-less
+/// [`Witness`](mdu_platform::cpu::Witness) of it. CBC needs no carry-less
 /// multiply: VAES alone is enough.
 pub(crate) mod needs {
-    use mdu_core::cpu::{Features, Needs};
+    use mdu_platform::cpu::{Features, Needs};
 
     /// `x86/vaes512.rs`: VAES on zmm (AVX-512 F), AES-NI for single
     /// blocks.

@@ -421,7 +421,7 @@ macro_rules! entry_point {
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = $features)]
         unsafe fn run<const NR: usize, const ENC: bool>(
-            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &$crate::backend::simd::RoundKeys,
             first: u128,
             step: u64,
@@ -448,7 +448,7 @@ macro_rules! entry_point {
         /// As for `run`, for the fields of `r`.
         #[inline]
         pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
-            w: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            w: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &$crate::backend::simd::RoundKeys,
             r: mdu_aes::Request<'_>,
         ) {

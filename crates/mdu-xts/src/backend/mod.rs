@@ -75,10 +75,10 @@ fn halves_equal(key: &[u8]) -> bool {
 
 /// What each backend of XTS needs of the CPU: the `#[target_feature]`
 /// list of its kernel, declared once; the kernel takes a
-/// [`Witness`](mdu_core::cpu::Witness) of it. Unlike CBC, XTS needs a
+/// [`Witness`](mdu_platform::cpu::Witness) of it. Unlike CBC, XTS needs a
 /// carry-less multiply for its tweak steps.
 pub(crate) mod needs {
-    use mdu_core::cpu::{Features, Needs};
+    use mdu_platform::cpu::{Features, Needs};
 
     /// The x86_64 needs of an XTS kernel on one register width.
     const fn x86(clmul_on_vectors: bool, avx512: bool) -> Features {

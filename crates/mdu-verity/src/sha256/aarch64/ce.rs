@@ -16,7 +16,7 @@ use core::arch::aarch64::{
     vsha256hq_u32, vsha256su0q_u32, vsha256su1q_u32, vst1q_u32,
 };
 
-use mdu_core::cpu::Witness;
+use mdu_platform::cpu::Witness;
 
 use super::super::{BLOCK_LEN, K, needs};
 

@@ -16,7 +16,7 @@ use core::arch::x86_64::{
     _mm_shuffle_epi32, _mm_storeu_si128,
 };
 
-use mdu_core::cpu::Witness;
+use mdu_platform::cpu::Witness;
 
 use super::super::{BLOCK_LEN, K, needs};
 

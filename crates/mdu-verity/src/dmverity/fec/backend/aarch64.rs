@@ -1,12 +1,12 @@
 //! The FEC encoder's LFSR steps on arm64: the feedback bytes of 16
 //! codewords at a time multiplied by each generator coefficient with two
 //! `tbl` nibble lookups (NEON), run by the driver in `simd` on the
-//! registers of `mdu_core::simd`.
+//! registers of `mdu_platform::simd`.
 
 use core::arch::aarch64::*;
 
-use mdu_core::cpu::Witness;
-use mdu_core::simd::Neon;
+use mdu_platform::cpu::Witness;
+use mdu_platform::simd::Neon;
 
 use super::simd::{Lanes, run_roots};
 use super::{Blocks, needs};

@@ -17,11 +17,11 @@
 //! Each backend declares once what it needs ([`Backend::needs`], read
 //! from the `needs` types, which also name the witness each kernel
 //! takes). The CPU's features are detected once per process
-//! (`mdu_core::cpu`); an encoder (or a decoded round) picks its [`Kernel`]
+//! (`mdu_platform::cpu`); an encoder (or a decoded round) picks its [`Kernel`]
 //! once, with the witness of its features, and [`Kernel::run`] is the one
 //! `match` that reaches a `#[target_feature]` entry point.
 
-// The vector kernels are compiled where `mdu_core::simd` has their
+// The vector kernels are compiled where `mdu_platform::simd` has their
 // register types: x86_64 and little-endian aarch64, not under Miri.
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 mod aarch64;
@@ -41,8 +41,8 @@ use std::sync::OnceLock;
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
-use mdu_core::cpu::Witness;
-use mdu_core::cpu::{Features, Needs};
+use mdu_platform::cpu::Witness;
+use mdu_platform::cpu::{Features, Needs};
 
 use super::gf::Code;
 
@@ -80,9 +80,9 @@ impl Blocks<'_> {
 /// What each SIMD backend needs, declared once: the union of the
 /// `#[target_feature]` lists of its kernel. [`Backend::needs`] (and through
 /// it the selection and the test registry) and the
-/// [`Witness`](mdu_core::cpu::Witness) each kernel takes read these.
+/// [`Witness`](mdu_platform::cpu::Witness) each kernel takes read these.
 pub(crate) mod needs {
-    use mdu_core::cpu::{Features, Needs};
+    use mdu_platform::cpu::{Features, Needs};
 
     /// `x86.rs`, `run_gfni512`: the GFNI affine transform on zmm.
     pub(crate) enum Gfni512 {}
@@ -188,7 +188,7 @@ impl Backend {
 
     /// The CPU features the backend needs, as it declares them once (the
     /// union of its kernel's `#[target_feature]` lists);
-    /// [`Features::NONE`](mdu_core::cpu::Features::NONE) for the portable
+    /// [`Features::NONE`](mdu_platform::cpu::Features::NONE) for the portable
     /// one.
     ///
     /// ```
@@ -211,7 +211,7 @@ impl Backend {
     /// profiles.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// use mdu_verity::dmverity::fec::Backend;
     ///
     /// let zen3 = Features { avx2: true, ..Features::NONE };

@@ -2,12 +2,12 @@
 //! codewords at a time multiplied by each generator coefficient, with two
 //! `vpshufb` nibble lookups (AVX2) or one GFNI affine transform (ymm, or
 //! zmm with AVX-512), run by the driver in `simd` on the registers of
-//! `mdu_core::simd`.
+//! `mdu_platform::simd`.
 
 use core::arch::x86_64::*;
 
-use mdu_core::cpu::Witness;
-use mdu_core::simd::{Ymm, Zmm};
+use mdu_platform::cpu::Witness;
+use mdu_platform::simd::{Ymm, Zmm};
 
 use super::simd::{Lanes, run_roots};
 use super::{Blocks, needs};

@@ -20,7 +20,7 @@
 //! detected ([`Features::NONE`]): only the portable backends run there.
 //!
 //! ```
-//! use mdu_core::cpu::{Features, Needs, Witness};
+//! use mdu_platform::cpu::{Features, Needs, Witness};
 //!
 //! /// What a (hypothetical) AVX2 kernel is compiled for.
 //! enum Avx2 {}
@@ -59,7 +59,7 @@ macro_rules! features {
         /// proves nothing; a kernel takes a [`Witness`] instead.
         ///
         /// ```
-        /// use mdu_core::cpu::Features;
+        /// use mdu_platform::cpu::Features;
         ///
         /// let westmere = Features { aes: true, pclmulqdq: true, ..Features::default() };
         /// assert!(!westmere.avx2);
@@ -74,7 +74,7 @@ macro_rules! features {
             /// No feature at all: what the portable backends need.
             ///
             /// ```
-            /// use mdu_core::cpu::Features;
+            /// use mdu_platform::cpu::Features;
             /// assert_eq!(Features::NONE, Features::default());
             /// assert_eq!(Features::NONE.to_string(), "none");
             /// ```
@@ -178,7 +178,7 @@ impl Features {
     /// Whether every feature of `needs` is present here.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// let aes = Features { aes: true, ..Features::NONE };
     /// let aes_clmul = Features { pclmulqdq: true, ..aes };
     /// assert!(aes_clmul.contains(aes));
@@ -194,7 +194,7 @@ impl Features {
     /// misses of what a backend needs.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// let needs = Features { avx512f: true, gfni: true, ..Features::NONE };
     /// let zen3 = Features { avx2: true, ..Features::NONE };
     /// assert_eq!(needs.difference(zen3).to_string(), "avx512f, gfni");
@@ -208,7 +208,7 @@ impl Features {
     /// them, in a fixed order.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// let sha_ni = Features { sha: true, sse2: true, ssse3: true, sse4_1: true, ..Features::NONE };
     /// assert_eq!(sha_ni.names().collect::<Vec<_>>(), ["sse2", "ssse3", "sse4.1", "sha"]);
     /// ```
@@ -226,7 +226,7 @@ impl Features {
     /// under Miri, where the SIMD backends do not run).
     ///
     /// ```
-    /// let f = mdu_core::cpu::Features::get();
+    /// let f = mdu_platform::cpu::Features::get();
     /// if f.vaes {
     ///     assert!(f.avx2);
     /// }
@@ -246,7 +246,7 @@ impl Features {
     /// portable way to ask the OS without the standard library).
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// assert_eq!(Features::detect(), Features::get());
     /// ```
     pub fn detect() -> Features {
@@ -327,7 +327,7 @@ impl fmt::Display for Features {
 /// names the [`Witness`] the kernel takes.
 ///
 /// ```
-/// use mdu_core::cpu::{Features, Needs};
+/// use mdu_platform::cpu::{Features, Needs};
 ///
 /// enum ShaNi {}
 /// impl Needs for ShaNi {
@@ -351,7 +351,7 @@ pub trait Needs {
 /// callers hold the witness from the one detection they made.
 ///
 /// ```
-/// use mdu_core::cpu::{Features, Needs, Witness};
+/// use mdu_platform::cpu::{Features, Needs, Witness};
 ///
 /// enum Portable {}
 /// impl Needs for Portable {
@@ -373,7 +373,7 @@ impl<N: Needs> Witness<N> {
     /// cache: one atomic load).
     ///
     /// ```
-    /// use mdu_core::cpu::{Features, Needs, Witness};
+    /// use mdu_platform::cpu::{Features, Needs, Witness};
     ///
     /// enum Gfni512 {}
     /// impl Needs for Gfni512 {
@@ -395,7 +395,7 @@ impl<N: Needs> Witness<N> {
     /// The features this witness proves: `N::NEEDS`.
     ///
     /// ```
-    /// use mdu_core::cpu::{Features, Needs, Witness};
+    /// use mdu_platform::cpu::{Features, Needs, Witness};
     ///
     /// enum Nothing {}
     /// impl Needs for Nothing {
@@ -442,7 +442,6 @@ impl<N: Needs> fmt::Debug for Witness<N> {
 /// VPCLMULQDQ and BMI2 count only with AVX usable.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[cfg_attr(feature = "std", allow(dead_code))]
-#[allow(unsafe_code)]
 mod cpuid {
     use super::Features;
     use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
