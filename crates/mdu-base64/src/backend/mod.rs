@@ -73,41 +73,18 @@ pub enum Backend {
     Generic,
 }
 
-/// What each SIMD backend needs, declared once: the union of the
-/// `#[target_feature]` lists of its kernels. [`Backend::needs`] (and through
+/// What each SIMD backend needs, declared once: the `#[target_feature]`
+/// list of its kernels, written once for both. [`Backend::needs`] (and through
 /// it the selection and the test registry) and the [`Witness`] each kernel
 /// takes read these.
 pub(crate) mod needs {
-    use mdu_platform::cpu::{Features, Needs};
-
-    /// `x86/avx512vbmi.rs`: AVX-512 F/BW/VBMI, and BMI2 for the tail masks.
-    pub(crate) enum Avx512Vbmi {}
-    impl Needs for Avx512Vbmi {
-        const NEEDS: Features = Features {
-            avx512f: true,
-            avx512bw: true,
-            avx512vbmi: true,
-            bmi2: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86/avx2.rs`.
-    pub(crate) enum Avx2 {}
-    impl Needs for Avx2 {
-        const NEEDS: Features = Features {
-            avx2: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `aarch64/neon.rs`.
-    pub(crate) enum Neon {}
-    impl Needs for Neon {
-        const NEEDS: Features = Features {
-            neon: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `x86/avx512vbmi.rs`: AVX-512 F/BW/VBMI, and BMI2 for the tail masks.
+        pub(crate) enum Avx512Vbmi: x86_64 "avx512f,avx512bw,avx512vbmi,bmi2";
+        /// `x86/avx2.rs`.
+        pub(crate) enum Avx2: x86_64 "avx2";
+        /// `aarch64/neon.rs`.
+        pub(crate) enum Neon: aarch64 "neon";
     }
 }
 

@@ -92,43 +92,18 @@ pub enum Backend {
     Avx512,
 }
 
-/// What each SIMD backend needs, declared once: the union of the
-/// `#[target_feature]` lists of its kernels. [`Backend::needs`] (and
+/// What each SIMD backend needs, declared once: the `#[target_feature]`
+/// list of its kernels, written once for both. [`Backend::needs`] (and
 /// through it the selection and the test registry) and the [`Witness`]
 /// each kernel takes read these.
 pub(crate) mod needs {
-    use mdu_platform::cpu::{Features, Needs};
-
-    /// `x86/shani.rs`: the SHA extensions with SSE2, SSSE3 and SSE4.1.
-    pub(crate) enum ShaNi {}
-    impl Needs for ShaNi {
-        const NEEDS: Features = Features {
-            sha: true,
-            sse2: true,
-            ssse3: true,
-            sse4_1: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86/avx512.rs`: AVX-512 F and BW.
-    pub(crate) enum Avx512 {}
-    impl Needs for Avx512 {
-        const NEEDS: Features = Features {
-            avx512f: true,
-            avx512bw: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `aarch64/ce.rs`: the SHA-256 instructions with NEON.
-    pub(crate) enum ArmCe {}
-    impl Needs for ArmCe {
-        const NEEDS: Features = Features {
-            neon: true,
-            sha2: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `x86/shani.rs`: the SHA extensions with SSE2, SSSE3 and SSE4.1.
+        pub(crate) enum ShaNi: x86_64 "sha,sse2,ssse3,sse4.1";
+        /// `x86/avx512.rs`: AVX-512 F and BW.
+        pub(crate) enum Avx512: x86_64 "avx512f,avx512bw";
+        /// `aarch64/ce.rs`: the SHA-256 instructions with NEON.
+        pub(crate) enum ArmCe: aarch64 "neon,sha2";
     }
 }
 

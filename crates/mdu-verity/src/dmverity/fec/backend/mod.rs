@@ -77,49 +77,20 @@ impl Blocks<'_> {
     }
 }
 
-/// What each SIMD backend needs, declared once: the union of the
-/// `#[target_feature]` lists of its kernel. [`Backend::needs`] (and through
+/// What each SIMD backend needs, declared once: the `#[target_feature]`
+/// list of its kernel, written once for both. [`Backend::needs`] (and through
 /// it the selection and the test registry) and the
 /// [`Witness`](mdu_platform::cpu::Witness) each kernel takes read these.
 pub(crate) mod needs {
-    use mdu_platform::cpu::{Features, Needs};
-
-    /// `x86.rs`, `run_gfni512`: the GFNI affine transform on zmm.
-    pub(crate) enum Gfni512 {}
-    impl Needs for Gfni512 {
-        const NEEDS: Features = Features {
-            avx512f: true,
-            gfni: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86.rs`, `run_gfni`: the GFNI affine transform on ymm.
-    pub(crate) enum Gfni {}
-    impl Needs for Gfni {
-        const NEEDS: Features = Features {
-            avx2: true,
-            gfni: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86.rs`, `run_avx2`: `vpshufb` nibble lookups.
-    pub(crate) enum Avx2 {}
-    impl Needs for Avx2 {
-        const NEEDS: Features = Features {
-            avx2: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `aarch64.rs`, `run_neon`: `tbl` nibble lookups.
-    pub(crate) enum Neon {}
-    impl Needs for Neon {
-        const NEEDS: Features = Features {
-            neon: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `x86.rs`, `run_gfni512`: the GFNI affine transform on zmm.
+        pub(crate) enum Gfni512: x86_64 "avx512f,gfni";
+        /// `x86.rs`, `run_gfni`: the GFNI affine transform on ymm.
+        pub(crate) enum Gfni: x86_64 "avx2,gfni";
+        /// `x86.rs`, `run_avx2`: `vpshufb` nibble lookups.
+        pub(crate) enum Avx2: x86_64 "avx2";
+        /// `aarch64.rs`, `run_neon`: `tbl` nibble lookups.
+        pub(crate) enum Neon: aarch64 "neon";
     }
 }
 
