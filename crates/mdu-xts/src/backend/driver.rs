@@ -39,7 +39,7 @@
 use mdu_aes::Ivs;
 use mdu_aes::vector::{Keys, Register, Vector};
 
-use super::simd::{RoundKeys, bulk_blocks};
+use super::round_keys::{RoundKeys, bulk_blocks};
 
 /// The XTS tweak steps of one vector width: the only part of the kernel
 /// written per width (in `x86/*.rs` and `aarch64/ce.rs`); everything else
@@ -422,7 +422,7 @@ macro_rules! entry_point {
             #[allow(clippy::too_many_arguments)]
             unsafe fn run<const NR: usize, const ENC: bool>(
                 _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
-                keys: &$crate::backend::simd::RoundKeys,
+                keys: &$crate::backend::round_keys::RoundKeys,
                 first: u128,
                 step: u64,
                 list: Option<&[mdu_core::Iv]>,
@@ -450,7 +450,7 @@ macro_rules! entry_point {
         #[inline]
         pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
             w: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
-            keys: &$crate::backend::simd::RoundKeys,
+            keys: &$crate::backend::round_keys::RoundKeys,
             r: mdu_aes::Request<'_>,
         ) {
             let mdu_aes::Request {

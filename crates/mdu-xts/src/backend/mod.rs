@@ -1,6 +1,6 @@
 //! XTS as an AES mode: what each backend needs, the weak-key rule and the
 //! portable implementation, on every target; the SIMD round keys
-//! (`simd.rs`) and the kernels of each target (`x86/`, `aarch64/`), each
+//! (`round_keys.rs`) and the kernels of each target (`x86/`, `aarch64/`), each
 //! in the module compiled for it. The skeleton around them (detection,
 //! forced backends, key setup and wiping, the one dispatch point) is
 //! `mdu_aes::Engine`'s.
@@ -25,7 +25,7 @@ pub(crate) mod generic;
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
-pub(crate) mod simd;
+pub(crate) mod round_keys;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod x86;
 

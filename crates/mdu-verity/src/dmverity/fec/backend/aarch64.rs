@@ -1,6 +1,6 @@
 //! The FEC encoder's LFSR steps on arm64: the feedback bytes of 16
 //! codewords at a time multiplied by each generator coefficient with two
-//! `tbl` nibble lookups (NEON), run by the driver in `simd` on the
+//! `tbl` nibble lookups (NEON), run by the driver in `driver` on the
 //! registers of `mdu_platform::simd`.
 
 use core::arch::aarch64::*;
@@ -8,7 +8,7 @@ use core::arch::aarch64::*;
 use mdu_platform::cpu::Witness;
 use mdu_platform::simd::Neon;
 
-use super::simd::{Lanes, run_roots};
+use super::driver::{Lanes, run_roots};
 use super::{Blocks, needs};
 use crate::dmverity::fec::gf::Code;
 

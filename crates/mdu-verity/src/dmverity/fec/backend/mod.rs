@@ -9,7 +9,7 @@
 //! codewords, and the blocks are taken in order. The result is
 //! byte-identical to the portable kernel (`generic`) for every root count
 //! (2..=24) and every block size the layout accepts; the vector kernels
-//! (`simd`, over the per-ISA `Lanes` of `x86` and `aarch64`) need `bs` to
+//! (`driver`, over the per-ISA `Lanes` of `x86` and `aarch64`) need `bs` to
 //! be a multiple of their vector width, which every block size (a power
 //! of two, at least 512) is. A kernel reads only the blocks of the run and
 //! writes only `state`.
@@ -25,12 +25,12 @@
 // register types: x86_64 and little-endian aarch64, not under Miri.
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 mod aarch64;
-mod generic;
 #[cfg(any(
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
-mod simd;
+mod driver;
+mod generic;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod x86;
 

@@ -1,7 +1,7 @@
 //! The FEC encoder's LFSR steps on x86_64: the feedback bytes of 32 or 64
 //! codewords at a time multiplied by each generator coefficient, with two
 //! `vpshufb` nibble lookups (AVX2) or one GFNI affine transform (ymm, or
-//! zmm with AVX-512), run by the driver in `simd` on the registers of
+//! zmm with AVX-512), run by the driver in `driver` on the registers of
 //! `mdu_platform::simd`.
 
 use core::arch::x86_64::*;
@@ -9,7 +9,7 @@ use core::arch::x86_64::*;
 use mdu_platform::cpu::Witness;
 use mdu_platform::simd::{Ymm, Zmm};
 
-use super::simd::{Lanes, run_roots};
+use super::driver::{Lanes, run_roots};
 use super::{Blocks, needs};
 use crate::dmverity::fec::gf::Code;
 
