@@ -1,9 +1,9 @@
 //! CPU features as data, from the workspace's one vocabulary
-//! (`mdu_core::cpu`); and the table of backend lists that
+//! (`mdu_platform::cpu`); and the table of backend lists that
 //! `Backend::available` hands out without `std`.
 
 /// The CPU features the backends depend on, detected once per process:
-/// `mdu_core::cpu::Features` under the name the AES modes use. Each
+/// `mdu_platform::cpu::Features` under the name the AES modes use. Each
 /// crate's selection (`Backend::runs_on`) is a pure function of this value,
 /// tested on the profiles of real CPUs.
 ///
@@ -12,9 +12,9 @@
 ///
 /// let westmere = CpuFeatures { aes: true, pclmulqdq: true, ..CpuFeatures::default() };
 /// assert!(!westmere.avx2);
-/// assert_eq!(CpuFeatures::get(), mdu_core::cpu::Features::get());
+/// assert_eq!(CpuFeatures::get(), mdu_platform::cpu::Features::get());
 /// ```
-pub use mdu_core::cpu::Features as CpuFeatures;
+pub use mdu_platform::cpu::Features as CpuFeatures;
 
 /// Every list of backends a CPU can have: entry `mask` holds the first
 /// four of `all` whose bit is set in `mask`, in order, then `all[4]` (the

@@ -159,51 +159,19 @@ impl<K: KeySize> core::fmt::Debug for Ecb<K> {
 }
 
 /// What each backend of ECB needs of the CPU: the `#[target_feature]`
-/// list of its entry point in [`kernels`], declared once. ECB needs no
-/// carry-less multiply.
+/// list of its entry point in [`kernels`], written once for both. ECB
+/// needs no carry-less multiply.
 mod needs {
-    use mdu_core::cpu::{Features, Needs};
-
-    /// `kernels::zmm`: VAES on zmm (AVX-512 F), AES-NI for single blocks.
-    pub enum Vaes512 {}
-    impl Needs for Vaes512 {
-        const NEEDS: Features = Features {
-            aes: true,
-            avx2: true,
-            avx512f: true,
-            vaes: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `kernels::ymm`: VAES on ymm (AVX2), AES-NI for single blocks.
-    pub enum Vaes256 {}
-    impl Needs for Vaes256 {
-        const NEEDS: Features = Features {
-            aes: true,
-            avx2: true,
-            vaes: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `kernels::xmm`: AES-NI.
-    pub enum AesNi {}
-    impl Needs for AesNi {
-        const NEEDS: Features = Features {
-            aes: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `kernels::neon`: FEAT_AES.
-    pub enum ArmCe {}
-    impl Needs for ArmCe {
-        const NEEDS: Features = Features {
-            neon: true,
-            aes: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `kernels::zmm`: VAES on zmm (AVX-512 F), AES-NI for single blocks.
+        pub enum Vaes512: x86_64 "aes,avx2,avx512f,vaes";
+        /// `kernels::ymm`: VAES on ymm (AVX2), AES-NI for single blocks.
+        pub enum Vaes256: x86_64 "aes,avx2,vaes";
+        /// `kernels::xmm`: AES-NI.
+        pub enum AesNi: x86_64 "aes";
+        /// `kernels::neon`: FEAT_AES (with FEAT_PMULL, as the compiler's
+        /// `aes` on arm64).
+        pub enum ArmCe: aarch64 "neon,aes";
     }
 }
 
@@ -353,35 +321,36 @@ pub mod kernels {
     }
 
     macro_rules! entry {
-        ($(#[$doc:meta])* $name:ident, $v:ty, $w:literal, $features:literal, $needs:ident) => {
-            $(#[$doc])*
-            ///
-            /// # Safety
-            ///
-            /// `src` and `dst` are valid for `len` bytes (a multiple of 16)
-            /// and are equal or disjoint; `NR` matches `s`, which is in the
-            /// order of the direction `ENC`. (The witness proves the
-            /// features this function enables.)
-            #[target_feature(enable = $features)]
-            pub unsafe fn $name<const NR: usize, const ENC: bool>(
-                _: Witness<$needs>,
-                s: &Schedule,
-                src: *const u8,
-                dst: *mut u8,
-                len: usize,
-            ) {
-                // SAFETY: this function runs with the width's features.
-                let k = unsafe { Keys::<$v>::new(s) };
-                // SAFETY: forwarded from the caller.
-                unsafe { blocks::<$v, NR, ENC, $w>(&k, src, dst, len) }
-            }
+        ($(#[$doc:meta])* $name:ident, $v:ty, $w:literal, $needs:ident) => {
+            super::super::needs::target_features!($needs =>
+                $(#[$doc])*
+                ///
+                /// # Safety
+                ///
+                /// `src` and `dst` are valid for `len` bytes (a multiple of 16)
+                /// and are equal or disjoint; `NR` matches `s`, which is in the
+                /// order of the direction `ENC`. (The witness proves the
+                /// features this function enables.)
+                pub unsafe fn $name<const NR: usize, const ENC: bool>(
+                    _: Witness<$needs>,
+                    s: &Schedule,
+                    src: *const u8,
+                    dst: *mut u8,
+                    len: usize,
+                ) {
+                    // SAFETY: this function runs with the width's features.
+                    let k = unsafe { Keys::<$v>::new(s) };
+                    // SAFETY: forwarded from the caller.
+                    unsafe { blocks::<$v, NR, ENC, $w>(&k, src, dst, len) }
+                }
+            );
         };
     }
 
     /// x86_64: one entry point per width, and ECB's kernel table there.
     #[cfg(target_arch = "x86_64")]
     mod arch {
-        use mdu_core::cpu::Witness;
+        use mdu_platform::cpu::Witness;
 
         use super::super::needs::{AesNi, Vaes256, Vaes512};
         use super::{EcbMode, Keys, Request, RoundKeys, Schedule, blocks, schedule};
@@ -390,15 +359,15 @@ pub mod kernels {
             /// Eight zmm registers (32 blocks) in flight: with no tweaks to
             /// keep, the fifteen round keys and eight states fit the 32
             /// registers.
-            zmm, crate::vector::Zmm, 8, "aes,avx2,avx512f,vaes", Vaes512
+            zmm, crate::vector::Zmm, 8, Vaes512
         );
         entry!(
             /// Eight ymm registers (sixteen blocks) in flight.
-            ymm, crate::vector::Ymm, 8, "aes,avx2,vaes", Vaes256
+            ymm, crate::vector::Ymm, 8, Vaes256
         );
         entry!(
             /// Eight xmm registers in flight.
-            xmm, crate::vector::Xmm, 8, "aes", AesNi
+            xmm, crate::vector::Xmm, 8, AesNi
         );
 
         impl crate::Kernels for EcbMode {
@@ -440,14 +409,14 @@ pub mod kernels {
     /// arm64: the entry point, and ECB's kernel table there.
     #[cfg(target_arch = "aarch64")]
     mod arch {
-        use mdu_core::cpu::Witness;
+        use mdu_platform::cpu::Witness;
 
         use super::super::needs::ArmCe;
         use super::{EcbMode, Keys, Request, RoundKeys, Schedule, blocks, schedule};
 
         entry!(
             /// Eight registers in flight.
-            neon, crate::vector::Neon, 8, "neon,aes", ArmCe
+            neon, crate::vector::Neon, 8, ArmCe
         );
 
         impl crate::Kernels for EcbMode {

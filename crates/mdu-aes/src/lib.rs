@@ -35,23 +35,23 @@ extern crate std;
 // The SIMD code is compiled on x86_64 and on little-endian aarch64, never
 // under Miri (it cannot run the vendor intrinsics). The modules declared
 // under these conditions need no more than a `target_arch` inside; the
-// rest of the crate reaches the SIMD half through `simd`, which has a
+// rest of the crate reaches the SIMD half through `dispatch`, which has a
 // stand-in everywhere else.
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 #[doc(hidden)]
 pub mod aarch64;
 mod cipher;
 mod detect;
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
+mod dispatch;
 mod ecb;
 mod error;
 mod ivs;
 mod keys;
 mod mode;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
-mod simd;
 #[cfg(any(
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
@@ -71,7 +71,7 @@ pub mod x86;
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 )))]
-mod simd {
+mod dispatch {
     use mdu_core::Direction;
 
     use crate::mode::{Backend, ForMode, Mode, Request};
@@ -117,17 +117,17 @@ mod simd {
 
 pub use cipher::Cipher;
 pub use detect::{CpuFeatures, subsets};
+pub use dispatch::Kernels;
+#[cfg(any(
+    all(target_arch = "x86_64", not(miri)),
+    all(target_arch = "aarch64", target_endian = "little", not(miri))
+))]
+pub use dispatch::{SimdKeys, ecb_kernels, expand};
 pub use ecb::{Ecb, EcbMode};
 pub use error::SetupError;
 pub use ivs::Ivs;
 pub use keys::RoundKeys;
 pub use mode::{Aes128, Aes256, Backend, BlockAes, Engine, ForMode, Io, KeySize, Mode, Request};
-pub use simd::Kernels;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
-pub use simd::{SimdKeys, ecb_kernels, expand};
 
 /// Round keys as stored bytes: `[u8; 16]` each, 15 slots (AES-128 uses
 /// 11).

@@ -7,9 +7,9 @@
 //! weak-key rule and its portable implementation; through `SimdKeys`
 //! (where SIMD backends are compiled), its SIMD round keys; through
 //! [`Kernels`](crate::Kernels), one entry point per register width, each
-//! taking the [`Witness`](mdu_core::cpu::Witness) of its backend.
+//! taking the [`Witness`](mdu_platform::cpu::Witness) of its backend.
 //! Everything a key goes through between the caller and a kernel is
-//! written once, here and in `simd.rs` (the witness of the chosen backend,
+//! written once, here and in `dispatch.rs` (the witness of the chosen backend,
 //! kept with its round keys, and the one exhaustive `match` that reaches
 //! its kernel).
 
@@ -19,10 +19,10 @@ use core::marker::PhantomData;
 
 use aes::cipher::consts::U16;
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
-use mdu_core::cpu::{Features, Needs};
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+use mdu_platform::cpu::{Features, Needs};
 
-use crate::simd::{Kernels, Simd};
+use crate::dispatch::{Kernels, Simd};
 use crate::{CpuFeatures, Ivs, SetupError};
 
 /// What the portable backends need of an AES implementation (RustCrypto's
@@ -295,7 +295,7 @@ impl<M: Mode> Backend<M> {
     ///
     /// (Tested per mode in each mode crate, on the profiles of real CPUs.)
     pub fn runs_on(self, f: CpuFeatures) -> bool {
-        crate::simd::compiled(self) && f.contains(self.needs())
+        crate::dispatch::compiled(self) && f.contains(self.needs())
     }
 
     /// The backends a CPU with features `f` runs, best first; `Generic` is
@@ -368,7 +368,7 @@ impl<M: Mode> fmt::Display for Backend<M> {
 }
 
 /// The keys expanded for one backend.
-enum Keys<M: Kernels, K: KeySize> {
+enum Expanded<M: Kernels, K: KeySize> {
     Portable(Box<M::Portable<K::Block>>),
     /// Round keys for the x86_64 or the arm64 kernels, with the witness of
     /// the backend they were expanded for (uninhabited where no SIMD
@@ -378,10 +378,10 @@ enum Keys<M: Kernels, K: KeySize> {
 
 /// A key of mode `M` and AES key size `K`, checked and expanded for one
 /// backend: what every cipher type of every AES mode holds. A SIMD
-/// backend's keys are kept with the [`Witness`](mdu_core::cpu::Witness)
+/// backend's keys are kept with the [`Witness`](mdu_platform::cpu::Witness)
 /// of its features, made once here, which its kernels take.
 pub struct Engine<M: Kernels, K: KeySize> {
-    keys: Keys<M, K>,
+    keys: Expanded<M, K>,
 }
 
 impl<M: Kernels, K: KeySize> Engine<M, K> {
@@ -411,12 +411,12 @@ impl<M: Kernels, K: KeySize> Engine<M, K> {
         }
         M::check_key(key, allow_weak)?;
         let keys = match backend {
-            Backend::Generic => Keys::Portable(M::portable::<K::Block>(key)),
+            Backend::Generic => Expanded::Portable(M::portable::<K::Block>(key)),
             // The witness of the backend's needs, if this CPU has them
             // and the backend is compiled here, and the keys expanded for
             // it.
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
-                Keys::Simd(Simd::new(backend, key).ok_or_else(|| backend.unavailable())?)
+                Expanded::Simd(Simd::new(backend, key).ok_or_else(|| backend.unavailable())?)
             }
             Backend::_Mode(never) => never.unreachable(),
         };
@@ -427,8 +427,8 @@ impl<M: Kernels, K: KeySize> Engine<M, K> {
     /// The backend the keys were expanded for.
     pub fn backend(&self) -> Backend<M> {
         match &self.keys {
-            Keys::Portable(_) => Backend::Generic,
-            Keys::Simd(simd) => simd.backend(),
+            Expanded::Portable(_) => Backend::Generic,
+            Expanded::Simd(simd) => simd.backend(),
         }
     }
 
@@ -542,13 +542,13 @@ impl<M: Kernels, K: KeySize> Engine<M, K> {
         );
         debug_assert!(len.is_multiple_of(unit));
         match &self.keys {
-            Keys::Portable(keys) => {
+            Expanded::Portable(keys) => {
                 if let Some(src) = src {
                     buf.copy_from_slice(src);
                 }
                 M::portable_crypt(keys, dir, ivs, unit, buf);
             }
-            Keys::Simd(simd) => {
+            Expanded::Simd(simd) => {
                 let (first, step, list) = ivs.parts();
                 let req = Request {
                     first,
@@ -580,8 +580,8 @@ impl<M: Kernels, K: KeySize> Engine<M, K> {
 impl<M: Kernels, K: KeySize> Clone for Engine<M, K> {
     fn clone(&self) -> Self {
         let keys = match &self.keys {
-            Keys::Portable(k) => Keys::Portable(M::portable_clone::<K::Block>(k)),
-            Keys::Simd(simd) => Keys::Simd(simd.boxed_clone()),
+            Expanded::Portable(k) => Expanded::Portable(M::portable_clone::<K::Block>(k)),
+            Expanded::Simd(simd) => Expanded::Simd(simd.boxed_clone()),
         };
         // The `aes` crate's `Clone` (portable backend) returns its key
         // schedule by value: wipe the stack it used.

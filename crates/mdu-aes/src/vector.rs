@@ -1,5 +1,5 @@
 //! One vector layer per register width: the AES rounds that every AES mode
-//! is written over, on the register types of `mdu_core::simd` (whose
+//! is written over, on the register types of `mdu_platform::simd` (whose
 //! loads, stores, XORs and lane moves the FEC encoder shares), implemented
 //! once per instruction set and width.
 //!
@@ -11,7 +11,7 @@
 //! | `Neon`   | q        | 1      | NEON (baseline); FEAT_AES for the rounds |
 //!
 //! The register types and [`Register`] are re-exported from
-//! `mdu_core::simd`; [`Vector`] adds the AES view of a register (its
+//! `mdu_platform::simd`; [`Vector`] adds the AES view of a register (its
 //! 16-byte lanes are AES blocks) and [`Keys`] the rounds. A mode's driver
 //! is generic over [`Vector`]; only what is genuinely the mode's own (an
 //! XTS tweak multiply) is written per width, in the mode's crate, on the
@@ -79,10 +79,10 @@ mod neon;
 mod x86;
 
 #[cfg(target_arch = "aarch64")]
-pub use mdu_core::simd::Neon;
-pub use mdu_core::simd::Register;
+pub use mdu_platform::simd::Neon;
+pub use mdu_platform::simd::Register;
 #[cfg(target_arch = "x86_64")]
-pub use mdu_core::simd::{Xmm, Ymm, Zmm};
+pub use mdu_platform::simd::{Xmm, Ymm, Zmm};
 
 mod sealed {
     pub trait Sealed {}

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use mdu_core::cpu::Features;
+use mdu_platform::cpu::Features;
 
 use crate::Backend;
 

@@ -164,7 +164,7 @@ pub fn ecb_encrypt(how: AesBound, rk: &[[u8; 16]], buf: &mut [u8]) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         use mdu_aes::ecb_kernels::{xmm, ymm, zmm};
-        use mdu_core::cpu::Witness;
+        use mdu_platform::cpu::Witness;
         let mut s = [[0u8; 16]; 15];
         s[..rk.len()].copy_from_slice(rk);
         let (p, len) = (buf.as_mut_ptr(), buf.len());

@@ -20,12 +20,6 @@
 //!   scatter-gather requests (a unit may straddle segment boundaries).
 //! * Every invalid request is an [`Error`] returned before any byte is
 //!   touched; no public function panics on any input.
-//! * [`cpu`] is the CPU vocabulary every crate with SIMD backends speaks:
-//!   [`cpu::Features`] detected once per process, and the zero-sized
-//!   [`cpu::Witness`]es that its kernels take as proof.
-//! * [`simd`] is the register layer those kernels share: one type per SIMD
-//!   width whose values prove the width's features, with the loads,
-//!   stores, XORs and lane moves written once.
 //!
 //! # Example
 //!
@@ -67,9 +61,7 @@
 //!
 //! # Features
 //!
-//! * `std` (default): `std::error::Error` for [`Error`] and CPU detection
-//!   through the standard library ([`cpu::Features::detect`]); implies
-//!   `alloc`.
+//! * `std` (default): `std::error::Error` for [`Error`]; implies `alloc`.
 //! * `alloc`: scatter-gather requests ([`DataUnits::encrypt_segments`]).
 //! * `rayon`: `DataUnits::par_encrypt` / `par_decrypt` across threads.
 //! * `testing`: the conformance harness, `mdu_core::testing`
@@ -79,9 +71,7 @@
 //!   tests sample their cases under emulation (`MDU_EXHAUSTIVE=1` runs
 //!   them all).
 #![no_std]
-// Two exceptions, allowed where they are: XGETBV in `cpu`'s detection
-// without the standard library, and the vendor intrinsics of `simd`.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
@@ -89,16 +79,11 @@ extern crate alloc;
 extern crate std;
 
 mod cipher;
-pub mod cpu;
 mod error;
 pub mod io;
 mod iv;
 #[cfg(feature = "alloc")]
 mod segments;
-// Vendor intrinsics are unsafe functions and the constructors of a
-// register type are unsafe by design; every block says why it is sound.
-#[allow(unsafe_code)]
-pub mod simd;
 mod size;
 mod units;
 

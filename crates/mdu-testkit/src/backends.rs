@@ -41,7 +41,7 @@ use std::sync::LazyLock;
 
 use mdu_aes::Mode;
 use mdu_cbc::CbcMode;
-use mdu_core::cpu::Features;
+use mdu_platform::cpu::Features;
 use mdu_xts::XtsMode;
 
 /// The environment variable that lists the x86-64 backends a test run must
@@ -315,7 +315,7 @@ pub fn unavailable_reason(backend: &X86Backend) -> String {
 }
 
 /// Whether the running CPU (and OS) supports the x86 feature `name`, asked
-/// of the standard library (not of `mdu_core::cpu`, whose answers it
+/// of the standard library (not of `mdu_platform::cpu`, whose answers it
 /// checks); `None` for a name this table lacks, `Some(false)` off x86-64.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 fn x86_feature_detected(name: &str) -> Option<bool> {
@@ -429,7 +429,7 @@ pub fn require_x86_backends(family: &str, every_backend: &[&str], available: &[&
                 features_present,
                 "{family} backend `{}`: available = {}, but the CPU features it declares \
                  ({}) are {}present as the standard library detects them; the declaration, \
-                 the crate's selection or mdu_core::cpu's detection is wrong",
+                 the crate's selection or mdu_platform::cpu's detection is wrong",
                 b.name,
                 available.contains(&b.name),
                 b.cpu_features.join(", "),

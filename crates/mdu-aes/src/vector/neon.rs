@@ -1,4 +1,4 @@
-//! The AES rounds on 128-bit NEON registers (`mdu_core::simd`'s `Neon`):
+//! The AES rounds on 128-bit NEON registers (`mdu_platform::simd`'s `Neon`):
 //! the Armv8 AES instructions.
 //!
 //! `AESE` adds its round key before SubBytes and ShiftRows, so a cipher is

@@ -2,7 +2,7 @@
 //! round instructions each width supplies ([`Rounds`]): the whitening
 //! before is XORed with round key 0 (one `vpternlogq` on zmm), the one
 //! after is folded into the last round key. The registers and their moves
-//! are `mdu_core::simd`'s: xmm needs AES-NI for the rounds, ymm (AVX2) and
+//! are `mdu_platform::simd`'s: xmm needs AES-NI for the rounds, ymm (AVX2) and
 //! zmm (AVX-512 F) need VAES.
 
 use core::arch::x86_64::*;

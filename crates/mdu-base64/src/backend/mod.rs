@@ -1,6 +1,6 @@
 //! Backend choice: what each backend needs, declared once; selection as a
 //! pure function of the CPU's features (detected once per process by
-//! `mdu_core::cpu`); and the one dispatch point of each of the two kernels
+//! `mdu_platform::cpu`); and the one dispatch point of each of the two kernels
 //! (encode; decode of a body without padding), which hands each SIMD
 //! kernel the witness of its features.
 //!
@@ -16,7 +16,7 @@
 //!   index of the last symbol, with exactly the whole groups written. No
 //!   other byte of `dst` is touched.
 
-use mdu_core::cpu::{Features, Needs, Witness};
+use mdu_platform::cpu::{Features, Needs, Witness};
 
 use crate::alphabet::Alphabet;
 
@@ -73,41 +73,18 @@ pub enum Backend {
     Generic,
 }
 
-/// What each SIMD backend needs, declared once: the union of the
-/// `#[target_feature]` lists of its kernels. [`Backend::needs`] (and through
+/// What each SIMD backend needs, declared once: the `#[target_feature]`
+/// list of its kernels, written once for both. [`Backend::needs`] (and through
 /// it the selection and the test registry) and the [`Witness`] each kernel
 /// takes read these.
 pub(crate) mod needs {
-    use mdu_core::cpu::{Features, Needs};
-
-    /// `x86/avx512vbmi.rs`: AVX-512 F/BW/VBMI, and BMI2 for the tail masks.
-    pub(crate) enum Avx512Vbmi {}
-    impl Needs for Avx512Vbmi {
-        const NEEDS: Features = Features {
-            avx512f: true,
-            avx512bw: true,
-            avx512vbmi: true,
-            bmi2: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86/avx2.rs`.
-    pub(crate) enum Avx2 {}
-    impl Needs for Avx2 {
-        const NEEDS: Features = Features {
-            avx2: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `aarch64/neon.rs`.
-    pub(crate) enum Neon {}
-    impl Needs for Neon {
-        const NEEDS: Features = Features {
-            neon: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `x86/avx512vbmi.rs`: AVX-512 F/BW/VBMI, and BMI2 for the tail masks.
+        pub(crate) enum Avx512Vbmi: x86_64 "avx512f,avx512bw,avx512vbmi,bmi2";
+        /// `x86/avx2.rs`.
+        pub(crate) enum Avx2: x86_64 "avx2";
+        /// `aarch64/neon.rs`.
+        pub(crate) enum Neon: aarch64 "neon";
     }
 }
 
@@ -141,13 +118,13 @@ impl Backend {
 
     /// The CPU features the backend needs, as it declares them once (the
     /// union of its kernels' `#[target_feature]` lists);
-    /// [`Features::NONE`](mdu_core::cpu::Features::NONE) for the portable
+    /// [`Features::NONE`](mdu_platform::cpu::Features::NONE) for the portable
     /// one.
     ///
     /// ```
     /// use mdu_base64::Backend;
     /// assert_eq!(Backend::Avx512Vbmi.needs().to_string(), "bmi2, avx512f, avx512bw, avx512vbmi");
-    /// assert_eq!(Backend::Generic.needs(), mdu_core::cpu::Features::NONE);
+    /// assert_eq!(Backend::Generic.needs(), mdu_platform::cpu::Features::NONE);
     /// ```
     pub const fn needs(self) -> Features {
         match self {
@@ -173,7 +150,7 @@ impl Backend {
     ///
     /// ```
     /// use mdu_base64::Backend;
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     ///
     /// let zen3 = Features { avx2: true, bmi2: true, ..Features::NONE };
     /// assert!(!Backend::Avx512Vbmi.runs_on(zen3));
@@ -189,7 +166,7 @@ impl Backend {
     ///
     /// ```
     /// use mdu_base64::Backend;
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// assert_eq!(Backend::available_for(Features::NONE), [Backend::Generic]);
     /// ```
     pub fn available_for(f: Features) -> &'static [Backend] {

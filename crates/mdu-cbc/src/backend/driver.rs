@@ -446,66 +446,66 @@ pub(crate) unsafe fn decrypt<V: Vector, const NR: usize, const W: usize>(
 /// and runs the driver with `$w` vectors in flight. The IVs come as plain
 /// arguments, in registers (see `Ivs::parts`).
 macro_rules! entry_points {
-    ($v:ty, $w:literal, $features:literal, $needs:ident) => {
-        /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to
-        /// `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
-        /// list)`.
-        ///
-        /// # Safety
-        ///
-        /// `src` and `dst` are valid for `count * unit_len` bytes and are
-        /// equal or disjoint; `unit_len` is a non-zero multiple of 16; `NR`
-        /// is 10 or 14 and matches the schedules in `keys`; a `list` holds
-        /// `count` IVs. (The CPU features are the witness's: its type is
-        /// the backend's declared needs.)
-        #[allow(clippy::too_many_arguments)]
-        #[target_feature(enable = $features)]
-        pub(crate) unsafe fn encrypt<const NR: usize>(
-            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
-            keys: &mdu_aes::RoundKeys,
-            first: u128,
-            step: u64,
-            list: Option<&[mdu_core::Iv]>,
-            unit_len: usize,
-            count: usize,
-            src: *const u8,
-            dst: *mut u8,
-        ) {
-            use $crate::backend::driver::{Kernel, encrypt};
-            // SAFETY: this function runs with the width's features.
-            let k = unsafe { Kernel::<$v>::new(&keys.enc) };
-            let ivs = mdu_aes::Ivs::from_parts(first, step, list);
-            // SAFETY: forwarded from the caller; `k` holds the encryption
-            // schedule.
-            unsafe { encrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
-        }
+    ($v:ty, $w:literal, $needs:ident) => {
+        $crate::backend::needs::target_features!($needs =>
+            /// CBC-encrypts `count` data units of `unit_len` bytes from `src` to
+            /// `dst`; unit `i` uses IV `i` of `Ivs::from_parts(first, step,
+            /// list)`.
+            ///
+            /// # Safety
+            ///
+            /// `src` and `dst` are valid for `count * unit_len` bytes and are
+            /// equal or disjoint; `unit_len` is a non-zero multiple of 16; `NR`
+            /// is 10 or 14 and matches the schedules in `keys`; a `list` holds
+            /// `count` IVs. (The CPU features are the witness's: its type is
+            /// the backend's declared needs.)
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) unsafe fn encrypt<const NR: usize>(
+                _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
+                keys: &mdu_aes::RoundKeys,
+                first: u128,
+                step: u64,
+                list: Option<&[mdu_core::Iv]>,
+                unit_len: usize,
+                count: usize,
+                src: *const u8,
+                dst: *mut u8,
+            ) {
+                use $crate::backend::driver::{Kernel, encrypt};
+                // SAFETY: this function runs with the width's features.
+                let k = unsafe { Kernel::<$v>::new(&keys.enc) };
+                let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+                // SAFETY: forwarded from the caller; `k` holds the encryption
+                // schedule.
+                unsafe { encrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
+            }
 
-        /// CBC-decrypts `count` data units; see [`encrypt`].
-        ///
-        /// # Safety
-        ///
-        /// As for [`encrypt`].
-        #[allow(clippy::too_many_arguments)]
-        #[target_feature(enable = $features)]
-        pub(crate) unsafe fn decrypt<const NR: usize>(
-            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
-            keys: &mdu_aes::RoundKeys,
-            first: u128,
-            step: u64,
-            list: Option<&[mdu_core::Iv]>,
-            unit_len: usize,
-            count: usize,
-            src: *const u8,
-            dst: *mut u8,
-        ) {
-            use $crate::backend::driver::{Kernel, decrypt};
-            // SAFETY: this function runs with the width's features.
-            let k = unsafe { Kernel::<$v>::new(&keys.dec) };
-            let ivs = mdu_aes::Ivs::from_parts(first, step, list);
-            // SAFETY: forwarded from the caller; `k` holds the decryption
-            // schedule.
-            unsafe { decrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
-        }
+            /// CBC-decrypts `count` data units; see [`encrypt`].
+            ///
+            /// # Safety
+            ///
+            /// As for [`encrypt`].
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) unsafe fn decrypt<const NR: usize>(
+                _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
+                keys: &mdu_aes::RoundKeys,
+                first: u128,
+                step: u64,
+                list: Option<&[mdu_core::Iv]>,
+                unit_len: usize,
+                count: usize,
+                src: *const u8,
+                dst: *mut u8,
+            ) {
+                use $crate::backend::driver::{Kernel, decrypt};
+                // SAFETY: this function runs with the width's features.
+                let k = unsafe { Kernel::<$v>::new(&keys.dec) };
+                let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+                // SAFETY: forwarded from the caller; `k` holds the decryption
+                // schedule.
+                unsafe { decrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
+            }
+        );
 
         /// The entry point of direction `ENC`, with the request's fields as
         /// its arguments: what the crate's `mdu_aes::Kernels` impl calls.
@@ -515,7 +515,7 @@ macro_rules! entry_points {
         /// As for [`encrypt`], for the fields of `r`.
         #[inline]
         pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
-            w: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
+            w: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &mdu_aes::RoundKeys,
             r: mdu_aes::Request<'_>,
         ) {

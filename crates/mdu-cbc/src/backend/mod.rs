@@ -67,53 +67,21 @@ pub struct CbcMode;
 pub type Backend = mdu_aes::Backend<CbcMode>;
 
 /// What each backend of CBC needs of the CPU: the `#[target_feature]`
-/// list of its entry points, declared once; they take a
-/// [`Witness`](mdu_core::cpu::Witness) of it. CBC needs no carry-less
+/// list of its entry points, written once for both; they take a
+/// [`Witness`](mdu_platform::cpu::Witness) of it. CBC needs no carry-less
 /// multiply: VAES alone is enough.
 pub(crate) mod needs {
-    use mdu_core::cpu::{Features, Needs};
-
-    /// `x86/vaes512.rs`: VAES on zmm (AVX-512 F), AES-NI for single
-    /// blocks.
-    pub enum Vaes512 {}
-    impl Needs for Vaes512 {
-        const NEEDS: Features = Features {
-            aes: true,
-            avx2: true,
-            avx512f: true,
-            vaes: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86/vaes256.rs`: VAES on ymm (AVX2), AES-NI for single blocks.
-    pub enum Vaes256 {}
-    impl Needs for Vaes256 {
-        const NEEDS: Features = Features {
-            aes: true,
-            avx2: true,
-            vaes: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86/aesni.rs`: AES-NI.
-    pub enum AesNi {}
-    impl Needs for AesNi {
-        const NEEDS: Features = Features {
-            aes: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `aarch64/ce.rs`: FEAT_AES.
-    pub enum ArmCe {}
-    impl Needs for ArmCe {
-        const NEEDS: Features = Features {
-            neon: true,
-            aes: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `x86/vaes512.rs`: VAES on zmm (AVX-512 F), AES-NI for single
+        /// blocks.
+        pub enum Vaes512: x86_64 "aes,avx2,avx512f,vaes";
+        /// `x86/vaes256.rs`: VAES on ymm (AVX2), AES-NI for single blocks.
+        pub enum Vaes256: x86_64 "aes,avx2,vaes";
+        /// `x86/aesni.rs`: AES-NI.
+        pub enum AesNi: x86_64 "aes";
+        /// `aarch64/ce.rs`: FEAT_AES (with FEAT_PMULL, as the compiler's
+        /// `aes` on arm64).
+        pub enum ArmCe: aarch64 "neon,aes";
     }
 }
 

@@ -12,7 +12,7 @@
 //! The backend is chosen once, when the state is created: the best one this
 //! CPU runs ([`Backend::detect`], detected once per process), or a pinned one
 //! ([`State::with_backend`]) for tests and benchmarks. The state keeps the
-//! witness of the CPU features its kernels need (`mdu_core::cpu`), so no
+//! witness of the CPU features its kernels need (`mdu_platform::cpu`), so no
 //! call asks the CPU again.
 //!
 //! ```
@@ -34,7 +34,7 @@ mod x86;
 use core::fmt;
 use std::sync::OnceLock;
 
-use mdu_core::cpu::{Features, Needs, Witness};
+use mdu_platform::cpu::{Features, Needs, Witness};
 
 /// Size of a SHA-256 digest in bytes.
 pub const DIGEST_LEN: usize = 32;
@@ -92,43 +92,18 @@ pub enum Backend {
     Avx512,
 }
 
-/// What each SIMD backend needs, declared once: the union of the
-/// `#[target_feature]` lists of its kernels. [`Backend::needs`] (and
+/// What each SIMD backend needs, declared once: the `#[target_feature]`
+/// list of its kernels, written once for both. [`Backend::needs`] (and
 /// through it the selection and the test registry) and the [`Witness`]
 /// each kernel takes read these.
 pub(crate) mod needs {
-    use mdu_core::cpu::{Features, Needs};
-
-    /// `x86/shani.rs`: the SHA extensions with SSE2, SSSE3 and SSE4.1.
-    pub(crate) enum ShaNi {}
-    impl Needs for ShaNi {
-        const NEEDS: Features = Features {
-            sha: true,
-            sse2: true,
-            ssse3: true,
-            sse4_1: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86/avx512.rs`: AVX-512 F and BW.
-    pub(crate) enum Avx512 {}
-    impl Needs for Avx512 {
-        const NEEDS: Features = Features {
-            avx512f: true,
-            avx512bw: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `aarch64/ce.rs`: the SHA-256 instructions with NEON.
-    pub(crate) enum ArmCe {}
-    impl Needs for ArmCe {
-        const NEEDS: Features = Features {
-            neon: true,
-            sha2: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `x86/shani.rs`: the SHA extensions with SSE2, SSSE3 and SSE4.1.
+        pub(crate) enum ShaNi: x86_64 "sha,sse2,ssse3,sse4.1";
+        /// `x86/avx512.rs`: AVX-512 F and BW.
+        pub(crate) enum Avx512: x86_64 "avx512f,avx512bw";
+        /// `aarch64/ce.rs`: the SHA-256 instructions with NEON.
+        pub(crate) enum ArmCe: aarch64 "neon,sha2";
     }
 }
 
@@ -198,7 +173,7 @@ impl Backend {
 
     /// The CPU features the backend needs, as it declares them once (the
     /// union of its kernels' `#[target_feature]` lists);
-    /// [`Features::NONE`](mdu_core::cpu::Features::NONE) for the portable
+    /// [`Features::NONE`](mdu_platform::cpu::Features::NONE) for the portable
     /// one. [`Backend::Avx512`] runs its one- and two-message hashes on
     /// the SHA-NI kernels where the CPU has those too, and on the portable
     /// code otherwise: it needs only AVX-512 F and BW.
@@ -222,7 +197,7 @@ impl Backend {
     /// aarch64 only): a pure function, tested on CPU profiles.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// use mdu_verity::sha256::Backend;
     ///
     /// let goldmont = Features { sha: true, sse2: true, ssse3: true, sse4_1: true, ..Features::NONE };

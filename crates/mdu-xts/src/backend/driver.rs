@@ -39,7 +39,7 @@
 use mdu_aes::Ivs;
 use mdu_aes::vector::{Keys, Register, Vector};
 
-use super::simd::{RoundKeys, bulk_blocks};
+use super::round_keys::{RoundKeys, bulk_blocks};
 
 /// The XTS tweak steps of one vector width: the only part of the kernel
 /// written per width (in `x86/*.rs` and `aarch64/ce.rs`); everything else
@@ -406,39 +406,40 @@ unsafe fn batches<
 /// together. The request's fields go to the feature-enabled function as
 /// plain arguments, in registers (see `Ivs::parts`).
 macro_rules! entry_point {
-    ($v:ty, $w:expr, $u:expr, $features:literal, $needs:ident) => {
-        /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len`
-        /// bytes from `src` to `dst`; unit `i` uses IV `i` of
-        /// `Ivs::from_parts(first, step, list)`.
-        ///
-        /// # Safety
-        ///
-        /// `src` and `dst` are valid for `count * unit_len` bytes and are
-        /// equal or disjoint; `unit_len >= 16`; `NR` is 10 or 14 and
-        /// matches the schedules in `keys`; a `list` holds `count` IVs.
-        /// (The CPU features are the witness's: its type is the backend's
-        /// declared needs.)
-        #[allow(clippy::too_many_arguments)]
-        #[target_feature(enable = $features)]
-        unsafe fn run<const NR: usize, const ENC: bool>(
-            _: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
-            keys: &$crate::backend::simd::RoundKeys,
-            first: u128,
-            step: u64,
-            list: Option<&[mdu_core::Iv]>,
-            unit_len: usize,
-            count: usize,
-            src: *const u8,
-            dst: *mut u8,
-        ) {
-            use $crate::backend::driver::{Kernel, crypt};
-            // SAFETY: this function runs with the width's features.
-            let k = unsafe { Kernel::<$v>::new::<ENC>(keys) };
-            let ivs = mdu_aes::Ivs::from_parts(first, step, list);
-            // SAFETY: forwarded from the caller; `k` holds the matching
-            // schedules.
-            unsafe { crypt::<$v, NR, ENC, { $w }, { $u }>(&k, &ivs, unit_len, count, src, dst) }
-        }
+    ($v:ty, $w:expr, $u:expr, $needs:ident) => {
+        $crate::backend::needs::target_features!($needs =>
+            /// Encrypts (`ENC`) or decrypts `count` data units of `unit_len`
+            /// bytes from `src` to `dst`; unit `i` uses IV `i` of
+            /// `Ivs::from_parts(first, step, list)`.
+            ///
+            /// # Safety
+            ///
+            /// `src` and `dst` are valid for `count * unit_len` bytes and are
+            /// equal or disjoint; `unit_len >= 16`; `NR` is 10 or 14 and
+            /// matches the schedules in `keys`; a `list` holds `count` IVs.
+            /// (The CPU features are the witness's: its type is the backend's
+            /// declared needs.)
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn run<const NR: usize, const ENC: bool>(
+                _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
+                keys: &$crate::backend::round_keys::RoundKeys,
+                first: u128,
+                step: u64,
+                list: Option<&[mdu_core::Iv]>,
+                unit_len: usize,
+                count: usize,
+                src: *const u8,
+                dst: *mut u8,
+            ) {
+                use $crate::backend::driver::{Kernel, crypt};
+                // SAFETY: this function runs with the width's features.
+                let k = unsafe { Kernel::<$v>::new::<ENC>(keys) };
+                let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+                // SAFETY: forwarded from the caller; `k` holds the matching
+                // schedules.
+                unsafe { crypt::<$v, NR, ENC, { $w }, { $u }>(&k, &ivs, unit_len, count, src, dst) }
+            }
+        );
 
         /// The entry point of direction `ENC`, with the request's fields as
         /// its arguments: what the crate's `mdu_aes::Kernels` impl calls.
@@ -448,8 +449,8 @@ macro_rules! entry_point {
         /// As for `run`, for the fields of `r`.
         #[inline]
         pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
-            w: mdu_core::cpu::Witness<$crate::backend::needs::$needs>,
-            keys: &$crate::backend::simd::RoundKeys,
+            w: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
+            keys: &$crate::backend::round_keys::RoundKeys,
             r: mdu_aes::Request<'_>,
         ) {
             let mdu_aes::Request {

@@ -1,6 +1,6 @@
 //! XTS as an AES mode: what each backend needs, the weak-key rule and the
 //! portable implementation, on every target; the SIMD round keys
-//! (`simd.rs`) and the kernels of each target (`x86/`, `aarch64/`), each
+//! (`round_keys.rs`) and the kernels of each target (`x86/`, `aarch64/`), each
 //! in the module compiled for it. The skeleton around them (detection,
 //! forced backends, key setup and wiping, the one dispatch point) is
 //! `mdu_aes::Engine`'s.
@@ -25,7 +25,7 @@ pub(crate) mod generic;
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
-pub(crate) mod simd;
+pub(crate) mod round_keys;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod x86;
 
@@ -74,55 +74,21 @@ fn halves_equal(key: &[u8]) -> bool {
 }
 
 /// What each backend of XTS needs of the CPU: the `#[target_feature]`
-/// list of its kernel, declared once; the kernel takes a
-/// [`Witness`](mdu_core::cpu::Witness) of it. Unlike CBC, XTS needs a
+/// list of its kernel, written once for both; the kernel takes a
+/// [`Witness`](mdu_platform::cpu::Witness) of it. Unlike CBC, XTS needs a
 /// carry-less multiply for its tweak steps.
 pub(crate) mod needs {
-    use mdu_core::cpu::{Features, Needs};
-
-    /// The x86_64 needs of an XTS kernel on one register width.
-    const fn x86(clmul_on_vectors: bool, avx512: bool) -> Features {
-        Features {
-            aes: true,
-            pclmulqdq: !clmul_on_vectors,
-            vpclmulqdq: clmul_on_vectors,
-            avx2: clmul_on_vectors,
-            vaes: clmul_on_vectors,
-            avx512f: avx512,
-            avx512bw: avx512,
-            avx512vl: avx512,
-            ..Features::NONE
-        }
-    }
-
-    /// `x86/vaes512.rs`: VAES and VPCLMULQDQ on zmm, AVX-512 F, BW (byte
-    /// masks) and VL.
-    pub enum Vaes512 {}
-    impl Needs for Vaes512 {
-        const NEEDS: Features = x86(true, true);
-    }
-
-    /// `x86/vaes256.rs`: VAES and VPCLMULQDQ on ymm.
-    pub enum Vaes256 {}
-    impl Needs for Vaes256 {
-        const NEEDS: Features = x86(true, false);
-    }
-
-    /// `x86/aesni.rs`: AES-NI, and PCLMULQDQ for the x^8 tweak steps.
-    pub enum AesNi {}
-    impl Needs for AesNi {
-        const NEEDS: Features = x86(false, false);
-    }
-
-    /// `aarch64/ce.rs`: FEAT_AES, and FEAT_PMULL for the x^8 tweak steps.
-    pub enum ArmCe {}
-    impl Needs for ArmCe {
-        const NEEDS: Features = Features {
-            neon: true,
-            aes: true,
-            pmull: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `x86/vaes512.rs`: VAES and VPCLMULQDQ on zmm, AVX-512 F, BW (byte
+        /// masks) and VL.
+        pub enum Vaes512: x86_64 "aes,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq";
+        /// `x86/vaes256.rs`: VAES and VPCLMULQDQ on ymm.
+        pub enum Vaes256: x86_64 "aes,avx2,vaes,vpclmulqdq";
+        /// `x86/aesni.rs`: AES-NI, and PCLMULQDQ for the x^8 tweak steps.
+        pub enum AesNi: x86_64 "aes,pclmulqdq";
+        /// `aarch64/ce.rs`: FEAT_AES, and FEAT_PMULL for the x^8 tweak steps
+        /// (the compiler's `aes` on arm64 is both).
+        pub enum ArmCe: aarch64 "neon,aes";
     }
 }
 

@@ -1,7 +1,7 @@
 //! aarch64 backends: the safe entry points, each taking the witness of the
 //! features its kernels are compiled for (so no call asks the CPU again).
 
-use mdu_core::cpu::Witness;
+use mdu_platform::cpu::Witness;
 
 use crate::alphabet::Alphabet;
 

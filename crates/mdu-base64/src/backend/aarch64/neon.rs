@@ -45,46 +45,47 @@ fn encode_step(lut: uint8x16x4_t, x: uint8x16x3_t) -> uint8x16x4_t {
     )
 }
 
-/// Encodes all of `src` without padding into `dst`.
-///
-/// # Safety
-/// The CPU supports NEON, and `dst.len()` is the unpadded encoded length of
-/// `src` (`4 * (len / 3)` plus 0, 2 or 3).
-#[target_feature(enable = "neon")]
-pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
-    // SAFETY: `enc` has 64 readable bytes.
-    let lut = unsafe { vld1q_u8_x4(enc.as_ptr()) };
-    let n = src.len();
-    let mut si = 0;
-    let mut di = 0;
-    // Invariant: `dst.len() - di` is the unpadded encoded length of
-    // `n - si` bytes, so 48 input bytes left means 64 symbols of room.
-    while n - si >= 48 {
-        // SAFETY: `si + 48 <= n` bytes of `src`, `di + 64 <= dst.len()`
-        // symbols of `dst` (the invariant above).
-        unsafe {
-            let x = vld3q_u8(src.as_ptr().add(si));
-            vst4q_u8(dst.as_mut_ptr().add(di), encode_step(lut, x));
+crate::backend::needs::target_features!(Neon =>
+    /// Encodes all of `src` without padding into `dst`.
+    ///
+    /// # Safety
+    /// The CPU supports NEON, and `dst.len()` is the unpadded encoded length of
+    /// `src` (`4 * (len / 3)` plus 0, 2 or 3).
+    pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
+        // SAFETY: `enc` has 64 readable bytes.
+        let lut = unsafe { vld1q_u8_x4(enc.as_ptr()) };
+        let n = src.len();
+        let mut si = 0;
+        let mut di = 0;
+        // Invariant: `dst.len() - di` is the unpadded encoded length of
+        // `n - si` bytes, so 48 input bytes left means 64 symbols of room.
+        while n - si >= 48 {
+            // SAFETY: `si + 48 <= n` bytes of `src`, `di + 64 <= dst.len()`
+            // symbols of `dst` (the invariant above).
+            unsafe {
+                let x = vld3q_u8(src.as_ptr().add(si));
+                vst4q_u8(dst.as_mut_ptr().add(di), encode_step(lut, x));
+            }
+            si += 48;
+            di += 64;
         }
-        si += 48;
-        di += 64;
+        if si < n {
+            // 1..=47 bytes left: zero bytes past the end make the unused bits
+            // of the last symbol zero; only the symbols of the real bytes
+            // (`dst.len() - di` of them) are copied out.
+            let mut inb = [0u8; 48];
+            for (b, s) in inb.iter_mut().zip(src.get(si..).unwrap_or_default()) {
+                *b = *s;
+            }
+            let mut outb = [0u8; 64];
+            // SAFETY: `inb` has 48 readable bytes, `outb` 64 writable ones.
+            unsafe { vst4q_u8(outb.as_mut_ptr(), encode_step(lut, vld3q_u8(inb.as_ptr()))) };
+            for (d, s) in dst.get_mut(di..).unwrap_or_default().iter_mut().zip(&outb) {
+                *d = *s;
+            }
+        }
     }
-    if si < n {
-        // 1..=47 bytes left: zero bytes past the end make the unused bits
-        // of the last symbol zero; only the symbols of the real bytes
-        // (`dst.len() - di` of them) are copied out.
-        let mut inb = [0u8; 48];
-        for (b, s) in inb.iter_mut().zip(src.get(si..).unwrap_or_default()) {
-            *b = *s;
-        }
-        let mut outb = [0u8; 64];
-        // SAFETY: `inb` has 48 readable bytes, `outb` 64 writable ones.
-        unsafe { vst4q_u8(outb.as_mut_ptr(), encode_step(lut, vld3q_u8(inb.as_ptr()))) };
-        for (d, s) in dst.get_mut(di..).unwrap_or_default().iter_mut().zip(&outb) {
-            *d = *s;
-        }
-    }
-}
+);
 
 /// Registers of the decoder: the two 64-entry halves of the first 128
 /// entries of the reverse table, and two constants.
@@ -148,59 +149,60 @@ fn pack(v: uint8x16x4_t) -> uint8x16x3_t {
     )
 }
 
-/// Decodes a body (see the contract in `backend/mod.rs`), its 2- or 3-symbol
-/// tail included.
-///
-/// # Safety
-/// The CPU supports NEON, `src.len() % 4 != 1` and `dst.len()` is the
-/// decoded length of `src`.
-#[target_feature(enable = "neon")]
-pub(super) unsafe fn decode_body(
-    alphabet: &Alphabet,
-    src: &[u8],
-    dst: &mut [u8],
-) -> Result<(), BodyError> {
-    let dec = &alphabet.decode;
-    let t = DecodeTables::load(dec);
-    let n = src.len();
-    let mut si = 0;
-    let mut di = 0;
-    // Invariant: `dst.len() - di` is the decoded length of `n - si`
-    // symbols, so 64 symbols left means 48 bytes of room.
-    while n - si >= 64 {
-        // SAFETY: `si + 64 <= n`.
-        let x = unsafe { vld4q_u8(src.as_ptr().add(si)) };
-        let (v, ok) = t.values(x);
-        if !ok {
+crate::backend::needs::target_features!(Neon =>
+    /// Decodes a body (see the contract in `backend/mod.rs`), its 2- or 3-symbol
+    /// tail included.
+    ///
+    /// # Safety
+    /// The CPU supports NEON, `src.len() % 4 != 1` and `dst.len()` is the
+    /// decoded length of `src`.
+    pub(super) unsafe fn decode_body(
+        alphabet: &Alphabet,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), BodyError> {
+        let dec = &alphabet.decode;
+        let t = DecodeTables::load(dec);
+        let n = src.len();
+        let mut si = 0;
+        let mut di = 0;
+        // Invariant: `dst.len() - di` is the decoded length of `n - si`
+        // symbols, so 64 symbols left means 48 bytes of room.
+        while n - si >= 64 {
+            // SAFETY: `si + 64 <= n`.
+            let x = unsafe { vld4q_u8(src.as_ptr().add(si)) };
+            let (v, ok) = t.values(x);
+            if !ok {
+                return scalar::decode_body_from(dec, src, dst, si);
+            }
+            // SAFETY: `di + 48 <= dst.len()` (the invariant above).
+            unsafe { vst3q_u8(dst.as_mut_ptr().add(di), pack(v)) };
+            si += 64;
+            di += 48;
+        }
+        let rest = src.get(si..).unwrap_or_default();
+        let Some(&last) = rest.last() else {
+            return Ok(());
+        };
+        // 2..=63 symbols left. Symbols past the end read as value 0 and their
+        // bytes are not copied out. Unused low bits of the last symbol: none
+        // for whole groups, 4 after 2 symbols, 2 after 3.
+        let unused = (0x030f_0000u32 >> (8 * (rest.len() % 4))) as u8;
+        let mut inb = [alphabet.encode[0]; 64];
+        for (b, s) in inb.iter_mut().zip(rest) {
+            *b = *s;
+        }
+        // SAFETY: `inb` has 64 readable bytes.
+        let (v, ok) = t.values(unsafe { vld4q_u8(inb.as_ptr()) });
+        if !ok || dec[usize::from(last)] & unused != 0 {
             return scalar::decode_body_from(dec, src, dst, si);
         }
-        // SAFETY: `di + 48 <= dst.len()` (the invariant above).
-        unsafe { vst3q_u8(dst.as_mut_ptr().add(di), pack(v)) };
-        si += 64;
-        di += 48;
+        let mut outb = [0u8; 48];
+        // SAFETY: `outb` has 48 writable bytes.
+        unsafe { vst3q_u8(outb.as_mut_ptr(), pack(v)) };
+        for (d, s) in dst.get_mut(di..).unwrap_or_default().iter_mut().zip(&outb) {
+            *d = *s;
+        }
+        Ok(())
     }
-    let rest = src.get(si..).unwrap_or_default();
-    let Some(&last) = rest.last() else {
-        return Ok(());
-    };
-    // 2..=63 symbols left. Symbols past the end read as value 0 and their
-    // bytes are not copied out. Unused low bits of the last symbol: none
-    // for whole groups, 4 after 2 symbols, 2 after 3.
-    let unused = (0x030f_0000u32 >> (8 * (rest.len() % 4))) as u8;
-    let mut inb = [alphabet.encode[0]; 64];
-    for (b, s) in inb.iter_mut().zip(rest) {
-        *b = *s;
-    }
-    // SAFETY: `inb` has 64 readable bytes.
-    let (v, ok) = t.values(unsafe { vld4q_u8(inb.as_ptr()) });
-    if !ok || dec[usize::from(last)] & unused != 0 {
-        return scalar::decode_body_from(dec, src, dst, si);
-    }
-    let mut outb = [0u8; 48];
-    // SAFETY: `outb` has 48 writable bytes.
-    unsafe { vst3q_u8(outb.as_mut_ptr(), pack(v)) };
-    for (d, s) in dst.get_mut(di..).unwrap_or_default().iter_mut().zip(&outb) {
-        *d = *s;
-    }
-    Ok(())
-}
+);

@@ -232,91 +232,92 @@ impl<const ANY: bool> Encoder<ANY> {
     }
 }
 
-/// Encodes all of `src` without padding into `dst`.
-///
-/// # Safety
-/// The CPU supports AVX2; `t` and `enc` are the tables of one alphabet,
-/// `ANY` is true unless `t.encode_layout` is `Runs`; `dst.len()` is the
-/// unpadded encoded length of `src`.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn encode<const ANY: bool>(
-    t: &NibbleTables,
-    enc: &[u8; 64],
-    src: &[u8],
-    dst: &mut [u8],
-) {
-    let n = src.len();
-    if n < 16 {
-        scalar::encode(enc, src, dst);
-        return;
-    }
-    let e = Encoder::<ANY>::new(t);
-    let groups = n / 3;
-    let full = 3 * groups;
-    let sp = src.as_ptr();
-    let dp = dst.as_mut_ptr();
-    // Every step writes 32 symbols (8 groups) and leaves more than 8 groups
-    // for the last step.
-    if full > 24 {
-        let split = load32(&SPREAD_SPLIT[0]);
-        // SAFETY: `24 < full <= n`: bytes 0..24 are in bounds, and symbols
-        // 0..32 of the `4 * groups > 32`.
-        unsafe {
-            let x = _mm256_loadu2_m128i(sp.add(8).cast(), sp.cast());
-            _mm256_storeu_si256(dp.cast(), e.symbols(x, split));
+crate::backend::needs::target_features!(Avx2 =>
+    /// Encodes all of `src` without padding into `dst`.
+    ///
+    /// # Safety
+    /// The CPU supports AVX2; `t` and `enc` are the tables of one alphabet,
+    /// `ANY` is true unless `t.encode_layout` is `Runs`; `dst.len()` is the
+    /// unpadded encoded length of `src`.
+    pub(super) unsafe fn encode<const ANY: bool>(
+        t: &NibbleTables,
+        enc: &[u8; 64],
+        src: &[u8],
+        dst: &mut [u8],
+    ) {
+        let n = src.len();
+        if n < 16 {
+            scalar::encode(enc, src, dst);
+            return;
         }
-        // `si` input bytes and `di = si / 3 * 4` symbols done.
-        let (mut si, mut di) = (24, 32);
-        let bulk = load32(&SPREAD_BULK);
-        // Four vectors per round, each from one load at `si + 24k - 4`.
-        while n - si >= 100 {
-            for k in 0..4 {
-                // SAFETY: `4 <= si`, and the last load ends at
-                // `si + 72 + 28 <= n`; the stores end at `di + 128 <=
-                // 4 * groups`, since `groups >= (si + 100) / 3 >= si / 3 + 33`.
-                unsafe {
-                    let x = _mm256_loadu_si256(sp.add(si + 24 * k - 4).cast());
-                    _mm256_storeu_si256(dp.add(di + 32 * k).cast(), e.symbols(x, bulk));
-                }
-            }
-            si += 96;
-            di += 128;
-        }
-        while full - si > 24 {
-            // SAFETY: the loads read `si..si + 24`, before `full <= n`; the
-            // store ends at `di + 32 < 4 * groups`.
+        let e = Encoder::<ANY>::new(t);
+        let groups = n / 3;
+        let full = 3 * groups;
+        let sp = src.as_ptr();
+        let dp = dst.as_mut_ptr();
+        // Every step writes 32 symbols (8 groups) and leaves more than 8 groups
+        // for the last step.
+        if full > 24 {
+            let split = load32(&SPREAD_SPLIT[0]);
+            // SAFETY: `24 < full <= n`: bytes 0..24 are in bounds, and symbols
+            // 0..32 of the `4 * groups > 32`.
             unsafe {
-                let x = _mm256_loadu2_m128i(sp.add(si + 8).cast(), sp.add(si).cast());
-                _mm256_storeu_si256(dp.add(di).cast(), e.symbols(x, split));
+                let x = _mm256_loadu2_m128i(sp.add(8).cast(), sp.cast());
+                _mm256_storeu_si256(dp.cast(), e.symbols(x, split));
             }
-            si += 24;
-            di += 32;
+            // `si` input bytes and `di = si / 3 * 4` symbols done.
+            let (mut si, mut di) = (24, 32);
+            let bulk = load32(&SPREAD_BULK);
+            // Four vectors per round, each from one load at `si + 24k - 4`.
+            while n - si >= 100 {
+                for k in 0..4 {
+                    // SAFETY: `4 <= si`, and the last load ends at
+                    // `si + 72 + 28 <= n`; the stores end at `di + 128 <=
+                    // 4 * groups`, since `groups >= (si + 100) / 3 >= si / 3 + 33`.
+                    unsafe {
+                        let x = _mm256_loadu_si256(sp.add(si + 24 * k - 4).cast());
+                        _mm256_storeu_si256(dp.add(di + 32 * k).cast(), e.symbols(x, bulk));
+                    }
+                }
+                si += 96;
+                di += 128;
+            }
+            while full - si > 24 {
+                // SAFETY: the loads read `si..si + 24`, before `full <= n`; the
+                // store ends at `di + 32 < 4 * groups`.
+                unsafe {
+                    let x = _mm256_loadu2_m128i(sp.add(si + 8).cast(), sp.add(si).cast());
+                    _mm256_storeu_si256(dp.add(di).cast(), e.symbols(x, split));
+                }
+                si += 24;
+                di += 32;
+            }
         }
-    }
-    // The last 8 whole groups (or groups 0..4 and the last 4, for 5..=7 of
-    // them): the low lane from their start, the high lane from the last 16
-    // bytes of `src`, where its 4 groups start at byte `4 - n % 3`.
-    let r = n - full;
-    let p0 = full.saturating_sub(24);
-    // SAFETY: `n >= 16`, so `n - 16` is in bounds; `p0 + 16 <= n` (`p0` is
-    // 0, or `full - 24`); the stores write symbols `p0 / 3 * 4..+16` and
-    // `4 * groups - 16..4 * groups`, all within the `4 * groups` symbols
-    // of the whole groups (there are at least 5).
-    unsafe {
-        let x = _mm256_loadu2_m128i(sp.add(n - 16).cast(), sp.add(p0).cast());
-        let s = e.symbols(x, load32(&SPREAD_SPLIT[r]));
-        _mm_storeu_si128(dp.add(p0 / 3 * 4).cast(), _mm256_castsi256_si128(s));
-        _mm_storeu_si128(
-            dp.add(4 * groups - 16).cast(),
-            _mm256_extracti128_si256::<1>(s),
+        // The last 8 whole groups (or groups 0..4 and the last 4, for 5..=7 of
+        // them): the low lane from their start, the high lane from the last 16
+        // bytes of `src`, where its 4 groups start at byte `4 - n % 3`.
+        let r = n - full;
+        let p0 = full.saturating_sub(24);
+        // SAFETY: `n >= 16`, so `n - 16` is in bounds; `p0 + 16 <= n` (`p0` is
+        // 0, or `full - 24`); the stores write symbols `p0 / 3 * 4..+16` and
+        // `4 * groups - 16..4 * groups`, all within the `4 * groups` symbols
+        // of the whole groups (there are at least 5).
+        unsafe {
+            let x = _mm256_loadu2_m128i(sp.add(n - 16).cast(), sp.add(p0).cast());
+            let s = e.symbols(x, load32(&SPREAD_SPLIT[r]));
+            _mm_storeu_si128(dp.add(p0 / 3 * 4).cast(), _mm256_castsi256_si128(s));
+            _mm_storeu_si128(
+                dp.add(4 * groups - 16).cast(),
+                _mm256_extracti128_si256::<1>(s),
+            );
+        }
+        let (tail, out) = (
+            src.get(full..).unwrap_or_default(),
+            dst.get_mut(4 * groups..).unwrap_or_default(),
         );
+        scalar::encode_partial(enc, tail, out);
     }
-    let (tail, out) = (
-        src.get(full..).unwrap_or_default(),
-        dst.get_mut(4 * groups..).unwrap_or_default(),
-    );
-    scalar::encode_partial(enc, tail, out);
-}
+);
 
 /// Error bits accumulated over the vectors of one test.
 #[derive(Clone, Copy)]
@@ -619,73 +620,74 @@ pub(super) unsafe fn decode_body<const ANY: bool>(
     unsafe { decode_last::<ANY>(t, dec, src, dst, si) }
 }
 
-/// The last round of [`decode_body`]: symbols `si..` of the whole groups
-/// (at most 128 of them) and the tail.
-///
-/// # Safety
-/// As [`decode_body`]; `si` is 0 or the position [`decode_bulk`] reached.
-#[target_feature(enable = "avx2")]
-unsafe fn decode_last<const ANY: bool>(
-    t: &NibbleTables,
-    dec: &[u8; 256],
-    src: &[u8],
-    dst: &mut [u8],
-    si: usize,
-) -> Result<(), usize> {
-    let n = src.len();
-    let whole = n & !3;
-    // With a tail, the last round covers it as a 4-symbol group.
-    let end = n.next_multiple_of(4);
-    if whole < 16 {
-        return Err(0);
-    }
-    let d = Decoder::<ANY>::new(t);
-    let sp = src.as_ptr();
-    let dp = dst.as_mut_ptr();
-    if end < 32 {
-        // SAFETY: 16..=31 symbols of whole groups, or 16..=27 and a tail.
-        if !unsafe { short(&d, sp, dp, whole) } {
+crate::backend::needs::target_features!(Avx2 =>
+    /// The last round of [`decode_body`]: symbols `si..` of the whole groups
+    /// (at most 128 of them) and the tail.
+    ///
+    /// # Safety
+    /// As [`decode_body`]; `si` is 0 or the position [`decode_bulk`] reached.
+    unsafe fn decode_last<const ANY: bool>(
+        t: &NibbleTables,
+        dec: &[u8; 256],
+        src: &[u8],
+        dst: &mut [u8],
+        si: usize,
+    ) -> Result<(), usize> {
+        let n = src.len();
+        let whole = n & !3;
+        // With a tail, the last round covers it as a 4-symbol group.
+        let end = n.next_multiple_of(4);
+        if whole < 16 {
             return Err(0);
         }
-        let (tail, out) = (
-            src.get(whole..).unwrap_or_default(),
-            dst.get_mut(whole / 4 * 3..).unwrap_or_default(),
-        );
-        return scalar::decode_partial(dec, tail, out, whole).map_err(|_| whole);
-    }
-    // The rest, 1..=128 symbols (the bulk loop stops there), in one round
-    // whose last vector ends at `end`, overlapping the one before.
-    let rest = end - si;
-    let last = end - 32;
-    // SAFETY: `K = ceil(rest / 32)` vectors lie in `si..end`
-    // (`si + 32 * (K - 1) < end`, and `last + 32 == end`), their bytes in
-    // `si / 4 * 3..dst.len()`, and `si + 32 * (K - 2) < last` as
-    // `rest > 32 * (K - 1)`. With a tail, the window `last..end` reads
-    // `last..last + 16` and the last 16 symbols (`n >= 32`), and writes
-    // `last / 4 * 3..+12` and the last 16 bytes of `dst` (which has
-    // `(end - 4) / 4 * 3 + 1 >= 22`).
-    let valid = unsafe {
-        if end > whole {
-            let tv = TailVector::new(n, n - whole, dst.len());
-            match rest {
-                1..=32 => round::<ANY, 1, true>(&d, sp, dp, si, last, &tv),
-                33..=64 => round::<ANY, 2, true>(&d, sp, dp, si, last, &tv),
-                65..=96 => round::<ANY, 3, true>(&d, sp, dp, si, last, &tv),
-                _ => round::<ANY, 4, true>(&d, sp, dp, si, last, &tv),
+        let d = Decoder::<ANY>::new(t);
+        let sp = src.as_ptr();
+        let dp = dst.as_mut_ptr();
+        if end < 32 {
+            // SAFETY: 16..=31 symbols of whole groups, or 16..=27 and a tail.
+            if !unsafe { short(&d, sp, dp, whole) } {
+                return Err(0);
             }
-        } else {
-            let tv = TailVector::none();
-            match rest {
-                0 => true,
-                1..=32 => round::<ANY, 1, false>(&d, sp, dp, si, last, &tv),
-                33..=64 => round::<ANY, 2, false>(&d, sp, dp, si, last, &tv),
-                65..=96 => round::<ANY, 3, false>(&d, sp, dp, si, last, &tv),
-                _ => round::<ANY, 4, false>(&d, sp, dp, si, last, &tv),
-            }
+            let (tail, out) = (
+                src.get(whole..).unwrap_or_default(),
+                dst.get_mut(whole / 4 * 3..).unwrap_or_default(),
+            );
+            return scalar::decode_partial(dec, tail, out, whole).map_err(|_| whole);
         }
-    };
-    if valid { Ok(()) } else { Err(si) }
-}
+        // The rest, 1..=128 symbols (the bulk loop stops there), in one round
+        // whose last vector ends at `end`, overlapping the one before.
+        let rest = end - si;
+        let last = end - 32;
+        // SAFETY: `K = ceil(rest / 32)` vectors lie in `si..end`
+        // (`si + 32 * (K - 1) < end`, and `last + 32 == end`), their bytes in
+        // `si / 4 * 3..dst.len()`, and `si + 32 * (K - 2) < last` as
+        // `rest > 32 * (K - 1)`. With a tail, the window `last..end` reads
+        // `last..last + 16` and the last 16 symbols (`n >= 32`), and writes
+        // `last / 4 * 3..+12` and the last 16 bytes of `dst` (which has
+        // `(end - 4) / 4 * 3 + 1 >= 22`).
+        let valid = unsafe {
+            if end > whole {
+                let tv = TailVector::new(n, n - whole, dst.len());
+                match rest {
+                    1..=32 => round::<ANY, 1, true>(&d, sp, dp, si, last, &tv),
+                    33..=64 => round::<ANY, 2, true>(&d, sp, dp, si, last, &tv),
+                    65..=96 => round::<ANY, 3, true>(&d, sp, dp, si, last, &tv),
+                    _ => round::<ANY, 4, true>(&d, sp, dp, si, last, &tv),
+                }
+            } else {
+                let tv = TailVector::none();
+                match rest {
+                    0 => true,
+                    1..=32 => round::<ANY, 1, false>(&d, sp, dp, si, last, &tv),
+                    33..=64 => round::<ANY, 2, false>(&d, sp, dp, si, last, &tv),
+                    65..=96 => round::<ANY, 3, false>(&d, sp, dp, si, last, &tv),
+                    _ => round::<ANY, 4, false>(&d, sp, dp, si, last, &tv),
+                }
+            }
+        };
+        if valid { Ok(()) } else { Err(si) }
+    }
+);
 
 /// 16..=31 symbols of whole groups: the first 16 and the last 16 in the two
 /// lanes of one vector. Returns whether all are valid (then their bytes are
@@ -726,33 +728,34 @@ unsafe fn short<const ANY: bool>(
     true
 }
 
-/// Rounds of four vectors (128 symbols) while more than 128 symbols remain
-/// (a tail counted as 4). Returns the position reached, or `Err(si)` as
-/// [`decode_body`]. Kept out of line so that short inputs do not pay for
-/// its registers.
-///
-/// # Safety
-/// As [`decode_body`].
-#[target_feature(enable = "avx2")]
-#[inline(never)]
-unsafe fn decode_bulk<const ANY: bool>(
-    t: &NibbleTables,
-    src: &[u8],
-    dst: &mut [u8],
-) -> Result<usize, usize> {
-    let d = Decoder::<ANY>::new(t);
-    // The last round takes the tail as a group of 4.
-    let end = src.len().next_multiple_of(4);
-    let sp = src.as_ptr();
-    let dp = dst.as_mut_ptr();
-    let mut si = 0;
-    while end - si > 128 {
-        // SAFETY: the round reads symbols `si..si + 128`, of whole groups
-        // (`end` is a multiple of 4), and writes their 96 bytes.
-        if !unsafe { round::<ANY, 4, false>(&d, sp, dp, si, si + 96, &TailVector::none()) } {
-            return Err(si);
+crate::backend::needs::target_features!(Avx2 =>
+    /// Rounds of four vectors (128 symbols) while more than 128 symbols remain
+    /// (a tail counted as 4). Returns the position reached, or `Err(si)` as
+    /// [`decode_body`]. Kept out of line so that short inputs do not pay for
+    /// its registers.
+    ///
+    /// # Safety
+    /// As [`decode_body`].
+    #[inline(never)]
+    unsafe fn decode_bulk<const ANY: bool>(
+        t: &NibbleTables,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<usize, usize> {
+        let d = Decoder::<ANY>::new(t);
+        // The last round takes the tail as a group of 4.
+        let end = src.len().next_multiple_of(4);
+        let sp = src.as_ptr();
+        let dp = dst.as_mut_ptr();
+        let mut si = 0;
+        while end - si > 128 {
+            // SAFETY: the round reads symbols `si..si + 128`, of whole groups
+            // (`end` is a multiple of 4), and writes their 96 bytes.
+            if !unsafe { round::<ANY, 4, false>(&d, sp, dp, si, si + 96, &TailVector::none()) } {
+                return Err(si);
+            }
+            si += 128;
         }
-        si += 128;
+        Ok(si)
     }
-    Ok(si)
-}
+);

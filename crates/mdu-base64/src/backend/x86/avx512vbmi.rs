@@ -88,56 +88,57 @@ fn mask_low(n: usize) -> u64 {
     _bzhi_u64(u64::MAX, n as u32)
 }
 
-/// Encodes all of `src` without padding into `dst`.
-///
-/// # Safety
-/// The CPU supports AVX-512 F, BW, VBMI and BMI2, and `dst.len()` is the unpadded
-/// encoded length of `src` (`4 * (len / 3)` plus 0, 2 or 3).
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
-pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
-    let e = EncodeTables::load(enc);
-    let n = src.len();
-    let mut si = 0;
-    let mut di = 0;
-    // Long inputs: one short masked step first so that the 64-byte stores
-    // of the main loop are aligned (a store split over two cache lines costs
-    // about twice as much). Possible when `dst` is 4-byte aligned.
-    let misalign = dst.as_ptr() as usize & 63;
-    if n >= 512 && misalign != 0 && misalign.is_multiple_of(4) {
-        let groups = (64 - misalign) / 4;
-        // SAFETY: `3 * groups <= 45 < n` input bytes and `4 * groups`
-        // output symbols (fewer than the `4 * n / 3` of `dst`) are in
-        // bounds; masked-off bytes are not accessed.
-        unsafe {
-            let x = _mm512_maskz_loadu_epi8(mask_low(3 * groups), src.as_ptr().cast());
-            _mm512_mask_storeu_epi8(dst.as_mut_ptr().cast(), mask_low(4 * groups), e.step(x));
-        }
-        si = 3 * groups;
-        di = 4 * groups;
-    }
-    // Four steps at a time while their last 64-byte load (from `si + 144`)
-    // is in bounds: plain loads of 64 bytes of which 48 are used. After a
-    // step at `si` at least 16 input bytes remain, so at least 22 symbols
-    // follow its 64 and its 64-byte store is in bounds too. The rest goes
-    // to `encode_rest`.
-    while n - si >= 208 {
-        // SAFETY: `si + 144 + 64 <= n` bytes of `src`; the stores end at
-        // `di + 256`, at most the symbols of `si + 192` input bytes, below
-        // `dst.len()` as `n - si >= 208`.
-        unsafe {
-            let x: [__m512i; 4] =
-                core::array::from_fn(|k| _mm512_loadu_si512(src.as_ptr().add(si + 48 * k).cast()));
-            for (k, &x) in x.iter().enumerate() {
-                _mm512_storeu_si512(dst.as_mut_ptr().add(di + 64 * k).cast(), e.step(x));
+crate::backend::needs::target_features!(Avx512Vbmi =>
+    /// Encodes all of `src` without padding into `dst`.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512 F, BW, VBMI and BMI2, and `dst.len()` is the unpadded
+    /// encoded length of `src` (`4 * (len / 3)` plus 0, 2 or 3).
+    pub(super) unsafe fn encode(enc: &[u8; 64], src: &[u8], dst: &mut [u8]) {
+        let e = EncodeTables::load(enc);
+        let n = src.len();
+        let mut si = 0;
+        let mut di = 0;
+        // Long inputs: one short masked step first so that the 64-byte stores
+        // of the main loop are aligned (a store split over two cache lines costs
+        // about twice as much). Possible when `dst` is 4-byte aligned.
+        let misalign = dst.as_ptr() as usize & 63;
+        if n >= 512 && misalign != 0 && misalign.is_multiple_of(4) {
+            let groups = (64 - misalign) / 4;
+            // SAFETY: `3 * groups <= 45 < n` input bytes and `4 * groups`
+            // output symbols (fewer than the `4 * n / 3` of `dst`) are in
+            // bounds; masked-off bytes are not accessed.
+            unsafe {
+                let x = _mm512_maskz_loadu_epi8(mask_low(3 * groups), src.as_ptr().cast());
+                _mm512_mask_storeu_epi8(dst.as_mut_ptr().cast(), mask_low(4 * groups), e.step(x));
             }
+            si = 3 * groups;
+            di = 4 * groups;
         }
-        si += 192;
-        di += 256;
+        // Four steps at a time while their last 64-byte load (from `si + 144`)
+        // is in bounds: plain loads of 64 bytes of which 48 are used. After a
+        // step at `si` at least 16 input bytes remain, so at least 22 symbols
+        // follow its 64 and its 64-byte store is in bounds too. The rest goes
+        // to `encode_rest`.
+        while n - si >= 208 {
+            // SAFETY: `si + 144 + 64 <= n` bytes of `src`; the stores end at
+            // `di + 256`, at most the symbols of `si + 192` input bytes, below
+            // `dst.len()` as `n - si >= 208`.
+            unsafe {
+                let x: [__m512i; 4] =
+                    core::array::from_fn(|k| _mm512_loadu_si512(src.as_ptr().add(si + 48 * k).cast()));
+                for (k, &x) in x.iter().enumerate() {
+                    _mm512_storeu_si512(dst.as_mut_ptr().add(di + 64 * k).cast(), e.step(x));
+                }
+            }
+            si += 192;
+            di += 256;
+        }
+        // SAFETY: the preconditions of this function; `si` and `di`
+        // correspond and fewer than 208 bytes remain.
+        unsafe { encode_rest(&e, src, dst, si, di) }
     }
-    // SAFETY: the preconditions of this function; `si` and `di`
-    // correspond and fewer than 208 bytes remain.
-    unsafe { encode_rest(&e, src, dst, si, di) }
-}
+);
 
 /// Encodes the last `src.len() - si` bytes (fewer than 208) in at most
 /// five steps, `src[si..]` into `dst[di..]`. Inlined into [`encode`]
@@ -244,65 +245,66 @@ impl EncodeTables {
     }
 }
 
-/// Decodes a body (see the contract in `backend/mod.rs`), its 2- or 3-symbol
-/// tail included: under 512 symbols one or two pieces of up to 256;
-/// otherwise an aligning head (from 1024 symbols), the bulk loop, and the
-/// rest of fewer than 256 symbols. Each is validated in pieces of up to four
-/// steps before anything of the piece is stored; a piece that holds an
-/// invalid byte or a non-canonical last symbol writes nothing and hands
-/// over to the scalar kernel, which stops at the first error and reports
-/// it.
-///
-/// # Safety
-/// The CPU supports AVX-512 F, BW, VBMI and BMI2, `src.len() % 4 != 1` and
-/// `dst.len()` is the decoded length of `src`.
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
-pub(super) unsafe fn decode_body(
-    dec: &[u8; 256],
-    src: &[u8],
-    dst: &mut [u8],
-) -> Result<(), BodyError> {
-    // One function with its pieces inlined and the tables loaded once:
-    // for names (up to 340 symbols) calls and reloads cost as much as a
-    // step.
-    let t = DecodeTables::load(dec);
-    let n = src.len();
-    if n <= 256 {
-        // SAFETY: the preconditions of this function; one piece of at most
-        // 256 symbols.
-        return unsafe { decode_short(&t, dec, src, dst, 0, n) };
+crate::backend::needs::target_features!(Avx512Vbmi =>
+    /// Decodes a body (see the contract in `backend/mod.rs`), its 2- or 3-symbol
+    /// tail included: under 512 symbols one or two pieces of up to 256;
+    /// otherwise an aligning head (from 1024 symbols), the bulk loop, and the
+    /// rest of fewer than 256 symbols. Each is validated in pieces of up to four
+    /// steps before anything of the piece is stored; a piece that holds an
+    /// invalid byte or a non-canonical last symbol writes nothing and hands
+    /// over to the scalar kernel, which stops at the first error and reports
+    /// it.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512 F, BW, VBMI and BMI2, `src.len() % 4 != 1` and
+    /// `dst.len()` is the decoded length of `src`.
+    pub(super) unsafe fn decode_body(
+        dec: &[u8; 256],
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), BodyError> {
+        // One function with its pieces inlined and the tables loaded once:
+        // for names (up to 340 symbols) calls and reloads cost as much as a
+        // step.
+        let t = DecodeTables::load(dec);
+        let n = src.len();
+        if n <= 256 {
+            // SAFETY: the preconditions of this function; one piece of at most
+            // 256 symbols.
+            return unsafe { decode_short(&t, dec, src, dst, 0, n) };
+        }
+        if n < 512 {
+            // Two pieces: the bulk loop's setup costs more than it saves for
+            // one round (a 252-byte name: 17-18 -> 15.5 ns).
+            // SAFETY: the preconditions of this function; two pieces of at most
+            // 256 symbols, the first of 256 (whole groups).
+            return unsafe {
+                decode_short(&t, dec, src, dst, 0, 256)?;
+                decode_short(&t, dec, src, dst, 256, n)
+            };
+        }
+        let (mut si, mut di) = (0, 0);
+        if n >= 1024 {
+            // A head of whole groups first, so that the bulk loop's stores are
+            // 64-byte aligned: `h = m + 64k` output bytes put `dst + h` on a
+            // boundary, and as 64 = 1 mod 3, `k = -m mod 3` makes `h` a
+            // multiple of 3; at most 189 bytes, 252 symbols.
+            let m = (64 - dst.as_ptr() as usize % 64) % 64;
+            let h = m + 64 * ((3 - m % 3) % 3);
+            // SAFETY: the preconditions of this function; `4 * h / 3 <= 252`
+            // symbols, a whole number of groups, lie in bounds (`n >= 1024`).
+            unsafe { decode_short(&t, dec, src, dst, 0, 4 * h / 3)? };
+            (si, di) = (4 * h / 3, h);
+        }
+        // SAFETY: the preconditions of this function are those of the bulk
+        // loop (same CPU features, same slices); `si` and `di` correspond.
+        (si, di) = unsafe { decode_bulk(&t, dec, src, dst, si, di)? };
+        debug_assert_eq!(di, si / 4 * 3);
+        // SAFETY: the preconditions of this function; fewer than 256 symbols
+        // remain after the bulk loop.
+        unsafe { decode_short(&t, dec, src, dst, si, n) }
     }
-    if n < 512 {
-        // Two pieces: the bulk loop's setup costs more than it saves for
-        // one round (a 252-byte name: 17-18 -> 15.5 ns).
-        // SAFETY: the preconditions of this function; two pieces of at most
-        // 256 symbols, the first of 256 (whole groups).
-        return unsafe {
-            decode_short(&t, dec, src, dst, 0, 256)?;
-            decode_short(&t, dec, src, dst, 256, n)
-        };
-    }
-    let (mut si, mut di) = (0, 0);
-    if n >= 1024 {
-        // A head of whole groups first, so that the bulk loop's stores are
-        // 64-byte aligned: `h = m + 64k` output bytes put `dst + h` on a
-        // boundary, and as 64 = 1 mod 3, `k = -m mod 3` makes `h` a
-        // multiple of 3; at most 189 bytes, 252 symbols.
-        let m = (64 - dst.as_ptr() as usize % 64) % 64;
-        let h = m + 64 * ((3 - m % 3) % 3);
-        // SAFETY: the preconditions of this function; `4 * h / 3 <= 252`
-        // symbols, a whole number of groups, lie in bounds (`n >= 1024`).
-        unsafe { decode_short(&t, dec, src, dst, 0, 4 * h / 3)? };
-        (si, di) = (4 * h / 3, h);
-    }
-    // SAFETY: the preconditions of this function are those of the bulk
-    // loop (same CPU features, same slices); `si` and `di` correspond.
-    (si, di) = unsafe { decode_bulk(&t, dec, src, dst, si, di)? };
-    debug_assert_eq!(di, si / 4 * 3);
-    // SAFETY: the preconditions of this function; fewer than 256 symbols
-    // remain after the bulk loop.
-    unsafe { decode_short(&t, dec, src, dst, si, n) }
-}
+);
 
 /// Decodes symbols `si .. end` (at most 256; `end - si` not 1 mod 4)
 /// in at most four steps, validated together and only then stored: a short

@@ -16,7 +16,7 @@ use core::arch::aarch64::{
     vsha256hq_u32, vsha256su0q_u32, vsha256su1q_u32, vst1q_u32,
 };
 
-use mdu_core::cpu::Witness;
+use mdu_platform::cpu::Witness;
 
 use super::super::{BLOCK_LEN, K, needs};
 
@@ -126,36 +126,37 @@ macro_rules! quad_1x {
     };
 }
 
-#[target_feature(enable = "neon,sha2")]
-fn compress_1x(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
-    let (mut abcd, mut efgh) = load_state(h);
-    for block in blocks {
-        let (abcd0, efgh0) = (abcd, efgh);
-        let mut w0 = load_words(block, 0);
-        let mut w1 = load_words(block, 1);
-        let mut w2 = load_words(block, 2);
-        let mut w3 = load_words(block, 3);
-        quad_1x!(abcd, efgh, 0, w0);
-        quad_1x!(abcd, efgh, 1, w1);
-        quad_1x!(abcd, efgh, 2, w2);
-        quad_1x!(abcd, efgh, 3, w3);
-        quad_1x!(abcd, efgh, 4, w0, w1, w2, w3);
-        quad_1x!(abcd, efgh, 5, w1, w2, w3, w0);
-        quad_1x!(abcd, efgh, 6, w2, w3, w0, w1);
-        quad_1x!(abcd, efgh, 7, w3, w0, w1, w2);
-        quad_1x!(abcd, efgh, 8, w0, w1, w2, w3);
-        quad_1x!(abcd, efgh, 9, w1, w2, w3, w0);
-        quad_1x!(abcd, efgh, 10, w2, w3, w0, w1);
-        quad_1x!(abcd, efgh, 11, w3, w0, w1, w2);
-        quad_1x!(abcd, efgh, 12, w0, w1, w2, w3);
-        quad_1x!(abcd, efgh, 13, w1, w2, w3, w0);
-        quad_1x!(abcd, efgh, 14, w2, w3, w0, w1);
-        quad_1x!(abcd, efgh, 15, w3, w0, w1, w2);
-        abcd = vaddq_u32(abcd, abcd0);
-        efgh = vaddq_u32(efgh, efgh0);
+needs::target_features!(ArmCe =>
+    fn compress_1x(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
+        let (mut abcd, mut efgh) = load_state(h);
+        for block in blocks {
+            let (abcd0, efgh0) = (abcd, efgh);
+            let mut w0 = load_words(block, 0);
+            let mut w1 = load_words(block, 1);
+            let mut w2 = load_words(block, 2);
+            let mut w3 = load_words(block, 3);
+            quad_1x!(abcd, efgh, 0, w0);
+            quad_1x!(abcd, efgh, 1, w1);
+            quad_1x!(abcd, efgh, 2, w2);
+            quad_1x!(abcd, efgh, 3, w3);
+            quad_1x!(abcd, efgh, 4, w0, w1, w2, w3);
+            quad_1x!(abcd, efgh, 5, w1, w2, w3, w0);
+            quad_1x!(abcd, efgh, 6, w2, w3, w0, w1);
+            quad_1x!(abcd, efgh, 7, w3, w0, w1, w2);
+            quad_1x!(abcd, efgh, 8, w0, w1, w2, w3);
+            quad_1x!(abcd, efgh, 9, w1, w2, w3, w0);
+            quad_1x!(abcd, efgh, 10, w2, w3, w0, w1);
+            quad_1x!(abcd, efgh, 11, w3, w0, w1, w2);
+            quad_1x!(abcd, efgh, 12, w0, w1, w2, w3);
+            quad_1x!(abcd, efgh, 13, w1, w2, w3, w0);
+            quad_1x!(abcd, efgh, 14, w2, w3, w0, w1);
+            quad_1x!(abcd, efgh, 15, w3, w0, w1, w2);
+            abcd = vaddq_u32(abcd, abcd0);
+            efgh = vaddq_u32(efgh, efgh0);
+        }
+        store_state(h, abcd, efgh);
     }
-    store_state(h, abcd, efgh);
-}
+);
 
 /// Rounds `4q .. 4q + 4` of chains A and B, their instructions alternated:
 /// one constant load feeds both, then A, B, A, B.
@@ -189,47 +190,48 @@ struct Pair {
     efgh_b: uint32x4_t,
 }
 
-#[target_feature(enable = "neon,sha2")]
-fn compress_2x(ha: &mut [u32; 8], hb: &mut [u32; 8], a: &[[u8; BLOCK_LEN]], b: &[[u8; BLOCK_LEN]]) {
-    let (abcd_a, efgh_a) = load_state(ha);
-    let (abcd_b, efgh_b) = load_state(hb);
-    let mut s = Pair {
-        abcd_a,
-        efgh_a,
-        abcd_b,
-        efgh_b,
-    };
-    for (block_a, block_b) in a.iter().zip(b) {
-        let (abcd_a0, efgh_a0, abcd_b0, efgh_b0) = (s.abcd_a, s.efgh_a, s.abcd_b, s.efgh_b);
-        let mut a0 = load_words(block_a, 0);
-        let mut b0 = load_words(block_b, 0);
-        let mut a1 = load_words(block_a, 1);
-        let mut b1 = load_words(block_b, 1);
-        let mut a2 = load_words(block_a, 2);
-        let mut b2 = load_words(block_b, 2);
-        let mut a3 = load_words(block_a, 3);
-        let mut b3 = load_words(block_b, 3);
-        quad_2x!(s, 0, a0, b0);
-        quad_2x!(s, 1, a1, b1);
-        quad_2x!(s, 2, a2, b2);
-        quad_2x!(s, 3, a3, b3);
-        quad_2x!(s, 4, a0, a1, a2, a3, b0, b1, b2, b3);
-        quad_2x!(s, 5, a1, a2, a3, a0, b1, b2, b3, b0);
-        quad_2x!(s, 6, a2, a3, a0, a1, b2, b3, b0, b1);
-        quad_2x!(s, 7, a3, a0, a1, a2, b3, b0, b1, b2);
-        quad_2x!(s, 8, a0, a1, a2, a3, b0, b1, b2, b3);
-        quad_2x!(s, 9, a1, a2, a3, a0, b1, b2, b3, b0);
-        quad_2x!(s, 10, a2, a3, a0, a1, b2, b3, b0, b1);
-        quad_2x!(s, 11, a3, a0, a1, a2, b3, b0, b1, b2);
-        quad_2x!(s, 12, a0, a1, a2, a3, b0, b1, b2, b3);
-        quad_2x!(s, 13, a1, a2, a3, a0, b1, b2, b3, b0);
-        quad_2x!(s, 14, a2, a3, a0, a1, b2, b3, b0, b1);
-        quad_2x!(s, 15, a3, a0, a1, a2, b3, b0, b1, b2);
-        s.abcd_a = vaddq_u32(s.abcd_a, abcd_a0);
-        s.efgh_a = vaddq_u32(s.efgh_a, efgh_a0);
-        s.abcd_b = vaddq_u32(s.abcd_b, abcd_b0);
-        s.efgh_b = vaddq_u32(s.efgh_b, efgh_b0);
+needs::target_features!(ArmCe =>
+    fn compress_2x(ha: &mut [u32; 8], hb: &mut [u32; 8], a: &[[u8; BLOCK_LEN]], b: &[[u8; BLOCK_LEN]]) {
+        let (abcd_a, efgh_a) = load_state(ha);
+        let (abcd_b, efgh_b) = load_state(hb);
+        let mut s = Pair {
+            abcd_a,
+            efgh_a,
+            abcd_b,
+            efgh_b,
+        };
+        for (block_a, block_b) in a.iter().zip(b) {
+            let (abcd_a0, efgh_a0, abcd_b0, efgh_b0) = (s.abcd_a, s.efgh_a, s.abcd_b, s.efgh_b);
+            let mut a0 = load_words(block_a, 0);
+            let mut b0 = load_words(block_b, 0);
+            let mut a1 = load_words(block_a, 1);
+            let mut b1 = load_words(block_b, 1);
+            let mut a2 = load_words(block_a, 2);
+            let mut b2 = load_words(block_b, 2);
+            let mut a3 = load_words(block_a, 3);
+            let mut b3 = load_words(block_b, 3);
+            quad_2x!(s, 0, a0, b0);
+            quad_2x!(s, 1, a1, b1);
+            quad_2x!(s, 2, a2, b2);
+            quad_2x!(s, 3, a3, b3);
+            quad_2x!(s, 4, a0, a1, a2, a3, b0, b1, b2, b3);
+            quad_2x!(s, 5, a1, a2, a3, a0, b1, b2, b3, b0);
+            quad_2x!(s, 6, a2, a3, a0, a1, b2, b3, b0, b1);
+            quad_2x!(s, 7, a3, a0, a1, a2, b3, b0, b1, b2);
+            quad_2x!(s, 8, a0, a1, a2, a3, b0, b1, b2, b3);
+            quad_2x!(s, 9, a1, a2, a3, a0, b1, b2, b3, b0);
+            quad_2x!(s, 10, a2, a3, a0, a1, b2, b3, b0, b1);
+            quad_2x!(s, 11, a3, a0, a1, a2, b3, b0, b1, b2);
+            quad_2x!(s, 12, a0, a1, a2, a3, b0, b1, b2, b3);
+            quad_2x!(s, 13, a1, a2, a3, a0, b1, b2, b3, b0);
+            quad_2x!(s, 14, a2, a3, a0, a1, b2, b3, b0, b1);
+            quad_2x!(s, 15, a3, a0, a1, a2, b3, b0, b1, b2);
+            s.abcd_a = vaddq_u32(s.abcd_a, abcd_a0);
+            s.efgh_a = vaddq_u32(s.efgh_a, efgh_a0);
+            s.abcd_b = vaddq_u32(s.abcd_b, abcd_b0);
+            s.efgh_b = vaddq_u32(s.efgh_b, efgh_b0);
+        }
+        store_state(ha, s.abcd_a, s.efgh_a);
+        store_state(hb, s.abcd_b, s.efgh_b);
     }
-    store_state(ha, s.abcd_a, s.efgh_a);
-    store_state(hb, s.abcd_b, s.efgh_b);
-}
+);

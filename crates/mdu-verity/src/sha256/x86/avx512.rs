@@ -28,7 +28,7 @@ use core::arch::x86_64::{
     _mm512_unpacklo_epi32, _mm512_unpacklo_epi64,
 };
 
-use mdu_core::cpu::Witness;
+use mdu_platform::cpu::Witness;
 
 use super::super::{BLOCK_LEN, K, MANY as LANES, needs};
 
@@ -100,73 +100,74 @@ fn xor3(a: __m512i, b: __m512i, c: __m512i) -> __m512i {
     _mm512_ternarylogic_epi32::<0x96>(a, b, c)
 }
 
-#[target_feature(enable = "avx512f,avx512bw")]
-fn compress_16x(h: &mut [[u32; LANES]; 8], blocks: &[&[[u8; BLOCK_LEN]]; LANES], n: usize) {
-    // Byte swap of each 32-bit word (message words are big-endian).
-    let bswap = _mm512_set_epi64(
-        0x0c0d_0e0f_0809_0a0b,
-        0x0405_0607_0001_0203,
-        0x0c0d_0e0f_0809_0a0b,
-        0x0405_0607_0001_0203,
-        0x0c0d_0e0f_0809_0a0b,
-        0x0405_0607_0001_0203,
-        0x0c0d_0e0f_0809_0a0b,
-        0x0405_0607_0001_0203,
-    );
-    // SAFETY: each `h[i]` is 64 readable bytes; unaligned loads.
-    let mut s: [__m512i; 8] =
-        core::array::from_fn(|i| unsafe { _mm512_loadu_si512(h[i].as_ptr().cast()) });
-    // Block `blk` of every lane at each step.
-    #[allow(clippy::needless_range_loop)]
-    for blk in 0..n {
-        // SAFETY: `blk < n`, and every lane has at least `n` blocks of 64
-        // bytes; unaligned loads.
-        let mut w: [__m512i; 16] = core::array::from_fn(|lane| unsafe {
-            _mm512_loadu_si512(blocks[lane][blk].as_ptr().cast())
-        });
-        transpose(&mut w);
-        for x in &mut w {
-            *x = _mm512_shuffle_epi8(*x, bswap);
+needs::target_features!(Avx512 =>
+    fn compress_16x(h: &mut [[u32; LANES]; 8], blocks: &[&[[u8; BLOCK_LEN]]; LANES], n: usize) {
+        // Byte swap of each 32-bit word (message words are big-endian).
+        let bswap = _mm512_set_epi64(
+            0x0c0d_0e0f_0809_0a0b,
+            0x0405_0607_0001_0203,
+            0x0c0d_0e0f_0809_0a0b,
+            0x0405_0607_0001_0203,
+            0x0c0d_0e0f_0809_0a0b,
+            0x0405_0607_0001_0203,
+            0x0c0d_0e0f_0809_0a0b,
+            0x0405_0607_0001_0203,
+        );
+        // SAFETY: each `h[i]` is 64 readable bytes; unaligned loads.
+        let mut s: [__m512i; 8] =
+            core::array::from_fn(|i| unsafe { _mm512_loadu_si512(h[i].as_ptr().cast()) });
+        // Block `blk` of every lane at each step.
+        #[allow(clippy::needless_range_loop)]
+        for blk in 0..n {
+            // SAFETY: `blk < n`, and every lane has at least `n` blocks of 64
+            // bytes; unaligned loads.
+            let mut w: [__m512i; 16] = core::array::from_fn(|lane| unsafe {
+                _mm512_loadu_si512(blocks[lane][blk].as_ptr().cast())
+            });
+            transpose(&mut w);
+            for x in &mut w {
+                *x = _mm512_shuffle_epi8(*x, bswap);
+            }
+            let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = s;
+            for (t, k) in K.iter().enumerate() {
+                let wt = if t < 16 {
+                    w[t]
+                } else {
+                    // w[t & 15] still holds W[t - 16].
+                    let w15 = w[(t - 15) & 15];
+                    let w2 = w[(t - 2) & 15];
+                    let s0 = xor3(ror::<7>(w15), ror::<18>(w15), _mm512_srli_epi32::<3>(w15));
+                    let s1 = xor3(ror::<17>(w2), ror::<19>(w2), _mm512_srli_epi32::<10>(w2));
+                    let next = _mm512_add_epi32(
+                        _mm512_add_epi32(s0, s1),
+                        _mm512_add_epi32(w[t & 15], w[(t - 7) & 15]),
+                    );
+                    w[t & 15] = next;
+                    next
+                };
+                let kw = _mm512_add_epi32(wt, _mm512_set1_epi32(*k as i32));
+                let sum1 = xor3(ror::<6>(e), ror::<11>(e), ror::<25>(e));
+                let ch = _mm512_ternarylogic_epi32::<0xca>(e, f, g);
+                let t1 = _mm512_add_epi32(_mm512_add_epi32(hh, sum1), _mm512_add_epi32(ch, kw));
+                let sum0 = xor3(ror::<2>(a), ror::<13>(a), ror::<22>(a));
+                let maj = _mm512_ternarylogic_epi32::<0xe8>(a, b, c);
+                let t2 = _mm512_add_epi32(sum0, maj);
+                hh = g;
+                g = f;
+                f = e;
+                e = _mm512_add_epi32(d, t1);
+                d = c;
+                c = b;
+                b = a;
+                a = _mm512_add_epi32(t1, t2);
+            }
+            for (x, y) in s.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+                *x = _mm512_add_epi32(*x, y);
+            }
         }
-        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = s;
-        for (t, k) in K.iter().enumerate() {
-            let wt = if t < 16 {
-                w[t]
-            } else {
-                // w[t & 15] still holds W[t - 16].
-                let w15 = w[(t - 15) & 15];
-                let w2 = w[(t - 2) & 15];
-                let s0 = xor3(ror::<7>(w15), ror::<18>(w15), _mm512_srli_epi32::<3>(w15));
-                let s1 = xor3(ror::<17>(w2), ror::<19>(w2), _mm512_srli_epi32::<10>(w2));
-                let next = _mm512_add_epi32(
-                    _mm512_add_epi32(s0, s1),
-                    _mm512_add_epi32(w[t & 15], w[(t - 7) & 15]),
-                );
-                w[t & 15] = next;
-                next
-            };
-            let kw = _mm512_add_epi32(wt, _mm512_set1_epi32(*k as i32));
-            let sum1 = xor3(ror::<6>(e), ror::<11>(e), ror::<25>(e));
-            let ch = _mm512_ternarylogic_epi32::<0xca>(e, f, g);
-            let t1 = _mm512_add_epi32(_mm512_add_epi32(hh, sum1), _mm512_add_epi32(ch, kw));
-            let sum0 = xor3(ror::<2>(a), ror::<13>(a), ror::<22>(a));
-            let maj = _mm512_ternarylogic_epi32::<0xe8>(a, b, c);
-            let t2 = _mm512_add_epi32(sum0, maj);
-            hh = g;
-            g = f;
-            f = e;
-            e = _mm512_add_epi32(d, t1);
-            d = c;
-            c = b;
-            b = a;
-            a = _mm512_add_epi32(t1, t2);
-        }
-        for (x, y) in s.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
-            *x = _mm512_add_epi32(*x, y);
+        for (i, x) in s.iter().enumerate() {
+            // SAFETY: each `h[i]` is 64 writable bytes; unaligned stores.
+            unsafe { _mm512_storeu_si512(h[i].as_mut_ptr().cast(), *x) };
         }
     }
-    for (i, x) in s.iter().enumerate() {
-        // SAFETY: each `h[i]` is 64 writable bytes; unaligned stores.
-        unsafe { _mm512_storeu_si512(h[i].as_mut_ptr().cast(), *x) };
-    }
-}
+);

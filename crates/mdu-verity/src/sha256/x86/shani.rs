@@ -16,7 +16,7 @@ use core::arch::x86_64::{
     _mm_shuffle_epi32, _mm_storeu_si128,
 };
 
-use mdu_core::cpu::Witness;
+use mdu_platform::cpu::Witness;
 
 use super::super::{BLOCK_LEN, K, needs};
 
@@ -142,37 +142,38 @@ macro_rules! quad_1x {
     };
 }
 
-#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-fn compress_1x(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
-    let mask = bswap_mask();
-    let (mut abef, mut cdgh) = load_state(h);
-    for block in blocks {
-        let (abef0, cdgh0) = (abef, cdgh);
-        let mut w0 = load_words(block, 0, mask);
-        let mut w1 = load_words(block, 1, mask);
-        let mut w2 = load_words(block, 2, mask);
-        let mut w3 = load_words(block, 3, mask);
-        quad_1x!(abef, cdgh, 0, w0);
-        quad_1x!(abef, cdgh, 1, w1);
-        quad_1x!(abef, cdgh, 2, w2);
-        quad_1x!(abef, cdgh, 3, w3);
-        quad_1x!(abef, cdgh, 4, w0, w1, w2, w3);
-        quad_1x!(abef, cdgh, 5, w1, w2, w3, w0);
-        quad_1x!(abef, cdgh, 6, w2, w3, w0, w1);
-        quad_1x!(abef, cdgh, 7, w3, w0, w1, w2);
-        quad_1x!(abef, cdgh, 8, w0, w1, w2, w3);
-        quad_1x!(abef, cdgh, 9, w1, w2, w3, w0);
-        quad_1x!(abef, cdgh, 10, w2, w3, w0, w1);
-        quad_1x!(abef, cdgh, 11, w3, w0, w1, w2);
-        quad_1x!(abef, cdgh, 12, w0, w1, w2, w3);
-        quad_1x!(abef, cdgh, 13, w1, w2, w3, w0);
-        quad_1x!(abef, cdgh, 14, w2, w3, w0, w1);
-        quad_1x!(abef, cdgh, 15, w3, w0, w1, w2);
-        abef = _mm_add_epi32(abef, abef0);
-        cdgh = _mm_add_epi32(cdgh, cdgh0);
+needs::target_features!(ShaNi =>
+    fn compress_1x(h: &mut [u32; 8], blocks: &[[u8; BLOCK_LEN]]) {
+        let mask = bswap_mask();
+        let (mut abef, mut cdgh) = load_state(h);
+        for block in blocks {
+            let (abef0, cdgh0) = (abef, cdgh);
+            let mut w0 = load_words(block, 0, mask);
+            let mut w1 = load_words(block, 1, mask);
+            let mut w2 = load_words(block, 2, mask);
+            let mut w3 = load_words(block, 3, mask);
+            quad_1x!(abef, cdgh, 0, w0);
+            quad_1x!(abef, cdgh, 1, w1);
+            quad_1x!(abef, cdgh, 2, w2);
+            quad_1x!(abef, cdgh, 3, w3);
+            quad_1x!(abef, cdgh, 4, w0, w1, w2, w3);
+            quad_1x!(abef, cdgh, 5, w1, w2, w3, w0);
+            quad_1x!(abef, cdgh, 6, w2, w3, w0, w1);
+            quad_1x!(abef, cdgh, 7, w3, w0, w1, w2);
+            quad_1x!(abef, cdgh, 8, w0, w1, w2, w3);
+            quad_1x!(abef, cdgh, 9, w1, w2, w3, w0);
+            quad_1x!(abef, cdgh, 10, w2, w3, w0, w1);
+            quad_1x!(abef, cdgh, 11, w3, w0, w1, w2);
+            quad_1x!(abef, cdgh, 12, w0, w1, w2, w3);
+            quad_1x!(abef, cdgh, 13, w1, w2, w3, w0);
+            quad_1x!(abef, cdgh, 14, w2, w3, w0, w1);
+            quad_1x!(abef, cdgh, 15, w3, w0, w1, w2);
+            abef = _mm_add_epi32(abef, abef0);
+            cdgh = _mm_add_epi32(cdgh, cdgh0);
+        }
+        store_state(h, abef, cdgh);
     }
-    store_state(h, abef, cdgh);
-}
+);
 
 /// Rounds `4q .. 4q + 4` of chains A and B, their instructions alternated:
 /// one constant load feeds both, then A, B, A, B round pairs.
@@ -202,48 +203,49 @@ struct Pair {
     cdgh_b: __m128i,
 }
 
-#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-fn compress_2x(ha: &mut [u32; 8], hb: &mut [u32; 8], a: &[[u8; BLOCK_LEN]], b: &[[u8; BLOCK_LEN]]) {
-    let mask = bswap_mask();
-    let (abef_a, cdgh_a) = load_state(ha);
-    let (abef_b, cdgh_b) = load_state(hb);
-    let mut s = Pair {
-        abef_a,
-        cdgh_a,
-        abef_b,
-        cdgh_b,
-    };
-    for (block_a, block_b) in a.iter().zip(b) {
-        let (abef_a0, cdgh_a0, abef_b0, cdgh_b0) = (s.abef_a, s.cdgh_a, s.abef_b, s.cdgh_b);
-        let mut a0 = load_words(block_a, 0, mask);
-        let mut b0 = load_words(block_b, 0, mask);
-        let mut a1 = load_words(block_a, 1, mask);
-        let mut b1 = load_words(block_b, 1, mask);
-        let mut a2 = load_words(block_a, 2, mask);
-        let mut b2 = load_words(block_b, 2, mask);
-        let mut a3 = load_words(block_a, 3, mask);
-        let mut b3 = load_words(block_b, 3, mask);
-        quad_2x!(s, 0, a0, b0);
-        quad_2x!(s, 1, a1, b1);
-        quad_2x!(s, 2, a2, b2);
-        quad_2x!(s, 3, a3, b3);
-        quad_2x!(s, 4, a0, a1, a2, a3, b0, b1, b2, b3);
-        quad_2x!(s, 5, a1, a2, a3, a0, b1, b2, b3, b0);
-        quad_2x!(s, 6, a2, a3, a0, a1, b2, b3, b0, b1);
-        quad_2x!(s, 7, a3, a0, a1, a2, b3, b0, b1, b2);
-        quad_2x!(s, 8, a0, a1, a2, a3, b0, b1, b2, b3);
-        quad_2x!(s, 9, a1, a2, a3, a0, b1, b2, b3, b0);
-        quad_2x!(s, 10, a2, a3, a0, a1, b2, b3, b0, b1);
-        quad_2x!(s, 11, a3, a0, a1, a2, b3, b0, b1, b2);
-        quad_2x!(s, 12, a0, a1, a2, a3, b0, b1, b2, b3);
-        quad_2x!(s, 13, a1, a2, a3, a0, b1, b2, b3, b0);
-        quad_2x!(s, 14, a2, a3, a0, a1, b2, b3, b0, b1);
-        quad_2x!(s, 15, a3, a0, a1, a2, b3, b0, b1, b2);
-        s.abef_a = _mm_add_epi32(s.abef_a, abef_a0);
-        s.cdgh_a = _mm_add_epi32(s.cdgh_a, cdgh_a0);
-        s.abef_b = _mm_add_epi32(s.abef_b, abef_b0);
-        s.cdgh_b = _mm_add_epi32(s.cdgh_b, cdgh_b0);
+needs::target_features!(ShaNi =>
+    fn compress_2x(ha: &mut [u32; 8], hb: &mut [u32; 8], a: &[[u8; BLOCK_LEN]], b: &[[u8; BLOCK_LEN]]) {
+        let mask = bswap_mask();
+        let (abef_a, cdgh_a) = load_state(ha);
+        let (abef_b, cdgh_b) = load_state(hb);
+        let mut s = Pair {
+            abef_a,
+            cdgh_a,
+            abef_b,
+            cdgh_b,
+        };
+        for (block_a, block_b) in a.iter().zip(b) {
+            let (abef_a0, cdgh_a0, abef_b0, cdgh_b0) = (s.abef_a, s.cdgh_a, s.abef_b, s.cdgh_b);
+            let mut a0 = load_words(block_a, 0, mask);
+            let mut b0 = load_words(block_b, 0, mask);
+            let mut a1 = load_words(block_a, 1, mask);
+            let mut b1 = load_words(block_b, 1, mask);
+            let mut a2 = load_words(block_a, 2, mask);
+            let mut b2 = load_words(block_b, 2, mask);
+            let mut a3 = load_words(block_a, 3, mask);
+            let mut b3 = load_words(block_b, 3, mask);
+            quad_2x!(s, 0, a0, b0);
+            quad_2x!(s, 1, a1, b1);
+            quad_2x!(s, 2, a2, b2);
+            quad_2x!(s, 3, a3, b3);
+            quad_2x!(s, 4, a0, a1, a2, a3, b0, b1, b2, b3);
+            quad_2x!(s, 5, a1, a2, a3, a0, b1, b2, b3, b0);
+            quad_2x!(s, 6, a2, a3, a0, a1, b2, b3, b0, b1);
+            quad_2x!(s, 7, a3, a0, a1, a2, b3, b0, b1, b2);
+            quad_2x!(s, 8, a0, a1, a2, a3, b0, b1, b2, b3);
+            quad_2x!(s, 9, a1, a2, a3, a0, b1, b2, b3, b0);
+            quad_2x!(s, 10, a2, a3, a0, a1, b2, b3, b0, b1);
+            quad_2x!(s, 11, a3, a0, a1, a2, b3, b0, b1, b2);
+            quad_2x!(s, 12, a0, a1, a2, a3, b0, b1, b2, b3);
+            quad_2x!(s, 13, a1, a2, a3, a0, b1, b2, b3, b0);
+            quad_2x!(s, 14, a2, a3, a0, a1, b2, b3, b0, b1);
+            quad_2x!(s, 15, a3, a0, a1, a2, b3, b0, b1, b2);
+            s.abef_a = _mm_add_epi32(s.abef_a, abef_a0);
+            s.cdgh_a = _mm_add_epi32(s.cdgh_a, cdgh_a0);
+            s.abef_b = _mm_add_epi32(s.abef_b, abef_b0);
+            s.cdgh_b = _mm_add_epi32(s.cdgh_b, cdgh_b0);
+        }
+        store_state(ha, s.abef_a, s.cdgh_a);
+        store_state(hb, s.abef_b, s.cdgh_b);
     }
-    store_state(ha, s.abef_a, s.cdgh_a);
-    store_state(hb, s.abef_b, s.cdgh_b);
-}
+);

@@ -51,4 +51,4 @@ impl Tweaks for Neon {
     }
 }
 
-crate::backend::driver::entry_point!(Neon, WIDTH, UNITS, "neon,aes", ArmCe);
+crate::backend::driver::entry_point!(Neon, WIDTH, UNITS, ArmCe);

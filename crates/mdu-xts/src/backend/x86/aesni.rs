@@ -53,4 +53,4 @@ impl Tweaks for Xmm {
     }
 }
 
-crate::backend::driver::entry_point!(Xmm, WIDTH, UNITS, "aes,pclmulqdq", AesNi);
+crate::backend::driver::entry_point!(Xmm, WIDTH, UNITS, AesNi);

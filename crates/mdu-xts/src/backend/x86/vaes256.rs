@@ -100,4 +100,4 @@ impl Tweaks for Ymm {
     }
 }
 
-crate::backend::driver::entry_point!(Ymm, WIDTH, UNITS, "aes,avx2,vaes,vpclmulqdq", Vaes256);
+crate::backend::driver::entry_point!(Ymm, WIDTH, UNITS, Vaes256);

@@ -107,10 +107,4 @@ impl Tweaks for Zmm {
     }
 }
 
-crate::backend::driver::entry_point!(
-    Zmm,
-    WIDTH,
-    UNITS,
-    "aes,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
-    Vaes512
-);
+crate::backend::driver::entry_point!(Zmm, WIDTH, UNITS, Vaes512);

@@ -1,14 +1,14 @@
 //! The FEC encoder's LFSR steps on arm64: the feedback bytes of 16
 //! codewords at a time multiplied by each generator coefficient with two
-//! `tbl` nibble lookups (NEON), run by the driver in `simd` on the
-//! registers of `mdu_core::simd`.
+//! `tbl` nibble lookups (NEON), run by the driver in `driver` on the
+//! registers of `mdu_platform::simd`.
 
 use core::arch::aarch64::*;
 
-use mdu_core::cpu::Witness;
-use mdu_core::simd::Neon;
+use mdu_platform::cpu::Witness;
+use mdu_platform::simd::Neon;
 
-use super::simd::{Lanes, run_roots};
+use super::driver::{Lanes, run_roots};
 use super::{Blocks, needs};
 use crate::dmverity::fec::gf::Code;
 
@@ -45,24 +45,25 @@ impl Lanes for Tbl {
     }
 }
 
-/// The steps of a run of blocks with nibble lookups.
-///
-/// # Safety
-///
-/// The CPU has NEON (a `Witness<needs::Neon>`).
-#[target_feature(enable = "neon")]
-unsafe fn steps_neon(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
-    let mut lanes = Tbl {
-        lo: [vdupq_n_u8(0); 24],
-        hi: [vdupq_n_u8(0); 24],
-        nibble: vdupq_n_u8(0x0f),
-    };
-    for (j, m) in code.mul.iter().enumerate() {
-        // SAFETY: each table is 16 readable bytes.
-        unsafe {
-            lanes.lo[j] = vld1q_u8(m.lo.as_ptr());
-            lanes.hi[j] = vld1q_u8(m.hi.as_ptr());
+needs::target_features!(Neon =>
+    /// The steps of a run of blocks with nibble lookups.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has NEON (a `Witness<needs::Neon>`).
+    unsafe fn steps_neon(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+        let mut lanes = Tbl {
+            lo: [vdupq_n_u8(0); 24],
+            hi: [vdupq_n_u8(0); 24],
+            nibble: vdupq_n_u8(0x0f),
+        };
+        for (j, m) in code.mul.iter().enumerate() {
+            // SAFETY: each table is 16 readable bytes.
+            unsafe {
+                lanes.lo[j] = vld1q_u8(m.lo.as_ptr());
+                lanes.hi[j] = vld1q_u8(m.hi.as_ptr());
+            }
         }
+        run_roots(&lanes, code, state, blocks)
     }
-    run_roots(&lanes, code, state, blocks)
-}
+);

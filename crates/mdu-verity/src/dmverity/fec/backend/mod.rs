@@ -9,7 +9,7 @@
 //! codewords, and the blocks are taken in order. The result is
 //! byte-identical to the portable kernel (`generic`) for every root count
 //! (2..=24) and every block size the layout accepts; the vector kernels
-//! (`simd`, over the per-ISA `Lanes` of `x86` and `aarch64`) need `bs` to
+//! (`driver`, over the per-ISA `Lanes` of `x86` and `aarch64`) need `bs` to
 //! be a multiple of their vector width, which every block size (a power
 //! of two, at least 512) is. A kernel reads only the blocks of the run and
 //! writes only `state`.
@@ -17,20 +17,20 @@
 //! Each backend declares once what it needs ([`Backend::needs`], read
 //! from the `needs` types, which also name the witness each kernel
 //! takes). The CPU's features are detected once per process
-//! (`mdu_core::cpu`); an encoder (or a decoded round) picks its [`Kernel`]
+//! (`mdu_platform::cpu`); an encoder (or a decoded round) picks its [`Kernel`]
 //! once, with the witness of its features, and [`Kernel::run`] is the one
 //! `match` that reaches a `#[target_feature]` entry point.
 
-// The vector kernels are compiled where `mdu_core::simd` has their
+// The vector kernels are compiled where `mdu_platform::simd` has their
 // register types: x86_64 and little-endian aarch64, not under Miri.
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
 mod aarch64;
-mod generic;
 #[cfg(any(
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
-mod simd;
+mod driver;
+mod generic;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod x86;
 
@@ -41,8 +41,8 @@ use std::sync::OnceLock;
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
-use mdu_core::cpu::Witness;
-use mdu_core::cpu::{Features, Needs};
+use mdu_platform::cpu::Witness;
+use mdu_platform::cpu::{Features, Needs};
 
 use super::gf::Code;
 
@@ -77,49 +77,20 @@ impl Blocks<'_> {
     }
 }
 
-/// What each SIMD backend needs, declared once: the union of the
-/// `#[target_feature]` lists of its kernel. [`Backend::needs`] (and through
+/// What each SIMD backend needs, declared once: the `#[target_feature]`
+/// list of its kernel, written once for both. [`Backend::needs`] (and through
 /// it the selection and the test registry) and the
-/// [`Witness`](mdu_core::cpu::Witness) each kernel takes read these.
+/// [`Witness`](mdu_platform::cpu::Witness) each kernel takes read these.
 pub(crate) mod needs {
-    use mdu_core::cpu::{Features, Needs};
-
-    /// `x86.rs`, `run_gfni512`: the GFNI affine transform on zmm.
-    pub(crate) enum Gfni512 {}
-    impl Needs for Gfni512 {
-        const NEEDS: Features = Features {
-            avx512f: true,
-            gfni: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86.rs`, `run_gfni`: the GFNI affine transform on ymm.
-    pub(crate) enum Gfni {}
-    impl Needs for Gfni {
-        const NEEDS: Features = Features {
-            avx2: true,
-            gfni: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `x86.rs`, `run_avx2`: `vpshufb` nibble lookups.
-    pub(crate) enum Avx2 {}
-    impl Needs for Avx2 {
-        const NEEDS: Features = Features {
-            avx2: true,
-            ..Features::NONE
-        };
-    }
-
-    /// `aarch64.rs`, `run_neon`: `tbl` nibble lookups.
-    pub(crate) enum Neon {}
-    impl Needs for Neon {
-        const NEEDS: Features = Features {
-            neon: true,
-            ..Features::NONE
-        };
+    mdu_platform::needs! {
+        /// `x86.rs`, `run_gfni512`: the GFNI affine transform on zmm.
+        pub(crate) enum Gfni512: x86_64 "avx512f,gfni";
+        /// `x86.rs`, `run_gfni`: the GFNI affine transform on ymm.
+        pub(crate) enum Gfni: x86_64 "avx2,gfni";
+        /// `x86.rs`, `run_avx2`: `vpshufb` nibble lookups.
+        pub(crate) enum Avx2: x86_64 "avx2";
+        /// `aarch64.rs`, `run_neon`: `tbl` nibble lookups.
+        pub(crate) enum Neon: aarch64 "neon";
     }
 }
 
@@ -188,7 +159,7 @@ impl Backend {
 
     /// The CPU features the backend needs, as it declares them once (the
     /// union of its kernel's `#[target_feature]` lists);
-    /// [`Features::NONE`](mdu_core::cpu::Features::NONE) for the portable
+    /// [`Features::NONE`](mdu_platform::cpu::Features::NONE) for the portable
     /// one.
     ///
     /// ```
@@ -211,7 +182,7 @@ impl Backend {
     /// profiles.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// use mdu_verity::dmverity::fec::Backend;
     ///
     /// let zen3 = Features { avx2: true, ..Features::NONE };

@@ -1,15 +1,15 @@
 //! The FEC encoder's LFSR steps on x86_64: the feedback bytes of 32 or 64
 //! codewords at a time multiplied by each generator coefficient, with two
 //! `vpshufb` nibble lookups (AVX2) or one GFNI affine transform (ymm, or
-//! zmm with AVX-512), run by the driver in `simd` on the registers of
-//! `mdu_core::simd`.
+//! zmm with AVX-512), run by the driver in `driver` on the registers of
+//! `mdu_platform::simd`.
 
 use core::arch::x86_64::*;
 
-use mdu_core::cpu::Witness;
-use mdu_core::simd::{Ymm, Zmm};
+use mdu_platform::cpu::Witness;
+use mdu_platform::simd::{Ymm, Zmm};
 
-use super::simd::{Lanes, run_roots};
+use super::driver::{Lanes, run_roots};
 use super::{Blocks, needs};
 use crate::dmverity::fec::gf::Code;
 
@@ -98,58 +98,61 @@ impl Lanes for Gfni512 {
     }
 }
 
-/// The steps of a run of blocks with nibble lookups.
-///
-/// # Safety
-///
-/// The CPU has AVX2 (a `Witness<needs::Avx2>`).
-#[target_feature(enable = "avx2")]
-unsafe fn steps_avx2(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
-    let mut lanes = Avx2 {
-        lo: [_mm256_setzero_si256(); 24],
-        hi: [_mm256_setzero_si256(); 24],
-        nibble: _mm256_set1_epi8(0x0f),
-    };
-    for (j, m) in code.mul.iter().enumerate() {
-        // SAFETY: each table is 16 readable bytes.
-        unsafe {
-            lanes.lo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128(m.lo.as_ptr().cast()));
-            lanes.hi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128(m.hi.as_ptr().cast()));
+needs::target_features!(Avx2 =>
+    /// The steps of a run of blocks with nibble lookups.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has AVX2 (a `Witness<needs::Avx2>`).
+    unsafe fn steps_avx2(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+        let mut lanes = Avx2 {
+            lo: [_mm256_setzero_si256(); 24],
+            hi: [_mm256_setzero_si256(); 24],
+            nibble: _mm256_set1_epi8(0x0f),
+        };
+        for (j, m) in code.mul.iter().enumerate() {
+            // SAFETY: each table is 16 readable bytes.
+            unsafe {
+                lanes.lo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128(m.lo.as_ptr().cast()));
+                lanes.hi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128(m.hi.as_ptr().cast()));
+            }
         }
+        run_roots(&lanes, code, state, blocks)
     }
-    run_roots(&lanes, code, state, blocks)
-}
+);
 
-/// The steps of a run of blocks with the GFNI affine transform on ymm
-/// (multiplication by a constant is linear over GF(2), whatever the field
-/// polynomial).
-///
-/// # Safety
-///
-/// The CPU has GFNI and AVX2 (a `Witness<needs::Gfni>`).
-#[target_feature(enable = "avx2,gfni")]
-unsafe fn steps_gfni(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
-    let mut lanes = Gfni256 {
-        a: [_mm256_setzero_si256(); 24],
-    };
-    for (j, m) in code.mul.iter().enumerate() {
-        lanes.a[j] = _mm256_set1_epi64x(m.matrix as i64);
+needs::target_features!(Gfni =>
+    /// The steps of a run of blocks with the GFNI affine transform on ymm
+    /// (multiplication by a constant is linear over GF(2), whatever the field
+    /// polynomial).
+    ///
+    /// # Safety
+    ///
+    /// The CPU has GFNI and AVX2 (a `Witness<needs::Gfni>`).
+    unsafe fn steps_gfni(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+        let mut lanes = Gfni256 {
+            a: [_mm256_setzero_si256(); 24],
+        };
+        for (j, m) in code.mul.iter().enumerate() {
+            lanes.a[j] = _mm256_set1_epi64x(m.matrix as i64);
+        }
+        run_roots(&lanes, code, state, blocks)
     }
-    run_roots(&lanes, code, state, blocks)
-}
+);
 
-/// The steps of a run of blocks with the GFNI affine transform on zmm.
-///
-/// # Safety
-///
-/// The CPU has GFNI and AVX-512F (a `Witness<needs::Gfni512>`).
-#[target_feature(enable = "avx512f,gfni")]
-unsafe fn steps_gfni512(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
-    let mut lanes = Gfni512 {
-        a: [_mm512_setzero_si512(); 24],
-    };
-    for (j, m) in code.mul.iter().enumerate() {
-        lanes.a[j] = _mm512_set1_epi64(m.matrix as i64);
+needs::target_features!(Gfni512 =>
+    /// The steps of a run of blocks with the GFNI affine transform on zmm.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has GFNI and AVX-512F (a `Witness<needs::Gfni512>`).
+    unsafe fn steps_gfni512(code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
+        let mut lanes = Gfni512 {
+            a: [_mm512_setzero_si512(); 24],
+        };
+        for (j, m) in code.mul.iter().enumerate() {
+            lanes.a[j] = _mm512_set1_epi64(m.matrix as i64);
+        }
+        run_roots(&lanes, code, state, blocks)
     }
-    run_roots(&lanes, code, state, blocks)
-}
+);

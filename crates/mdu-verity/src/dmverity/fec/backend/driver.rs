@@ -1,6 +1,6 @@
 //! The FEC encoder's vector driver, written once over the per-ISA
 //! [`Lanes`] of `x86` and `aarch64`: the loads, stores and XORs are those
-//! of the register types of `mdu_core::simd`, the GF(2^8) multiply is each
+//! of the register types of `mdu_platform::simd`, the GF(2^8) multiply is each
 //! backend's own.
 //!
 //! Every kernel keeps the contract of `generic::run`: `state` holds
@@ -10,7 +10,7 @@
 //! registers while up to [`GROUP`] blocks of the run go through it, so the
 //! state is read and written once per group, not once per block.
 
-use mdu_core::simd::Register;
+use mdu_platform::simd::Register;
 
 use super::Blocks;
 use crate::dmverity::fec::gf::Code;
@@ -21,7 +21,7 @@ use crate::dmverity::fec::gf::Code;
 /// include the base features of its register type.
 pub(crate) trait Lanes {
     /// The register type: its loads, stores and XORs are
-    /// `mdu_core::simd`'s, and a value of it proves the width's base
+    /// `mdu_platform::simd`'s, and a value of it proves the width's base
     /// features.
     type V: Register;
     /// `f` times generator coefficient `j + 1`, bytewise in GF(2^8).

@@ -5,8 +5,10 @@
 //! * [`Features`] is plain data: one `bool` per instruction-set extension
 //!   a kernel of mdu uses, as the OS reports it usable. Each crate's
 //!   backend selection is a pure function of a `Features` value (tested on
-//!   the profiles of real CPUs) and each backend declares once, as a
-//!   `Features` constant, what it needs; test support reads those
+//!   the profiles of real CPUs) and each backend declares once what it
+//!   needs, as the `#[target_feature]` list of its kernels
+//!   ([`needs!`](crate::needs) makes both the [`Needs`] type and the
+//!   attribute from that one literal); test support reads those
 //!   declarations. [`Features::get`] asks the CPU on the first call and
 //!   caches the answer in an atomic for the life of the process.
 //! * A [`Witness<N>`](Witness) proves that the running CPU has every
@@ -20,12 +22,11 @@
 //! detected ([`Features::NONE`]): only the portable backends run there.
 //!
 //! ```
-//! use mdu_core::cpu::{Features, Needs, Witness};
+//! use mdu_platform::cpu::{Features, Needs, Witness};
 //!
-//! /// What a (hypothetical) AVX2 kernel is compiled for.
-//! enum Avx2 {}
-//! impl Needs for Avx2 {
-//!     const NEEDS: Features = Features { avx2: true, ..Features::NONE };
+//! mdu_platform::needs! {
+//!     /// What a (hypothetical) AVX2 kernel is compiled for.
+//!     enum Avx2: x86_64 "avx2";
 //! }
 //!
 //! // Selection: a pure function of the features.
@@ -59,7 +60,7 @@ macro_rules! features {
         /// proves nothing; a kernel takes a [`Witness`] instead.
         ///
         /// ```
-        /// use mdu_core::cpu::Features;
+        /// use mdu_platform::cpu::Features;
         ///
         /// let westmere = Features { aes: true, pclmulqdq: true, ..Features::default() };
         /// assert!(!westmere.avx2);
@@ -74,7 +75,7 @@ macro_rules! features {
             /// No feature at all: what the portable backends need.
             ///
             /// ```
-            /// use mdu_core::cpu::Features;
+            /// use mdu_platform::cpu::Features;
             /// assert_eq!(Features::NONE, Features::default());
             /// assert_eq!(Features::NONE.to_string(), "none");
             /// ```
@@ -96,16 +97,19 @@ macro_rules! features {
                 acc
             }
 
-            fn unpack(bits: u32) -> Features {
-                let mut i = 0;
-                let mut next = || {
-                    let on = bits & (1 << i) != 0;
-                    i += 1;
-                    on
-                };
+            // The last field's step past the end is never read.
+            #[allow(unused_assignments)]
+            const fn unpack(bits: u32) -> Features {
+                let mut next = 0;
                 // Struct fields are evaluated in the order written: the
                 // order of the list.
-                Features { $( $field: next(), )* }
+                Features {
+                    $( $field: {
+                        let i = next;
+                        next = i + 1;
+                        bits & (1 << i) != 0
+                    }, )*
+                }
             }
         }
     };
@@ -178,7 +182,7 @@ impl Features {
     /// Whether every feature of `needs` is present here.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// let aes = Features { aes: true, ..Features::NONE };
     /// let aes_clmul = Features { pclmulqdq: true, ..aes };
     /// assert!(aes_clmul.contains(aes));
@@ -194,7 +198,7 @@ impl Features {
     /// misses of what a backend needs.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// let needs = Features { avx512f: true, gfni: true, ..Features::NONE };
     /// let zen3 = Features { avx2: true, ..Features::NONE };
     /// assert_eq!(needs.difference(zen3).to_string(), "avx512f, gfni");
@@ -208,7 +212,7 @@ impl Features {
     /// them, in a fixed order.
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// let sha_ni = Features { sha: true, sse2: true, ssse3: true, sse4_1: true, ..Features::NONE };
     /// assert_eq!(sha_ni.names().collect::<Vec<_>>(), ["sse2", "ssse3", "sse4.1", "sha"]);
     /// ```
@@ -226,7 +230,7 @@ impl Features {
     /// under Miri, where the SIMD backends do not run).
     ///
     /// ```
-    /// let f = mdu_core::cpu::Features::get();
+    /// let f = mdu_platform::cpu::Features::get();
     /// if f.vaes {
     ///     assert!(f.avx2);
     /// }
@@ -246,7 +250,7 @@ impl Features {
     /// portable way to ask the OS without the standard library).
     ///
     /// ```
-    /// use mdu_core::cpu::Features;
+    /// use mdu_platform::cpu::Features;
     /// assert_eq!(Features::detect(), Features::get());
     /// ```
     pub fn detect() -> Features {
@@ -306,6 +310,105 @@ impl Features {
     }
 }
 
+/// The architecture a `#[target_feature]` list is written for: one name
+/// can stand for different features on each (the compiler's `aes` on
+/// aarch64 is FEAT_AES with FEAT_PMULL).
+///
+/// ```
+/// use mdu_platform::cpu::{Arch, Features};
+///
+/// let x86 = Features::from_target_features(Arch::X86_64, "aes");
+/// let arm = Features::from_target_features(Arch::Aarch64, "aes");
+/// assert_eq!(x86.to_string(), "aes");
+/// assert_eq!(arm.to_string(), "aes, pmull");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arch {
+    /// `target_arch = "x86_64"`.
+    X86_64,
+    /// `target_arch = "aarch64"`.
+    Aarch64,
+}
+
+impl Features {
+    /// The features a `#[target_feature(enable = "...")]` list for `arch`
+    /// enables, as detection reports them: each name is the compiler's
+    /// (and the standard library's) name of one field, except aarch64's
+    /// `aes`, which the compiler takes as FEAT_AES with FEAT_PMULL.
+    ///
+    /// # Panics
+    ///
+    /// On a name that is empty, not a field, or not of `arch` (at compile
+    /// time where it is evaluated in a constant, as [`needs!`](crate::needs)
+    /// does).
+    ///
+    /// ```
+    /// use mdu_platform::cpu::{Arch, Features};
+    ///
+    /// let shani = Features::from_target_features(Arch::X86_64, "sha,sse2,ssse3,sse4.1");
+    /// assert_eq!(shani, Features { sha: true, sse2: true, ssse3: true, sse4_1: true, ..Features::NONE });
+    /// ```
+    pub const fn from_target_features(arch: Arch, list: &str) -> Features {
+        let list = list.as_bytes();
+        let (mut bits, mut start, mut i) = (0u32, 0, 0);
+        while i <= list.len() {
+            if i == list.len() || list[i] == b',' {
+                let (_, rest) = list.split_at(start);
+                let (name, _) = rest.split_at(i - start);
+                bits |= target_feature_bits(arch, name);
+                start = i + 1;
+            }
+            i += 1;
+        }
+        Features::unpack(bits)
+    }
+}
+
+/// The bits one name of a `#[target_feature]` list for `arch` stands for.
+const fn target_feature_bits(arch: Arch, name: &[u8]) -> u32 {
+    let aarch64_only = bytes_eq(name, b"neon") || bytes_eq(name, b"sha2");
+    let of_arch = match arch {
+        Arch::X86_64 => !aarch64_only && !bytes_eq(name, b"pmull"),
+        Arch::Aarch64 => aarch64_only || bytes_eq(name, b"aes"),
+    };
+    assert!(
+        of_arch,
+        "a target feature that mdu does not detect on this architecture"
+    );
+    let mut j = 0;
+    while j < Features::NAMES.len() {
+        if bytes_eq(name, Features::NAMES[j].as_bytes()) {
+            let bit = 1 << j;
+            return match arch {
+                Arch::Aarch64 if bytes_eq(name, b"aes") => {
+                    bit | Features {
+                        pmull: true,
+                        ..Features::NONE
+                    }
+                    .pack()
+                }
+                _ => bit,
+            };
+        }
+        j += 1;
+    }
+    panic!("a target feature that mdu does not detect");
+}
+
+const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 impl fmt::Display for Features {
     /// The names of the features present, comma-separated, or `none`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -321,22 +424,26 @@ impl fmt::Display for Features {
 }
 
 /// A set of CPU features named by a type: what one kernel, or one family
-/// of kernels, is compiled for (the union of its `#[target_feature]`
-/// lists). The crate of the kernel implements it for a type of its own,
-/// usually an empty `enum`, next to the kernel's backend; the type then
-/// names the [`Witness`] the kernel takes.
+/// of kernels, is compiled for (its `#[target_feature]` list). The crate
+/// of the kernel declares it with [`needs!`](crate::needs) for an empty
+/// `enum` of its own, next to the kernel's backend, which writes the list
+/// once for both the type and the kernel's attribute; the type then names
+/// the [`Witness`] the kernel takes.
 ///
 /// ```
-/// use mdu_core::cpu::{Features, Needs};
+/// use mdu_platform::cpu::{Features, Needs};
 ///
-/// enum ShaNi {}
-/// impl Needs for ShaNi {
-///     const NEEDS: Features =
-///         Features { sha: true, sse2: true, ssse3: true, sse4_1: true, ..Features::NONE };
+/// mdu_platform::needs! {
+///     /// The SHA-NI kernels.
+///     enum ShaNi: x86_64 "sha,sse2,ssse3,sse4.1";
 /// }
 /// assert_eq!(ShaNi::NEEDS.to_string(), "sse2, ssse3, sse4.1, sha");
+/// assert_eq!(ShaNi::TARGET_FEATURES, "sha,sse2,ssse3,sse4.1");
 /// ```
 pub trait Needs {
+    /// The `#[target_feature]` list the kernels that take a
+    /// `Witness<Self>` are compiled for, as written on them.
+    const TARGET_FEATURES: &'static str;
     /// The features; a kernel that takes a `Witness<Self>` may be compiled
     /// for any of them and for nothing else.
     const NEEDS: Features;
@@ -351,13 +458,22 @@ pub trait Needs {
 /// callers hold the witness from the one detection they made.
 ///
 /// ```
-/// use mdu_core::cpu::{Features, Needs, Witness};
+/// use mdu_platform::cpu::{Features, Needs, Witness};
 ///
+/// mdu_platform::needs! {
+///     /// A kernel of the x86_64 baseline.
+///     enum Sse2: x86_64 "sse2";
+/// }
+/// if let Some(w) = Witness::<Sse2>::detect() {
+///     assert_eq!(w.features(), Features { sse2: true, ..Features::NONE });
+/// }
+///
+/// // Every CPU has no feature at all.
 /// enum Portable {}
 /// impl Needs for Portable {
+///     const TARGET_FEATURES: &'static str = "";
 ///     const NEEDS: Features = Features::NONE;
 /// }
-/// // Every CPU has no feature at all.
 /// let w: Witness<Portable> = Witness::detect().unwrap();
 /// assert_eq!(w.features(), Features::NONE);
 /// assert_eq!(core::mem::size_of_val(&w), 0);
@@ -373,11 +489,11 @@ impl<N: Needs> Witness<N> {
     /// cache: one atomic load).
     ///
     /// ```
-    /// use mdu_core::cpu::{Features, Needs, Witness};
+    /// use mdu_platform::cpu::{Features, Needs, Witness};
     ///
-    /// enum Gfni512 {}
-    /// impl Needs for Gfni512 {
-    ///     const NEEDS: Features = Features { avx512f: true, gfni: true, ..Features::NONE };
+    /// mdu_platform::needs! {
+    ///     /// The GFNI kernel on zmm.
+    ///     enum Gfni512: x86_64 "avx512f,gfni";
     /// }
     /// assert_eq!(
     ///     Witness::<Gfni512>::detect().is_some(),
@@ -395,10 +511,11 @@ impl<N: Needs> Witness<N> {
     /// The features this witness proves: `N::NEEDS`.
     ///
     /// ```
-    /// use mdu_core::cpu::{Features, Needs, Witness};
+    /// use mdu_platform::cpu::{Features, Needs, Witness};
     ///
     /// enum Nothing {}
     /// impl Needs for Nothing {
+    ///     const TARGET_FEATURES: &'static str = "";
     ///     const NEEDS: Features = Features::NONE;
     /// }
     /// let w = Witness::<Nothing>::detect().unwrap();
@@ -442,7 +559,6 @@ impl<N: Needs> fmt::Debug for Witness<N> {
 /// VPCLMULQDQ and BMI2 count only with AVX usable.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[cfg_attr(feature = "std", allow(dead_code))]
-#[allow(unsafe_code)]
 mod cpuid {
     use super::Features;
     use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
@@ -512,6 +628,7 @@ mod cpuid {
 mod tests {
     use super::*;
     use std::format;
+    use std::string::ToString;
     use std::vec::Vec;
 
     #[test]
@@ -539,6 +656,97 @@ mod tests {
     }
 
     #[test]
+    fn a_target_feature_list_reads_as_its_fields() {
+        let f = |arch, list| Features::from_target_features(arch, list).to_string();
+        assert_eq!(
+            f(Arch::X86_64, "aes,avx2,avx512f,vaes"),
+            "aes, avx2, avx512f, vaes"
+        );
+        assert_eq!(
+            f(Arch::X86_64, "sha,sse2,ssse3,sse4.1"),
+            "sse2, ssse3, sse4.1, sha"
+        );
+        assert_eq!(f(Arch::Aarch64, "neon,aes"), "aes, pmull, neon");
+        assert_eq!(f(Arch::Aarch64, "neon,sha2"), "neon, sha2");
+        // Each name of the list alone is its field (aarch64's `aes` aside).
+        for (i, name) in Features::NAMES.iter().enumerate() {
+            let arch = match *name {
+                "neon" | "sha2" => Arch::Aarch64,
+                "pmull" => continue,
+                _ => Arch::X86_64,
+            };
+            assert_eq!(
+                Features::from_target_features(arch, name).pack(),
+                1 << i,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "does not detect on this architecture")]
+    fn a_name_of_the_other_architecture_is_refused() {
+        Features::from_target_features(Arch::X86_64, "avx2,neon");
+    }
+
+    #[test]
+    #[should_panic(expected = "does not detect")]
+    fn an_unknown_name_is_refused() {
+        Features::from_target_features(Arch::X86_64, "avx2,avx");
+    }
+
+    /// What a `#[target_feature]` list enables is what detection must
+    /// find: for every name a kernel may list, the field it reads as is
+    /// detected exactly when the standard library detects the name.
+    #[test]
+    #[cfg(all(target_arch = "x86_64", not(miri), feature = "std"))]
+    fn each_target_feature_is_detected_as_the_standard_library_detects_it() {
+        use std::arch::is_x86_feature_detected as has;
+        let here = Features::get();
+        let std_says = [
+            ("aes", has!("aes")),
+            ("pclmulqdq", has!("pclmulqdq")),
+            ("sse2", has!("sse2")),
+            ("ssse3", has!("ssse3")),
+            ("sse4.1", has!("sse4.1")),
+            ("sha", has!("sha")),
+            ("avx2", has!("avx2")),
+            ("bmi2", has!("bmi2")),
+            ("avx512f", has!("avx512f")),
+            ("avx512bw", has!("avx512bw")),
+            ("avx512vl", has!("avx512vl")),
+            ("avx512vbmi", has!("avx512vbmi")),
+            ("vaes", has!("vaes")),
+            ("vpclmulqdq", has!("vpclmulqdq")),
+            ("gfni", has!("gfni")),
+        ];
+        assert_eq!(
+            std_says.len(),
+            Features::NAMES.len() - 3,
+            "every x86_64 name"
+        );
+        for (name, detected) in std_says {
+            let needs = Features::from_target_features(Arch::X86_64, name);
+            assert_eq!(here.contains(needs), detected, "{name}");
+        }
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "aarch64", not(miri), feature = "std"))]
+    fn each_target_feature_is_detected_as_the_standard_library_detects_it() {
+        use std::arch::is_aarch64_feature_detected as has;
+        let here = Features::get();
+        for (name, detected) in [
+            ("aes", has!("aes")),
+            ("neon", has!("neon")),
+            ("sha2", has!("sha2")),
+        ] {
+            let needs = Features::from_target_features(Arch::Aarch64, name);
+            assert_eq!(here.contains(needs), detected, "{name}");
+        }
+    }
+
+    #[test]
     fn names_are_unique() {
         for (i, a) in Features::NAMES.iter().enumerate() {
             assert!(!Features::NAMES[i + 1..].contains(a), "{a}");
@@ -547,20 +755,11 @@ mod tests {
 
     #[test]
     fn a_witness_exists_exactly_when_the_features_are_detected() {
-        enum Avx2 {}
-        impl Needs for Avx2 {
-            const NEEDS: Features = Features {
-                avx2: true,
-                ..Features::NONE
-            };
-        }
-        enum Sha2 {}
-        impl Needs for Sha2 {
-            const NEEDS: Features = Features {
-                neon: true,
-                sha2: true,
-                ..Features::NONE
-            };
+        crate::needs! {
+            /// AVX2.
+            enum Avx2: x86_64 "avx2";
+            /// The SHA-256 instructions of arm64.
+            enum Sha2: aarch64 "neon,sha2";
         }
         let f = Features::get();
         assert_eq!(Witness::<Avx2>::detect().is_some(), f.avx2);

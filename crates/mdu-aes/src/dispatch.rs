@@ -141,7 +141,7 @@ pub use ecb::kernels as ecb_kernels;
 /// x86_64: the backends `Vaes512`, `Vaes256` and `AesNi`.
 #[cfg(target_arch = "x86_64")]
 mod arch {
-    use mdu_core::cpu::{Needs, Witness};
+    use mdu_platform::cpu::{Needs, Witness};
 
     use super::SimdKeys;
     use crate::mode::{Backend, Mode, Request};
@@ -204,7 +204,7 @@ mod arch {
             impl $crate::Kernels for $mode {
                 #[inline]
                 unsafe fn vaes512<const NR: usize, const ENC: bool>(
-                    w: ::mdu_core::cpu::Witness<Self::Vaes512>,
+                    w: ::mdu_platform::cpu::Witness<Self::Vaes512>,
                     keys: &Self::RoundKeys,
                     r: $crate::Request<'_>,
                 ) {
@@ -214,7 +214,7 @@ mod arch {
 
                 #[inline]
                 unsafe fn vaes256<const NR: usize, const ENC: bool>(
-                    w: ::mdu_core::cpu::Witness<Self::Vaes256>,
+                    w: ::mdu_platform::cpu::Witness<Self::Vaes256>,
                     keys: &Self::RoundKeys,
                     r: $crate::Request<'_>,
                 ) {
@@ -224,7 +224,7 @@ mod arch {
 
                 #[inline]
                 unsafe fn aesni<const NR: usize, const ENC: bool>(
-                    w: ::mdu_core::cpu::Witness<Self::AesNi>,
+                    w: ::mdu_platform::cpu::Witness<Self::AesNi>,
                     keys: &Self::RoundKeys,
                     r: $crate::Request<'_>,
                 ) {
@@ -314,7 +314,7 @@ mod arch {
 /// Little-endian aarch64: the backend `ArmCe`.
 #[cfg(target_arch = "aarch64")]
 mod arch {
-    use mdu_core::cpu::{Needs, Witness};
+    use mdu_platform::cpu::{Needs, Witness};
 
     use super::SimdKeys;
     use crate::mode::{Backend, Mode, Request};
@@ -354,7 +354,7 @@ mod arch {
             impl $crate::Kernels for $mode {
                 #[inline]
                 unsafe fn arm_ce<const NR: usize, const ENC: bool>(
-                    w: ::mdu_core::cpu::Witness<Self::ArmCe>,
+                    w: ::mdu_platform::cpu::Witness<Self::ArmCe>,
                     keys: &Self::RoundKeys,
                     r: $crate::Request<'_>,
                 ) {

@@ -30,7 +30,7 @@
 //!
 //! ```
 //! # #[cfg(all(target_arch = "x86_64", not(miri)))] {
-//! use mdu_core::simd::{Register, Ymm};
+//! use mdu_platform::simd::{Register, Ymm};
 //!
 //! /// `dst ^= a ^ b`, 32 bytes at a time.
 //! #[target_feature(enable = "avx2")]
@@ -46,7 +46,7 @@
 //!     }
 //! }
 //!
-//! if mdu_core::cpu::Features::get().avx2 {
+//! if mdu_platform::cpu::Features::get().avx2 {
 //!     let (mut dst, a, b) = ([1u8; 64], [2u8; 64], [4u8; 64]);
 //!     // SAFETY: AVX2 was detected just above.
 //!     unsafe { xor_into(&mut dst, &a, &b) };
@@ -91,7 +91,7 @@ use sealed::Sealed;
 ///
 /// ```
 /// # #[cfg(all(target_arch = "x86_64", not(miri)))] {
-/// use mdu_core::simd::{Register, Xmm};
+/// use mdu_platform::simd::{Register, Xmm};
 ///
 /// let bytes: [u8; 16] = core::array::from_fn(|i| i as u8);
 /// // SAFETY: 16 readable bytes; SSE2 is the x86_64 baseline.
