@@ -8,7 +8,8 @@
 //!
 //! The vector layer (`vector`: loads, stores and AES rounds per register
 //! width) is here, and so is batched ECB (`Ecb`), the building block of
-//! the `essiv` IVs and of counter modes. The data-unit modes (XTS in
+//! counter modes and of ESSIV (`Essiv`, the one IV encryption of dm-crypt's
+//! `essiv:sha256` and of fscrypt's AES-128-CBC-ESSIV). The data-unit modes (XTS in
 //! `mdu-xts`, CBC in `mdu-cbc`) live in their crates, each as one driver
 //! over the vector layer. This crate has
 //! no stability promise of its own and its items are hidden from the
@@ -49,6 +50,7 @@ mod detect;
 mod dispatch;
 mod ecb;
 mod error;
+mod essiv;
 mod ivs;
 mod keys;
 mod mode;
@@ -125,6 +127,7 @@ pub use dispatch::Kernels;
 pub use dispatch::{SimdKeys, ecb_kernels, expand};
 pub use ecb::{Ecb, EcbMode};
 pub use error::SetupError;
+pub use essiv::Essiv;
 pub use ivs::Ivs;
 pub use keys::RoundKeys;
 pub use mode::{Aes128, Aes256, Backend, BlockAes, Engine, ForMode, Io, KeySize, Mode, Request};

@@ -118,7 +118,7 @@ impl WeakKeyArg {
 /// names the option that accepts it (exit 2).
 pub(crate) fn key_error(path: &Path, what: &str, e: mdu_dmcrypt::DmCryptError) -> CliError {
     match e {
-        e @ mdu_dmcrypt::DmCryptError::WeakXtsKey { .. } => CliError::Input {
+        e if e.is_weak_key() => CliError::Input {
             path: path.to_owned(),
             offset: 0,
             rule: format!("{what} is refused: {e} (--allow-weak-key accepts it)"),

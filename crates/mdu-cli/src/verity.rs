@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use mdu_core::io::{IoError, ReadAt};
-use mdu_verity::dmverity::{self, Formatted, Superblock, fec};
+use mdu_verity::dmverity::{self, Formatted, Superblock, Verifier, fec};
 use mdu_verity::{Digest, Error as VerityError, HashAlg};
 
 use crate::fec::FecArgs;
@@ -924,14 +924,14 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
     let (r, p) = if a.opts.no_superblock {
         let p = params(&a.opts, false)?;
         check_root_len(&a.root, &root_bytes, &p)?;
-        (pool.install(|| dmverity::verify(data, &hash, &p, &root)), p)
+        let r = pool.install(|| Verifier::new(&p, &root).verify(data, &hash));
+        (r.map(drop), p)
     } else {
         // The superblock chooses what was not pinned on the command line.
         let p = read_superblock(&a, &mut hash, &root_bytes)?;
-        let r = pool.install(|| {
-            dmverity::verify_with_superblock(data, &hash, a.opts.hash_offset, &pins, &root)
-        });
-        (r.map(|_| ()), p)
+        let r = pool
+            .install(|| Verifier::superblock(a.opts.hash_offset, &pins, &root).verify(data, &hash));
+        (r.map(drop), p)
     };
     pb.finish_and_clear();
     // FEC reads DATA a second time, by position: a pipe or a character
@@ -1070,13 +1070,11 @@ fn verify_with_fec(
     };
     let fec_params = a.fec.params(&a.hash_dev);
     let r = pool.install(|| {
-        fec::verify_with_fec_after(
+        Verifier::with_shape(shape, f.root).correct_after(
             Err(first),
             &reader,
             f.hash,
             &parity,
-            shape,
-            f.root,
             &fec_params,
         )
     });

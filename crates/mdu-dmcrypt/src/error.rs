@@ -24,11 +24,23 @@ pub enum DmCryptError {
         /// The spec given.
         spec: String,
     },
-    /// The IV generator is not one of [`IvMode::ALL`](crate::IvMode::ALL);
-    /// the message lists them.
+    /// The IV generator is not one the spec's cipher takes (one of
+    /// [`IvMode::ALL`](crate::IvMode::ALL) for a bare IV mode); the message
+    /// lists them.
     UnknownIvMode {
         /// The IV generator name given.
         mode: String,
+        /// The IV modes that would have been taken.
+        supported: &'static [crate::IvMode],
+    },
+    /// An IV mode asked to fill IVs of a width it cannot fill
+    /// ([`IvMode::iv_len_fits`](crate::IvMode::iv_len_fits)): `essiv`,
+    /// `eboiv` and `benbi` for a cipher whose IV is not 16 bytes.
+    IvWidth {
+        /// The IV mode.
+        mode: crate::IvMode,
+        /// The cipher's IV width in bytes.
+        len: usize,
     },
     /// The key length does not fit the cipher of the spec.
     KeyLength {
@@ -38,12 +50,6 @@ pub enum DmCryptError {
         len: usize,
         /// The lengths the cipher takes, in bytes.
         expected: &'static [usize],
-    },
-    /// An XTS key whose two halves are equal, refused by the weak-key
-    /// policy ([`WeakKeys`](crate::WeakKeys)).
-    WeakXtsKey {
-        /// The spec's cipher and chaining mode (`aes-xts`).
-        cipher: &'static str,
     },
     /// The sector size is not 512, 1024, 2048 or 4096.
     SectorSize {
@@ -67,9 +73,27 @@ pub enum DmCryptError {
     },
     /// The cipher refused a request.
     Cipher(Error),
-    /// The cipher could not be set up: it refused the key, or the backend
-    /// it was asked for cannot run here.
+    /// The cipher could not be set up: it refused the key (a weak XTS key
+    /// among others: [`is_weak_key`](Self::is_weak_key)), or the backend it
+    /// was asked for cannot run here.
     CipherSetup(SetupError),
+}
+
+impl DmCryptError {
+    /// Whether this is the refusal of a weak key (an XTS key with equal
+    /// halves, under [`WeakKeys::Refuse`](crate::WeakKeys::Refuse)): the
+    /// one error of the one rule, [`mdu_xts::verify_key`].
+    ///
+    /// ```
+    /// use mdu_dmcrypt::{CipherSpec, WeakKeys};
+    /// let xts = CipherSpec::parse("aes-xts-plain64")?;
+    /// assert!(xts.check_key(&[3; 64], WeakKeys::Refuse).unwrap_err().is_weak_key());
+    /// assert!(!xts.check_key(&[3; 63], WeakKeys::Refuse).unwrap_err().is_weak_key());
+    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// ```
+    pub fn is_weak_key(&self) -> bool {
+        matches!(self, DmCryptError::CipherSetup(SetupError::WeakKey { .. }))
+    }
 }
 
 impl fmt::Display for DmCryptError {
@@ -83,20 +107,26 @@ impl fmt::Display for DmCryptError {
                 }
                 f.write_str(" (e.g. aes-xts-plain64 or aes-cbc-essiv:sha256)")
             }
-            DmCryptError::UnknownIvMode { mode } => {
+            DmCryptError::UnknownIvMode { mode, supported } => {
                 write!(f, "unknown IV mode {mode:?}: supported are ")?;
-                for (i, m) in crate::IvMode::ALL.iter().enumerate() {
+                for (i, m) in supported.iter().enumerate() {
                     let sep = if i == 0 { "" } else { ", " };
                     write!(f, "{sep}{m}")?;
                 }
                 Ok(())
             }
-            DmCryptError::WeakXtsKey { cipher } => write!(
-                f,
-                "weak {cipher} key: its two halves (data key and tweak key) are equal, which \
-                 the kernel refuses where weak keys are forbidden; accepting it takes an \
-                 explicit opt-in"
-            ),
+            DmCryptError::IvWidth { mode, len } => {
+                let takes = if mode.iv_len_fits(16) && !mode.iv_len_fits(32) {
+                    "16-byte IVs only (one cipher block)"
+                } else {
+                    "IVs of 8 bytes or more"
+                };
+                write!(
+                    f,
+                    "the {mode} IV mode cannot fill the {len}-byte IVs of this cipher: \
+                     dm-crypt runs it over {takes}"
+                )
+            }
             DmCryptError::KeyLength {
                 cipher,
                 len,
@@ -213,7 +243,11 @@ mod tests {
         }
         .to_string();
         assert!(msg.contains("aes-xts-<ivmode>, aes-cbc-<ivmode>"), "{msg}");
-        let msg = DmCryptError::UnknownIvMode { mode: "lmk".into() }.to_string();
+        let msg = DmCryptError::UnknownIvMode {
+            mode: "lmk".into(),
+            supported: &crate::IvMode::ALL,
+        }
+        .to_string();
         assert!(msg.ends_with("plain, plain64, plain64be, essiv:sha256, benbi, null, eboiv"));
     }
 

@@ -3,42 +3,16 @@
 
 use core::fmt;
 
-use mdu_aes::SetupError;
-use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
-use sha2::{Digest, Sha256};
-use zeroize::Zeroizing;
+use mdu_aes::Essiv;
+use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Iv, Tweak};
 
 use crate::{DmCryptError, Geometry, IvMode};
-
-/// The `essiv` IV cipher's type: AES-256 on independent blocks.
-type EssivCipher = mdu_aes::Ecb<mdu_aes::Aes256>;
 
 /// Sectors per explicit-IV batch: their IVs are computed together (one ECB
 /// pass for `essiv`, one cipher call for `eboiv`) into a stack array, and
 /// the sectors go to the cipher's native path in one call. 64 is a multiple
 /// of every backend's unit group (8 or 16) and keeps the arrays at 1 KiB.
 const BATCH: usize = 64;
-
-/// The `essiv` IV cipher: AES-256 keyed with `salt = SHA-256(volume_key)`.
-///
-/// It is held as `mdu_aes::Ecb`, the batched AES of independent blocks: a
-/// batch of IVs is one call, which runs 16 blocks in flight on VAES (8 on
-/// AES-NI), where the RustCrypto `aes` crate's eight blocks at a time cost
-/// essiv 12% of the throughput of 512-byte sectors.
-///
-/// The salt is hashed into a `Zeroizing` buffer and the key read from
-/// there without a copy; the SHA-256 state zeroizes itself on drop (the
-/// `sha2` `zeroize` feature), and the round keys live on the heap, wiped on
-/// drop. What the hashing leaves on the stack below this frame is the
-/// caller's to wipe, hence `inline(never)`.
-#[inline(never)]
-pub(crate) fn essiv_key(volume_key: &[u8]) -> Result<EssivCipher, SetupError> {
-    let mut salt = Zeroizing::new([0u8; 32]);
-    let mut hash = Sha256::new();
-    Digest::update(&mut hash, volume_key);
-    hash.finalize_into((&mut *salt).into());
-    EssivCipher::new(&*salt)
-}
 
 /// An IV generator bound to a mapping's geometry and volume key.
 ///
@@ -78,30 +52,18 @@ pub(crate) fn essiv_key(volume_key: &[u8]) -> Result<EssivCipher, SetupError> {
 pub struct IvGenerator {
     mode: IvMode,
     geometry: Geometry,
-    /// The `essiv` IV cipher (its clone wipes the stack it used, like every
-    /// key setup of mdu-cbc).
-    essiv: Option<EssivCipher>,
-}
-
-/// AES-256 encryption under the salt of every value in `ivs`, as one
-/// batch of blocks.
-fn essiv_ivs(essiv: &EssivCipher, ivs: &mut [Iv]) -> Result<(), Error> {
-    let mut blocks = [0u8; 16 * BATCH];
-    let blocks = &mut blocks[..16 * ivs.len()];
-    for (b, iv) in blocks.chunks_exact_mut(16).zip(ivs.iter()) {
-        b.copy_from_slice(&iv.0);
-    }
-    essiv.encrypt_blocks(blocks);
-    for (iv, b) in ivs.iter_mut().zip(blocks.chunks_exact(16)) {
-        iv.0.copy_from_slice(b);
-    }
-    Ok(())
+    /// The `essiv` IV cipher (its setup and its clone wipe the stack they
+    /// used, like every key setup of mdu-aes).
+    essiv: Option<Essiv>,
 }
 
 /// Replaces each of the (at most [`BATCH`]) byte offsets in `ivs` by the
 /// encryption of one zero block under the volume's `cipher` with the offset
-/// as IV, in one explicit-IV call.
-fn eboiv_ivs<C: DataUnitCipher<Iv = Iv> + ?Sized>(cipher: &C, ivs: &mut [Iv]) -> Result<(), Error> {
+/// as IV, in one explicit-IV call (16-byte IVs only: [`IvMode::iv_len_fits`]).
+fn eboiv_ivs<C: DataUnitCipher + ?Sized>(
+    cipher: &C,
+    ivs: &mut [C::Iv],
+) -> Result<(), DmCryptError> {
     let mut blocks = [0u8; 16 * BATCH];
     let blocks = &mut blocks[..16 * ivs.len()];
     if let [one] = ivs {
@@ -110,9 +72,23 @@ fn eboiv_ivs<C: DataUnitCipher<Iv = Iv> + ?Sized>(cipher: &C, ivs: &mut [Iv]) ->
         cipher.crypt_units_with_ivs(Direction::Encrypt, ivs, DataUnitSize::new(16)?, blocks)?;
     }
     for (iv, b) in ivs.iter_mut().zip(blocks.chunks_exact(16)) {
-        iv.0.copy_from_slice(b);
+        iv.as_mut().copy_from_slice(b);
     }
     Ok(())
+}
+
+/// Replaces each of the (at most [`BATCH`]) 16-byte IVs in `ivs` by its
+/// ESSIV encryption.
+fn essiv_ivs<T: Tweak>(essiv: &Essiv, ivs: &mut [T]) {
+    let mut plain = [Iv::ZERO; BATCH];
+    let plain = &mut plain[..ivs.len()];
+    for (p, iv) in plain.iter_mut().zip(ivs.iter()) {
+        p.0.copy_from_slice(iv.as_ref());
+    }
+    essiv.encrypt_ivs(plain);
+    for (iv, p) in ivs.iter_mut().zip(plain.iter()) {
+        iv.as_mut().copy_from_slice(&p.0);
+    }
 }
 
 impl fmt::Debug for IvGenerator {
@@ -145,14 +121,9 @@ impl IvGenerator {
         geometry: Geometry,
         volume_key: &[u8],
     ) -> Result<IvGenerator, DmCryptError> {
-        let essiv = if mode == IvMode::EssivSha256 {
-            let aes = essiv_key(volume_key);
-            // The hash state and the AES-256 expansion ran in the stack
-            // below this frame: wipe it.
-            mdu_aes::wipe::after_key_setup();
-            Some(aes?)
-        } else {
-            None
+        let essiv = match mode {
+            IvMode::EssivSha256 => Some(Essiv::new(volume_key)?),
+            _ => None,
         };
         Ok(IvGenerator {
             mode,
@@ -185,13 +156,15 @@ impl IvGenerator {
         self.geometry
     }
 
-    /// The IV of sector `index`. `cipher` is the volume's cipher, used only
-    /// by `eboiv`.
+    /// The IV of sector `index`, as wide as `cipher`'s IVs. `cipher` is
+    /// the volume's cipher, used only by `eboiv`.
     ///
     /// # Errors
     ///
-    /// Only what `cipher` returns for a one-block `eboiv` request (never,
-    /// for the XTS and CBC ciphers of mdu).
+    /// [`DmCryptError::IvWidth`] if the mode cannot fill IVs of the
+    /// cipher's width ([`IvMode::iv_len_fits`]); what `cipher` returns for
+    /// a one-block `eboiv` request (never, for the XTS and CBC ciphers of
+    /// mdu).
     ///
     /// ```
     /// use mdu_dmcrypt::{Geometry, IvGenerator, IvMode};
@@ -202,12 +175,12 @@ impl IvGenerator {
     /// assert_eq!(g.iv(&xts, 1)?, Iv::ZERO); // plain wraps at 2^32
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn iv<C: DataUnitCipher<Iv = Iv> + ?Sized>(
+    pub fn iv<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         index: u64,
-    ) -> Result<Iv, Error> {
-        let mut iv = Iv::ZERO;
+    ) -> Result<C::Iv, DmCryptError> {
+        let mut iv = C::Iv::ZERO;
         self.ivs(cipher, index, core::slice::from_mut(&mut iv))?;
         Ok(iv)
     }
@@ -217,10 +190,18 @@ impl IvGenerator {
     /// AES-256 pass per 64 sectors (16 blocks side by side on VAES), `eboiv`
     /// in one explicit-IV call of `cipher` per 64 sectors.
     ///
+    /// Every mode writes its counter where dm-crypt does over the cipher's
+    /// IV width (`iv_size`), zeros elsewhere: `plain` and `plain64` (and
+    /// the plain value `essiv` encrypts) in the first bytes, `plain64be`
+    /// and `benbi` in the last 8. So a 32-byte tweak (HCTR2, Adiantum)
+    /// under `plain64` is `le64(iv_sector)` followed by 24 zero bytes.
+    ///
     /// # Errors
     ///
-    /// Only what `cipher` returns for the 16-byte units of `eboiv` (never,
-    /// for the XTS and CBC ciphers of mdu); `out` is then partly written.
+    /// [`DmCryptError::IvWidth`] if the mode cannot fill IVs of the
+    /// cipher's width (nothing is written); what `cipher` returns for the
+    /// 16-byte units of `eboiv` (never, for the XTS and CBC ciphers of
+    /// mdu; `out` is then partly written).
     ///
     /// ```
     /// use mdu_dmcrypt::{Geometry, IvGenerator, IvMode};
@@ -233,12 +214,13 @@ impl IvGenerator {
     /// assert_eq!(ivs[2], g.iv(&xts, 7)?);
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn ivs<C: DataUnitCipher<Iv = Iv> + ?Sized>(
+    pub fn ivs<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
-        out: &mut [Iv],
-    ) -> Result<(), Error> {
+        out: &mut [C::Iv],
+    ) -> Result<(), DmCryptError> {
+        self.check_iv_len(<C::Iv as Tweak>::LEN)?;
         let mut index = first;
         for chunk in out.chunks_mut(BATCH) {
             self.ivs_batch(cipher, index, chunk)?;
@@ -247,30 +229,50 @@ impl IvGenerator {
         Ok(())
     }
 
-    /// [`ivs`](Self::ivs) for at most [`BATCH`] sectors.
-    fn ivs_batch<C: DataUnitCipher<Iv = Iv> + ?Sized>(
+    /// Refuses an IV width the mode cannot fill.
+    fn check_iv_len(&self, len: usize) -> Result<(), DmCryptError> {
+        if self.mode.iv_len_fits(len) {
+            return Ok(());
+        }
+        Err(DmCryptError::IvWidth {
+            mode: self.mode,
+            len,
+        })
+    }
+
+    /// [`ivs`](Self::ivs) for at most [`BATCH`] sectors, of a checked width.
+    fn ivs_batch<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
-        out: &mut [Iv],
-    ) -> Result<(), Error> {
+        out: &mut [C::Iv],
+    ) -> Result<(), DmCryptError> {
         let ss = u64::from(self.geometry.sector_size());
         for (i, slot) in out.iter_mut().enumerate() {
             let s = self.geometry.iv_sector(first.wrapping_add(i as u64));
-            let mut iv = [0u8; 16];
+            let mut iv = C::Iv::ZERO;
+            let bytes = iv.as_mut();
+            let end = bytes.len() - 8;
             match self.mode {
-                IvMode::Plain => iv[..4].copy_from_slice(&(s as u32).to_le_bytes()),
-                IvMode::Plain64 | IvMode::EssivSha256 => iv[..8].copy_from_slice(&s.to_le_bytes()),
-                IvMode::Plain64Be => iv[8..].copy_from_slice(&s.to_be_bytes()),
-                IvMode::Benbi => iv[8..].copy_from_slice(&((s << 5).wrapping_add(1)).to_be_bytes()),
+                IvMode::Plain => bytes[..4].copy_from_slice(&(s as u32).to_le_bytes()),
+                IvMode::Plain64 | IvMode::EssivSha256 => {
+                    bytes[..8].copy_from_slice(&s.to_le_bytes())
+                }
+                IvMode::Plain64Be => bytes[end..].copy_from_slice(&s.to_be_bytes()),
+                IvMode::Benbi => {
+                    bytes[end..].copy_from_slice(&((s << 5).wrapping_add(1)).to_be_bytes())
+                }
                 IvMode::Null => {}
                 // The byte offset, the tweak of the zero block below.
-                IvMode::Eboiv => iv[..8].copy_from_slice(&s.wrapping_mul(ss).to_le_bytes()),
+                IvMode::Eboiv => bytes[..8].copy_from_slice(&s.wrapping_mul(ss).to_le_bytes()),
             }
-            *slot = Iv(iv);
+            *slot = iv;
         }
         match (self.mode, &self.essiv) {
-            (IvMode::EssivSha256, Some(essiv)) => essiv_ivs(essiv, out),
+            (IvMode::EssivSha256, Some(essiv)) => {
+                essiv_ivs(essiv, out);
+                Ok(())
+            }
             (IvMode::Eboiv, _) => eboiv_ivs(cipher, out),
             _ => Ok(()),
         }
@@ -344,7 +346,7 @@ impl IvGenerator {
 
     /// The number of sectors in `len` bytes, and the sector size as a
     /// [`DataUnitSize`], for cipher `C`.
-    fn check<C: DataUnitCipher<Iv = Iv> + ?Sized>(
+    fn check<C: DataUnitCipher + ?Sized>(
         &self,
         len: usize,
     ) -> Result<(u64, DataUnitSize), DmCryptError> {
@@ -353,6 +355,7 @@ impl IvGenerator {
         if len == 0 || !len.is_multiple_of(ss) {
             return Err(DmCryptError::Length { len, sector_size });
         }
+        self.check_iv_len(<C::Iv as Tweak>::LEN)?;
         let unit = DataUnitSize::new(ss)?;
         mdu_core::check_request::<C>(unit, len)?;
         if self.mode == IvMode::Eboiv {
@@ -370,8 +373,9 @@ impl IvGenerator {
     /// # Errors
     ///
     /// [`DmCryptError::Length`] unless `buf` is a whole, non-zero number of
-    /// sectors; a cipher error if `cipher` refuses the sector size (not the
-    /// XTS and CBC ciphers of mdu). `buf` is then unchanged.
+    /// sectors; [`DmCryptError::IvWidth`] if the mode cannot fill the
+    /// cipher's IVs; a cipher error if `cipher` refuses the sector size
+    /// (not the ciphers of mdu). `buf` is then unchanged.
     ///
     /// ```
     /// use mdu_dmcrypt::{Direction, Geometry, IvGenerator, IvMode};
@@ -385,7 +389,7 @@ impl IvGenerator {
     /// assert!(buf.iter().all(|&b| b == 7));
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn crypt<C: DataUnitCipher<Iv = Iv> + ?Sized>(
+    pub fn crypt<C: DataUnitCipher + ?Sized>(
         &self,
         dir: Direction,
         cipher: &C,
@@ -411,7 +415,7 @@ impl IvGenerator {
                 run
             } else {
                 let k = (n - i).min(BATCH as u64) as usize;
-                let mut ivs = [Iv::ZERO; BATCH];
+                let mut ivs = [C::Iv::ZERO; BATCH];
                 let ivs = &mut ivs[..k];
                 self.ivs(cipher, index, ivs)?;
                 let (head, tail) = rest.split_at_mut(k * ss);
@@ -449,7 +453,7 @@ impl IvGenerator {
     /// assert!(g.encrypt(&xts, 0, &mut [0u8; 100]).is_err());
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn encrypt<C: DataUnitCipher<Iv = Iv> + ?Sized>(
+    pub fn encrypt<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -476,7 +480,7 @@ impl IvGenerator {
     /// assert!(buf.iter().all(|&b| b == 7));
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn decrypt<C: DataUnitCipher<Iv = Iv> + ?Sized>(
+    pub fn decrypt<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -507,7 +511,7 @@ impl IvGenerator {
     /// assert_eq!(a, b);
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn par_crypt<C: DataUnitCipher<Iv = Iv> + Sync + ?Sized>(
+    pub fn par_crypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
         dir: Direction,
         cipher: &C,
@@ -551,7 +555,7 @@ impl IvGenerator {
     /// assert!(a.iter().all(|&b| b == 1));
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn par_encrypt<C: DataUnitCipher<Iv = Iv> + Sync + ?Sized>(
+    pub fn par_encrypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -578,7 +582,7 @@ impl IvGenerator {
     /// assert!(a.iter().all(|&b| b == 1));
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
-    pub fn par_decrypt<C: DataUnitCipher<Iv = Iv> + Sync + ?Sized>(
+    pub fn par_decrypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
@@ -593,25 +597,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn essiv_key_is_aes256_of_the_sha256_of_the_volume_key() {
-        use aes::cipher::{BlockCipherEncrypt, KeyInit};
-
-        let volume_key: alloc::vec::Vec<u8> = (0..64).collect();
-        let salt: [u8; 32] = Sha256::digest(&volume_key).into();
-        let want = aes::Aes256::new(&salt.into());
-        let mut a = aes::Block::from([7u8; 16]);
-        want.encrypt_block(&mut a);
-        let got = essiv_key(&volume_key).unwrap();
-        let mut ivs = [Iv([7u8; 16]), Iv([7u8; 16])];
-        essiv_ivs(&got, &mut ivs).unwrap();
-        assert_eq!(ivs[0].0, a.0);
-        assert_eq!(ivs[1].0, a.0);
-        // And through the explicit-IV path eboiv takes: CBC of a zero
-        // block with the value as IV is E(value) too.
-        let cbc = mdu_cbc::AesCbc256::new(&salt).unwrap();
+    fn eboiv_of_a_value_is_its_aes_encryption() {
+        // CBC of a zero block with the value as IV is E(value).
+        let key = [0x24u8; 32];
+        let ecb = mdu_aes::Ecb::<mdu_aes::Aes256>::new(&key).unwrap();
+        let mut want = [7u8; 16];
+        ecb.encrypt_blocks(&mut want);
+        let cbc = mdu_cbc::AesCbc256::new(&key).unwrap();
         let mut ivs = [Iv([7u8; 16]), Iv([7u8; 16])];
         eboiv_ivs(&cbc, &mut ivs).unwrap();
-        assert_eq!(ivs[0].0, a.0);
+        assert_eq!(ivs, [Iv(want), Iv(want)]);
     }
 
     /// The essiv salt and its AES key are wiped like the volume keys of the
@@ -623,6 +618,8 @@ mod tests {
         use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
 
         let key: alloc::vec::Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
+        use sha2::{Digest, Sha256};
+
         let salt: alloc::vec::Vec<u8> = Sha256::digest(&key).to_vec();
         let mut seen = alloc::vec![0u8; PROBE_DEPTH];
         zeroize::zeroize_stack::<PROBE_DEPTH>();

@@ -14,17 +14,20 @@
 //!   2, ...
 //!
 //! [`CipherSpec`] parses `aes-xts-plain64`, `aes-cbc-essiv:sha256`,
-//! `aes-cbc-plain64`, ... against one table, [`SUPPORTED`] (cipher,
-//! chaining mode, IV modes, key lengths): the chaining mode ([`ChainMode`])
+//! `aes-hctr2-plain64`, `xchacha12,aes-adiantum-plain64`, ... against one
+//! table, [`SUPPORTED`] (cipher, chaining mode, IV width, IV modes, key
+//! lengths): the chaining mode ([`ChainMode`])
 //! and the [`IvMode`]: `plain`, `plain64`, `plain64be`, `essiv:sha256`,
 //! `benbi`, `null` and `eboiv`. [`Geometry`] holds the sector size,
 //! `iv_offset` and the flag. [`SectorCipher`] makes a spec, a key and a
-//! geometry into a running cipher (mdu's AES-XTS or AES-CBC), with the one
+//! geometry into a running cipher (mdu's AES-XTS, AES-CBC, HCTR2 or
+//! Adiantum), with the one
 //! weak-key policy ([`WeakKeys`]: an XTS key with equal halves is refused
 //! unless the caller opts in). Underneath, [`IvGenerator`] combines an IV
 //! mode and a geometry with the volume key, computes IVs one at a time or a
-//! batch at a time, and encrypts whole sectors with any [`DataUnitCipher`]
-//! (from `mdu-xts`, `mdu-cbc`, or your own):
+//! batch at a time over the cipher's IV width, and encrypts whole sectors
+//! with any [`DataUnitCipher`] (from `mdu-xts`, `mdu-cbc`, `mdu-hctr2`,
+//! `mdu-adiantum`, or your own):
 //!
 //! * affine runs (`plain64`, and `plain` between its 2^32 wraps) go to the
 //!   cipher as one request with one starting IV and the geometry's IV step;

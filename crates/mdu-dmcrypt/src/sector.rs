@@ -1,10 +1,12 @@
 //! A running sector cipher: a spec, a key and a geometry made into the
-//! concrete AES cipher and its IV generator.
+//! concrete cipher and its IV generator.
 
 use core::fmt;
 
+use mdu_adiantum::Adiantum;
 use mdu_cbc::{AesCbc128, AesCbc256};
 use mdu_core::Direction;
+use mdu_hctr2::{Hctr2Aes128, Hctr2Aes256};
 use mdu_xts::{XtsAes128, XtsAes256};
 
 use crate::{ChainMode, CipherSpec, DmCryptError, Geometry, IvGenerator, WeakKeys};
@@ -15,6 +17,9 @@ enum Inner {
     Xts256(XtsAes256),
     Cbc128(AesCbc128),
     Cbc256(AesCbc256),
+    Hctr2Aes128(Hctr2Aes128),
+    Hctr2Aes256(Hctr2Aes256),
+    Adiantum(Adiantum),
 }
 
 /// `$e` with `$c` bound to the concrete cipher of `$s.inner` (the IV
@@ -26,13 +31,17 @@ macro_rules! with_cipher {
             Inner::Xts256($c) => $e,
             Inner::Cbc128($c) => $e,
             Inner::Cbc256($c) => $e,
+            Inner::Hctr2Aes128($c) => $e,
+            Inner::Hctr2Aes256($c) => $e,
+            Inner::Adiantum($c) => $e,
         }
     };
 }
 
 /// A dm-crypt mapping's cipher, ready to run: the [`CipherSpec`], the key
-/// and the [`Geometry`] made into mdu's AES-XTS or AES-CBC cipher (the
-/// fastest backend of this CPU) and the spec's [`IvGenerator`].
+/// and the [`Geometry`] made into mdu's AES-XTS, AES-CBC, HCTR2 or
+/// Adiantum cipher (the fastest backend of this CPU) and the spec's
+/// [`IvGenerator`] over the cipher's IV width.
 ///
 /// This is the one place a spec becomes a cipher: `mdu crypt` (a plain
 /// mapping), and LUKS2 keyslot areas and data segments (`mdu-luks2`) all
@@ -81,9 +90,11 @@ impl SectorCipher {
     /// # Errors
     ///
     /// [`DmCryptError::KeyLength`] if the key does not fit the spec,
-    /// [`DmCryptError::WeakXtsKey`] for a weak key under
-    /// [`WeakKeys::Refuse`], [`DmCryptError::CipherSetup`] if the cipher
-    /// refuses the key.
+    /// [`DmCryptError::CipherSetup`] with the weak-key error
+    /// ([`DmCryptError::is_weak_key`]) for a weak key under
+    /// [`WeakKeys::Refuse`], [`DmCryptError::IvWidth`] for a spec built
+    /// with [`CipherSpec::new`] whose IV mode cannot fill its cipher's IVs,
+    /// [`DmCryptError::CipherSetup`] if the cipher refuses the key.
     ///
     /// ```
     /// use mdu_dmcrypt::{CipherSpec, DmCryptError, Geometry, SectorCipher, WeakKeys};
@@ -95,10 +106,7 @@ impl SectorCipher {
     ///     Err(DmCryptError::KeyLength { len: 20, .. })
     /// ));
     /// let xts: CipherSpec = "aes-xts-plain64".parse()?;
-    /// assert!(matches!(
-    ///     SectorCipher::new(xts, &[1u8; 64], g, WeakKeys::Refuse),
-    ///     Err(DmCryptError::WeakXtsKey { .. })
-    /// ));
+    /// assert!(SectorCipher::new(xts, &[1u8; 64], g, WeakKeys::Refuse).unwrap_err().is_weak_key());
     /// assert!(SectorCipher::new(xts, &[1u8; 64], g, WeakKeys::Allow).is_ok());
     /// # Ok::<(), DmCryptError>(())
     /// ```
@@ -109,6 +117,13 @@ impl SectorCipher {
         weak: WeakKeys,
     ) -> Result<SectorCipher, DmCryptError> {
         spec.check_key(key, weak)?;
+        if !spec.iv_mode().iv_len_fits(spec.iv_len()) {
+            // A pair built with `CipherSpec::new` that no row lists.
+            return Err(DmCryptError::IvWidth {
+                mode: spec.iv_mode(),
+                len: spec.iv_len(),
+            });
+        }
         let ivgen = IvGenerator::new(spec.iv_mode(), geometry, key)?;
         // The policy was applied above, once for every chaining mode: the
         // XTS constructors that take any key are the ones to call here.
@@ -117,6 +132,9 @@ impl SectorCipher {
             (ChainMode::Cbc, _) => Inner::Cbc256(AesCbc256::new(key)?),
             (ChainMode::Xts, 32) => Inner::Xts128(XtsAes128::new_allow_weak_key(key)?),
             (ChainMode::Xts, _) => Inner::Xts256(XtsAes256::new_allow_weak_key(key)?),
+            (ChainMode::Hctr2, 16) => Inner::Hctr2Aes128(Hctr2Aes128::new(key)?),
+            (ChainMode::Hctr2, _) => Inner::Hctr2Aes256(Hctr2Aes256::new(key)?),
+            (ChainMode::Adiantum, _) => Inner::Adiantum(Adiantum::new(key)?),
         };
         Ok(SectorCipher { inner, ivgen, spec })
     }
@@ -247,8 +265,19 @@ mod tests {
                         (ChainMode::Cbc, _) => {
                             ivgen.encrypt(&AesCbc256::new(&key).unwrap(), 3, &mut b)
                         }
-                        (_, 32) => ivgen.encrypt(&XtsAes128::new(&key).unwrap(), 3, &mut b),
-                        _ => ivgen.encrypt(&XtsAes256::new(&key).unwrap(), 3, &mut b),
+                        (ChainMode::Xts, 32) => {
+                            ivgen.encrypt(&XtsAes128::new(&key).unwrap(), 3, &mut b)
+                        }
+                        (ChainMode::Xts, _) => {
+                            ivgen.encrypt(&XtsAes256::new(&key).unwrap(), 3, &mut b)
+                        }
+                        (ChainMode::Hctr2, 16) => {
+                            ivgen.encrypt(&Hctr2Aes128::new(&key).unwrap(), 3, &mut b)
+                        }
+                        (ChainMode::Hctr2, _) => {
+                            ivgen.encrypt(&Hctr2Aes256::new(&key).unwrap(), 3, &mut b)
+                        }
+                        _ => ivgen.encrypt(&Adiantum::new(&key).unwrap(), 3, &mut b),
                     };
                     r.unwrap();
                     assert_eq!(a, b, "{spec} {len}");

@@ -8,23 +8,30 @@ use core::str::FromStr;
 use crate::DmCryptError;
 
 /// One row of [`SUPPORTED`]: a cipher and chaining mode this crate runs,
-/// the IV modes it takes and its key lengths.
+/// its IV width, the IV modes it takes and its key lengths.
 ///
 /// ```
 /// use mdu_dmcrypt::{ChainMode, SUPPORTED};
 /// let xts = SUPPORTED.iter().find(|c| c.chain == ChainMode::Xts).unwrap();
-/// assert_eq!((xts.name, xts.key_lens), ("aes-xts", &[32, 64][..]));
+/// assert_eq!((xts.name, xts.iv_len, xts.key_lens), ("aes-xts", 16, &[32, 64][..]));
+/// let hctr2 = SUPPORTED.iter().find(|c| c.chain == ChainMode::Hctr2).unwrap();
+/// assert_eq!(hctr2.iv_len, 32);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SupportedCipher {
     /// The cipher and chaining mode as a spec names them (`aes-xts`).
     pub name: &'static str,
-    /// The block cipher (`aes`).
+    /// The block cipher (`aes`; Adiantum's `xchacha12,aes` names its
+    /// stream cipher and its block cipher).
     pub cipher: &'static str,
     /// Its chaining mode.
     pub chain: ChainMode,
-    /// The IV modes it takes.
+    /// Its IV (tweak) width in bytes, the kernel's `ivsize`: 16 for XTS and
+    /// CBC, 32 for HCTR2 and Adiantum.
+    pub iv_len: usize,
+    /// The IV modes it takes: those that fill IVs of its width
+    /// ([`IvMode::iv_len_fits`]).
     pub iv_modes: &'static [IvMode],
     /// The whole key lengths in bytes it takes, shortest first (for XTS
     /// both halves together).
@@ -32,19 +39,28 @@ pub struct SupportedCipher {
 }
 
 /// Every cipher spec this crate runs, one row per cipher and chaining
-/// mode: parsing, key checks and error messages all read it, and nothing
-/// else lists key lengths.
+/// mode: parsing, key checks, IV widths and error messages all read it,
+/// and nothing else lists key lengths.
+///
+/// The wide-block rows are spelled as dm-crypt and cryptsetup spell them
+/// (dm-crypt makes `<cipher>-<chainmode>` the kernel algorithm
+/// `<chainmode>(<cipher>)`: `hctr2(aes)`, `adiantum(xchacha12,aes)`), and
+/// take the IV modes that dm-crypt runs over a 32-byte IV: `essiv` and
+/// `eboiv` need the IV to be one cipher block (the kernel's `essiv`
+/// template and `eboiv` constructor refuse anything else), and `benbi`
+/// counts cipher blocks, which a wide-block mode does not have.
 ///
 /// ```
 /// use mdu_dmcrypt::SUPPORTED;
 /// let names: Vec<&str> = SUPPORTED.iter().map(|c| c.name).collect();
-/// assert_eq!(names, ["aes-xts", "aes-cbc"]);
+/// assert_eq!(names, ["aes-xts", "aes-cbc", "aes-hctr2", "xchacha12,aes-adiantum"]);
 /// ```
 pub const SUPPORTED: &[SupportedCipher] = &[
     SupportedCipher {
         name: "aes-xts",
         cipher: "aes",
         chain: ChainMode::Xts,
+        iv_len: 16,
         iv_modes: &IvMode::ALL,
         key_lens: &[32, 64],
     },
@@ -52,8 +68,25 @@ pub const SUPPORTED: &[SupportedCipher] = &[
         name: "aes-cbc",
         cipher: "aes",
         chain: ChainMode::Cbc,
+        iv_len: 16,
         iv_modes: &IvMode::ALL,
         key_lens: &[16, 32],
+    },
+    SupportedCipher {
+        name: "aes-hctr2",
+        cipher: "aes",
+        chain: ChainMode::Hctr2,
+        iv_len: 32,
+        iv_modes: &IvMode::WIDE,
+        key_lens: &[16, 32],
+    },
+    SupportedCipher {
+        name: "xchacha12,aes-adiantum",
+        cipher: "xchacha12,aes",
+        chain: ChainMode::Adiantum,
+        iv_len: 32,
+        iv_modes: &IvMode::WIDE,
+        key_lens: &[32],
     },
 ];
 
@@ -92,20 +125,14 @@ pub const MAX_KEY_LEN: usize = {
     max
 };
 
-/// Whether the two halves of `key` are equal, compared without an early
-/// exit.
-fn halves_equal(key: &[u8]) -> bool {
-    let (a, b) = key.split_at(key.len() / 2);
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// What to do with a weak key: an XTS key whose two halves (the data key
 /// and the tweak key) are equal.
 ///
 /// The policy is the kernel's where weak keys are forbidden (its
 /// `xts_verify_key`, in FIPS mode or for a caller that asks for it): such a
-/// key is refused ([`DmCryptError::WeakXtsKey`]) unless the caller opts in
-/// with [`WeakKeys::Allow`]. IEEE 1619 test vector 1 and images made with
+/// key is refused (by the one rule, [`mdu_xts::verify_key`], and its error,
+/// `SetupError::WeakKey`: see [`DmCryptError::is_weak_key`]) unless the
+/// caller opts in with [`WeakKeys::Allow`]. IEEE 1619 test vector 1 and images made with
 /// such a key need the opt-in; nothing else should. It is applied in one
 /// place, [`CipherSpec::check_key`], which every
 /// [`SectorCipher`](crate::SectorCipher) calls; CBC has no weak keys.
@@ -114,7 +141,7 @@ fn halves_equal(key: &[u8]) -> bool {
 /// use mdu_dmcrypt::{CipherSpec, DmCryptError, WeakKeys};
 /// let spec = CipherSpec::parse("aes-xts-plain64")?;
 /// let weak = [7u8; 64];
-/// assert!(matches!(spec.check_key(&weak, WeakKeys::Refuse), Err(DmCryptError::WeakXtsKey { .. })));
+/// assert!(spec.check_key(&weak, WeakKeys::Refuse).unwrap_err().is_weak_key());
 /// assert!(spec.check_key(&weak, WeakKeys::Allow).is_ok());
 /// assert_eq!(WeakKeys::default(), WeakKeys::Refuse);
 /// # Ok::<(), DmCryptError>(())
@@ -145,11 +172,12 @@ impl WeakKeys {
     }
 }
 
-/// The chaining mode of an AES cipher spec.
+/// The chaining mode of a cipher spec.
 ///
 /// The mode says which cipher the spec names and (through [`SUPPORTED`])
-/// which key lengths fit it; [`SectorCipher`](crate::SectorCipher) builds
-/// the cipher (from `mdu_xts` or `mdu_cbc`), and
+/// which key lengths and IV width fit it;
+/// [`SectorCipher`](crate::SectorCipher) builds the cipher (from `mdu_xts`,
+/// `mdu_cbc`, `mdu_hctr2` or `mdu_adiantum`), and
 /// [`IvGenerator`](crate::IvGenerator) runs any other
 /// [`DataUnitCipher`](mdu_core::DataUnitCipher).
 ///
@@ -165,10 +193,14 @@ pub enum ChainMode {
     Xts,
     /// CBC: one AES key of 16 or 32 bytes.
     Cbc,
+    /// HCTR2 (`aes-hctr2`): one AES key of 16 or 32 bytes, 32-byte tweaks.
+    Hctr2,
+    /// Adiantum (`xchacha12,aes-adiantum`): a 32-byte key, 32-byte tweaks.
+    Adiantum,
 }
 
 impl ChainMode {
-    /// The name in a spec (`xts`, `cbc`).
+    /// The name in a spec (`xts`, `cbc`, `hctr2`, `adiantum`).
     ///
     /// ```
     /// assert_eq!(mdu_dmcrypt::ChainMode::Cbc.name(), "cbc");
@@ -177,17 +209,29 @@ impl ChainMode {
         match self {
             ChainMode::Xts => "xts",
             ChainMode::Cbc => "cbc",
+            ChainMode::Hctr2 => "hctr2",
+            ChainMode::Adiantum => "adiantum",
         }
     }
 
     /// The key lengths in bytes the mdu ciphers of this mode take, shortest
-    /// first (AES-128, then AES-256), from [`SUPPORTED`].
+    /// first, from [`SUPPORTED`].
     ///
     /// ```
     /// assert_eq!(mdu_dmcrypt::ChainMode::Xts.key_lens(), [32, 64]);
     /// ```
     pub const fn key_lens(self) -> &'static [usize] {
         row(self).key_lens
+    }
+
+    /// The IV width in bytes of this mode's cipher, from [`SUPPORTED`].
+    ///
+    /// ```
+    /// use mdu_dmcrypt::ChainMode;
+    /// assert_eq!((ChainMode::Cbc.iv_len(), ChainMode::Adiantum.iv_len()), (16, 32));
+    /// ```
+    pub const fn iv_len(self) -> usize {
+        row(self).iv_len
     }
 }
 
@@ -245,6 +289,41 @@ impl IvMode {
         IvMode::Eboiv,
     ];
 
+    /// The modes dm-crypt runs over an IV wider than one cipher block (the
+    /// 32-byte tweaks of HCTR2 and Adiantum): those whose
+    /// [`iv_len_fits`](Self::iv_len_fits) holds for 32.
+    ///
+    /// ```
+    /// use mdu_dmcrypt::IvMode;
+    /// assert!(IvMode::WIDE.iter().all(|m| m.iv_len_fits(32)));
+    /// assert_eq!(IvMode::ALL.iter().filter(|m| m.iv_len_fits(32)).count(), IvMode::WIDE.len());
+    /// ```
+    pub const WIDE: [IvMode; 4] = [
+        IvMode::Plain,
+        IvMode::Plain64,
+        IvMode::Plain64Be,
+        IvMode::Null,
+    ];
+
+    /// Whether this mode fills IVs of `len` bytes as dm-crypt does:
+    /// `essiv:sha256`, `eboiv` and `benbi` need one 16-byte cipher block
+    /// (the first two encrypt the IV as a block, the last counts blocks);
+    /// the others write at most 8 bytes at one end of any IV of 8 bytes
+    /// or more and zero the rest.
+    ///
+    /// ```
+    /// use mdu_dmcrypt::IvMode;
+    /// assert!(IvMode::Plain64.iv_len_fits(32));
+    /// assert!(IvMode::EssivSha256.iv_len_fits(16));
+    /// assert!(!IvMode::EssivSha256.iv_len_fits(32));
+    /// ```
+    pub const fn iv_len_fits(self, len: usize) -> bool {
+        match self {
+            IvMode::EssivSha256 | IvMode::Eboiv | IvMode::Benbi => len == 16,
+            IvMode::Plain | IvMode::Plain64 | IvMode::Plain64Be | IvMode::Null => len >= 8,
+        }
+    }
+
     /// The name dm-crypt and cryptsetup use (`plain64`, `essiv:sha256`, ...).
     ///
     /// ```
@@ -272,7 +351,10 @@ impl FromStr for IvMode {
         IvMode::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| DmCryptError::UnknownIvMode { mode: s.into() })
+            .ok_or_else(|| DmCryptError::UnknownIvMode {
+                mode: s.into(),
+                supported: &IvMode::ALL,
+            })
     }
 }
 
@@ -286,7 +368,7 @@ impl fmt::Display for IvMode {
 /// [`SUPPORTED`]), as in a dm-crypt
 /// table or `cryptsetup --cipher`: `aes-xts-plain64` (LUKS2's default),
 /// `aes-cbc-essiv:sha256` (LUKS1's and old plain mode's), `aes-cbc-plain64`,
-/// ...
+/// `aes-hctr2-plain64`, `xchacha12,aes-adiantum-plain64`, ...
 ///
 /// ```
 /// use mdu_dmcrypt::{ChainMode, CipherSpec, IvMode};
@@ -361,7 +443,10 @@ impl CipherSpec {
             .iter()
             .copied()
             .find(|m| m.name() == iv)
-            .ok_or_else(|| DmCryptError::UnknownIvMode { mode: iv.into() })?;
+            .ok_or_else(|| DmCryptError::UnknownIvMode {
+                mode: iv.into(),
+                supported: row.iv_modes,
+            })?;
         Ok(CipherSpec {
             chain: row.chain,
             iv_mode,
@@ -399,6 +484,17 @@ impl CipherSpec {
     /// ```
     pub const fn cipher_name(&self) -> &'static str {
         row(self.chain).name
+    }
+
+    /// The IV width in bytes of the spec's cipher (from [`SUPPORTED`]).
+    ///
+    /// ```
+    /// use mdu_dmcrypt::CipherSpec;
+    /// assert_eq!(CipherSpec::parse("xchacha12,aes-adiantum-plain64")?.iv_len(), 32);
+    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// ```
+    pub const fn iv_len(&self) -> usize {
+        row(self.chain).iv_len
     }
 
     /// The whole key lengths in bytes the spec's cipher takes, shortest
@@ -463,7 +559,8 @@ impl CipherSpec {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::KeyLength`], or [`DmCryptError::WeakXtsKey`].
+    /// [`DmCryptError::KeyLength`], or the weak-key error of
+    /// [`mdu_xts::verify_key`] ([`DmCryptError::is_weak_key`]).
     ///
     /// ```
     /// use mdu_dmcrypt::{CipherSpec, DmCryptError, WeakKeys};
@@ -471,7 +568,7 @@ impl CipherSpec {
     /// let good: Vec<u8> = (0..64).collect();
     /// assert!(xts.check_key(&good, WeakKeys::Refuse).is_ok());
     /// let err = xts.check_key(&[1u8; 32], WeakKeys::Refuse).unwrap_err();
-    /// assert_eq!(err, DmCryptError::WeakXtsKey { cipher: "aes-xts" });
+    /// assert!(err.is_weak_key());
     /// // CBC has no weak keys.
     /// let cbc = CipherSpec::parse("aes-cbc-plain64")?;
     /// assert!(cbc.check_key(&[1u8; 32], WeakKeys::Refuse).is_ok());
@@ -479,10 +576,8 @@ impl CipherSpec {
     /// ```
     pub fn check_key(&self, key: &[u8], weak: WeakKeys) -> Result<(), DmCryptError> {
         self.check_key_len(key.len())?;
-        if self.chain == ChainMode::Xts && weak == WeakKeys::Refuse && halves_equal(key) {
-            return Err(DmCryptError::WeakXtsKey {
-                cipher: self.cipher_name(),
-            });
+        if self.chain == ChainMode::Xts && weak == WeakKeys::Refuse {
+            mdu_xts::verify_key(key)?;
         }
         Ok(())
     }
@@ -511,11 +606,29 @@ mod tests {
 
     #[test]
     fn table_has_a_row_per_chain_mode() {
-        for chain in [ChainMode::Xts, ChainMode::Cbc] {
+        let chains = [
+            ChainMode::Xts,
+            ChainMode::Cbc,
+            ChainMode::Hctr2,
+            ChainMode::Adiantum,
+        ];
+        for chain in chains {
             let rows = SUPPORTED.iter().filter(|r| r.chain == chain).count();
             assert_eq!(rows, 1, "{chain}");
             assert_eq!(row(chain).chain, chain);
-            assert_eq!(row(chain).name, format!("aes-{chain}"));
+            assert_eq!(row(chain).name, format!("{}-{chain}", row(chain).cipher));
+        }
+        assert_eq!(SUPPORTED.len(), chains.len());
+    }
+
+    #[test]
+    fn every_row_takes_exactly_the_iv_modes_that_fit_its_width() {
+        for r in SUPPORTED {
+            let fit: Vec<IvMode> = IvMode::ALL
+                .into_iter()
+                .filter(|m| m.iv_len_fits(r.iv_len))
+                .collect();
+            assert_eq!(r.iv_modes, &fit[..], "{}", r.name);
         }
     }
 

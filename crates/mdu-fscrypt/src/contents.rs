@@ -11,12 +11,10 @@
 use alloc::vec::Vec;
 
 use mdu_adiantum::Adiantum;
-use mdu_aes::{Aes128, Aes256, Ecb};
+use mdu_aes::{Aes128, Essiv};
 use mdu_cbc::Cbc;
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Iv};
 use mdu_xts::XtsAes256;
-use sha2::{Digest, Sha256};
-use zeroize::Zeroizing;
 
 use crate::Error;
 use crate::inode::{FsInfo, IvScheme};
@@ -54,10 +52,7 @@ pub struct ContentsCipher {
 #[derive(Clone, Debug)]
 enum Contents {
     Xts(XtsAes256),
-    Essiv {
-        cbc: Cbc<Aes128>,
-        essiv: Ecb<Aes256>,
-    },
+    Essiv { cbc: Cbc<Aes128>, essiv: Essiv },
     Adiantum(Adiantum),
 }
 
@@ -94,14 +89,10 @@ impl ContentsCipher {
         let key = master.derive(policy, mode, ctx.nonce(), &fs.uuid)?;
         let cipher = match mode {
             Mode::Aes256Xts => Contents::Xts(XtsAes256::new(key.as_bytes())?),
-            Mode::Aes128CbcEssiv => {
-                let salt: Zeroizing<[u8; 32]> =
-                    Zeroizing::new(Sha256::digest(key.as_bytes()).into());
-                Contents::Essiv {
-                    cbc: Cbc::new(key.as_bytes())?,
-                    essiv: Ecb::new(&salt[..])?,
-                }
-            }
+            Mode::Aes128CbcEssiv => Contents::Essiv {
+                cbc: Cbc::new(key.as_bytes())?,
+                essiv: Essiv::new(key.as_bytes())?,
+            },
             Mode::Adiantum => Contents::Adiantum(Adiantum::new(key.as_bytes())?),
             mode => return Err(Error::Unsupported { mode }),
         };
@@ -211,14 +202,8 @@ impl ContentsCipher {
                 Contents::Essiv { cbc, essiv } => {
                     // IV' = AES-256(SHA-256(key), IV), every unit's in one
                     // batch.
-                    let mut ivs: Vec<u8> = (0..n)
-                        .flat_map(|i| iv.advance(u128::from(i)).to_bytes())
-                        .collect();
-                    essiv.encrypt_blocks(&mut ivs);
-                    let ivs: Vec<Iv> = ivs
-                        .chunks_exact(16)
-                        .map(|b| Iv::from_slice(b).expect("16 bytes"))
-                        .collect();
+                    let mut ivs: Vec<Iv> = (0..n).map(|i| iv.advance(u128::from(i))).collect();
+                    essiv.encrypt_ivs(&mut ivs);
                     cbc.crypt_units_with_ivs(dir, &ivs, self.unit, run)?;
                 }
             }

@@ -652,7 +652,7 @@ impl Image {
     /// [`Luks2Error::UnsupportedCipher`] (naming `segments.<id>.encryption`)
     /// for a spec this crate does not run; [`Luks2Error::Cipher`] for a key
     /// that does not fit it or a weak key
-    /// ([`DmCryptError::WeakXtsKey`](mdu_dmcrypt::DmCryptError::WeakXtsKey)).
+    /// ([`DmCryptError::is_weak_key`](mdu_dmcrypt::DmCryptError::is_weak_key)).
     ///
     /// ```
     /// # use mdu_luks2::*;

@@ -89,17 +89,20 @@ extern crate alloc;
 extern crate std;
 
 mod backend;
+mod weak;
 
 pub use backend::{Backend, XtsMode};
 pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
+pub use weak::verify_key;
 
 /// XTS-AES with AES key size `K` ([`Aes128`] or [`Aes256`]): the type
 /// behind [`XtsAes128`] and [`XtsAes256`].
 ///
 /// The key is the data key K1 followed by the tweak key K2, each an AES key
 /// of size `K`, expanded once for the chosen [`Backend`]. A key whose two
-/// halves are equal is refused ([`SetupError::WeakKey`]) unless built with
+/// halves are equal is refused ([`SetupError::WeakKey`], the rule of
+/// [`verify_key`]) unless built with
 /// `new_allow_weak_key` (for test vectors, or a caller with a policy of its
 /// own). Its methods are those of the AES-mode skeleton's cipher type.
 ///

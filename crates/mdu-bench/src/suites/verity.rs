@@ -139,7 +139,9 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
             backend,
             ..dp.clone()
         };
-        dmverity::verify(data, Cursor::new(&area), &p, &root)
+        dmverity::Verifier::new(&p, &root)
+            .verify(data, Cursor::new(&area))
+            .map(drop)
     };
     for (p, n) in [(&one, 1), (&all, ctx.threads)] {
         p.install(|| verify(None))

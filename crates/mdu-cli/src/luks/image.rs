@@ -141,7 +141,7 @@ pub(super) fn header_region(a: &NewImageArgs, params: FormatParams) -> Result<Ne
     let region =
         mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random).map_err(|e| {
             match (e, &a.volume_key_file) {
-                (Luks2Error::Cipher(e @ DmCryptError::WeakXtsKey { .. }), Some(p)) => {
+                (Luks2Error::Cipher(e), Some(p)) if e.is_weak_key() => {
                     util::key_error(p, "the volume key", e)
                 }
                 (e, _) => CliError::Usage(e.to_string()),

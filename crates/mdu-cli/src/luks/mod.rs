@@ -7,7 +7,7 @@ use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use mdu_dmcrypt::{CipherSpec, DmCryptError};
+use mdu_dmcrypt::CipherSpec;
 use mdu_luks2::{
     Argon2Variant, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image, Kdf, KdfParams,
     Luks2Error, SectorCipher,
@@ -585,7 +585,7 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
     let cipher = img
         .segment_cipher(&key, a.weak.policy())
         .map_err(|e| match e {
-            Luks2Error::Cipher(e @ DmCryptError::WeakXtsKey { .. }) => {
+            Luks2Error::Cipher(e) if e.is_weak_key() => {
                 util::key_error(&a.image, "the volume key", e)
             }
             e => image_error(&a.image, e),

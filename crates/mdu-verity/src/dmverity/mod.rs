@@ -77,12 +77,14 @@ pub mod fec;
 mod format;
 mod reader;
 mod superblock;
+mod verifier;
 mod verify;
 
 pub use fec::{FecOutcome, verify_with_fec, verify_with_fec_after};
 pub use format::{Formatted, Hasher, format};
 pub use reader::{CACHE_BYTES, Reader};
 pub use superblock::{Pins, Superblock};
+pub use verifier::Verifier;
 pub use verify::{verify, verify_range, verify_with_superblock};
 
 use crate::hash::{BlockHasher, SaltAt};

@@ -3,14 +3,15 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use super::{MAX_HASH_OFFSET, Params, Pins, Superblock};
+use super::{Params, Pins, Verifier};
 use crate::hash::BlockHasher;
 use crate::merkle;
 use crate::source::fill;
 use crate::{Digest, Error, Source};
 
 /// Verify every data block of `data` against the hash area on `hash` and
-/// `root_hash`; the first bad block is named in the error
+/// `root_hash` (shorthand of [`Verifier::new`] and
+/// [`Verifier::verify`]); the first bad block is named in the error
 /// ([`Error::CorruptHashBlock`], [`Error::CorruptDataBlock`] or
 /// [`Error::MissingDataBlock`]).
 ///
@@ -54,14 +55,14 @@ pub fn verify<'a, H: Read + Seek>(
     params: &Params,
     root_hash: &Digest,
 ) -> Result<(), Error> {
-    let mut data = data.into();
-    params.validate()?;
-    let n = data_blocks(&mut data, params)?;
-    verify_range(data, hash, params, root_hash, 0, n)
+    Verifier::new(params, root_hash)
+        .verify(data, hash)
+        .map(drop)
 }
 
 /// Read the superblock at `hash_offset` of `hash`, check it against the
-/// caller's `pins`, and verify every data block it describes; returns the
+/// caller's `pins`, and verify every data block it describes (shorthand of
+/// [`Verifier::superblock`] and [`Verifier::verify`]); returns the
 /// parameters that were used (so the caller sees the shape the superblock
 /// chose), like `veritysetup verify`.
 ///
@@ -90,30 +91,16 @@ pub fn verify<'a, H: Read + Seek>(
 /// ```
 pub fn verify_with_superblock<'a, H: Read + Seek>(
     data: impl Into<Source<'a>>,
-    mut hash: H,
+    hash: H,
     hash_offset: u64,
     pins: &Pins,
     root_hash: &Digest,
 ) -> Result<Params, Error> {
-    if !hash_offset.is_multiple_of(512) {
-        return Err(Error::HashOffset {
-            offset: hash_offset,
-        });
-    }
-    if hash_offset > MAX_HASH_OFFSET {
-        return Err(Error::HashOffsetTooLarge {
-            offset: hash_offset,
-            max: MAX_HASH_OFFSET,
-        });
-    }
-    let sb = Superblock::read_from(&mut hash, hash_offset)?;
-    let params = sb.params_pinned(hash_offset, pins)?;
-    verify_range(data, hash, &params, root_hash, 0, sb.data_blocks)?;
-    Ok(params)
+    Verifier::superblock(hash_offset, pins, root_hash).verify(data, hash)
 }
 
 /// The number of data blocks: pinned, or every whole block of `data`.
-fn data_blocks(data: &mut Source<'_>, params: &Params) -> Result<u64, Error> {
+pub(super) fn data_blocks(data: &mut Source<'_>, params: &Params) -> Result<u64, Error> {
     let n = match params.data_blocks {
         Some(n) => n,
         None => {
@@ -137,7 +124,8 @@ fn data_blocks(data: &mut Source<'_>, params: &Params) -> Result<u64, Error> {
 }
 
 /// Verify data blocks `start .. start + count` (and the hash blocks on
-/// their paths to the root), naming the first bad block in the error.
+/// their paths to the root), naming the first bad block in the error
+/// (shorthand of [`Verifier::new`] and [`Verifier::verify_range`]).
 ///
 /// The device has `params.data_blocks` blocks, or every whole block of
 /// `data` when that is `None`. An empty range is [`Error::ZeroDataBlocks`]:
@@ -160,13 +148,27 @@ fn data_blocks(data: &mut Source<'_>, params: &Params) -> Result<u64, Error> {
 /// ```
 pub fn verify_range<'a, H: Read + Seek>(
     data: impl Into<Source<'a>>,
+    hash: H,
+    params: &Params,
+    root_hash: &Digest,
+    start: u64,
+    count: u64,
+) -> Result<(), Error> {
+    Verifier::new(params, root_hash)
+        .verify_range(data, hash, start, count)
+        .map(drop)
+}
+
+/// The verification of data blocks `start .. start + count` under a tree
+/// of `params`: the work of every [`Verifier`] entry.
+pub(super) fn range<H: Read + Seek>(
+    mut data: Source<'_>,
     mut hash: H,
     params: &Params,
     root_hash: &Digest,
     start: u64,
     count: u64,
 ) -> Result<(), Error> {
-    let mut data = data.into();
     params.validate()?;
     let dl = params.hash.digest_len();
     if root_hash.as_bytes().len() != dl {

@@ -89,6 +89,7 @@ mod verify;
 pub use backend::Backend;
 pub use correct::{Decoded, correct};
 pub use decode::{RoundFix, correct_round};
+pub(crate) use device::AtCursor;
 pub use device::{Corrections, Overlay};
 pub use encode::{Encoder, encode_bytes};
 pub use layout::{Area, FecParams, Layout, VerityLayout};
@@ -123,6 +124,7 @@ pub use mdu_core::io::ReadAt;
 /// ```
 pub use mdu_core::io::WriteAt;
 pub use parity::{VerityEncoder, encode_verity};
+pub(crate) use verify::correct_after;
 pub use verify::{FecOutcome, Shape, verify_with_fec, verify_with_fec_after};
 
 /// Fewest parity bytes per codeword `veritysetup` accepts.

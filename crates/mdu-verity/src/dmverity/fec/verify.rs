@@ -7,8 +7,8 @@ use super::correct::correct;
 use super::device::{AtCursor, Corrections};
 use super::layout::{Area, FecParams, Layout, VerityLayout};
 use super::{ReadAt, WriteAt};
-use crate::dmverity::{Params, Pins, Superblock, verify, verify_with_superblock};
-use crate::{Digest, Error, Source};
+use crate::dmverity::{Params, Pins, Superblock, Verifier};
+use crate::{Digest, Error};
 
 /// How the tree is described: by the caller's parameters alone (as
 /// [`verify`](crate::dmverity::verify)), or by the superblock on the hash
@@ -189,23 +189,8 @@ fn fec_may_help(e: &Error) -> bool {
     )
 }
 
-/// One verification of the devices as `shape` describes them.
-fn check<D, H>(data: &D, hash: &H, shape: Shape<'_>, root: &Digest) -> Result<(), Error>
-where
-    D: ReadAt + Sync + ?Sized,
-    H: ReadAt + ?Sized,
-{
-    let len = data.size()?;
-    let src = Source::seekable(AtCursor::new(data)).with_len(len);
-    match shape {
-        Shape::Params(p) => verify(src, AtCursor::new(hash), p, root),
-        Shape::Superblock { hash_offset, pins } => {
-            verify_with_superblock(src, AtCursor::new(hash), hash_offset, pins, root).map(|_| ())
-        }
-    }
-}
-
-/// Verifies the data and hash devices against `root` and, where that
+/// Verifies the data and hash devices against `root` (shorthand of
+/// [`Verifier::verify_with_fec`]) and, where that
 /// fails, corrects them with the FEC parity on `fec` (laid out as `fec_params`
 /// says) and verifies again with the corrections in view; nothing is
 /// written (see [`FecOutcome::repair`]). The three devices are untrusted:
@@ -255,8 +240,7 @@ where
     H: ReadAt + ?Sized,
     F: ReadAt + ?Sized,
 {
-    let first = check(data, hash, shape, root);
-    verify_with_fec_after(first, data, hash, fec, shape, root, fec_params)
+    Verifier::with_shape(shape, root).verify_with_fec(data, hash, fec, fec_params)
 }
 
 /// [`verify_with_fec`] after a first verification the caller ran itself:
@@ -292,6 +276,25 @@ where
 /// # Ok::<(), mdu_verity::Error>(())
 /// ```
 pub fn verify_with_fec_after<D, H, F>(
+    first: Result<(), Error>,
+    data: &D,
+    hash: &H,
+    fec: &F,
+    shape: Shape<'_>,
+    root: &Digest,
+    fec_params: &FecParams,
+) -> Result<FecOutcome, Error>
+where
+    D: ReadAt + Sync + ?Sized,
+    H: ReadAt + ?Sized,
+    F: ReadAt + ?Sized,
+{
+    Verifier::with_shape(shape, root).correct_after(first, data, hash, fec, fec_params)
+}
+
+/// The work of [`Verifier::correct_after`]: the FEC pass after a first
+/// verification.
+pub(crate) fn correct_after<D, H, F>(
     first: Result<(), Error>,
     data: &D,
     hash: &H,
@@ -350,7 +353,9 @@ where
     let c = &out.decoded.corrections;
     if out.decoded.uncorrectable.is_empty() && !c.is_empty() {
         let (d, h) = (c.overlay(Area::Data, data), c.overlay(Area::Hash, hash));
-        out.after = check(&d, &h, shape, root).err();
+        out.after = Verifier::with_shape(shape, root)
+            .verify_with_fec_first(&d, &h)
+            .err();
     }
     Ok(out)
 }
