@@ -72,9 +72,11 @@ extern crate alloc;
 extern crate std;
 
 mod backend;
+mod block;
 mod cts;
 
 pub use backend::{Backend, CbcMode};
+pub use block::BlockCbc;
 pub use cts::{AesCtsCbc128, AesCtsCbc256, CtsCbc};
 pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};

@@ -89,9 +89,11 @@ extern crate alloc;
 extern crate std;
 
 mod backend;
+mod block;
 mod weak;
 
 pub use backend::{Backend, XtsMode};
+pub use block::BlockXts;
 pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 pub use weak::verify_key;

@@ -22,6 +22,16 @@ pub(crate) fn boxed<A: BlockAes>(key: &[u8]) -> Box<A> {
     Box::write(Box::new_uninit(), A::new(key))
 }
 
+/// A key of any length `A` accepts (`KeyInit::new_from_slice`: Serpent
+/// and Twofish take 16, 24 or 32 bytes), expanded into a new heap
+/// allocation; `None` when `A` refuses the length (the caller wipes the
+/// stack).
+#[inline(never)]
+pub(crate) fn boxed_from_slice<A: BlockAes>(key: &[u8]) -> Option<Box<A>> {
+    let a = A::new_from_slice(key).ok()?;
+    Some(Box::write(Box::new_uninit(), a))
+}
+
 /// A copy in a new heap allocation (the caller wipes the stack).
 #[inline(never)]
 pub(crate) fn boxed_clone<A: BlockAes>(a: &A) -> Box<A> {
@@ -33,7 +43,7 @@ pub(crate) fn boxed_clone<A: BlockAes>(a: &A) -> Box<A> {
 const CHUNK: usize = 16;
 
 /// One unit (a whole number of blocks) in place under `iv`.
-fn crypt_unit<A: BlockAes>(aes: &A, dir: Direction, iv: [u8; 16], unit: &mut [u8]) {
+pub(crate) fn crypt_unit<A: BlockAes>(aes: &A, dir: Direction, iv: [u8; 16], unit: &mut [u8]) {
     let (blocks, _) = unit.as_chunks_mut::<16>();
     match dir {
         Direction::Encrypt => {

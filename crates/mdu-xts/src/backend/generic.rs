@@ -41,6 +41,17 @@ impl<A: BlockAes> Keys<A> {
         )
     }
 
+    /// The keys `k1` and `k2`, of any lengths `A` accepts
+    /// (`KeyInit::new_from_slice`: Serpent and Twofish take 16, 24 or 32
+    /// bytes), expanded into a new heap allocation; `None` when `A`
+    /// refuses either length.
+    #[inline(never)]
+    pub(crate) fn boxed_from_slices(k1: &[u8], k2: &[u8]) -> Option<Box<Keys<A>>> {
+        let data = A::new_from_slice(k1).ok()?;
+        let tweak = A::new_from_slice(k2).ok()?;
+        Some(Box::write(Box::new_uninit(), Keys { data, tweak }))
+    }
+
     /// A copy in a new heap allocation.
     #[inline(never)]
     pub(crate) fn boxed_clone(&self) -> Box<Keys<A>> {
@@ -107,7 +118,7 @@ fn crypt_block<A: BlockAes>(keys: &Keys<A>, enc: bool, t: u128, block: &mut [u8;
 }
 
 /// One data unit (any length >= 16) in place, with ciphertext stealing.
-fn crypt_unit<A: BlockAes>(keys: &Keys<A>, enc: bool, iv: Iv, unit: &mut [u8]) {
+pub(crate) fn crypt_unit<A: BlockAes>(keys: &Keys<A>, enc: bool, iv: Iv, unit: &mut [u8]) {
     let mut t = Block::from(iv.0);
     keys.tweak.encrypt_block(&mut t);
     let t = u128::from_le_bytes(t.0);

@@ -1,0 +1,151 @@
+//! CBC over the other 128-bit block ciphers of dm-crypt and LUKS
+//! (`BlockCbc`): a CBC chain written here over the same RustCrypto cipher
+//! at every whole-block length up to 20 blocks and at sector sizes,
+//! batched requests against one unit at a time, the mdu-core harness, and
+//! the key rules. The kernel's own vectors are in `block_vectors.rs`.
+
+use mdu_cbc::{BlockCbc, DataUnits, Iv, SetupError};
+use mdu_core::testing;
+use serpent::cipher::{Array, BlockCipherEncrypt, KeyInit};
+
+/// Deterministic test bytes (xorshift64*), seeded per test.
+struct Rng(u64);
+
+impl Rng {
+    fn new(name: &str) -> Rng {
+        Rng(name.bytes().fold(0x9e37_79b9_7f4a_7c15, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        }))
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next_u64() as u8).collect()
+    }
+}
+
+/// CBC encryption by its definition: C_i = E(P_i ^ C_{i-1}), C_0 = IV.
+fn chain<C: BlockCipherEncrypt>(c: &C, iv: [u8; 16], data: &mut [u8]) {
+    let mut prev = iv;
+    for block in data.chunks_mut(16) {
+        let mut b = Array::default();
+        for (o, (p, q)) in b.iter_mut().zip(block.iter().zip(prev)) {
+            *o = p ^ q;
+        }
+        c.encrypt_block(&mut b);
+        block.copy_from_slice(&b);
+        prev.copy_from_slice(&b);
+    }
+}
+
+/// Under a user-mode emulator the harness runs on the AES types only
+/// (`conformance.rs`): the generic path is architecture-independent code
+/// over portable ciphers, and its harness takes minutes there. Says so.
+fn sampled(test: &str) -> bool {
+    let sampled = testing::sample::sampling();
+    if sampled {
+        testing::sample::note(
+            test,
+            0,
+            1,
+            "harness runs",
+            "MDU_EMULATED=1: the generic block-cipher path is architecture-independent",
+        );
+    }
+    sampled
+}
+
+/// For one cipher type: every check of this file, with keys of each
+/// length in `$key_lens`.
+macro_rules! every_check {
+    ($name:ident, $cipher:ty, $key_lens:expr) => {
+        #[test]
+        fn $name() {
+            let mut rng = Rng::new(concat!("block::", stringify!($name)));
+            for key_len in $key_lens {
+                let key = rng.bytes(key_len);
+                let cbc = BlockCbc::<$cipher>::new(&key).unwrap();
+                let oracle = <$cipher>::new_from_slice(&key).unwrap();
+                let lens = (1..=20).map(|b| 16 * b).chain([512, 4096]);
+                for len in lens {
+                    let plain = rng.bytes(len);
+                    let iv = Iv::from_u128(rng.next_u64() as u128 | (rng.next_u64() as u128) << 64);
+                    let mut want = plain.clone();
+                    chain(&oracle, iv.0, &mut want);
+                    let mut got = plain.clone();
+                    cbc.encrypt(iv, &mut got).unwrap();
+                    assert!(
+                        got == want,
+                        "{} {key_len}-byte key, {len} bytes: encrypt",
+                        stringify!($cipher)
+                    );
+                    cbc.decrypt(iv, &mut got).unwrap();
+                    assert!(
+                        got == plain,
+                        "{} {key_len}-byte key, {len} bytes: decrypt",
+                        stringify!($cipher)
+                    );
+                }
+                // Batched (the auto-splitter) against one unit at a time.
+                let units = DataUnits::new(&cbc, 512).unwrap();
+                let plain = rng.bytes(9 * 512);
+                let first = Iv::plain64(u64::MAX - 4);
+                let mut got = plain.clone();
+                units.encrypt(first, &mut got).unwrap();
+                let mut want = plain.clone();
+                for (i, unit) in want.chunks_mut(512).enumerate() {
+                    chain(&oracle, first.advance(i as u128).0, unit);
+                }
+                assert!(got == want, "{}: batched encrypt", stringify!($cipher));
+                units.decrypt(first, &mut got).unwrap();
+                assert!(got == plain, "{}: batched decrypt", stringify!($cipher));
+                if key_len == BlockCbc::<$cipher>::KEY_LEN && !sampled(stringify!($name)) {
+                    // 17 and 31 bytes are not whole blocks.
+                    let report = testing::check_cipher(&cbc);
+                    assert_eq!(report.skipped_sizes, 2, "{report:?}");
+                    assert!(report.requests > 1000, "{report:?}");
+                }
+                let mut a = plain.clone();
+                let mut b = plain.clone();
+                cbc.encrypt(first, &mut a).unwrap();
+                cbc.clone().encrypt(first, &mut b).unwrap();
+                assert_eq!(a, b);
+                assert!(format!("{cbc:?}").starts_with("BlockCbc"));
+            }
+        }
+    };
+}
+
+every_check!(serpent_matches_the_chain, serpent::Serpent, [16, 24, 32]);
+every_check!(twofish_matches_the_chain, twofish::Twofish, [16, 24, 32]);
+every_check!(sm4_matches_the_chain, sm4::Sm4, [16]);
+every_check!(camellia128_matches_the_chain, camellia::Camellia128, [16]);
+every_check!(camellia256_matches_the_chain, camellia::Camellia256, [32]);
+
+#[test]
+fn key_lengths_the_cipher_refuses_and_partial_blocks_are_refused() {
+    for len in [0, 15, 33] {
+        assert_eq!(
+            BlockCbc::<serpent::Serpent>::new(&vec![1u8; len]).unwrap_err(),
+            SetupError::InvalidKeyLength { len, expected: 16 }
+        );
+    }
+    for len in [15, 17, 20, 31] {
+        assert!(
+            BlockCbc::<twofish::Twofish>::new(&vec![1u8; len]).is_err(),
+            "{len}"
+        );
+    }
+    let cbc = BlockCbc::<sm4::Sm4>::new(&[4; 16]).unwrap();
+    for len in [0, 15, 17, 31] {
+        let mut buf = vec![6u8; len];
+        assert!(cbc.encrypt(Iv::ZERO, &mut buf).is_err(), "{len}");
+        assert!(buf.iter().all(|&b| b == 6));
+    }
+}
