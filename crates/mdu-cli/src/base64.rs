@@ -16,7 +16,7 @@ use std::path::Path;
 use clap::{Args, Subcommand};
 use mdu_base64::{Alphabet, DecodeError, Engine, Padding};
 
-use crate::util::CliError;
+use crate::error::CliError;
 
 /// Input bytes encoded per block: a multiple of 3 (no padding inside the
 /// stream), 768 KiB in and 1 MiB out, large enough that the per-block cost

@@ -12,11 +12,13 @@ use zeroize::Zeroizing;
 use mdu_inplace::plain::{self, Params, Plain};
 use mdu_inplace::{Journal as _, Op};
 
+use crate::args::WeakKeyArg;
+use crate::error::CliError;
 use crate::journal;
 use crate::lock::Locks;
 use crate::output::{self, Output};
 use crate::pipeline::{self, Sink, Source};
-use crate::util::{self, CliError, WeakKeyArg};
+use crate::{error, input, paths, process, progress};
 
 /// Bytes per read/encrypt/write step and thread of `--in-place`.
 const CHUNK_PER_THREAD: usize = 1 << 20;
@@ -69,7 +71,7 @@ pub(crate) struct CryptArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     offset: u64,
     /// Encryption threads (default: every core; at most 1024).
-    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
     threads: Option<usize>,
     /// Rewrite IN where it lies, given again as OUT (not atomic).
     ///
@@ -123,7 +125,8 @@ pub(crate) fn run(cmd: CryptCmd) -> Result<(), CliError> {
 fn read_key(path: &Path, spec: &CipherSpec) -> Result<Zeroizing<Vec<u8>>, CliError> {
     let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key", e))?;
     let mut key = Zeroizing::new(vec![0u8; MAX_KEY_LEN + 1]);
-    let n = util::read_full(&mut f, &mut key).map_err(|e| CliError::io(path, "read the key", e))?;
+    let n =
+        input::read_full(&mut f, &mut key).map_err(|e| CliError::io(path, "read the key", e))?;
     if spec.check_key_len(n).is_err() {
         let len = match f.metadata() {
             Ok(m) if n > MAX_KEY_LEN && m.is_file() => m.len().to_string(),
@@ -158,14 +161,14 @@ fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
     if let Some(j) = &a.journal {
         paths.push(("--journal", j));
     }
-    util::distinct(&paths)?;
-    util::distinct(&[("--key-file", a.key_file.as_path()), ("OUT", &a.output)])?;
+    paths::distinct(&paths)?;
+    paths::distinct(&[("--key-file", a.key_file.as_path()), ("OUT", &a.output)])?;
     let spec = CipherSpec::parse(&a.cipher).map_err(|e| CliError::Usage(e.to_string()))?;
     let geometry = Geometry::new(a.sector_size, a.iv_offset, a.iv_large_sectors)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let key = read_key(&a.key_file, &spec)?;
     let cipher = SectorCipher::new(spec, &key, geometry, a.weak.policy())
-        .map_err(|e| util::key_error(&a.key_file, "the key", e))?;
+        .map_err(|e| error::key_error(&a.key_file, "the key", e))?;
     // What the journal of --in-place binds the run to: a one-way digest of
     // the key (never the key itself) with the other parameters.
     let key_check = Params::key_check(&key);
@@ -184,7 +187,7 @@ fn stream(
         .offset
         .checked_mul(512)
         .ok_or_else(|| CliError::Usage(format!("--offset {} is too large", a.offset)))?;
-    let (mut input, mut in_len) = util::open_input(&a.input)?;
+    let (mut input, mut in_len) = input::open_input(&a.input)?;
     let in_meta = input
         .metadata()
         .map_err(|e| CliError::io(&a.input, "examine", e))?;
@@ -361,7 +364,7 @@ fn in_place(
         .open(path)
         .map_err(|e| CliError::io(path, "open for reading and writing", e))?;
     let (in_base, out_base) = if encrypt { (0, header) } else { (header, 0) };
-    let pool = util::pool(a.threads)?;
+    let pool = process::pool(a.threads)?;
     let params = Params {
         direction: dir,
         in_base,
@@ -409,7 +412,7 @@ fn in_place(
         run
     };
     let (done, total) = run.progress();
-    let pb = util::progress(total, dir.name());
+    let pb = progress::progress(total, dir.name());
     pb.set_position(done);
     pool.install(|| mdu_inplace::run(&mut run, &mut |done, _| pb.set_position(done), &|| false))
         .map_err(err)?;

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use mdu_verity::dmverity::{self, fec};
 
+use crate::error::CliError;
 use crate::output::{self, Output};
-use crate::util::CliError;
 
 /// The FEC options (those of `veritysetup`).
 #[derive(Args, Debug)]

@@ -17,7 +17,8 @@ use mdu_fscrypt::policy::{Context, KeySpec};
 use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Volume};
 use rayon::prelude::*;
 
-use crate::util::{self, CliError};
+use crate::error::CliError;
+use crate::{args, process, progress};
 
 const KEY_HELP: &str = "\
 Keys: --key FILE holds a raw v2 master key (16 to 64 bytes, as given to
@@ -126,7 +127,7 @@ pub(crate) struct ExtractArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Threads (default: every core; at most 1024).
-    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
     threads: Option<usize>,
 }
 
@@ -175,7 +176,7 @@ fn keyring(k: &KeyArgs) -> Result<Keyring, CliError> {
         let (desc, file) = spec
             .split_once(':')
             .ok_or_else(|| CliError::Usage(format!("--key-v1 {spec}: expected DESCRIPTOR:FILE")))?;
-        let d: [u8; 8] = util::parse_hex("--key-v1 descriptor", desc)?
+        let d: [u8; 8] = args::parse_hex("--key-v1 descriptor", desc)?
             .try_into()
             .map_err(|_| {
                 CliError::Usage(format!("--key-v1 {spec}: the descriptor is 16 hex digits"))
@@ -254,7 +255,7 @@ fn ls(a: LsArgs) -> Result<(), CliError> {
                 let mut o = serde_json::Map::new();
                 match std::str::from_utf8(&e.name) {
                     Ok(s) => o.insert("name".into(), s.into()),
-                    Err(_) => o.insert("name_hex".into(), util::to_hex(&e.name).into()),
+                    Err(_) => o.insert("name_hex".into(), args::to_hex(&e.name).into()),
                 };
                 let form = match e.form {
                     NameForm::Clear => "clear",
@@ -268,7 +269,7 @@ fn ls(a: LsArgs) -> Result<(), CliError> {
                 o.insert("size".into(), inode.size.into());
                 o.insert("encrypted".into(), inode.is_encrypted().into());
                 o.insert("mtime".into(), inode.mtime.secs.into());
-                o.insert("stored_hex".into(), util::to_hex(&e.stored).into());
+                o.insert("stored_hex".into(), args::to_hex(&e.stored).into());
                 serde_json::Value::Object(o).to_string().into_bytes()
             } else {
                 let mut l = format!(
@@ -402,7 +403,7 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
     // the run before anything is written.
     let tree = img.vol.walk(top).map_err(|e| img.err(e))?;
     let out_path = |i: usize| a.out.join(OsStr::from_bytes(&tree.path(i)));
-    let root = util::euid() == 0;
+    let root = process::euid() == 0;
     let mut files = Vec::new();
     let mut specials = Vec::new();
     for (i, n) in tree.nodes.iter().enumerate() {
@@ -480,9 +481,9 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
         }
     }
     let total: u64 = files.iter().map(|f| f.1).sum();
-    let bar = util::progress(total, "extract");
+    let bar = progress::progress(total, "extract");
     let done = AtomicU64::new(0);
-    let pool = util::pool(a.threads)?;
+    let pool = process::pool(a.threads)?;
     // Large files first, so the last thread is not left with one.
     files.sort_by_key(|f| std::cmp::Reverse(f.1));
     pool.install(|| {
@@ -603,8 +604,8 @@ fn policy(a: PolicyArgs) -> Result<(), CliError> {
     };
     let p = ctx.policy();
     let key = match p.key() {
-        KeySpec::V1 { descriptor } => ("descriptor", util::to_hex(&descriptor)),
-        KeySpec::V2 { identifier } => ("identifier", util::to_hex(&identifier)),
+        KeySpec::V1 { descriptor } => ("descriptor", args::to_hex(&descriptor)),
+        KeySpec::V2 { identifier } => ("identifier", args::to_hex(&identifier)),
     };
     let unit = p.data_unit_size(img.vol.ext4().block_size());
     if a.json {
@@ -620,8 +621,8 @@ fn policy(a: PolicyArgs) -> Result<(), CliError> {
             "iv_ino_lblk_32": p.flags().bits() & 0x10 != 0,
             "data_unit_size": unit,
             key.0: key.1,
-            "nonce": util::to_hex(ctx.nonce()),
-            "context": util::to_hex(&ctx.to_bytes()),
+            "nonce": args::to_hex(ctx.nonce()),
+            "context": args::to_hex(&ctx.to_bytes()),
         });
         println!("{o}");
     } else {
@@ -635,7 +636,7 @@ fn policy(a: PolicyArgs) -> Result<(), CliError> {
         );
         println!("  data unit: {unit} bytes");
         println!("  key {}: {}", key.0, key.1);
-        println!("  nonce:     {}", util::to_hex(ctx.nonce()));
+        println!("  nonce:     {}", args::to_hex(ctx.nonce()));
     }
     Ok(())
 }

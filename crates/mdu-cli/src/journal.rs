@@ -8,7 +8,7 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::util::CliError;
+use crate::error::CliError;
 
 /// Creates the journal at `path` (which must not exist): a file without a
 /// name, locked, that `write` fills (the header and the first record,

@@ -28,7 +28,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::util::CliError;
+use crate::error::CliError;
 
 /// libcryptsetup's lock directory (its compiled-in default).
 const LOCK_DIR: &str = "/run/cryptsetup";

@@ -58,7 +58,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use crate::util::CliError;
+use crate::error::CliError;
 
 /// What every command that writes an output does with it, for `--help`.
 pub(crate) const HELP: &str = "\
@@ -619,7 +619,7 @@ impl Atomic {
             // The new file takes the old one's owner (when root can give
             // it; a change of owner clears set-id bits, so it comes first)
             // and permissions.
-            if crate::util::euid() == 0 {
+            if crate::process::euid() == 0 {
                 let _ = std::os::unix::fs::fchown(&a.file, Some(meta.uid()), Some(meta.gid()));
             }
             let _ = a
@@ -851,7 +851,7 @@ fn remove_stale(dir: &Path) {
     let (Ok(entries), Ok(d)) = (std::fs::read_dir(dir), File::open(dir)) else {
         return;
     };
-    let me = crate::util::euid();
+    let me = crate::process::euid();
     for entry in entries.flatten() {
         let name = entry.file_name();
         if !is_temp_name(name.as_bytes()) {

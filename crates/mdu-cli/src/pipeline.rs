@@ -35,7 +35,8 @@ use std::sync::mpsc;
 
 use mdu_dmcrypt::{Direction, SectorCipher};
 
-use crate::util::{self, CliError};
+use crate::error::CliError;
+use crate::{input, process, progress};
 
 /// Bytes per read/crypt/write step and thread (a multiple of every sector
 /// size and of the direct-I/O alignment).
@@ -210,7 +211,7 @@ pub(crate) fn run(
     sink: Sink<'_>,
     threads: Option<usize>,
 ) -> Result<u64, CliError> {
-    let pool = util::pool(threads)?;
+    let pool = process::pool(threads)?;
     let parallel = pool.current_num_threads() > 1;
     let ss = cipher.sector_size() as usize;
     let mut chunk = CHUNK_PER_THREAD * pool.current_num_threads();
@@ -219,7 +220,7 @@ pub(crate) fn run(
         let need = usize::try_from(len).unwrap_or(usize::MAX);
         chunk = chunk.min(need.div_ceil(ALIGN).max(1) * ALIGN);
     }
-    let pb = util::progress(src.len.unwrap_or(0), dir.name());
+    let pb = progress::progress(src.len.unwrap_or(0), dir.name());
     let Source {
         file: input,
         path: in_path,
@@ -241,7 +242,7 @@ pub(crate) fn run(
         }
         // The writer first: if the reader cannot be started, dropping
         // `done_tx` ends the writer.
-        let writer = util::spawn(s, "writer", move || -> Result<(), CliError> {
+        let writer = process::spawn(s, "writer", move || -> Result<(), CliError> {
             let mut direct = if seekable { direct(out, true) } else { None };
             let mut pos = out_offset;
             for (mut buf, n) in done_rx {
@@ -268,7 +269,7 @@ pub(crate) fn run(
             }
             Ok(())
         })?;
-        let reader = util::spawn(s, "reader", move || -> Result<(), CliError> {
+        let reader = process::spawn(s, "reader", move || -> Result<(), CliError> {
             let mut direct = in_len.and_then(|_| direct(input, false));
             let mut pos = 0u64;
             while let Ok(mut buf) = free_rx.recv() {
@@ -285,7 +286,7 @@ pub(crate) fn run(
                         n
                     }
                     None => {
-                        let n = util::read_full(&mut &*input, bytes)
+                        let n = input::read_full(&mut &*input, bytes)
                             .map_err(|e| CliError::io(in_path, "read", e))?;
                         if !n.is_multiple_of(ss) {
                             let at = in_offset + pos + (n - n % ss) as u64;
@@ -329,8 +330,8 @@ pub(crate) fn run(
         // on a full channel: dropping the receiver ends it either way.
         drop(full_rx);
         drop(done_tx);
-        let read = util::join(reader, "reader");
-        let written = util::join(writer, "writer");
+        let read = process::join(reader, "reader");
+        let written = process::join(writer, "writer");
         match failed {
             Some(e) => Err(e),
             None => read.and(written).map(|()| bytes),

@@ -10,9 +10,10 @@ use mdu_core::io::{IoError, ReadAt};
 use mdu_verity::dmverity::{self, Formatted, Superblock, fec};
 use mdu_verity::{Digest, Error as VerityError, HashAlg};
 
+use crate::error::CliError;
 use crate::fec::FecArgs;
 use crate::output::{self, Output};
-use crate::util::{self, CliError};
+use crate::{args, input, process, progress};
 
 /// dm-verity subcommands.
 #[derive(Subcommand, Debug)]
@@ -106,7 +107,7 @@ pub(crate) struct VerityOpts {
     #[arg(long, value_name = "N")]
     data_blocks: Option<u64>,
     /// Hashing threads (default: every core; at most 1024).
-    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
     threads: Option<usize>,
 }
 
@@ -186,14 +187,14 @@ fn parse_uuid(s: &str) -> Result<[u8; 16], CliError> {
     if groups.iter().map(|g| g.len()).collect::<Vec<_>>() != [8, 4, 4, 4, 12] {
         return Err(bad());
     }
-    let bytes = util::parse_hex("UUID", &groups.concat()).map_err(|_| bad())?;
+    let bytes = args::parse_hex("UUID", &groups.concat()).map_err(|_| bad())?;
     let mut u = [0u8; 16];
     u.copy_from_slice(&bytes);
     Ok(u)
 }
 
 fn uuid_string(u: &[u8; 16]) -> String {
-    let h = util::to_hex(u);
+    let h = args::to_hex(u);
     format!(
         "{}-{}-{}-{}-{}",
         &h[..8],
@@ -254,7 +255,7 @@ fn pins(o: &VerityOpts) -> Result<dmverity::Pins, CliError> {
     let hash = o.hash.as_ref().map(|h| h.alg);
     let salt = match o.salt.as_deref() {
         Some("-") => Some(Vec::new()),
-        Some(s) => Some(util::parse_hex("salt", s)?),
+        Some(s) => Some(args::parse_hex("salt", s)?),
         None => None,
     };
     if o.data_blocks == Some(0) {
@@ -278,7 +279,7 @@ fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, Cli
         Some(s) => s,
         None if random_defaults => {
             let mut s = vec![0u8; 32];
-            util::random_bytes(&mut s)?;
+            process::random_bytes(&mut s)?;
             s
         }
         None => Vec::new(),
@@ -287,7 +288,7 @@ fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, Cli
         Some(u) => parse_uuid(u)?,
         None if random_defaults => {
             let mut u = [0u8; 16];
-            util::random_bytes(&mut u)?;
+            process::random_bytes(&mut u)?;
             u[6] = (u[6] & 0x0f) | 0x40;
             u[8] = (u[8] & 0x3f) | 0x80;
             u
@@ -332,7 +333,7 @@ fn check_overlap(
     }
     let blocks = match p.data_blocks {
         Some(n) => n,
-        None => util::input_size(data)?.max(data_len) / u64::from(p.data_block_size),
+        None => input::input_size(data)?.max(data_len) / u64::from(p.data_block_size),
     };
     let data_end = blocks.saturating_mul(u64::from(p.data_block_size));
     if data_end > p.hash_offset {
@@ -354,17 +355,17 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     a.fec.check(&p)?;
     // DATA is hashed from where it lies if it is mapped; with FEC, the
     // mapped windows also feed the parity on their way to the hasher.
-    let (input, data_len) = util::open_data(&a.data, !a.no_mmap)?;
+    let (input, data_len) = input::open_data(&a.data, !a.no_mmap)?;
     check_overlap(&a.data, &a.hash_dev, &p, data_len)?;
     let (mut hash_out, mut fec_out, mut root_out) = format_outputs(&a)?;
     // With FEC, the mapped windows also feed the parity on their way to
     // the hasher, if its layout can be known before the tree is written.
     let early = match &input {
-        util::Input::Mapped(_) => early_encoder(&a.fec, &a.hash_dev, &p, data_len),
-        util::Input::File(_) => None,
+        input::Input::Mapped(_) => early_encoder(&a.fec, &a.hash_dev, &p, data_len),
+        input::Input::File(_) => None,
     };
     let (data, pb) = match input {
-        util::Input::Mapped(windows) => {
+        input::Input::Mapped(windows) => {
             let tee = early.clone();
             let windows = windows.inspect(move |w| {
                 if let (Some(e), Ok(w)) = (&tee, w) {
@@ -376,12 +377,12 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
                 indicatif::ProgressBar::hidden(),
             )
         }
-        util::Input::File(file) => {
-            let pb = util::progress(data_len, "dm-verity format");
+        input::Input::File(file) => {
+            let pb = progress::progress(data_len, "dm-verity format");
             (mdu_verity::Source::seekable(pb.wrap_read(file)), pb)
         }
     };
-    let pool = util::pool(a.opts.threads)?;
+    let pool = process::pool(a.opts.threads)?;
     let out = pool
         .install(|| dmverity::format(data, hash_out.file(), &p))
         .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
@@ -556,7 +557,7 @@ fn describe_parity(
     let hash_size = if f.shares_hash_file(hash_path) {
         0
     } else {
-        let mut h = util::open_read(hash_path)?;
+        let mut h = input::open_read(hash_path)?;
         h.seek(SeekFrom::End(0))
             .map_err(|e| CliError::io(hash_path, "seek", e))?
     };
@@ -615,15 +616,15 @@ fn write_parity(
         Some(enc) => enc,
         None => fec::VerityEncoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?,
     };
-    let d = util::open_read(data)?;
+    let d = input::open_read(data)?;
     if enc.data_blocks_taken() == 0 && d.metadata().is_ok_and(|m| m.is_file()) {
         // A regular file is taken from the page cache where it lies (the
         // hashing pass just read it), a window at a time.
         let total = layout.data_blocks() * u64::from(p.data_block_size);
         let mut at = 0;
         while at < total {
-            let len = util::WINDOW.min(total - at);
-            let map = util::map_window_populated(&d, at, len)
+            let len = input::WINDOW.min(total - at);
+            let map = input::map_window_populated(&d, at, len)
                 .map_err(|e| CliError::io(data, "map for the FEC parity", e))?;
             enc.push_data(&map).map_err(|e| CliError::lib(data, e))?;
             at += len;
@@ -660,7 +661,7 @@ fn print_summary(
     let salt = if p.salt.is_empty() {
         "-".to_owned()
     } else {
-        util::to_hex(&p.salt)
+        args::to_hex(&p.salt)
     };
     let uuid = if p.superblock {
         uuid_string(&p.uuid)
@@ -683,7 +684,7 @@ fn print_summary(
             "hash_blocks": hash_blocks,
             "hash_block_size": p.hash_block_size,
             "hash_algorithm": hash_name,
-            "salt": util::to_hex(&p.salt),
+            "salt": args::to_hex(&p.salt),
             "root_hash": root,
             "hash_offset": p.hash_offset,
             "hash_start_block": p.hash_start_block(),
@@ -741,7 +742,7 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
             a.hash_offset
         )));
     }
-    let mut hash = util::open_read(&a.hash_dev)?;
+    let mut hash = input::open_read(&a.hash_dev)?;
     let sb = Superblock::read_from(&mut hash, a.hash_offset).map_err(|e| match e {
         VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
         e => CliError::Input {
@@ -756,7 +757,7 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
     let mut raw = [0u8; 512];
     let got = hash
         .seek(SeekFrom::Start(a.hash_offset))
-        .and_then(|_| util::read_full(&mut hash, &mut raw))
+        .and_then(|_| input::read_full(&mut hash, &mut raw))
         .map_err(|e| CliError::io(&a.hash_dev, "read the superblock", e))?;
     if got < raw.len() {
         return Err(CliError::Input {
@@ -884,7 +885,7 @@ fn verity_error(data: &Path, hash: &Path, p: &dmverity::Params, e: VerityError) 
             path: data.to_owned(),
             message: format!("I/O error: {io}"),
         },
-        e @ VerityError::UnexpectedEof { .. } => util::source_error(data, e),
+        e @ VerityError::UnexpectedEof { .. } => input::source_error(data, e),
         other => CliError::lib(data, other),
     }
 }
@@ -905,19 +906,19 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
             locks.file(fec)?;
         }
     }
-    let open = |path: &Path| util::open_read(path);
-    let root_bytes = util::parse_hex("root hash", &a.root)?;
+    let open = |path: &Path| input::open_read(path);
+    let root_bytes = args::parse_hex("root hash", &a.root)?;
     let root = Digest::from_slice(&root_bytes);
-    let pool = util::pool(a.opts.threads)?;
+    let pool = process::pool(a.opts.threads)?;
     // DATA is hashed from where it lies if it is mapped, with FEC too: a
     // clean image is verified once, as without it.
     // DATA is read up to its size when it has one, an error if it ends
     // earlier; a pipe or character device only as far as the tree goes.
-    let (data, _, pb) = util::open_source(
+    let (data, _, pb) = input::open_source(
         &a.data,
         !a.no_mmap,
         "dm-verity verify",
-        util::Unsized::Bounded,
+        input::Unsized::Bounded,
     )?;
     let mut hash = open(&a.hash_dev)?;
     let pins = pins(&a.opts)?;
@@ -939,7 +940,7 @@ fn verify(a: VerifyArgs, repair: bool) -> Result<(), CliError> {
     let unsized_data = std::fs::metadata(&a.data)
         .ok()
         .as_ref()
-        .and_then(util::unsized_kind);
+        .and_then(input::unsized_kind);
     let first = match r {
         Ok(()) => return done(&a, repair, None),
         Err(e) => e,
@@ -1048,7 +1049,7 @@ fn verify_with_fec(
     first: VerityError,
     pool: &rayon::ThreadPool,
 ) -> Result<(), CliError> {
-    let open = |path: &Path| util::open_read(path);
+    let open = |path: &Path| input::open_read(path);
     let Some(fec_path) = a.fec.device() else {
         return Err(CliError::Usage("--fec-device is needed to correct".into()));
     };
@@ -1063,7 +1064,7 @@ fn verify_with_fec(
         }
     };
     let size = ReadAt::size(&data).map_err(|e| CliError::io(&a.data, "examine", e.into()))?;
-    let pb = util::progress(size, "dm-verity verify");
+    let pb = progress::progress(size, "dm-verity verify");
     let reader = Progress {
         file: &data,
         pb: &pb,

@@ -281,7 +281,7 @@ pub(super) fn dump_json(img: &Image, key: Option<&mdu_luks2::VolumeKey>) -> Stri
         .collect();
     v["keyslots"] = Value::Object(keyslots);
     if let Some(k) = key {
-        v["volume_key"] = Value::String(util::to_hex(&k.key));
+        v["volume_key"] = Value::String(args::to_hex(&k.key));
         v["keyslot"] = json!(k.slot);
         v["unbound"] = json!(k.segment.is_none());
     }

@@ -17,7 +17,7 @@ pub(super) fn new_image_paths(
         paths.push(("--header", h));
     }
     paths.extend_from_slice(others);
-    util::distinct(&paths)
+    paths::distinct(&paths)
 }
 
 /// `--offset` (512-byte sectors) in bytes, with the reason when it cannot
@@ -110,7 +110,7 @@ pub(super) fn volume_key(a: &NewImageArgs, bytes: usize) -> Result<Zeroizing<Vec
         Some(p) => {
             let mut f = File::open(p).map_err(|e| CliError::io(p, "read the volume key", e))?;
             let mut buf = Zeroizing::new(vec![0u8; bytes + 1]);
-            let n = util::read_full(&mut f, &mut buf)
+            let n = input::read_full(&mut f, &mut buf)
                 .map_err(|e| CliError::io(p, "read the volume key", e))?;
             if n != bytes {
                 return Err(CliError::Input {
@@ -121,7 +121,7 @@ pub(super) fn volume_key(a: &NewImageArgs, bytes: usize) -> Result<Zeroizing<Vec
             }
             key.copy_from_slice(&buf[..bytes]);
         }
-        None => util::random_bytes(&mut key)?,
+        None => process::random_bytes(&mut key)?,
     }
     Ok(key)
 }
@@ -142,7 +142,7 @@ pub(super) fn header_region(a: &NewImageArgs, params: FormatParams) -> Result<Ne
         mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random).map_err(|e| {
             match (e, &a.volume_key_file) {
                 (Luks2Error::Cipher(e @ DmCryptError::WeakXtsKey { .. }), Some(p)) => {
-                    util::key_error(p, "the volume key", e)
+                    error::key_error(p, "the volume key", e)
                 }
                 (e, _) => CliError::Usage(e.to_string()),
             }

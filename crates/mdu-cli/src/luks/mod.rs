@@ -14,10 +14,12 @@ use mdu_luks2::{
 };
 use zeroize::Zeroizing;
 
+use crate::args::WeakKeyArg;
+use crate::error::CliError;
 use crate::lock::Locks;
 use crate::output::{Output, Target};
 use crate::pipeline::{self, Sink, Source};
-use crate::util::{self, CliError, WeakKeyArg};
+use crate::{args, error, input, paths, process, progress};
 
 mod dump;
 mod image;
@@ -162,7 +164,7 @@ pub(crate) struct ReencryptArgs {
     /// half of SIZE (the data offset), as cryptsetup does. The last SIZE
     /// bytes of IMAGE must be free: shrink the file system by SIZE first.
     /// A number of bytes, or with a K, M or G suffix (powers of 1024).
-    #[arg(long, value_name = "SIZE", requires = "encrypt", conflicts_with = "header", value_parser = util::parse_size)]
+    #[arg(long, value_name = "SIZE", requires = "encrypt", conflicts_with = "header", value_parser = args::parse_size)]
     reduce_device_size: Option<u64>,
     /// Decrypt IMAGE in place. With the header in IMAGE, --header names a
     /// new file it is exported to (the record of the run is kept there) and
@@ -202,7 +204,7 @@ pub(crate) struct ReencryptArgs {
     /// The largest hotzone, in bytes or with a K, M or G suffix (default
     /// 64 MiB; journal: at most what
     /// the keyslots area holds).
-    #[arg(long, value_name = "SIZE", conflicts_with = "reduce_device_size", value_parser = util::parse_size)]
+    #[arg(long, value_name = "SIZE", conflicts_with = "reduce_device_size", value_parser = args::parse_size)]
     hotzone_size: Option<u64>,
     /// Only go on with a reencryption in progress; never start one.
     #[arg(long, conflicts_with_all = ["encrypt", "decrypt", "cipher", "key_size", "sector_size", "init_only"])]
@@ -360,7 +362,7 @@ pub(crate) struct EncryptArgs {
     #[arg(long, value_name = "FILE")]
     header: Option<PathBuf>,
     /// Encryption threads (default: every core; at most 1024).
-    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
     threads: Option<usize>,
     /// The plaintext: a regular file or block device.
     #[arg(value_name = "PLAIN")]
@@ -383,7 +385,7 @@ pub(crate) struct DecryptArgs {
     #[command(flatten)]
     weak: WeakKeyArg,
     /// Decryption threads (default: every core; at most 1024).
-    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
     threads: Option<usize>,
     /// The LUKS2 image.
     #[arg(value_name = "IMAGE")]
@@ -554,7 +556,7 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
         paths.push(("--header", h));
     }
     paths.extend([("IMAGE", a.image.as_path()), ("PLAIN", a.plain.as_path())]);
-    util::distinct(&paths)?;
+    paths::distinct(&paths)?;
     let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
     let (hf, img) = load(&header_path)?;
     let (_, seg) = img.segment().map_err(|e| image_error(&header_path, e))?;
@@ -586,7 +588,7 @@ fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
         .segment_cipher(&key, a.weak.policy())
         .map_err(|e| match e {
             Luks2Error::Cipher(e @ DmCryptError::WeakXtsKey { .. }) => {
-                util::key_error(&a.image, "the volume key", e)
+                error::key_error(&a.image, "the volume key", e)
             }
             e => image_error(&a.image, e),
         })?;

@@ -16,9 +16,9 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     // written.
     let request = reencrypt_request(&a)?;
     let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
-    util::distinct(&[("--key-file", &a.key_file), ("IMAGE", &a.image)])?;
+    paths::distinct(&[("--key-file", &a.key_file), ("IMAGE", &a.image)])?;
     if a.header.is_some() {
-        util::distinct(&[("--key-file", &a.key_file), ("--header", &header_path)])?;
+        paths::distinct(&[("--key-file", &a.key_file), ("--header", &header_path)])?;
     }
     let open_rw = |p: &Path| {
         OpenOptions::new()
@@ -110,7 +110,7 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         return Ok(());
     }
     let (done, total) = run.progress();
-    let pb = util::progress(
+    let pb = progress::progress(
         total,
         &format!("{} {}", run.mode().name(), a.image.display()),
     );
@@ -238,12 +238,12 @@ pub(super) fn reencrypt_request(
 pub(super) fn interrupted(a: &ReencryptArgs, done: u64, total: u64) -> CliError {
     let mut again = format!(
         "mdu luks reencrypt --resume-only --key-file {}",
-        util::shell_word(&a.key_file)
+        paths::shell_word(&a.key_file)
     );
     if let Some(h) = &a.header {
-        again += &format!(" --header {}", util::shell_word(h));
+        again += &format!(" --header {}", paths::shell_word(h));
     }
-    again += &format!(" {}", util::shell_word(&a.image));
+    again += &format!(" {}", paths::shell_word(&a.image));
     CliError::Refused {
         path: a.image.clone(),
         message: format!(
