@@ -411,15 +411,6 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
     for o in [fec_out, Some(hash_out), root_out].into_iter().flatten() {
         o.commit()?;
     }
-    let hash_device_size = (p.hash_offset == 0).then(|| {
-        // With the parity in the hash image, veritysetup counts it as
-        // following the tree.
-        let parity = fec
-            .as_ref()
-            .filter(|f| f.in_hash)
-            .map_or(0, |f| f.parity_len);
-        out.hash_device_size() + parity
-    });
     print_summary(
         &a.hash_dev,
         &p,
@@ -427,7 +418,7 @@ fn format(a: FormatArgs) -> Result<(), CliError> {
         out.data_blocks(),
         out.hash_blocks(),
         Some(&root),
-        hash_device_size,
+        device_size(p.hash_offset, out.hash_device_size(), fec.as_ref()),
         fec.as_ref(),
         a.json,
     );
@@ -540,6 +531,14 @@ impl Written {
             offset: layout.fec().offset,
         }
     }
+}
+
+/// The "Hash device size" veritysetup prints: only with the hash area at
+/// offset 0, the tree's end, and the parity after it where it shares the
+/// hash device.
+fn device_size(hash_offset: u64, tree_end: u64, fec: Option<&Written>) -> Option<u64> {
+    let parity = fec.filter(|f| f.in_hash).map_or(0, |f| f.parity_len);
+    (hash_offset == 0).then_some(tree_end + parity)
 }
 
 /// The FEC layout of an existing image, for `dump`: what `write_parity`
@@ -752,45 +751,22 @@ fn dump(a: DumpArgs) -> Result<(), CliError> {
         },
     })?;
     let p = sb.params(a.hash_offset);
+    let n = sb.data_blocks;
+    let (hash_blocks, size) = (p
+        .tree_blocks(n)
+        .and_then(|b| Ok((b, p.hash_device_size(n)?))))
+    .map_err(|e| CliError::lib(&a.hash_dev, e))?;
+    let fec = describe_parity(&a.fec, &a.hash_dev, &p, sb.data_blocks)?;
     // The algorithm as the superblock spells it (an OpenSSL alias such as
     // `blake2b512` is printed as written, as veritysetup does).
-    let mut raw = [0u8; 512];
-    let got = hash
-        .seek(SeekFrom::Start(a.hash_offset))
-        .and_then(|_| input::read_full(&mut hash, &mut raw))
-        .map_err(|e| CliError::io(&a.hash_dev, "read the superblock", e))?;
-    if got < raw.len() {
-        return Err(CliError::Input {
-            path: a.hash_dev.clone(),
-            offset: a.hash_offset + got as u64,
-            rule: format!(
-                "unexpected end of file: the 512-byte superblock at byte {} ends here \
-                 (was the file truncated while it was read?)",
-                a.hash_offset
-            ),
-        });
-    }
-    let name = Superblock::algorithm_name(&raw).unwrap_or_default();
-    let hash_blocks = p
-        .tree_blocks(sb.data_blocks)
-        .map_err(|e| CliError::lib(&a.hash_dev, e))?;
-    let fec = describe_parity(&a.fec, &a.hash_dev, &p, sb.data_blocks)?;
-    let hbs = u64::from(p.hash_block_size);
-    let hash_device_size = (a.hash_offset == 0).then(|| {
-        let parity = fec
-            .as_ref()
-            .filter(|f| f.in_hash)
-            .map_or(0, |f| f.parity_len);
-        (p.hash_start_block() + hash_blocks) * hbs + parity
-    });
     print_summary(
         &a.hash_dev,
         &p,
-        &name,
+        &sb.hash_name,
         sb.data_blocks,
         hash_blocks,
         None,
-        hash_device_size,
+        device_size(a.hash_offset, size, fec.as_ref()),
         fec.as_ref(),
         a.json,
     );
