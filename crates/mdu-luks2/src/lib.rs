@@ -56,6 +56,7 @@
 
 pub mod af;
 pub mod check;
+mod choices;
 mod error;
 mod format;
 mod header;
@@ -65,6 +66,7 @@ mod metadata;
 pub mod reencrypt;
 mod volume;
 
+pub use choices::{FormatChoices, Pbkdf};
 pub use error::Luks2Error;
 pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, format_detached, os_random};
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};

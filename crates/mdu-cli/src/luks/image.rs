@@ -40,13 +40,17 @@ pub(super) fn offset_bytes(sectors: u64) -> Result<u64, CliError> {
         })
 }
 
-/// The format parameters of a new image, every one checked: no file is
-/// read, nothing is opened and no key derived before they are.
-pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
-    let spec = CipherSpec::parse(&a.cipher)
-        .map_err(|e| CliError::Usage(format!("--cipher {}: {e}", a.cipher)))?;
-    let default_bits = u32::try_from(spec.default_key_len() * 8).unwrap_or(u32::MAX);
-    let bits = a.key_size.unwrap_or(default_bits);
+/// `--cipher` and `--key-size` (bits) as the library takes them: the
+/// spec, and the key size in bytes if given (checked against the cipher).
+pub(super) fn cipher_choice(
+    cipher: &str,
+    key_bits: Option<u32>,
+) -> Result<(CipherSpec, Option<usize>), CliError> {
+    let spec = CipherSpec::parse(cipher)
+        .map_err(|e| CliError::Usage(format!("--cipher {cipher}: {e}")))?;
+    let Some(bits) = key_bits else {
+        return Ok((spec, None));
+    };
     let bytes = (bits / 8) as usize;
     if !bits.is_multiple_of(8) || spec.check_key_len(bytes).is_err() {
         let lens: Vec<String> = spec
@@ -55,52 +59,37 @@ pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> 
             .map(|n| (n * 8).to_string())
             .collect();
         return Err(CliError::Usage(format!(
-            "--key-size {bits}: {} takes {}",
-            a.cipher,
+            "--key-size {bits}: {cipher} takes {}",
             lens.join(" or ")
         )));
     }
+    Ok((spec, Some(bytes)))
+}
+
+/// The format parameters of a new image, every one checked: no file is
+/// read, nothing is opened and no key derived before they are. What the
+/// options leave out, the library's [`FormatChoices`] fills in.
+pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
+    let (cipher, key_size) = cipher_choice(&a.cipher, a.key_size)?;
     let hash = Hash::parse(&a.hash)
         .ok_or_else(|| CliError::Usage(format!("--hash {}: use sha1, sha256 or sha512", a.hash)))?;
-    let kdf = match a.pbkdf {
-        PbkdfArg::Pbkdf2 => KdfParams::Pbkdf2 {
-            hash,
-            iterations: a.pbkdf_force_iterations.unwrap_or(1_000_000),
-        },
-        PbkdfArg::Argon2i | PbkdfArg::Argon2id => KdfParams::Argon2 {
-            variant: if a.pbkdf == PbkdfArg::Argon2i {
-                Argon2Variant::Argon2i
-            } else {
-                Argon2Variant::Argon2id
-            },
-            time: a.pbkdf_force_iterations.unwrap_or(4),
-            memory: a.pbkdf_memory,
-            cpus: a.pbkdf_parallel,
-        },
-    };
-    let data_offset = offset_bytes(a.offset)?;
-    let params = FormatParams {
-        cipher: spec,
-        weak_keys: a.weak.policy(),
-        key_size: bytes,
-        sector_size: a.sector_size,
-        kdf,
-        digest_iterations: if a.pbkdf_force_iterations.is_some() {
-            1000
-        } else {
-            100_000
-        },
+    FormatChoices {
+        cipher: Some(cipher),
+        key_size,
+        sector_size: Some(a.sector_size),
+        pbkdf: a.pbkdf.into(),
+        iterations: a.pbkdf_force_iterations,
+        memory_kib: Some(a.pbkdf_memory),
+        parallel: Some(a.pbkdf_parallel),
+        hash: Some(hash),
         uuid: a.uuid.clone(),
         label: a.label.clone(),
         subsystem: a.subsystem.clone(),
-        data_offset,
-        ..FormatParams::default()
-    };
-    // Every parameter is checked before a key file is read or a key derived.
-    params
-        .validate()
-        .map_err(|e| CliError::Usage(format!("{e}")))?;
-    Ok(params)
+        data_offset: Some(offset_bytes(a.offset)?),
+        weak_keys: a.weak.policy(),
+    }
+    .params()
+    .map_err(|e| CliError::Usage(format!("{e}")))
 }
 
 /// The volume key of a new image: from --volume-key-file, or random.

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand, ValueEnum};
 use mdu_dmcrypt::{CipherSpec, DmCryptError};
 use mdu_luks2::{
-    Argon2Variant, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image, Kdf, KdfParams,
-    Luks2Error, SectorCipher,
+    Direction, FormatChoices, FormatParams, Geometry, Hash, HeaderCopy, Image, Kdf, Luks2Error,
+    SectorCipher,
 };
 use zeroize::Zeroizing;
 
@@ -279,6 +279,16 @@ pub(crate) enum PbkdfArg {
     Argon2id,
 }
 
+impl From<PbkdfArg> for mdu_luks2::Pbkdf {
+    fn from(p: PbkdfArg) -> Self {
+        match p {
+            PbkdfArg::Pbkdf2 => mdu_luks2::Pbkdf::Pbkdf2,
+            PbkdfArg::Argon2i => mdu_luks2::Pbkdf::Argon2i,
+            PbkdfArg::Argon2id => mdu_luks2::Pbkdf::Argon2id,
+        }
+    }
+}
+
 /// Options of a new image (those of `cryptsetup luksFormat`).
 #[derive(Args, Debug)]
 pub(crate) struct NewImageArgs {
@@ -288,7 +298,7 @@ pub(crate) struct NewImageArgs {
     key_file: PathBuf,
     /// Cipher of the data segment and of the keyslot area: aes-xts-IVMODE
     /// or aes-cbc-IVMODE (IVMODE plain64, essiv:sha256, plain, ...).
-    #[arg(long, value_name = "SPEC", default_value = "aes-xts-plain64")]
+    #[arg(long, value_name = "SPEC", default_value = FormatChoices::CIPHER)]
     cipher: String,
     /// Volume key size in bits: 256 or 512 for aes-xts (AES-128 or AES-256),
     /// 128 or 256 for aes-cbc. Default: 512 for aes-xts, 256 for aes-cbc.
@@ -296,7 +306,7 @@ pub(crate) struct NewImageArgs {
     key_size: Option<u32>,
     /// Encryption sector size in bytes: 512, 1024, 2048 or 4096 (the
     /// default, what luksFormat picks for a file).
-    #[arg(long, value_name = "N", default_value_t = 4096)]
+    #[arg(long, value_name = "N", default_value_t = FormatChoices::SECTOR_SIZE)]
     sector_size: u32,
     /// Key derivation of keyslot 0.
     #[arg(long, value_enum, default_value = "argon2id")]
@@ -307,13 +317,13 @@ pub(crate) struct NewImageArgs {
     #[arg(long, value_name = "N")]
     pbkdf_force_iterations: Option<u32>,
     /// Argon2 memory cost in KiB (at least 32).
-    #[arg(long, value_name = "KIB", default_value_t = 1 << 20)]
+    #[arg(long, value_name = "KIB", default_value_t = FormatChoices::ARGON2_MEMORY_KIB)]
     pbkdf_memory: u32,
     /// Argon2 threads (lanes).
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    #[arg(long, value_name = "N", default_value_t = FormatChoices::ARGON2_PARALLEL)]
     pbkdf_parallel: u32,
     /// Hash of PBKDF2: sha1, sha256 or sha512.
-    #[arg(long, value_name = "HASH", default_value = "sha256")]
+    #[arg(long, value_name = "HASH", default_value = FormatChoices::HASH)]
     hash: String,
     /// UUID of the image (default: random).
     #[arg(long, value_name = "U")]
@@ -332,7 +342,7 @@ pub(crate) struct NewImageArgs {
     weak: WeakKeyArg,
     /// Where the data segment starts, in 512-byte sectors (cryptsetup
     /// --offset); a multiple of 8. Default: 32768 (16 MiB).
-    #[arg(long, value_name = "SECTORS", default_value_t = 32768)]
+    #[arg(long, value_name = "SECTORS", default_value_t = FormatChoices::DATA_OFFSET / 512)]
     offset: u64,
 }
 

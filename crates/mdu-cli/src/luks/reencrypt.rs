@@ -169,26 +169,19 @@ pub(super) fn reencrypt_request(
         r => r.map(|r| r / 2),
     };
     let encrypt_params = if a.encrypt {
-        let new = NewImageArgs {
-            key_file: a.key_file.clone(),
-            cipher: a.cipher.clone().unwrap_or_else(|| "aes-xts-plain64".into()),
-            key_size: a.key_size,
-            sector_size: a.sector_size.unwrap_or(4096),
-            pbkdf: a.pbkdf,
-            pbkdf_force_iterations: a.pbkdf_force_iterations,
-            pbkdf_memory: 1 << 20,
-            pbkdf_parallel: 4,
-            hash: "sha256".into(),
-            uuid: None,
-            label: String::new(),
-            subsystem: String::new(),
-            volume_key_file: None,
-            weak: WeakKeyArg {
-                allow_weak_key: false,
-            },
-            offset: 32768,
+        let cipher = a.cipher.as_deref().unwrap_or(FormatChoices::CIPHER);
+        let (cipher, key_size) = cipher_choice(cipher, a.key_size)?;
+        let choices = FormatChoices {
+            cipher: Some(cipher),
+            key_size,
+            sector_size: a.sector_size,
+            pbkdf: a.pbkdf.into(),
+            iterations: a.pbkdf_force_iterations,
+            ..FormatChoices::default()
         };
-        let mut params = format_params(&new)?;
+        let mut params = choices
+            .params()
+            .map_err(|e| CliError::Usage(format!("{e}")))?;
         if let Some(s) = shift {
             params.data_offset = s;
             params
@@ -206,12 +199,8 @@ pub(super) fn reencrypt_request(
             key_slot: a.key_slot,
         },
         None => Goal::NewKey {
-            cipher: a
-                .cipher
-                .as_deref()
-                .map(|c| {
-                    CipherSpec::parse(c).map_err(|e| CliError::Usage(format!("--cipher {c}: {e}")))
-                })
+            cipher: (a.cipher.as_deref())
+                .map(|c| cipher_choice(c, None).map(|(spec, _)| spec))
                 .transpose()?,
             key_size: match a.key_size {
                 Some(bits) if bits % 8 != 0 => {
