@@ -1,6 +1,6 @@
 //! `mdu crypt encrypt|decrypt`: dm-crypt plain-mode images.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -358,11 +358,7 @@ fn in_place(
     // IN is this run's alone before anything of it is read for the run.
     let mut locks = Locks::new();
     locks.file(path)?;
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| CliError::io(path, "open for reading and writing", e))?;
+    let f = output::in_place(path, true, false, "open for reading and writing")?;
     let (in_base, out_base) = if encrypt { (0, header) } else { (header, 0) };
     let pool = process::pool(a.threads)?;
     let params = Params {

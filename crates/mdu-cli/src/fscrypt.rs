@@ -2,10 +2,10 @@
 //! the kernel shows them with the key (or, for `ls`, without it).
 
 use std::ffi::{CString, OsStr};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -18,6 +18,7 @@ use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Volume};
 use rayon::prelude::*;
 
 use crate::error::CliError;
+use crate::output;
 use crate::{args, process, progress};
 
 const KEY_HELP: &str = "\
@@ -452,30 +453,12 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
         }
     }
     // OUT: created, or an existing empty directory.
-    match fs::read_dir(&a.out) {
-        Ok(mut it) => {
-            if it.next().is_some() {
-                return Err(CliError::Usage(format!(
-                    "{}: exists and is not empty; nothing is overwritten",
-                    a.out.display()
-                )));
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            fs::create_dir(&a.out).map_err(|e| CliError::io(&a.out, "create the directory", e))?;
-        }
-        Err(e) => return Err(CliError::io(&a.out, "read the directory", e)),
-    }
+    let out = output::Dir::create(&a.out)?;
     for (i, n) in tree.nodes.iter().enumerate().skip(1) {
-        let p = out_path(i);
         match n.kind {
-            NodeKind::Dir => {
-                fs::create_dir(&p).map_err(|e| CliError::io(&p, "create the directory", e))?;
-            }
+            NodeKind::Dir => out.dir(&tree.path(i))?,
             NodeKind::Symlink => {
-                let target = tree.target(n.ino).unwrap_or_default();
-                std::os::unix::fs::symlink(OsStr::from_bytes(target), &p)
-                    .map_err(|e| CliError::io(&p, "create the symlink", e))?;
+                out.symlink(&tree.path(i), tree.target(n.ino).unwrap_or_default())?
             }
             _ => {}
         }
@@ -492,12 +475,7 @@ fn extract(a: ExtractArgs) -> Result<(), CliError> {
             .try_for_each(|&(i, _)| -> Result<(), CliError> {
                 let p = out_path(i);
                 let inode = img.vol.inode(tree.nodes[i].ino).map_err(|e| img.err(e))?;
-                let file = OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&p)
-                    .map_err(|e| CliError::io(&p, "create", e))?;
+                let file = out.file(&tree.path(i))?;
                 copy_sparse(&img, &inode, &file, &p, &done)?;
                 bar.set_position(done.load(Ordering::Relaxed));
                 finish(&file, &p, &inode)

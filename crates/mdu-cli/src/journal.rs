@@ -3,9 +3,8 @@
 //! removed at the end. Its format and rules are the library's
 //! ([`mdu_inplace::plain`]).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
@@ -59,11 +58,7 @@ pub(crate) fn create<T>(
 
 /// Opens and locks the journal of an interrupted run.
 pub(crate) fn open(path: &Path) -> Result<File, CliError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| CliError::io(path, "open the journal", e))?;
+    let file = crate::output::in_place(path, true, false, "open the journal")?;
     crate::lock::hold(&file, path)?;
     Ok(file)
 }
@@ -87,13 +82,7 @@ fn new_unnamed(dir: &Path, path: &Path) -> Result<(File, Option<PathBuf>), CliEr
         name.unwrap_or_default(),
         std::process::id()
     ));
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(|e| CliError::io(&tmp, "create the journal", e))?;
+    let f = crate::output::create_new(&tmp, true, "create the journal")?;
     Ok((f, Some(tmp)))
 }
 

@@ -27,7 +27,7 @@
 //! The bytes are those of the cipher run over the whole input at once:
 //! chunk `k` starts at sector `k * chunk / sector_size`.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -89,27 +89,6 @@ impl AlignedBuf {
 
     fn bytes(&mut self) -> &mut [u8] {
         &mut self.raw[self.start..self.start + self.len]
-    }
-}
-
-/// A second handle on `f` with `O_DIRECT`, for reading (`write` false) or
-/// writing, where the system and the file system offer one.
-fn direct(f: &File, write: bool) -> Option<File> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::OpenOptionsExt;
-        OpenOptions::new()
-            .read(!write)
-            .write(write)
-            .custom_flags(libc::O_DIRECT)
-            .open(format!("/proc/self/fd/{}", f.as_raw_fd()))
-            .ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (f, write);
-        None
     }
 }
 
@@ -243,7 +222,11 @@ pub(crate) fn run(
         // The writer first: if the reader cannot be started, dropping
         // `done_tx` ends the writer.
         let writer = process::spawn(s, "writer", move || -> Result<(), CliError> {
-            let mut direct = if seekable { direct(out, true) } else { None };
+            let mut direct = if seekable {
+                crate::output::direct(out, true)
+            } else {
+                None
+            };
             let mut pos = out_offset;
             for (mut buf, n) in done_rx {
                 let data = &buf.bytes()[..n];
@@ -270,7 +253,7 @@ pub(crate) fn run(
             Ok(())
         })?;
         let reader = process::spawn(s, "reader", move || -> Result<(), CliError> {
-            let mut direct = in_len.and_then(|_| direct(input, false));
+            let mut direct = in_len.and_then(|_| crate::output::direct(input, false));
             let mut pos = 0u64;
             while let Ok(mut buf) = free_rx.recv() {
                 let bytes = buf.bytes();

@@ -1133,10 +1133,7 @@ fn write_back(c: &fec::Corrections, targets: &[(fec::Area, &PathBuf)]) -> Result
         if c.len(area) == 0 {
             continue;
         }
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| CliError::io(path, "open for writing the repaired blocks", e))?;
+        let f = output::in_place(path, false, false, "open for writing the repaired blocks")?;
         let meta = f.metadata().map_err(|e| CliError::io(path, "examine", e))?;
         let block = std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type());
         if !meta.is_file() && !block {

@@ -208,14 +208,10 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
                 path.display()
             )));
         }
-        Target::File(p, _) | Target::Block(p, _) => {
-            let f = OpenOptions::new()
-                .write(true)
-                // A device is opened exclusively: the kernel refuses a
-                // mounted one.
-                .custom_flags(if p.is_file() { 0 } else { libc::O_EXCL })
-                .open(&p)
-                .map_err(|e| CliError::io(path, "open for writing", e))?;
+        Target::File(..) | Target::Block(..) => {
+            // A device is opened exclusively: the kernel refuses a mounted
+            // one.
+            let f = crate::output::in_place(path, false, true, "open for writing")?;
             let size = (&f)
                 .seek(SeekFrom::End(0))
                 .map_err(|e| CliError::io(path, "read its size", e))?;

@@ -1,16 +1,15 @@
 //! `mdu luks format|encrypt|decrypt|dump`: LUKS2 images as plain files.
 
 use std::fmt::Write as _;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read as _, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 use mdu_dmcrypt::{CipherSpec, DmCryptError};
 use mdu_luks2::{
-    Direction, FormatChoices, FormatParams, Geometry, Hash, HeaderCopy, Image, Kdf, Luks2Error,
-    SectorCipher,
+    Direction, FormatChoices, FormatParams, Geometry, Hash, Image, Luks2Error, SectorCipher,
 };
 use zeroize::Zeroizing;
 
@@ -645,11 +644,7 @@ fn check(a: CheckArgs) -> Result<(), CliError> {
     let mut locks = Locks::new();
     let f = if a.wipe_free_areas {
         locks.file(&a.image)?;
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&a.image)
-            .map_err(|e| CliError::io(&a.image, "open for writing", e))?
+        crate::output::in_place(&a.image, true, false, "open for writing")?
     } else {
         open_sized(&a.image)?.0
     };

@@ -20,13 +20,7 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     if a.header.is_some() {
         paths::distinct(&[("--key-file", &a.key_file), ("--header", &header_path)])?;
     }
-    let open_rw = |p: &Path| {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(p)
-            .map_err(|e| CliError::io(p, "open", e))
-    };
+    let open_rw = |p: &Path| crate::output::in_place(p, true, false, "open");
     // Ctrl-C from here on stops the run where it is recorded: during the
     // key derivation of a new keyslot, once the header that records the
     // run is whole (a new header file is never left empty).
@@ -61,13 +55,7 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         && !header_path.exists()
         && matches!(request.goal, Goal::Encrypt(_) | Goal::Decrypt { .. });
     let header_file = if created {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&header_path)
-            .map_err(|e| CliError::io(&header_path, "create the header file", e))?
+        crate::output::create_new(&header_path, true, "create the header file")?
     } else if a.header.is_some() {
         open_rw(&header_path)?
     } else {
