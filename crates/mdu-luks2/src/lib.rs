@@ -57,6 +57,7 @@
 pub mod af;
 pub mod check;
 mod choices;
+pub mod dump;
 mod error;
 mod format;
 mod header;
