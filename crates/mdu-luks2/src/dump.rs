@@ -36,17 +36,17 @@ fn priority_name(p: Option<i64>) -> &'static str {
 /// in order of id), the tokens and the digests.
 ///
 /// ```
-/// use crate::{FormatParams, Hash, Image, KdfParams, dump, format, os_random};
+/// use mdu_luks2::{FormatParams, Hash, Image, KdfParams, dump, format, os_random};
 /// let p = FormatParams {
 ///     kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
 ///     digest_iterations: 1000,
 ///     ..FormatParams::default()
 /// };
-/// let image = format(&p, b"pass", &[7; 64], &mut os_random)?;
+/// let image = format(&p, b"pass", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
 /// let text = dump::text(&Image::load(&image[..])?);
 /// assert!(text.starts_with("LUKS header information\nVersion:       \t2\n"));
 /// assert!(text.contains("  0: luks2\n\tKey:        512 bits\n"));
-/// # Ok::<(), crate::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Luks2Error>(())
 /// ```
 pub fn text(img: &Image) -> String {
     let h = &img.header;
@@ -210,12 +210,12 @@ pub fn text(img: &Image) -> String {
 ///     digest_iterations: 1000,
 ///     ..FormatParams::default()
 /// };
-/// let image = format(&p, b"pass", &[7; 64], &mut os_random)?;
+/// let image = format(&p, b"pass", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
 /// let img = Image::load(&image[..])?;
 /// let key = img.unlock(&image[..], b"pass")?;
 /// let text = dump::volume_key_text(std::path::Path::new("disk.img"), &img, &key)?;
 /// assert!(text.contains("Cipher name:   \taes\nCipher mode:   \txts-plain64\n"));
-/// assert!(text.contains("MK dump:\t07 07 07"));
+/// assert!(text.contains("MK dump:\t00 01 02"));
 /// # Ok::<(), mdu_luks2::Luks2Error>(())
 /// ```
 pub fn volume_key_text(path: &Path, img: &Image, key: &VolumeKey) -> Result<String, Luks2Error> {
@@ -245,7 +245,7 @@ pub fn volume_key_text(path: &Path, img: &Image, key: &VolumeKey) -> Result<Stri
 ///     digest_iterations: 1000,
 ///     ..FormatParams::default()
 /// };
-/// let image = format(&p, b"pass", &[7; 64], &mut os_random)?;
+/// let image = format(&p, b"pass", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
 /// let img = Image::load(&image[..])?;
 /// let key = img.unlock(&image[..], b"pass")?;
 /// let text = dump::unbound_key_text(std::path::Path::new("disk.img"), &img, &key);
@@ -275,7 +275,7 @@ pub fn unbound_key_text(path: &Path, img: &Image, key: &VolumeKey) -> String {
 ///     digest_iterations: 1000,
 ///     ..FormatParams::default()
 /// };
-/// let image = format(&p, b"pass", &[7; 64], &mut os_random)?;
+/// let image = format(&p, b"pass", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
 /// let v = dump::json(&Image::load(&image[..])?, None);
 /// assert_eq!(v["keyslots"]["0"]["priority"], "normal");
 /// assert_eq!(v["header_copy"], "primary");
