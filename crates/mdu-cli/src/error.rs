@@ -100,3 +100,23 @@ pub(crate) fn key_error(path: &Path, what: &str, e: mdu_dmcrypt::DmCryptError) -
         e => CliError::lib(path, e),
     }
 }
+
+/// A lock not taken: busy (exit 5), or the I/O error of taking it.
+impl From<mdu_inplace::lock::LockError> for CliError {
+    fn from(e: mdu_inplace::lock::LockError) -> CliError {
+        use mdu_inplace::lock::LockError;
+        match e {
+            LockError::Busy { path, holder } => CliError::Busy { path, holder },
+            LockError::Io {
+                path,
+                action,
+                source,
+            } => CliError::Io {
+                path,
+                action,
+                source,
+            },
+            e => CliError::Usage(e.to_string()),
+        }
+    }
+}

@@ -1,6 +1,9 @@
-//! `mdu`: fs-verity digests, dm-verity hash devices, dm-crypt plain-mode
-//! images and base64 from the command line, byte-compatible with
-//! `fsverity digest`, `veritysetup format/verify` and dm-crypt.
+//! `mdu`: fs-verity digests, dm-verity hash devices (with FEC), dm-crypt
+//! plain-mode images, LUKS2 images (format, encrypt, decrypt, dump, check,
+//! reencrypt), fscrypt-encrypted ext4 images read offline, and base64,
+//! byte-compatible with `fsverity digest`, `veritysetup`, `cryptsetup`
+//! and the kernel. Each command is its options, one library call and the
+//! printing; every file it writes goes through `output`.
 //!
 //! Exit status: 0 success, 1 verification failed, 2 bad usage or input,
 //! 5 busy (another process holds the lock of what would be changed).
@@ -17,8 +20,6 @@ mod fec;
 mod fscrypt;
 mod fsverity;
 mod input;
-mod journal;
-mod lock;
 mod luks;
 mod output;
 mod paths;

@@ -200,18 +200,7 @@ pub(crate) fn run(
         chunk = chunk.min(need.div_ceil(ALIGN).max(1) * ALIGN);
     }
     let pb = progress::progress(src.len.unwrap_or(0), dir.name());
-    let Source {
-        file: input,
-        path: in_path,
-        offset: in_offset,
-        len: in_len,
-    } = src;
-    let Sink {
-        file: out,
-        path: out_path,
-        offset: out_offset,
-        seekable,
-    } = sink;
+    let in_path = src.path;
     let result = std::thread::scope(|s| -> Result<u64, CliError> {
         let (full_tx, full_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
         let (done_tx, done_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
@@ -221,73 +210,8 @@ pub(crate) fn run(
         }
         // The writer first: if the reader cannot be started, dropping
         // `done_tx` ends the writer.
-        let writer = process::spawn(s, "writer", move || -> Result<(), CliError> {
-            let mut direct = if seekable {
-                crate::output::direct(out, true)
-            } else {
-                None
-            };
-            let mut pos = out_offset;
-            for (mut buf, n) in done_rx {
-                let data = &buf.bytes()[..n];
-                let mut written = false;
-                if let Some(d) = &direct {
-                    match d.write_all_at(data, pos) {
-                        Ok(()) => written = true,
-                        Err(e) if refused(&e) => direct = None,
-                        Err(e) => return Err(CliError::io(out_path, "write", e)),
-                    }
-                }
-                if !written {
-                    let r = if seekable {
-                        out.write_all_at(data, pos)
-                    } else {
-                        (&*out).write_all(data)
-                    };
-                    r.map_err(|e| CliError::io(out_path, "write", e))?;
-                }
-                pos += n as u64;
-                // The reader may have stopped: the buffer is then dropped.
-                let _ = free_tx.send(buf);
-            }
-            Ok(())
-        })?;
-        let reader = process::spawn(s, "reader", move || -> Result<(), CliError> {
-            let mut direct = in_len.and_then(|_| crate::output::direct(input, false));
-            let mut pos = 0u64;
-            while let Ok(mut buf) = free_rx.recv() {
-                let bytes = buf.bytes();
-                let n = match in_len {
-                    Some(len) => {
-                        let n = (len - pos).min(bytes.len() as u64) as usize;
-                        let got = read_at(&mut direct, input, &mut bytes[..n], in_offset + pos)
-                            .map_err(|e| CliError::io(in_path, "read", e))?;
-                        if got < n {
-                            let at = in_offset + pos + got as u64;
-                            return Err(ended_early(in_path, at, in_offset + len));
-                        }
-                        n
-                    }
-                    None => {
-                        let n = input::read_full(&mut &*input, bytes)
-                            .map_err(|e| CliError::io(in_path, "read", e))?;
-                        if !n.is_multiple_of(ss) {
-                            let at = in_offset + pos + (n - n % ss) as u64;
-                            return Err(partial_sector(in_path, at, n % ss, ss));
-                        }
-                        n
-                    }
-                };
-                if n == 0 || full_tx.send((buf, n)).is_err() {
-                    return Ok(());
-                }
-                pos += n as u64;
-                if in_len == Some(pos) {
-                    return Ok(());
-                }
-            }
-            Ok(())
-        })?;
+        let writer = process::spawn(s, "writer", move || write(sink, done_rx, free_tx))?;
+        let reader = process::spawn(s, "reader", move || read(src, ss, free_rx, full_tx))?;
         let mut sector = 0u64;
         let mut bytes = 0u64;
         let mut failed = None;
@@ -322,6 +246,103 @@ pub(crate) fn run(
     });
     pb.finish_and_clear();
     result
+}
+
+/// The writer thread of [`run`]: each converted buffer from `done` written
+/// in order to the sink (through `O_DIRECT` while the file system takes
+/// it), then handed back to `free`.
+fn write(
+    sink: Sink<'_>,
+    done: mpsc::Receiver<(AlignedBuf, usize)>,
+    free: mpsc::Sender<AlignedBuf>,
+) -> Result<(), CliError> {
+    let Sink {
+        file: out,
+        path: out_path,
+        offset: out_offset,
+        seekable,
+    } = sink;
+    let mut direct = if seekable {
+        crate::output::direct(out, true)
+    } else {
+        None
+    };
+    let mut pos = out_offset;
+    for (mut buf, n) in done {
+        let data = &buf.bytes()[..n];
+        let mut written = false;
+        if let Some(d) = &direct {
+            match d.write_all_at(data, pos) {
+                Ok(()) => written = true,
+                Err(e) if refused(&e) => direct = None,
+                Err(e) => return Err(CliError::io(out_path, "write", e)),
+            }
+        }
+        if !written {
+            let r = if seekable {
+                out.write_all_at(data, pos)
+            } else {
+                (&*out).write_all(data)
+            };
+            r.map_err(|e| CliError::io(out_path, "write", e))?;
+        }
+        pos += n as u64;
+        // The reader may have stopped: the buffer is then dropped.
+        let _ = free.send(buf);
+    }
+    Ok(())
+}
+
+/// The reader thread of [`run`]: the source read into each buffer from
+/// `free` (a sized one by position, through `O_DIRECT` where the page cache
+/// does not hold it; a stream in whole sectors of `ss` bytes) and sent to
+/// `full`, until the source ends or the converter stops taking buffers.
+fn read(
+    src: Source<'_>,
+    ss: usize,
+    free: mpsc::Receiver<AlignedBuf>,
+    full: mpsc::SyncSender<(AlignedBuf, usize)>,
+) -> Result<(), CliError> {
+    let Source {
+        file: input,
+        path: in_path,
+        offset: in_offset,
+        len: in_len,
+    } = src;
+    let mut direct = in_len.and_then(|_| crate::output::direct(input, false));
+    let mut pos = 0u64;
+    while let Ok(mut buf) = free.recv() {
+        let bytes = buf.bytes();
+        let n = match in_len {
+            Some(len) => {
+                let n = (len - pos).min(bytes.len() as u64) as usize;
+                let got = read_at(&mut direct, input, &mut bytes[..n], in_offset + pos)
+                    .map_err(|e| CliError::io(in_path, "read", e))?;
+                if got < n {
+                    let at = in_offset + pos + got as u64;
+                    return Err(ended_early(in_path, at, in_offset + len));
+                }
+                n
+            }
+            None => {
+                let n = input::read_full(&mut &*input, bytes)
+                    .map_err(|e| CliError::io(in_path, "read", e))?;
+                if !n.is_multiple_of(ss) {
+                    let at = in_offset + pos + (n - n % ss) as u64;
+                    return Err(partial_sector(in_path, at, n % ss, ss));
+                }
+                n
+            }
+        };
+        if n == 0 || full.send((buf, n)).is_err() {
+            return Ok(());
+        }
+        pos += n as u64;
+        if in_len == Some(pos) {
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 /// A sized input that ended at `offset`, before `end`, where its size when

@@ -23,7 +23,8 @@ pub(crate) fn create<T>(
     };
     let (file, tmp) = new_unnamed(dir, path)?;
     let shown = tmp.as_deref().unwrap_or(path);
-    let written = crate::lock::hold(&file, shown)
+    let written = mdu_inplace::lock::hold(&file, shown)
+        .map_err(CliError::from)
         .and_then(|()| {
             file.try_clone()
                 .map_err(|e| CliError::io(shown, "open the journal", e))
@@ -59,7 +60,7 @@ pub(crate) fn create<T>(
 /// Opens and locks the journal of an interrupted run.
 pub(crate) fn open(path: &Path) -> Result<File, CliError> {
     let file = crate::output::in_place(path, true, false, "open the journal")?;
-    crate::lock::hold(&file, path)?;
+    mdu_inplace::lock::hold(&file, path)?;
     Ok(file)
 }
 

@@ -122,20 +122,30 @@ pub(super) struct NewImage {
     key: Zeroizing<Vec<u8>>,
 }
 
-/// The header region of a new image with the checked `params`: reads the
-/// volume key and the passphrase, and derives the keyslot's key.
-pub(super) fn header_region(a: &NewImageArgs, params: FormatParams) -> Result<NewImage, CliError> {
+/// The header region of a new image with the checked `params` (of a
+/// detached header: `detached`): reads the volume key and the passphrase,
+/// and derives the keyslot's key.
+pub(super) fn header_region(
+    a: &NewImageArgs,
+    params: FormatParams,
+    detached: bool,
+) -> Result<NewImage, CliError> {
     let key = volume_key(a, params.key_size)?;
     let pass = read_passphrase(&a.key_file)?;
-    let region =
-        mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random).map_err(|e| {
+    let random = &mut mdu_luks2::os_random;
+    let region = if detached {
+        mdu_luks2::format_detached(&params, &pass, &key, random)
+            .map_err(|e| CliError::Usage(e.to_string()))?
+    } else {
+        mdu_luks2::format(&params, &pass, &key, random).map_err(|e| {
             match (e, &a.volume_key_file) {
                 (Luks2Error::Cipher(e @ DmCryptError::WeakXtsKey { .. }), Some(p)) => {
                     error::key_error(p, "the volume key", e)
                 }
                 (e, _) => CliError::Usage(e.to_string()),
             }
-        })?;
+        })?
+    };
     Ok(NewImage {
         region,
         params,
@@ -172,10 +182,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
         File::open(path).map_err(|e| CliError::io(path, "open", e))?;
         // A header holds the keyslots: readable by its owner only.
         let mut out = Output::to(h).private().open()?;
-        let key = volume_key(&a.new, params.key_size)?;
-        let pass = read_passphrase(&a.new.key_file)?;
-        let region = mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
-            .map_err(|e| CliError::Usage(e.to_string()))?;
+        let region = header_region(&a.new, params, true)?.region;
         out.file()
             .write_all(&region)
             .map_err(|e| CliError::io(h, "write the header", e))?;
@@ -228,7 +235,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
     };
     match in_place {
         Some(f) => {
-            let region = header_region(&a.new, params)?.region;
+            let region = header_region(&a.new, params, false)?.region;
             f.write_all_at(&region, 0)
                 .map_err(|e| CliError::io(path, "write the header", e))?;
             f.sync_all()
@@ -245,7 +252,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
                     a.new.offset
                 ))
             })?;
-            let region = header_region(&a.new, params)?.region;
+            let region = header_region(&a.new, params, false)?.region;
             write_region(&mut out, &region, end)?;
             out.file()
                 .set_len(end)
@@ -311,21 +318,7 @@ pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         region,
         params,
         key,
-    } = match header_out {
-        Some(_) => {
-            let key = volume_key(&a.new, params.key_size)?;
-            let pass = read_passphrase(&a.new.key_file)?;
-            let region =
-                mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
-                    .map_err(|e| CliError::Usage(e.to_string()))?;
-            NewImage {
-                region,
-                params,
-                key,
-            }
-        }
-        None => header_region(&a.new, params)?,
-    };
+    } = header_region(&a.new, params, header_out.is_some())?;
     let geometry =
         Geometry::new(params.sector_size, 0, false).map_err(|e| CliError::Usage(e.to_string()))?;
     let cipher = SectorCipher::new(params.cipher, &key, geometry, params.weak_keys)

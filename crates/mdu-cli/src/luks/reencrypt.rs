@@ -20,7 +20,6 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     if a.header.is_some() {
         paths::distinct(&[("--key-file", &a.key_file), ("--header", &header_path)])?;
     }
-    let open_rw = |p: &Path| crate::output::in_place(p, true, false, "open");
     // Ctrl-C from here on stops the run where it is recorded: during the
     // key derivation of a new keyslot, once the header that records the
     // run is whole (a new header file is never left empty).
@@ -34,32 +33,16 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     let mut locks = Locks::new();
     locks.file(&a.image)?;
     locks.file(&header_path)?;
-    let data = open_rw(&a.image)?;
+    let data = crate::output::in_place(&a.image, true, false, "open")?;
     // A second handle on IMAGE.
     let dup = || {
         data.try_clone()
             .map_err(|e| CliError::io(&a.image, "open", e))
     };
     let pass = read_passphrase(&a.key_file)?;
-    // An empty header file is what a run killed before it wrote its
-    // header leaves: nothing depends on it.
-    if a.header.is_some()
-        && std::fs::metadata(&header_path).is_ok_and(|m| m.is_file() && m.len() == 0)
-    {
-        std::fs::remove_file(&header_path)
-            .map_err(|e| CliError::io(&header_path, "remove the empty header file", e))?;
-    }
-    // A new header file: the detached header of an encryption, or the
-    // export of a decryption that moves the data; it must not exist.
-    let created = a.header.is_some()
-        && !header_path.exists()
-        && matches!(request.goal, Goal::Encrypt(_) | Goal::Decrypt { .. });
-    let header_file = if created {
-        crate::output::create_new(&header_path, true, "create the header file")?
-    } else if a.header.is_some() {
-        open_rw(&header_path)?
-    } else {
-        dup()?
+    let (header_file, created) = match &a.header {
+        Some(h) => header_file(h, &request.goal)?,
+        None => (dup()?, false),
     };
     // The header, read once; a cryptsetup reencryption of this volume
     // holds this lock for its whole run. The library decides from the
@@ -113,6 +96,25 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         Outcome::Finished => Ok(()),
         Outcome::Interrupted { done, total } => Err(interrupted(&a, done, total)),
     }
+}
+
+/// The detached header file `path` of a run toward `goal`, and whether
+/// this run created it: a new one for the detached header of an
+/// encryption or the export of a decryption that moves the data (it must
+/// not exist), the existing one otherwise. An empty header file is what a
+/// run killed before it wrote its header leaves: nothing depends on it,
+/// and it goes first.
+fn header_file(path: &Path, goal: &mdu_luks2::reencrypt::Goal) -> Result<(File, bool), CliError> {
+    use mdu_luks2::reencrypt::Goal;
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        std::fs::remove_file(path)
+            .map_err(|e| CliError::io(path, "remove the empty header file", e))?;
+    }
+    if !path.exists() && matches!(goal, Goal::Encrypt(_) | Goal::Decrypt { .. }) {
+        let f = crate::output::create_new(path, true, "create the header file")?;
+        return Ok((f, true));
+    }
+    Ok((crate::output::in_place(path, true, false, "open")?, false))
 }
 
 /// The library request of `mdu luks reencrypt`: its options checked and

@@ -124,7 +124,7 @@ pub(crate) fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
     // Nobody else can reach it yet: the lock is this process's, and holds
     // from before the file has a name (a file system without locks leaves
     // it unlocked, and then no other run can take a lock there either).
-    let _ = crate::lock::try_flock(&f, libc::LOCK_EX);
+    let _ = try_flock(&f, Flock::Exclusive);
     Some(f)
 }
 
@@ -184,7 +184,7 @@ fn open_named(dir: &Path, mode: u32) -> io::Result<(File, Registered)> {
             // Locked, and still under its name: between the creation and the
             // lock another run may have found it unlocked and removed it as
             // left behind (it then held a lock of its own until it was done).
-            Ok(f) => match crate::lock::try_flock(&f, libc::LOCK_EX) {
+            Ok(f) => match try_flock(&f, Flock::Exclusive) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     let _ = std::fs::remove_file(&reg.path);
                     reg.release();
@@ -266,7 +266,7 @@ fn remove_stale(dir: &Path) {
         }
         // A shared lock, which a file opened read-only can take on every
         // file system (NFS too); the owner's exclusive lock refuses it.
-        if crate::lock::try_flock(&f, libc::LOCK_SH).is_err() {
+        if try_flock(&f, Flock::Shared).is_err() {
             continue;
         }
         // Still the file opened (a killed run's file is not renamed by

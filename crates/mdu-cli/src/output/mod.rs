@@ -51,7 +51,7 @@
 //! what they rewrite with [`in_place`]; a file that must be new (a
 //! journal, a detached header) comes from [`create_new`], a tree written
 //! entry by entry (`mdu fscrypt extract`) from [`Dir`]. Only the lock
-//! files of `crate::lock` are opened elsewhere.
+//! files of `mdu_inplace::lock` are opened elsewhere.
 //!
 //! The parts: `target` (what a path names, and overlaps), `atomic`
 //! (replaced regular files, their temporary names and signal handlers),
@@ -67,6 +67,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::error::CliError;
+use mdu_inplace::lock::{Flock, try_flock};
 
 mod atomic;
 mod in_place;
@@ -260,6 +261,43 @@ impl<'a> OutputSpec<'a> {
         self
     }
 
+    /// Opens the block device `p` (the resolved output) with `O_EXCL`,
+    /// read back if asked, and refuses it if it is smaller than the
+    /// output's length.
+    fn open_block(&self, p: &Path) -> Result<File, CliError> {
+        let path = self.path;
+        let mut f = OpenOptions::new()
+            .read(self.read)
+            .write(true)
+            .custom_flags(libc::O_EXCL)
+            .open(p)
+            .map_err(|e| {
+                let busy = e.raw_os_error() == Some(libc::EBUSY);
+                CliError::io(
+                    path,
+                    if busy {
+                        "open the device for writing: it is in use (mounted or held \
+                         open exclusively)"
+                    } else {
+                        "open the device for writing"
+                    },
+                    e,
+                )
+            })?;
+        let size = f
+            .seek(SeekFrom::End(0))
+            .and_then(|n| f.seek(SeekFrom::Start(0)).map(|_| n))
+            .map_err(|e| CliError::io(path, "read the device size", e))?;
+        if let Some(len) = self.len.filter(|&len| len > size) {
+            return Err(CliError::Usage(format!(
+                "{}: the device holds {size} bytes but the output is {len} bytes: \
+                 nothing was written",
+                path.display()
+            )));
+        }
+        Ok(f)
+    }
+
     /// Checks the output against the inputs and opens it.
     pub(crate) fn open(self) -> Result<Output, CliError> {
         let path = self.path;
@@ -293,38 +331,7 @@ impl<'a> OutputSpec<'a> {
                 }
                 Kind::Atomic(Atomic::create(&p, Some(&meta), &self)?)
             }
-            Target::Block(p, _) => {
-                let mut f = OpenOptions::new()
-                    .read(self.read)
-                    .write(true)
-                    .custom_flags(libc::O_EXCL)
-                    .open(&p)
-                    .map_err(|e| {
-                        let busy = e.raw_os_error() == Some(libc::EBUSY);
-                        CliError::io(
-                            path,
-                            if busy {
-                                "open the device for writing: it is in use (mounted or held \
-                                 open exclusively)"
-                            } else {
-                                "open the device for writing"
-                            },
-                            e,
-                        )
-                    })?;
-                let size = f
-                    .seek(SeekFrom::End(0))
-                    .and_then(|n| f.seek(SeekFrom::Start(0)).map(|_| n))
-                    .map_err(|e| CliError::io(path, "read the device size", e))?;
-                if let Some(len) = self.len.filter(|&len| len > size) {
-                    return Err(CliError::Usage(format!(
-                        "{}: the device holds {size} bytes but the output is {len} bytes: \
-                         nothing was written",
-                        path.display()
-                    )));
-                }
-                Kind::Block(f)
-            }
+            Target::Block(p, _) => Kind::Block(self.open_block(&p)?),
             Target::Stream(_, meta, Some(d)) => {
                 if self.seekable {
                     return Err(CliError::Usage(format!(
