@@ -16,8 +16,12 @@
 //!   portable scalar) is detected once per process; every backend gives
 //!   byte-identical results and errors.
 //!
+//! * `stream` (with `std`): a reader encoded to a writer, or base64 text
+//!   of any length (line breaks dropped) decoded, a block at a time in
+//!   bounded memory, an error naming the byte offset in the whole input.
+//!
 //! `no_std` with `alloc`; the default `std` feature adds
-//! `std::error::Error` impls.
+//! `std::error::Error` impls and `stream`.
 //!
 //! # Example
 //!
@@ -43,6 +47,9 @@ mod alphabet;
 mod backend;
 mod engine;
 mod error;
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub mod stream;
 
 pub use alphabet::{Alphabet, AlphabetError, PAD, Padding};
 pub use backend::Backend;

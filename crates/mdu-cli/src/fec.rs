@@ -6,10 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use mdu_verity::Error as VerityError;
 use mdu_verity::dmverity::{self, fec};
 
+use crate::error::CliError;
 use crate::output::{self, Output};
-use crate::util::CliError;
 
 /// The FEC options (those of `veritysetup`).
 #[derive(Args, Debug)]
@@ -31,33 +32,33 @@ pub(crate) struct FecArgs {
 
 impl FecArgs {
     /// Checks the options before anything is hashed (nothing to check
-    /// without `--fec-device`).
+    /// without `--fec-device`): the library's rules, named by the options.
     pub(crate) fn check(&self, p: &dmverity::Params) -> Result<(), CliError> {
         if self.fec_device.is_none() {
             return Ok(());
         }
-        if !(fec::MIN_ROOTS..=fec::MAX_ROOTS).contains(&self.fec_roots) {
-            return Err(CliError::Usage(format!(
-                "--fec-roots {} is invalid: expected {} to {}",
-                self.fec_roots,
-                fec::MIN_ROOTS,
-                fec::MAX_ROOTS
-            )));
-        }
-        if !self.fec_offset.is_multiple_of(512) {
-            return Err(CliError::Usage(format!(
-                "--fec-offset {} is invalid: it must be a multiple of 512",
-                self.fec_offset
-            )));
-        }
-        if p.data_block_size != p.hash_block_size {
-            return Err(CliError::Usage(format!(
-                "--fec-device needs equal block sizes, but the data blocks are {} bytes \
-                 and the hash blocks {}",
-                p.data_block_size, p.hash_block_size
-            )));
-        }
-        Ok(())
+        let f = fec::FecParams {
+            roots: self.fec_roots,
+            offset: self.fec_offset,
+            in_hash_device: false,
+        };
+        f.validate_for(p).map_err(|e| {
+            CliError::Usage(match e {
+                VerityError::FecRoots { roots } => format!(
+                    "--fec-roots {roots} is invalid: expected {} to {}",
+                    fec::MIN_ROOTS,
+                    fec::MAX_ROOTS
+                ),
+                VerityError::FecOffset { offset } => {
+                    format!("--fec-offset {offset} is invalid: it must be a multiple of 512")
+                }
+                VerityError::FecBlockSizes { data, hash } => format!(
+                    "--fec-device needs equal block sizes, but the data blocks are {data} bytes \
+                     and the hash blocks {hash}"
+                ),
+                e => format!("invalid dm-verity parameters: {e}"),
+            })
+        })
     }
 
     /// Whether `--fec-device` was given.

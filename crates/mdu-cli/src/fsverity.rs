@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use mdu_verity::{HashAlg, Source, fsverity};
 
+use crate::error::CliError;
 use crate::output::Output;
-use crate::util::{self, CliError};
+use crate::{args, input, process};
 
 /// fs-verity subcommands.
 #[derive(Subcommand, Debug)]
@@ -49,7 +50,7 @@ pub(crate) struct DigestArgs {
     #[arg(long, conflicts_with_all = ["compact", "for_builtin_sig"])]
     json: bool,
     /// Hashing threads (default: every core; at most 1024).
-    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
     threads: Option<usize>,
     /// Read FILE with read(2) instead of mapping it into memory. A mapped
     /// file is hashed where the page cache holds it, without a copy, but a
@@ -76,7 +77,7 @@ pub(crate) fn run(cmd: FsverityCmd) -> Result<(), CliError> {
 fn digest(a: DigestArgs) -> Result<(), CliError> {
     let hash = HashAlg::from_name(&a.hash_alg).map_err(|e| CliError::Usage(e.to_string()))?;
     let salt = match &a.salt {
-        Some(s) => util::parse_hex("salt", s)?,
+        Some(s) => args::parse_hex("salt", s)?,
         None => Vec::new(),
     };
     let params = fsverity::Params {
@@ -93,7 +94,7 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
             "--out-merkle-tree and --out-descriptor need exactly one FILE".into(),
         ));
     }
-    let pool = util::pool(a.threads)?;
+    let pool = process::pool(a.threads)?;
     // Unlocked: the many-file loop runs on the pool's thread.
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let one = a.files.len() == 1;
@@ -107,7 +108,7 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
                     Ok(d) => print_line(&mut out, &a, path, &d)?,
                     Err(e) => {
                         flush(&mut out)?;
-                        return Err(util::source_error(path, e));
+                        return Err(input::source_error(path, e));
                     }
                 }
             }
@@ -124,12 +125,12 @@ fn digest(a: DigestArgs) -> Result<(), CliError> {
         (Source::bytes(&[]), indicatif::ProgressBar::hidden())
     } else {
         let (source, _, pb) =
-            util::open_source(path, !a.no_mmap, "fs-verity digest", util::Unsized::Refuse)?;
+            input::open_source(path, !a.no_mmap, "fs-verity digest", input::Unsized::Refuse)?;
         (source, pb)
     };
     let m = pool.install(|| fsverity::measure(source, &params));
     pb.finish_and_clear();
-    let m = m.map_err(|e| util::source_error(path, e))?;
+    let m = m.map_err(|e| input::source_error(path, e))?;
     if let Some(o) = tree_out.as_mut() {
         m.tree()
             .write_root_first(o.file())
@@ -207,11 +208,11 @@ fn print_line(
             "digest": d.digest().to_hex(),
             "block_size": a.block_size,
             "salt": a.salt.as_deref().unwrap_or("").to_ascii_lowercase(),
-            "formatted_digest": util::to_hex(&d.formatted()),
+            "formatted_digest": args::to_hex(&d.formatted()),
         });
         writeln!(out, "{v}")
     } else if a.for_builtin_sig {
-        write!(out, "{} ", util::to_hex(&d.formatted()))
+        write!(out, "{} ", args::to_hex(&d.formatted()))
             .and_then(|()| out.write_all(name))
             .and_then(|()| out.write_all(b"\n"))
     } else if a.compact {

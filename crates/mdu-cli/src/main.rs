@@ -1,6 +1,9 @@
-//! `mdu`: fs-verity digests, dm-verity hash devices, dm-crypt plain-mode
-//! images and base64 from the command line, byte-compatible with
-//! `fsverity digest`, `veritysetup format/verify` and dm-crypt.
+//! `mdu`: fs-verity digests, dm-verity hash devices (with FEC), dm-crypt
+//! plain-mode images, LUKS2 images (format, encrypt, decrypt, dump, check,
+//! reencrypt), fscrypt-encrypted ext4 images read offline, and base64,
+//! byte-compatible with `fsverity digest`, `veritysetup`, `cryptsetup`
+//! and the kernel. Each command is its options, one library call and the
+//! printing; every file it writes goes through `output`.
 //!
 //! Exit status: 0 success, 1 verification failed, 2 bad usage or input,
 //! 5 busy (another process holds the lock of what would be changed).
@@ -9,17 +12,20 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+mod args;
 mod base64;
 mod crypt;
+mod error;
 mod fec;
 mod fscrypt;
 mod fsverity;
-mod journal;
-mod lock;
+mod input;
 mod luks;
 mod output;
+mod paths;
 mod pipeline;
-mod util;
+mod process;
+mod progress;
 mod verity;
 
 /// Storage-crypto images from the command line: fs-verity digests,
@@ -106,34 +112,38 @@ fn long_version() -> String {
 }
 
 /// Writes generated text to stdout.
-fn to_stdout(text: &[u8]) -> Result<(), util::CliError> {
+fn to_stdout(text: &[u8]) -> Result<(), error::CliError> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text).and_then(|()| out.flush()) {
         // A reader that has seen enough (`| head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.map_err(|e| util::CliError::io(std::path::Path::new("<stdout>"), "write", e)),
+        r => r.map_err(|e| error::CliError::io(std::path::Path::new("<stdout>"), "write", e)),
     }
 }
 
 /// `mdu man`: the page of `cmd` and, with a directory, of every
 /// subcommand below it, named after the path of commands.
-fn man(cmd: clap::Command, dir: Option<&std::path::Path>) -> Result<(), util::CliError> {
+fn man(cmd: clap::Command, dir: Option<&std::path::Path>) -> Result<(), error::CliError> {
     let Some(dir) = dir else {
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd)
             .render(&mut out)
-            .map_err(|e| util::CliError::io(std::path::Path::new("<stdout>"), "write", e))?;
+            .map_err(|e| error::CliError::io(std::path::Path::new("<stdout>"), "write", e))?;
         return to_stdout(&out);
     };
-    fn pages(cmd: &clap::Command, name: &str, dir: &std::path::Path) -> Result<(), util::CliError> {
+    fn pages(
+        cmd: &clap::Command,
+        name: &str,
+        dir: &std::path::Path,
+    ) -> Result<(), error::CliError> {
         let path = dir.join(format!("{name}.1"));
         let mut out = Vec::new();
         let page = cmd.clone().name(name.to_owned());
         clap_mangen::Man::new(page)
             .render(&mut out)
             .and_then(|()| std::fs::write(&path, &out))
-            .map_err(|e| util::CliError::io(&path, "write the man page", e))?;
+            .map_err(|e| error::CliError::io(&path, "write the man page", e))?;
         for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
             pages(sub, &format!("{name}-{}", sub.get_name()), dir)?;
         }

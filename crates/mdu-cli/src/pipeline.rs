@@ -27,7 +27,7 @@
 //! The bytes are those of the cipher run over the whole input at once:
 //! chunk `k` starts at sector `k * chunk / sector_size`.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -35,7 +35,8 @@ use std::sync::mpsc;
 
 use mdu_dmcrypt::{Direction, SectorCipher};
 
-use crate::util::{self, CliError};
+use crate::error::CliError;
+use crate::{input, process, progress};
 
 /// Bytes per read/crypt/write step and thread (a multiple of every sector
 /// size and of the direct-I/O alignment).
@@ -88,27 +89,6 @@ impl AlignedBuf {
 
     fn bytes(&mut self) -> &mut [u8] {
         &mut self.raw[self.start..self.start + self.len]
-    }
-}
-
-/// A second handle on `f` with `O_DIRECT`, for reading (`write` false) or
-/// writing, where the system and the file system offer one.
-fn direct(f: &File, write: bool) -> Option<File> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::OpenOptionsExt;
-        OpenOptions::new()
-            .read(!write)
-            .write(write)
-            .custom_flags(libc::O_DIRECT)
-            .open(format!("/proc/self/fd/{}", f.as_raw_fd()))
-            .ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (f, write);
-        None
     }
 }
 
@@ -210,7 +190,7 @@ pub(crate) fn run(
     sink: Sink<'_>,
     threads: Option<usize>,
 ) -> Result<u64, CliError> {
-    let pool = util::pool(threads)?;
+    let pool = process::pool(threads)?;
     let parallel = pool.current_num_threads() > 1;
     let ss = cipher.sector_size() as usize;
     let mut chunk = CHUNK_PER_THREAD * pool.current_num_threads();
@@ -219,19 +199,8 @@ pub(crate) fn run(
         let need = usize::try_from(len).unwrap_or(usize::MAX);
         chunk = chunk.min(need.div_ceil(ALIGN).max(1) * ALIGN);
     }
-    let pb = util::progress(src.len.unwrap_or(0), dir.name());
-    let Source {
-        file: input,
-        path: in_path,
-        offset: in_offset,
-        len: in_len,
-    } = src;
-    let Sink {
-        file: out,
-        path: out_path,
-        offset: out_offset,
-        seekable,
-    } = sink;
+    let pb = progress::progress(src.len.unwrap_or(0), dir.name());
+    let in_path = src.path;
     let result = std::thread::scope(|s| -> Result<u64, CliError> {
         let (full_tx, full_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
         let (done_tx, done_rx) = mpsc::sync_channel::<(AlignedBuf, usize)>(1);
@@ -241,69 +210,8 @@ pub(crate) fn run(
         }
         // The writer first: if the reader cannot be started, dropping
         // `done_tx` ends the writer.
-        let writer = util::spawn(s, "writer", move || -> Result<(), CliError> {
-            let mut direct = if seekable { direct(out, true) } else { None };
-            let mut pos = out_offset;
-            for (mut buf, n) in done_rx {
-                let data = &buf.bytes()[..n];
-                let mut written = false;
-                if let Some(d) = &direct {
-                    match d.write_all_at(data, pos) {
-                        Ok(()) => written = true,
-                        Err(e) if refused(&e) => direct = None,
-                        Err(e) => return Err(CliError::io(out_path, "write", e)),
-                    }
-                }
-                if !written {
-                    let r = if seekable {
-                        out.write_all_at(data, pos)
-                    } else {
-                        (&*out).write_all(data)
-                    };
-                    r.map_err(|e| CliError::io(out_path, "write", e))?;
-                }
-                pos += n as u64;
-                // The reader may have stopped: the buffer is then dropped.
-                let _ = free_tx.send(buf);
-            }
-            Ok(())
-        })?;
-        let reader = util::spawn(s, "reader", move || -> Result<(), CliError> {
-            let mut direct = in_len.and_then(|_| direct(input, false));
-            let mut pos = 0u64;
-            while let Ok(mut buf) = free_rx.recv() {
-                let bytes = buf.bytes();
-                let n = match in_len {
-                    Some(len) => {
-                        let n = (len - pos).min(bytes.len() as u64) as usize;
-                        let got = read_at(&mut direct, input, &mut bytes[..n], in_offset + pos)
-                            .map_err(|e| CliError::io(in_path, "read", e))?;
-                        if got < n {
-                            let at = in_offset + pos + got as u64;
-                            return Err(ended_early(in_path, at, in_offset + len));
-                        }
-                        n
-                    }
-                    None => {
-                        let n = util::read_full(&mut &*input, bytes)
-                            .map_err(|e| CliError::io(in_path, "read", e))?;
-                        if !n.is_multiple_of(ss) {
-                            let at = in_offset + pos + (n - n % ss) as u64;
-                            return Err(partial_sector(in_path, at, n % ss, ss));
-                        }
-                        n
-                    }
-                };
-                if n == 0 || full_tx.send((buf, n)).is_err() {
-                    return Ok(());
-                }
-                pos += n as u64;
-                if in_len == Some(pos) {
-                    return Ok(());
-                }
-            }
-            Ok(())
-        })?;
+        let writer = process::spawn(s, "writer", move || write(sink, done_rx, free_tx))?;
+        let reader = process::spawn(s, "reader", move || read(src, ss, free_rx, full_tx))?;
         let mut sector = 0u64;
         let mut bytes = 0u64;
         let mut failed = None;
@@ -329,8 +237,8 @@ pub(crate) fn run(
         // on a full channel: dropping the receiver ends it either way.
         drop(full_rx);
         drop(done_tx);
-        let read = util::join(reader, "reader");
-        let written = util::join(writer, "writer");
+        let read = process::join(reader, "reader");
+        let written = process::join(writer, "writer");
         match failed {
             Some(e) => Err(e),
             None => read.and(written).map(|()| bytes),
@@ -338,6 +246,103 @@ pub(crate) fn run(
     });
     pb.finish_and_clear();
     result
+}
+
+/// The writer thread of [`run`]: each converted buffer from `done` written
+/// in order to the sink (through `O_DIRECT` while the file system takes
+/// it), then handed back to `free`.
+fn write(
+    sink: Sink<'_>,
+    done: mpsc::Receiver<(AlignedBuf, usize)>,
+    free: mpsc::Sender<AlignedBuf>,
+) -> Result<(), CliError> {
+    let Sink {
+        file: out,
+        path: out_path,
+        offset: out_offset,
+        seekable,
+    } = sink;
+    let mut direct = if seekable {
+        crate::output::direct(out, true)
+    } else {
+        None
+    };
+    let mut pos = out_offset;
+    for (mut buf, n) in done {
+        let data = &buf.bytes()[..n];
+        let mut written = false;
+        if let Some(d) = &direct {
+            match d.write_all_at(data, pos) {
+                Ok(()) => written = true,
+                Err(e) if refused(&e) => direct = None,
+                Err(e) => return Err(CliError::io(out_path, "write", e)),
+            }
+        }
+        if !written {
+            let r = if seekable {
+                out.write_all_at(data, pos)
+            } else {
+                (&*out).write_all(data)
+            };
+            r.map_err(|e| CliError::io(out_path, "write", e))?;
+        }
+        pos += n as u64;
+        // The reader may have stopped: the buffer is then dropped.
+        let _ = free.send(buf);
+    }
+    Ok(())
+}
+
+/// The reader thread of [`run`]: the source read into each buffer from
+/// `free` (a sized one by position, through `O_DIRECT` where the page cache
+/// does not hold it; a stream in whole sectors of `ss` bytes) and sent to
+/// `full`, until the source ends or the converter stops taking buffers.
+fn read(
+    src: Source<'_>,
+    ss: usize,
+    free: mpsc::Receiver<AlignedBuf>,
+    full: mpsc::SyncSender<(AlignedBuf, usize)>,
+) -> Result<(), CliError> {
+    let Source {
+        file: input,
+        path: in_path,
+        offset: in_offset,
+        len: in_len,
+    } = src;
+    let mut direct = in_len.and_then(|_| crate::output::direct(input, false));
+    let mut pos = 0u64;
+    while let Ok(mut buf) = free.recv() {
+        let bytes = buf.bytes();
+        let n = match in_len {
+            Some(len) => {
+                let n = (len - pos).min(bytes.len() as u64) as usize;
+                let got = read_at(&mut direct, input, &mut bytes[..n], in_offset + pos)
+                    .map_err(|e| CliError::io(in_path, "read", e))?;
+                if got < n {
+                    let at = in_offset + pos + got as u64;
+                    return Err(ended_early(in_path, at, in_offset + len));
+                }
+                n
+            }
+            None => {
+                let n = input::read_full(&mut &*input, bytes)
+                    .map_err(|e| CliError::io(in_path, "read", e))?;
+                if !n.is_multiple_of(ss) {
+                    let at = in_offset + pos + (n - n % ss) as u64;
+                    return Err(partial_sector(in_path, at, n % ss, ss));
+                }
+                n
+            }
+        };
+        if n == 0 || full.send((buf, n)).is_err() {
+            return Ok(());
+        }
+        pos += n as u64;
+        if in_len == Some(pos) {
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 /// A sized input that ended at `offset`, before `end`, where its size when

@@ -75,6 +75,7 @@ use std::os::unix::fs::FileExt;
 
 use zeroize::Zeroizing;
 
+pub mod lock;
 pub mod plain;
 
 /// One hotzone: `len` bytes at position `pos` of the data, read from

@@ -13,7 +13,7 @@ use crate::kdf::{Argon2Variant, Hash, Kdf};
 use crate::metadata::{
     Config, Digest, Encryption, Keyslot, KeyslotArea, MAX_KEYSLOTS_SIZE, Metadata, Segment,
 };
-use crate::{Direction, Luks2Error, af};
+use crate::{Direction, FormatChoices, Luks2Error, af};
 
 /// The key derivation of a new keyslot.
 ///
@@ -95,9 +95,11 @@ pub struct FormatParams {
 }
 
 impl Default for FormatParams {
-    /// cryptsetup's defaults: aes-xts-plain64 with a 512-bit key, 512-byte
-    /// sectors, Argon2id with 4 passes, 1 GiB and 4 threads, 16 KiB
-    /// headers, data at 16 MiB.
+    /// cryptsetup's defaults ([`FormatChoices`]' constants):
+    /// aes-xts-plain64 with a 512-bit key, Argon2id with 4 passes, 1 GiB
+    /// and 4 threads, 16 KiB headers, data at 16 MiB; 512-byte sectors
+    /// (those any device takes; [`FormatChoices`] picks 4096, as
+    /// luksFormat does for a file).
     fn default() -> FormatParams {
         FormatParams {
             cipher: CipherSpec::new(mdu_dmcrypt::ChainMode::Xts, mdu_dmcrypt::IvMode::Plain64),
@@ -105,16 +107,16 @@ impl Default for FormatParams {
             sector_size: 512,
             kdf: KdfParams::Argon2 {
                 variant: Argon2Variant::Argon2id,
-                time: 4,
-                memory: 1 << 20,
-                cpus: 4,
+                time: FormatChoices::ARGON2_TIME,
+                memory: FormatChoices::ARGON2_MEMORY_KIB,
+                cpus: FormatChoices::ARGON2_PARALLEL,
             },
-            digest_iterations: 100_000,
+            digest_iterations: FormatChoices::DIGEST_ITERATIONS,
             uuid: None,
             label: String::new(),
             subsystem: String::new(),
             hdr_size: 16 << 10,
-            data_offset: 16 << 20,
+            data_offset: FormatChoices::DATA_OFFSET,
             weak_keys: WeakKeys::Refuse,
         }
     }

@@ -56,6 +56,8 @@
 
 pub mod af;
 pub mod check;
+mod choices;
+pub mod dump;
 mod error;
 mod format;
 mod header;
@@ -65,6 +67,7 @@ mod metadata;
 pub mod reencrypt;
 mod volume;
 
+pub use choices::{FormatChoices, Pbkdf};
 pub use error::Luks2Error;
 pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, format_detached, os_random};
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};

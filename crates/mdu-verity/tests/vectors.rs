@@ -312,6 +312,10 @@ fn dmverity_compat_test_vectors() {
                 assert_eq!(out.root_hash().to_hex(), want, "{params:?} on {backend}");
                 assert_eq!(out.hash_blocks(), levels.iter().sum::<u64>());
                 assert_eq!(dev.get_ref().len() as u64, out.hash_device_size());
+                assert_eq!(
+                    params.hash_device_size(out.data_blocks()).unwrap(),
+                    out.hash_device_size()
+                );
                 dmverity::verify_range(
                     Cursor::new(&data),
                     &mut dev,

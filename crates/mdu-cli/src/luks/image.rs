@@ -17,7 +17,7 @@ pub(super) fn new_image_paths(
         paths.push(("--header", h));
     }
     paths.extend_from_slice(others);
-    util::distinct(&paths)
+    paths::distinct(&paths)
 }
 
 /// `--offset` (512-byte sectors) in bytes, with the reason when it cannot
@@ -40,13 +40,17 @@ pub(super) fn offset_bytes(sectors: u64) -> Result<u64, CliError> {
         })
 }
 
-/// The format parameters of a new image, every one checked: no file is
-/// read, nothing is opened and no key derived before they are.
-pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
-    let spec = CipherSpec::parse(&a.cipher)
-        .map_err(|e| CliError::Usage(format!("--cipher {}: {e}", a.cipher)))?;
-    let default_bits = u32::try_from(spec.default_key_len() * 8).unwrap_or(u32::MAX);
-    let bits = a.key_size.unwrap_or(default_bits);
+/// `--cipher` and `--key-size` (bits) as the library takes them: the
+/// spec, and the key size in bytes if given (checked against the cipher).
+pub(super) fn cipher_choice(
+    cipher: &str,
+    key_bits: Option<u32>,
+) -> Result<(CipherSpec, Option<usize>), CliError> {
+    let spec = CipherSpec::parse(cipher)
+        .map_err(|e| CliError::Usage(format!("--cipher {cipher}: {e}")))?;
+    let Some(bits) = key_bits else {
+        return Ok((spec, None));
+    };
     let bytes = (bits / 8) as usize;
     if !bits.is_multiple_of(8) || spec.check_key_len(bytes).is_err() {
         let lens: Vec<String> = spec
@@ -55,52 +59,37 @@ pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> 
             .map(|n| (n * 8).to_string())
             .collect();
         return Err(CliError::Usage(format!(
-            "--key-size {bits}: {} takes {}",
-            a.cipher,
+            "--key-size {bits}: {cipher} takes {}",
             lens.join(" or ")
         )));
     }
+    Ok((spec, Some(bytes)))
+}
+
+/// The format parameters of a new image, every one checked: no file is
+/// read, nothing is opened and no key derived before they are. What the
+/// options leave out, the library's [`FormatChoices`] fills in.
+pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
+    let (cipher, key_size) = cipher_choice(&a.cipher, a.key_size)?;
     let hash = Hash::parse(&a.hash)
         .ok_or_else(|| CliError::Usage(format!("--hash {}: use sha1, sha256 or sha512", a.hash)))?;
-    let kdf = match a.pbkdf {
-        PbkdfArg::Pbkdf2 => KdfParams::Pbkdf2 {
-            hash,
-            iterations: a.pbkdf_force_iterations.unwrap_or(1_000_000),
-        },
-        PbkdfArg::Argon2i | PbkdfArg::Argon2id => KdfParams::Argon2 {
-            variant: if a.pbkdf == PbkdfArg::Argon2i {
-                Argon2Variant::Argon2i
-            } else {
-                Argon2Variant::Argon2id
-            },
-            time: a.pbkdf_force_iterations.unwrap_or(4),
-            memory: a.pbkdf_memory,
-            cpus: a.pbkdf_parallel,
-        },
-    };
-    let data_offset = offset_bytes(a.offset)?;
-    let params = FormatParams {
-        cipher: spec,
-        weak_keys: a.weak.policy(),
-        key_size: bytes,
-        sector_size: a.sector_size,
-        kdf,
-        digest_iterations: if a.pbkdf_force_iterations.is_some() {
-            1000
-        } else {
-            100_000
-        },
+    FormatChoices {
+        cipher: Some(cipher),
+        key_size,
+        sector_size: Some(a.sector_size),
+        pbkdf: a.pbkdf.into(),
+        iterations: a.pbkdf_force_iterations,
+        memory_kib: Some(a.pbkdf_memory),
+        parallel: Some(a.pbkdf_parallel),
+        hash: Some(hash),
         uuid: a.uuid.clone(),
         label: a.label.clone(),
         subsystem: a.subsystem.clone(),
-        data_offset,
-        ..FormatParams::default()
-    };
-    // Every parameter is checked before a key file is read or a key derived.
-    params
-        .validate()
-        .map_err(|e| CliError::Usage(format!("{e}")))?;
-    Ok(params)
+        data_offset: Some(offset_bytes(a.offset)?),
+        weak_keys: a.weak.policy(),
+    }
+    .params()
+    .map_err(|e| CliError::Usage(format!("{e}")))
 }
 
 /// The volume key of a new image: from --volume-key-file, or random.
@@ -110,7 +99,7 @@ pub(super) fn volume_key(a: &NewImageArgs, bytes: usize) -> Result<Zeroizing<Vec
         Some(p) => {
             let mut f = File::open(p).map_err(|e| CliError::io(p, "read the volume key", e))?;
             let mut buf = Zeroizing::new(vec![0u8; bytes + 1]);
-            let n = util::read_full(&mut f, &mut buf)
+            let n = input::read_full(&mut f, &mut buf)
                 .map_err(|e| CliError::io(p, "read the volume key", e))?;
             if n != bytes {
                 return Err(CliError::Input {
@@ -121,7 +110,7 @@ pub(super) fn volume_key(a: &NewImageArgs, bytes: usize) -> Result<Zeroizing<Vec
             }
             key.copy_from_slice(&buf[..bytes]);
         }
-        None => util::random_bytes(&mut key)?,
+        None => process::random_bytes(&mut key)?,
     }
     Ok(key)
 }
@@ -133,20 +122,30 @@ pub(super) struct NewImage {
     key: Zeroizing<Vec<u8>>,
 }
 
-/// The header region of a new image with the checked `params`: reads the
-/// volume key and the passphrase, and derives the keyslot's key.
-pub(super) fn header_region(a: &NewImageArgs, params: FormatParams) -> Result<NewImage, CliError> {
+/// The header region of a new image with the checked `params` (of a
+/// detached header: `detached`): reads the volume key and the passphrase,
+/// and derives the keyslot's key.
+pub(super) fn header_region(
+    a: &NewImageArgs,
+    params: FormatParams,
+    detached: bool,
+) -> Result<NewImage, CliError> {
     let key = volume_key(a, params.key_size)?;
     let pass = read_passphrase(&a.key_file)?;
-    let region =
-        mdu_luks2::format(&params, &pass, &key, &mut mdu_luks2::os_random).map_err(|e| {
+    let random = &mut mdu_luks2::os_random;
+    let region = if detached {
+        mdu_luks2::format_detached(&params, &pass, &key, random)
+            .map_err(|e| CliError::Usage(e.to_string()))?
+    } else {
+        mdu_luks2::format(&params, &pass, &key, random).map_err(|e| {
             match (e, &a.volume_key_file) {
                 (Luks2Error::Cipher(e), Some(p)) if e.is_weak_key() => {
-                    util::key_error(p, "the volume key", e)
+                    error::key_error(p, "the volume key", e)
                 }
                 (e, _) => CliError::Usage(e.to_string()),
             }
-        })?;
+        })?
+    };
     Ok(NewImage {
         region,
         params,
@@ -183,10 +182,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
         File::open(path).map_err(|e| CliError::io(path, "open", e))?;
         // A header holds the keyslots: readable by its owner only.
         let mut out = Output::to(h).private().open()?;
-        let key = volume_key(&a.new, params.key_size)?;
-        let pass = read_passphrase(&a.new.key_file)?;
-        let region = mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
-            .map_err(|e| CliError::Usage(e.to_string()))?;
+        let region = header_region(&a.new, params, true)?.region;
         out.file()
             .write_all(&region)
             .map_err(|e| CliError::io(h, "write the header", e))?;
@@ -219,14 +215,10 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
                 path.display()
             )));
         }
-        Target::File(p, _) | Target::Block(p, _) => {
-            let f = OpenOptions::new()
-                .write(true)
-                // A device is opened exclusively: the kernel refuses a
-                // mounted one.
-                .custom_flags(if p.is_file() { 0 } else { libc::O_EXCL })
-                .open(&p)
-                .map_err(|e| CliError::io(path, "open for writing", e))?;
+        Target::File(..) | Target::Block(..) => {
+            // A device is opened exclusively: the kernel refuses a mounted
+            // one.
+            let f = crate::output::in_place(path, false, true, "open for writing")?;
             let size = (&f)
                 .seek(SeekFrom::End(0))
                 .map_err(|e| CliError::io(path, "read its size", e))?;
@@ -243,7 +235,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
     };
     match in_place {
         Some(f) => {
-            let region = header_region(&a.new, params)?.region;
+            let region = header_region(&a.new, params, false)?.region;
             f.write_all_at(&region, 0)
                 .map_err(|e| CliError::io(path, "write the header", e))?;
             f.sync_all()
@@ -260,7 +252,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
                     a.new.offset
                 ))
             })?;
-            let region = header_region(&a.new, params)?.region;
+            let region = header_region(&a.new, params, false)?.region;
             write_region(&mut out, &region, end)?;
             out.file()
                 .set_len(end)
@@ -326,21 +318,7 @@ pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         region,
         params,
         key,
-    } = match header_out {
-        Some(_) => {
-            let key = volume_key(&a.new, params.key_size)?;
-            let pass = read_passphrase(&a.new.key_file)?;
-            let region =
-                mdu_luks2::format_detached(&params, &pass, &key, &mut mdu_luks2::os_random)
-                    .map_err(|e| CliError::Usage(e.to_string()))?;
-            NewImage {
-                region,
-                params,
-                key,
-            }
-        }
-        None => header_region(&a.new, params)?,
-    };
+    } = header_region(&a.new, params, header_out.is_some())?;
     let geometry =
         Geometry::new(params.sector_size, 0, false).map_err(|e| CliError::Usage(e.to_string()))?;
     let cipher = SectorCipher::new(params.cipher, &key, geometry, params.weak_keys)

@@ -16,17 +16,10 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     // written.
     let request = reencrypt_request(&a)?;
     let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
-    util::distinct(&[("--key-file", &a.key_file), ("IMAGE", &a.image)])?;
+    paths::distinct(&[("--key-file", &a.key_file), ("IMAGE", &a.image)])?;
     if a.header.is_some() {
-        util::distinct(&[("--key-file", &a.key_file), ("--header", &header_path)])?;
+        paths::distinct(&[("--key-file", &a.key_file), ("--header", &header_path)])?;
     }
-    let open_rw = |p: &Path| {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(p)
-            .map_err(|e| CliError::io(p, "open", e))
-    };
     // Ctrl-C from here on stops the run where it is recorded: during the
     // key derivation of a new keyslot, once the header that records the
     // run is whole (a new header file is never left empty).
@@ -40,38 +33,16 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     let mut locks = Locks::new();
     locks.file(&a.image)?;
     locks.file(&header_path)?;
-    let data = open_rw(&a.image)?;
+    let data = crate::output::in_place(&a.image, true, false, "open")?;
     // A second handle on IMAGE.
     let dup = || {
         data.try_clone()
             .map_err(|e| CliError::io(&a.image, "open", e))
     };
     let pass = read_passphrase(&a.key_file)?;
-    // An empty header file is what a run killed before it wrote its
-    // header leaves: nothing depends on it.
-    if a.header.is_some()
-        && std::fs::metadata(&header_path).is_ok_and(|m| m.is_file() && m.len() == 0)
-    {
-        std::fs::remove_file(&header_path)
-            .map_err(|e| CliError::io(&header_path, "remove the empty header file", e))?;
-    }
-    // A new header file: the detached header of an encryption, or the
-    // export of a decryption that moves the data; it must not exist.
-    let created = a.header.is_some()
-        && !header_path.exists()
-        && matches!(request.goal, Goal::Encrypt(_) | Goal::Decrypt { .. });
-    let header_file = if created {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&header_path)
-            .map_err(|e| CliError::io(&header_path, "create the header file", e))?
-    } else if a.header.is_some() {
-        open_rw(&header_path)?
-    } else {
-        dup()?
+    let (header_file, created) = match &a.header {
+        Some(h) => header_file(h, &request.goal)?,
+        None => (dup()?, false),
     };
     // The header, read once; a cryptsetup reencryption of this volume
     // holds this lock for its whole run. The library decides from the
@@ -110,7 +81,7 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         return Ok(());
     }
     let (done, total) = run.progress();
-    let pb = util::progress(
+    let pb = progress::progress(
         total,
         &format!("{} {}", run.mode().name(), a.image.display()),
     );
@@ -125,6 +96,25 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
         Outcome::Finished => Ok(()),
         Outcome::Interrupted { done, total } => Err(interrupted(&a, done, total)),
     }
+}
+
+/// The detached header file `path` of a run toward `goal`, and whether
+/// this run created it: a new one for the detached header of an
+/// encryption or the export of a decryption that moves the data (it must
+/// not exist), the existing one otherwise. An empty header file is what a
+/// run killed before it wrote its header leaves: nothing depends on it,
+/// and it goes first.
+fn header_file(path: &Path, goal: &mdu_luks2::reencrypt::Goal) -> Result<(File, bool), CliError> {
+    use mdu_luks2::reencrypt::Goal;
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        std::fs::remove_file(path)
+            .map_err(|e| CliError::io(path, "remove the empty header file", e))?;
+    }
+    if !path.exists() && matches!(goal, Goal::Encrypt(_) | Goal::Decrypt { .. }) {
+        let f = crate::output::create_new(path, true, "create the header file")?;
+        return Ok((f, true));
+    }
+    Ok((crate::output::in_place(path, true, false, "open")?, false))
 }
 
 /// The library request of `mdu luks reencrypt`: its options checked and
@@ -169,26 +159,19 @@ pub(super) fn reencrypt_request(
         r => r.map(|r| r / 2),
     };
     let encrypt_params = if a.encrypt {
-        let new = NewImageArgs {
-            key_file: a.key_file.clone(),
-            cipher: a.cipher.clone().unwrap_or_else(|| "aes-xts-plain64".into()),
-            key_size: a.key_size,
-            sector_size: a.sector_size.unwrap_or(4096),
-            pbkdf: a.pbkdf,
-            pbkdf_force_iterations: a.pbkdf_force_iterations,
-            pbkdf_memory: 1 << 20,
-            pbkdf_parallel: 4,
-            hash: "sha256".into(),
-            uuid: None,
-            label: String::new(),
-            subsystem: String::new(),
-            volume_key_file: None,
-            weak: WeakKeyArg {
-                allow_weak_key: false,
-            },
-            offset: 32768,
+        let cipher = a.cipher.as_deref().unwrap_or(FormatChoices::CIPHER);
+        let (cipher, key_size) = cipher_choice(cipher, a.key_size)?;
+        let choices = FormatChoices {
+            cipher: Some(cipher),
+            key_size,
+            sector_size: a.sector_size,
+            pbkdf: a.pbkdf.into(),
+            iterations: a.pbkdf_force_iterations,
+            ..FormatChoices::default()
         };
-        let mut params = format_params(&new)?;
+        let mut params = choices
+            .params()
+            .map_err(|e| CliError::Usage(format!("{e}")))?;
         if let Some(s) = shift {
             params.data_offset = s;
             params
@@ -206,12 +189,8 @@ pub(super) fn reencrypt_request(
             key_slot: a.key_slot,
         },
         None => Goal::NewKey {
-            cipher: a
-                .cipher
-                .as_deref()
-                .map(|c| {
-                    CipherSpec::parse(c).map_err(|e| CliError::Usage(format!("--cipher {c}: {e}")))
-                })
+            cipher: (a.cipher.as_deref())
+                .map(|c| cipher_choice(c, None).map(|(spec, _)| spec))
                 .transpose()?,
             key_size: match a.key_size {
                 Some(bits) if bits % 8 != 0 => {
@@ -238,12 +217,12 @@ pub(super) fn reencrypt_request(
 pub(super) fn interrupted(a: &ReencryptArgs, done: u64, total: u64) -> CliError {
     let mut again = format!(
         "mdu luks reencrypt --resume-only --key-file {}",
-        util::shell_word(&a.key_file)
+        paths::shell_word(&a.key_file)
     );
     if let Some(h) = &a.header {
-        again += &format!(" --header {}", util::shell_word(h));
+        again += &format!(" --header {}", paths::shell_word(h));
     }
-    again += &format!(" {}", util::shell_word(&a.image));
+    again += &format!(" {}", paths::shell_word(&a.image));
     CliError::Refused {
         path: a.image.clone(),
         message: format!(

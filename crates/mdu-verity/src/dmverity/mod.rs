@@ -238,6 +238,25 @@ impl Params {
             .ok_or(Error::TreeTooLarge { data_blocks })
     }
 
+    /// Bytes from the start of the hash device to the end of the tree over
+    /// `data_blocks` blocks: `veritysetup`'s "Hash device size" when
+    /// `hash_offset` is 0, and what [`format()`] reports as
+    /// [`Formatted::hash_device_size`].
+    ///
+    /// ```
+    /// use mdu_verity::dmverity::Params;
+    /// // The superblock, then 3 tree blocks.
+    /// assert_eq!(Params::default().hash_device_size(256)?, 4 * 4096);
+    /// # Ok::<(), mdu_verity::Error>(())
+    /// ```
+    pub fn hash_device_size(&self, data_blocks: u64) -> Result<u64, Error> {
+        let tree = self.tree_blocks(data_blocks)?;
+        self.hash_start_block()
+            .checked_add(tree)
+            .and_then(|b| b.checked_mul(u64::from(self.hash_block_size)))
+            .ok_or(Error::TreeTooLarge { data_blocks })
+    }
+
     /// The hash block where the tree (its root level) starts: after the
     /// superblock, or at `hash_offset` rounded down without one.
     ///
@@ -297,6 +316,7 @@ impl Params {
             hash_type: self.format,
             uuid: self.uuid,
             hash: self.hash,
+            hash_name: self.hash.name().to_owned(),
             data_block_size: self.data_block_size,
             hash_block_size: self.hash_block_size,
             data_blocks,

@@ -25,6 +25,11 @@ pub struct Superblock {
     pub uuid: [u8; 16],
     /// Hash algorithm.
     pub hash: HashAlg,
+    /// The algorithm's name as the superblock spells it (up to its first
+    /// NUL): `veritysetup` stores the name it was given (`blake2b512`,
+    /// `SHA256`) and prints it back as stored. [`Superblock::to_bytes`]
+    /// writes it where it names `hash`, and `hash`'s own name otherwise.
+    pub hash_name: String,
     /// Data block size in bytes.
     pub data_block_size: u32,
     /// Hash block size in bytes.
@@ -52,7 +57,13 @@ impl Superblock {
         b[8..12].copy_from_slice(&1u32.to_le_bytes());
         b[12..16].copy_from_slice(&self.hash_type.to_le_bytes());
         b[16..32].copy_from_slice(&self.uuid);
-        let name = self.hash.name().as_bytes();
+        let given = HashAlg::from_name(&self.hash_name).ok() == Some(self.hash)
+            && self.hash_name.len() < 32;
+        let name = if given {
+            self.hash_name.as_bytes()
+        } else {
+            self.hash.name().as_bytes()
+        };
         b[32..32 + name.len()].copy_from_slice(name);
         b[64..68].copy_from_slice(&self.data_block_size.to_le_bytes());
         b[68..72].copy_from_slice(&self.hash_block_size.to_le_bytes());
@@ -74,7 +85,9 @@ impl Superblock {
     /// let mut b = Params::default().superblock_for(8).to_bytes();
     /// b[32..38].copy_from_slice(b"SHA256");
     /// assert_eq!(Superblock::algorithm_name(&b).as_deref(), Some("SHA256"));
-    /// assert_eq!(Superblock::parse(&b)?.hash.name(), "sha256");
+    /// let sb = Superblock::parse(&b)?;
+    /// assert_eq!((sb.hash.name(), sb.hash_name.as_str()), ("sha256", "SHA256"));
+    /// assert_eq!(sb.to_bytes(), b);
     /// # Ok::<(), mdu_verity::Error>(())
     /// ```
     pub fn algorithm_name(bytes: &[u8]) -> Option<String> {
@@ -115,8 +128,8 @@ impl Superblock {
         if hash_type > 1 {
             return Err(Error::UnknownHashType { hash_type });
         }
-        let name = Superblock::algorithm_name(bytes).unwrap_or_default();
-        let hash = HashAlg::from_name(&name)?;
+        let hash_name = Superblock::algorithm_name(bytes).unwrap_or_default();
+        let hash = HashAlg::from_name(&hash_name)?;
         let data_block_size = u32_at(64);
         let hash_block_size = u32_at(68);
         check_block_size("data block", data_block_size)?;
@@ -148,6 +161,7 @@ impl Superblock {
             hash_type,
             uuid,
             hash,
+            hash_name,
             data_block_size,
             hash_block_size,
             data_blocks,
@@ -323,5 +337,61 @@ impl Pins {
         pin("format", self.format, sb.hash_type)?;
         pin("data_blocks", self.data_blocks, sb.data_blocks)?;
         pin("salt", self.salt.as_deref().map(hex), hex(&sb.salt))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_as_spelt_survives_a_parse_and_a_write() {
+        let mut b = Params::default().superblock_for(8).to_bytes();
+        for name in ["sha256", "SHA256", "Sha256"] {
+            b[32..64].fill(0);
+            b[32..32 + name.len()].copy_from_slice(name.as_bytes());
+            let sb = Superblock::parse(&b).unwrap();
+            assert_eq!(sb.hash_name, name);
+            assert_eq!(sb.to_bytes(), b, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_name_of_another_algorithm_is_not_written() {
+        let mut sb = Params::default().superblock_for(8);
+        sb.hash_name = "sha512".into();
+        assert_eq!(
+            Superblock::parse(&sb.to_bytes()).unwrap().hash_name,
+            "sha256"
+        );
+    }
+
+    #[test]
+    fn the_hash_device_size_is_what_format_writes() {
+        for (data_blocks, hbs, superblock, hash_offset) in [
+            (1, 4096, true, 0),
+            (256, 4096, true, 0),
+            (257, 512, true, 0),
+            (1000, 1024, false, 0),
+            (1000, 4096, true, 8192),
+        ] {
+            let p = Params {
+                data_block_size: 512,
+                hash_block_size: hbs,
+                superblock,
+                hash_offset,
+                ..Params::default()
+            };
+            let data = vec![0u8; data_blocks as usize * 512];
+            let mut dev = std::io::Cursor::new(Vec::new());
+            let out = super::super::format(&data[..], &mut dev, &p).unwrap();
+            assert_eq!(
+                p.hash_device_size(data_blocks).unwrap(),
+                out.hash_device_size()
+            );
+        }
+        let p = Params::default();
+        assert!(p.hash_device_size(0).is_err());
+        assert!(p.hash_device_size(u64::MAX).is_err());
     }
 }

@@ -165,6 +165,31 @@ impl FecParams {
         }
         Ok(())
     }
+
+    /// Checks the number of roots and the offset ([`validate`](Self::validate)),
+    /// then that `params` can have FEC: a valid data block size, equal to
+    /// the hash block size. What [`Layout::for_verity`] checks first, for a
+    /// caller that refuses bad options before it reads anything.
+    ///
+    /// ```
+    /// use mdu_verity::{dmverity::{fec::FecParams, Params}, Error};
+    /// let f = FecParams::default();
+    /// assert!(f.validate_for(&Params::default()).is_ok());
+    /// let p = Params { hash_block_size: 512, ..Params::default() };
+    /// let err = f.validate_for(&p).unwrap_err();
+    /// assert!(matches!(err, Error::FecBlockSizes { data: 4096, hash: 512 }));
+    /// ```
+    pub fn validate_for(&self, params: &crate::dmverity::Params) -> Result<(), Error> {
+        self.validate()?;
+        crate::dmverity::check_block_size("data block", params.data_block_size)?;
+        if params.data_block_size != params.hash_block_size {
+            return Err(Error::FecBlockSizes {
+                data: params.data_block_size,
+                hash: params.hash_block_size,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// One of the two areas the FEC input is made of.
@@ -238,14 +263,7 @@ impl Layout {
         hash_device_size: u64,
         fec: &FecParams,
     ) -> Result<VerityLayout, Error> {
-        fec.validate()?;
-        crate::dmverity::check_block_size("data block", params.data_block_size)?;
-        if params.data_block_size != params.hash_block_size {
-            return Err(Error::FecBlockSizes {
-                data: params.data_block_size,
-                hash: params.hash_block_size,
-            });
-        }
+        fec.validate_for(params)?;
         let bs = u64::from(params.data_block_size);
         let hash_start = params.hash_start_block();
         let end = if fec.in_hash_device {

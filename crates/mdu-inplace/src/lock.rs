@@ -1,10 +1,10 @@
-//! Exclusive use of what a command changes in place.
+//! Exclusive use of what is changed in place.
 //!
-//! Every in-place command (`luks reencrypt`, `crypt --in-place`, `verity
-//! repair`, header writes over an existing image) holds these locks for its
-//! whole run, taken before it reads what it will change and before any
-//! write; a second run is refused with the holder's name (exit 5, as
-//! cryptsetup's "busy").
+//! Every in-place change (a reencryption, a plain-mode conversion, a
+//! repair, a header written over an existing image) holds these locks for
+//! its whole run, taken before it reads what it will change and before any
+//! write; a second run is refused with the holder's name
+//! ([`LockError::Busy`], cryptsetup's "busy").
 //!
 //! They are cryptsetup's own locks, so that mdu and cryptsetup exclude each
 //! other:
@@ -22,26 +22,125 @@
 //! while mdu holds one waits and then reads the header mdu left; its
 //! reencryption lock is taken without waiting, as mdu takes every lock.
 
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use mdu_inplace::lock::{LockError, Locks};
+//!
+//! let mut locks = Locks::new();
+//! match locks.file(Path::new("disk.img")) {
+//!     Ok(()) => { /* disk.img is this process's until `locks` is dropped */ }
+//!     Err(LockError::Busy { holder, .. }) => eprintln!("busy: {holder}"),
+//!     Err(e) => return Err(e.into()),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::util::CliError;
+/// Why a lock was not taken.
+///
+/// ```
+/// use std::path::PathBuf;
+/// use mdu_inplace::lock::LockError;
+/// let e = LockError::Busy { path: PathBuf::from("disk.img"), holder: "process 7 holds its lock".into() };
+/// assert_eq!(e.to_string(), "disk.img: busy: process 7 holds its lock");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LockError {
+    /// Another process holds the lock of `path`, or has it open for
+    /// writing, or backs a loop device with it: `holder` says which.
+    Busy {
+        /// What is locked.
+        path: PathBuf,
+        /// Who holds it, in words.
+        holder: String,
+    },
+    /// An I/O error while taking a lock.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done ("lock", "open the lock file", ...).
+        action: &'static str,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl std::fmt::Display for LockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockError::Busy { path, holder } => write!(f, "{}: busy: {holder}", path.display()),
+            LockError::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "{}: cannot {action}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for LockError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LockError::Io { source, .. } => Some(source),
+            LockError::Busy { .. } => None,
+        }
+    }
+}
+
+fn io_error(path: &Path, action: &'static str, source: io::Error) -> LockError {
+    LockError::Io {
+        path: path.to_owned(),
+        action,
+        source,
+    }
+}
+
+/// A `flock` mode for [`try_flock`].
+///
+/// ```
+/// assert_ne!(mdu_inplace::lock::Flock::Shared, mdu_inplace::lock::Flock::Exclusive);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flock {
+    /// `LOCK_SH`.
+    Shared,
+    /// `LOCK_EX`.
+    Exclusive,
+}
 
 /// libcryptsetup's lock directory (its compiled-in default).
 const LOCK_DIR: &str = "/run/cryptsetup";
 
 /// Locks held until dropped (closing a descriptor releases its `flock`).
-#[derive(Default)]
-pub(crate) struct Locks {
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("disk.img");
+/// std::fs::write(&path, [0u8; 4096])?;
+/// let mut locks = mdu_inplace::lock::Locks::new();
+/// locks.file(&path)?;
+/// // Taken once per file: the same file again is already held.
+/// locks.file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Locks {
     held: Vec<File>,
 }
 
 impl Locks {
     /// No locks yet.
-    pub(crate) fn new() -> Locks {
+    ///
+    /// ```
+    /// let _locks = mdu_inplace::lock::Locks::new();
+    /// ```
+    pub fn new() -> Locks {
         Locks::default()
     }
 
@@ -49,11 +148,11 @@ impl Locks {
     /// (what cryptsetup locks for it), refusing at once if another process
     /// holds it. A path that does not exist is not locked (it is created
     /// later by the caller, under the other locks).
-    pub(crate) fn file(&mut self, path: &Path) -> Result<(), CliError> {
+    pub fn file(&mut self, path: &Path) -> Result<(), LockError> {
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(CliError::io(path, "lock", e)),
+            Err(e) => return Err(io_error(path, "lock", e)),
         };
         if meta.file_type().is_block_device() {
             let rdev = meta.rdev();
@@ -65,7 +164,7 @@ impl Locks {
             // Character devices and FIFOs are streams: nothing to lock.
             return Ok(());
         }
-        let f = File::open(path).map_err(|e| CliError::io(path, "open to lock", e))?;
+        let f = File::open(path).map_err(|e| io_error(path, "open to lock", e))?;
         if self.held_already(&f) {
             return Ok(());
         }
@@ -75,13 +174,13 @@ impl Locks {
     }
 
     /// Takes cryptsetup's reencryption lock of the LUKS2 volume `uuid`.
-    pub(crate) fn reencryption(&mut self, uuid: &str, image: &Path) -> Result<(), CliError> {
+    pub fn reencryption(&mut self, uuid: &str, image: &Path) -> Result<(), LockError> {
         self.resource(&format!("LN_LUKS2-reencryption-{uuid}"), image)
     }
 
     /// `flock` of the resource file `name` in the lock directory; `image`
     /// is what the lock stands for, named in errors.
-    fn resource(&mut self, name: &str, image: &Path) -> Result<(), CliError> {
+    fn resource(&mut self, name: &str, image: &Path) -> Result<(), LockError> {
         let dir = Path::new(LOCK_DIR);
         // A user who may not create it here runs no cryptsetup that takes
         // it either; the locks on the files and the scan of their writers
@@ -96,7 +195,7 @@ impl Locks {
         match std::fs::DirBuilder::new().mode(0o700).create(dir) {
             Err(e) if denied(&e) => return Ok(()),
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
-                return Err(CliError::io(dir, "create the lock directory", e));
+                return Err(io_error(dir, "create the lock directory", e));
             }
             _ => {}
         }
@@ -113,7 +212,7 @@ impl Locks {
         {
             Ok(f) => f,
             Err(e) if denied(&e) => return Ok(()),
-            Err(e) => return Err(CliError::io(&path, "open the lock file", e)),
+            Err(e) => return Err(io_error(&path, "open the lock file", e)),
         };
         take(&f, &path, image)?;
         self.held.push(f);
@@ -136,7 +235,7 @@ impl Locks {
 /// reencryption between hotzones holds only its reencryption lock, whose
 /// name mdu cannot know when the header is elsewhere) is found this way, as
 /// `fuser` finds it.
-fn writers(path: &Path, meta: &std::fs::Metadata) -> Result<(), CliError> {
+fn writers(path: &Path, meta: &std::fs::Metadata) -> Result<(), LockError> {
     let block = meta.file_type().is_block_device();
     let same = |m: &std::fs::Metadata| {
         if block {
@@ -145,7 +244,7 @@ fn writers(path: &Path, meta: &std::fs::Metadata) -> Result<(), CliError> {
             m.dev() == meta.dev() && m.ino() == meta.ino()
         }
     };
-    let busy = |holder: String| CliError::Busy {
+    let busy = |holder: String| LockError::Busy {
         path: path.to_owned(),
         holder,
     };
@@ -213,9 +312,22 @@ fn loop_backed_by(meta: &std::fs::Metadata) -> Option<String> {
     None
 }
 
-/// `flock(how | LOCK_NB)` on `f`: the one flock of the tool (the in-place
-/// locks here, the output layer's temporary files).
-pub(crate) fn try_flock(f: &File, how: libc::c_int) -> io::Result<()> {
+/// `flock(how | LOCK_NB)` on `f`, never waiting: the one `flock` of the
+/// workspace (the in-place locks here, the temporary files of the `mdu`
+/// tool's outputs). A lock held elsewhere is
+/// [`io::ErrorKind::WouldBlock`].
+///
+/// ```
+/// use mdu_inplace::lock::{Flock, try_flock};
+/// let f = tempfile::tempfile()?;
+/// try_flock(&f, Flock::Exclusive)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn try_flock(f: &File, how: Flock) -> io::Result<()> {
+    let how = match how {
+        Flock::Shared => libc::LOCK_SH,
+        Flock::Exclusive => libc::LOCK_EX,
+    };
     // SAFETY: flock on a descriptor `f` keeps open for the call; it
     // changes only the lock and touches no memory.
     if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
@@ -227,18 +339,26 @@ pub(crate) fn try_flock(f: &File, how: libc::c_int) -> io::Result<()> {
 
 /// Locks the file `f` (at `path`) itself, refusing at once if another
 /// process holds it; the lock lasts as long as `f` is open.
-pub(crate) fn hold(f: &File, path: &Path) -> Result<(), CliError> {
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("journal");
+/// let f = std::fs::File::create(&path)?;
+/// mdu_inplace::lock::hold(&f, &path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn hold(f: &File, path: &Path) -> Result<(), LockError> {
     take(f, path, path)
 }
 
 /// `flock(LOCK_EX | LOCK_NB)` on `f` (the lock file at `lock_path`, which
 /// stands for `image`).
-fn take(f: &File, lock_path: &Path, image: &Path) -> Result<(), CliError> {
-    let Err(e) = try_flock(f, libc::LOCK_EX) else {
+fn take(f: &File, lock_path: &Path, image: &Path) -> Result<(), LockError> {
+    let Err(e) = try_flock(f, Flock::Exclusive) else {
         return Ok(());
     };
     if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        return Err(CliError::Busy {
+        return Err(LockError::Busy {
             path: image.to_owned(),
             holder: format!(
                 "{} holds its lock",
@@ -246,7 +366,7 @@ fn take(f: &File, lock_path: &Path, image: &Path) -> Result<(), CliError> {
             ),
         });
     }
-    Err(CliError::io(lock_path, "lock", e))
+    Err(io_error(lock_path, "lock", e))
 }
 
 /// The process that holds a `flock` on `f`, from `/proc/locks`: "process
@@ -294,5 +414,40 @@ fn describe(pid: &str) -> String {
             format!("process {pid} ({})", words.join(" "))
         }
         _ => format!("process {pid}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_holder_is_refused_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("img");
+        std::fs::write(&path, [0u8; 512]).unwrap();
+        let f = File::open(&path).unwrap();
+        hold(&f, &path).unwrap();
+        // Another open file description is another holder, as another
+        // process would be.
+        let g = File::open(&path).unwrap();
+        let e = try_flock(&g, Flock::Exclusive).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+        assert!(try_flock(&g, Flock::Shared).is_err());
+        drop(f);
+        try_flock(&g, Flock::Shared).unwrap();
+    }
+
+    #[test]
+    fn a_path_that_does_not_exist_is_not_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        Locks::new().file(&dir.path().join("absent")).unwrap();
+    }
+
+    #[test]
+    fn the_holder_is_described_by_its_command_line() {
+        let me = std::process::id().to_string();
+        assert!(describe(&me).starts_with(&format!("process {me} (")));
+        assert_eq!(describe("0"), "process 0");
     }
 }

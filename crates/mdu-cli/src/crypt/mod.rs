@@ -1,6 +1,6 @@
 //! `mdu crypt encrypt|decrypt`: dm-crypt plain-mode images.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -12,11 +12,18 @@ use zeroize::Zeroizing;
 use mdu_inplace::plain::{self, Params, Plain};
 use mdu_inplace::{Journal as _, Op};
 
-use crate::journal;
-use crate::lock::Locks;
+use crate::args::WeakKeyArg;
+use crate::error::CliError;
+
+mod in_place;
+mod journal;
+
+use in_place::in_place;
+
 use crate::output::{self, Output};
 use crate::pipeline::{self, Sink, Source};
-use crate::util::{self, CliError, WeakKeyArg};
+use crate::{error, input, paths, process, progress};
+use mdu_inplace::lock::Locks;
 
 /// Bytes per read/encrypt/write step and thread of `--in-place`.
 const CHUNK_PER_THREAD: usize = 1 << 20;
@@ -69,7 +76,7 @@ pub(crate) struct CryptArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     offset: u64,
     /// Encryption threads (default: every core; at most 1024).
-    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
     threads: Option<usize>,
     /// Rewrite IN where it lies, given again as OUT (not atomic).
     ///
@@ -123,7 +130,8 @@ pub(crate) fn run(cmd: CryptCmd) -> Result<(), CliError> {
 fn read_key(path: &Path, spec: &CipherSpec) -> Result<Zeroizing<Vec<u8>>, CliError> {
     let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key", e))?;
     let mut key = Zeroizing::new(vec![0u8; MAX_KEY_LEN + 1]);
-    let n = util::read_full(&mut f, &mut key).map_err(|e| CliError::io(path, "read the key", e))?;
+    let n =
+        input::read_full(&mut f, &mut key).map_err(|e| CliError::io(path, "read the key", e))?;
     if spec.check_key_len(n).is_err() {
         let len = match f.metadata() {
             Ok(m) if n > MAX_KEY_LEN && m.is_file() => m.len().to_string(),
@@ -158,14 +166,14 @@ fn crypt(dir: Direction, a: CryptArgs) -> Result<(), CliError> {
     if let Some(j) = &a.journal {
         paths.push(("--journal", j));
     }
-    util::distinct(&paths)?;
-    util::distinct(&[("--key-file", a.key_file.as_path()), ("OUT", &a.output)])?;
+    paths::distinct(&paths)?;
+    paths::distinct(&[("--key-file", a.key_file.as_path()), ("OUT", &a.output)])?;
     let spec = CipherSpec::parse(&a.cipher).map_err(|e| CliError::Usage(e.to_string()))?;
     let geometry = Geometry::new(a.sector_size, a.iv_offset, a.iv_large_sectors)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let key = read_key(&a.key_file, &spec)?;
     let cipher = SectorCipher::new(spec, &key, geometry, a.weak.policy())
-        .map_err(|e| util::key_error(&a.key_file, "the key", e))?;
+        .map_err(|e| error::key_error(&a.key_file, "the key", e))?;
     // What the journal of --in-place binds the run to: a one-way digest of
     // the key (never the key itself) with the other parameters.
     let key_check = Params::key_check(&key);
@@ -184,33 +192,13 @@ fn stream(
         .offset
         .checked_mul(512)
         .ok_or_else(|| CliError::Usage(format!("--offset {} is too large", a.offset)))?;
-    let (mut input, mut in_len) = util::open_input(&a.input)?;
+    let (mut input, mut in_len) = input::open_input(&a.input)?;
     let in_meta = input
         .metadata()
         .map_err(|e| CliError::io(&a.input, "examine", e))?;
-    let same = output::same_file(&in_meta, &a.output);
-    match (same, a.in_place) {
-        (true, false) => {
-            return Err(CliError::Usage(format!(
-                "{} and {} are the same file or device: the output would overwrite input \
-                 not yet read; give a different OUT, or --in-place to rewrite it in place \
-                 (not atomic)",
-                a.input.display(),
-                a.output.display()
-            )));
-        }
-        (false, true) => {
-            return Err(CliError::Usage(format!(
-                "--in-place rewrites IN itself, but {} is not the same file or device as {}",
-                a.output.display(),
-                a.input.display()
-            )));
-        }
-        (true, true) => {
-            drop(input);
-            return in_place(dir, a, cipher, key_check, &in_meta);
-        }
-        (false, false) => {}
+    if in_place_asked(a, &in_meta)? {
+        drop(input);
+        return in_place(dir, a, cipher, key_check, &in_meta);
     }
     let is_regular = in_meta.is_file();
     let is_block = in_meta.file_type().is_block_device();
@@ -258,14 +246,7 @@ fn stream(
     }
     let mut sink = spec.open()?;
     if encrypt && header > 0 {
-        // The --offset area: a hole in a new file, left as it is on a
-        // device, zeros on a stream.
-        let r = if sink.seekable() {
-            sink.file().seek(SeekFrom::Start(header)).map(drop)
-        } else {
-            std::io::copy(&mut std::io::repeat(0).take(header), sink.file()).map(drop)
-        };
-        r.map_err(|e| CliError::io(&a.output, "write the --offset area", e))?;
+        skip_offset_area(&mut sink, header)?;
     }
 
     let seekable = sink.seekable();
@@ -299,162 +280,37 @@ fn stream(
     sink.commit()
 }
 
-/// `--in-place`: converts the regular file or block device IN where it
-/// lies, chunk by chunk, each chunk read whole before it is written back,
-/// with a [`Journal`] that makes every moment of the run resumable and is
-/// bound to IN (the module `journal` has the format and the rules).
-///
-/// Data at position `p` (from the start of the data) is read at
-/// `in_base + p` and written at `out_base + p`: encrypt moves it up by the
-/// `--offset` area (`out_base = offset * 512`), decrypt moves it down
-/// (`in_base = offset * 512`). Moving down, front to back is safe: every
-/// later read lies above the chunk just written. Moving up, the chunks go
-/// back to front: every later read lies below the chunk just read, and so
-/// below where it was written. Without `--offset` the two orders are the
-/// same.
-fn in_place(
-    dir: Direction,
-    a: &CryptArgs,
-    cipher: &SectorCipher,
-    key_check: &[u8; 32],
-    meta: &Metadata,
-) -> Result<(), CliError> {
-    let path = a.input.as_path();
-    let encrypt = dir.is_encrypt();
-    let regular = meta.is_file();
-    if !regular && !meta.file_type().is_block_device() {
-        return Err(CliError::Usage(format!(
-            "--in-place needs a regular file or a block device; {} is neither",
-            path.display()
-        )));
+/// Whether the run is `--in-place`: OUT that is IN is refused without it
+/// (the output would overwrite input not yet read), and `--in-place` with
+/// another OUT.
+fn in_place_asked(a: &CryptArgs, in_meta: &Metadata) -> Result<bool, CliError> {
+    match (output::same_file(in_meta, &a.output), a.in_place) {
+        (true, false) => Err(CliError::Usage(format!(
+            "{} and {} are the same file or device: the output would overwrite input \
+             not yet read; give a different OUT, or --in-place to rewrite it in place \
+             (not atomic)",
+            a.input.display(),
+            a.output.display()
+        ))),
+        (false, true) => Err(CliError::Usage(format!(
+            "--in-place rewrites IN itself, but {} is not the same file or device as {}",
+            a.output.display(),
+            a.input.display()
+        ))),
+        (same, _) => Ok(same),
     }
-    let Some(journal_path) = a.journal.as_deref() else {
-        return Err(CliError::Usage(
-            "--in-place needs --journal FILE: the record that lets a run that is killed or \
-             loses power be resumed (--resume) without losing data"
-                .into(),
-        ));
-    };
-    if output::same_file(meta, journal_path) {
-        return Err(CliError::Usage(format!(
-            "--journal {} is IN itself: the journal must be another file",
-            journal_path.display()
-        )));
-    }
-    let header = a
-        .offset
-        .checked_mul(512)
-        .ok_or_else(|| CliError::Usage(format!("--offset {} is too large", a.offset)))?;
-    if encrypt && header > 0 && !regular {
-        return Err(CliError::Usage(format!(
-            "--in-place encrypt with --offset moves the data up by {header} bytes, but the \
-             block device {} cannot grow: encrypt it into another device or file",
-            path.display()
-        )));
-    }
-    // IN is this run's alone before anything of it is read for the run.
-    let mut locks = Locks::new();
-    locks.file(path)?;
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| CliError::io(path, "open for reading and writing", e))?;
-    let (in_base, out_base) = if encrypt { (0, header) } else { (header, 0) };
-    let pool = util::pool(a.threads)?;
-    let params = Params {
-        direction: dir,
-        in_base,
-        out_base,
-        sector_size: a.sector_size,
-        cipher: a.cipher.clone(),
-        key_check: *key_check,
-    };
-    let err = |e| plain_error(path, journal_path, e);
-    let mut run = if a.resume {
-        Plain::resume(journal::open(journal_path)?, f, cipher, params).map_err(err)?
-    } else {
-        let len = (&f)
-            .seek(SeekFrom::End(0))
-            .map_err(|e| CliError::io(path, "read its size", e))?;
-        if len < in_base {
-            return Err(CliError::Input {
-                path: path.to_owned(),
-                offset: len,
-                rule: format!(
-                    "the file ends before --offset {} (byte {header}) where the encrypted data starts",
-                    a.offset
-                ),
-            });
-        }
-        let grow = out_base - in_base.min(out_base);
-        let reserve = (grow > 0).then(|| f.try_clone());
-        let chunk = (CHUNK_PER_THREAD * pool.current_num_threads()) as u64;
-        let run = journal::create(journal_path, |jf| {
-            Plain::start(jf, f, cipher, params, chunk).map_err(err)
-        })?;
-        if let Some(dev) = reserve {
-            // The file grows by the offset area: the space is taken now, so
-            // a full disk stops the run before anything was moved.
-            let grown = dev.and_then(|dev| output::reserve(&dev, len, grow));
-            if let Err(e) = grown {
-                let _ = journal::remove(journal_path);
-                return Err(CliError::io(
-                    path,
-                    "grow the file by the --offset area (nothing was changed)",
-                    e,
-                ));
-            }
-        }
-        run
-    };
-    let (done, total) = run.progress();
-    let pb = util::progress(total, dir.name());
-    pb.set_position(done);
-    pool.install(|| mdu_inplace::run(&mut run, &mut |done, _| pb.set_position(done), &|| false))
-        .map_err(err)?;
-    pb.finish_and_clear();
-    drop(run);
-    journal::remove(journal_path)
 }
 
-/// The library's account of an in-place run, said about IN or the journal.
-fn plain_error(path: &Path, journal: &Path, e: plain::Error) -> CliError {
-    match e {
-        plain::Error::Device(d) if d.is_eof() => CliError::Input {
-            path: path.to_owned(),
-            offset: d.offset,
-            rule: format!(
-                "{} bytes expected here, but the file ends before them (it shrank while it \
-                 was converted in place)",
-                d.len
-            ),
-        },
-        plain::Error::Device(d) => {
-            let action = match d.op {
-                Op::Read => "read",
-                Op::Write => "write",
-                Op::Sync => "sync to stable storage",
-            };
-            CliError::io(path, action, d.error)
-        }
-        plain::Error::Journal { action, error } => CliError::io(journal, action, error),
-        plain::Error::Refused(message) => CliError::Refused {
-            path: journal.to_owned(),
-            message,
-        },
-        plain::Error::OtherRun => CliError::Usage(format!(
-            "{}: the journal was written by a run with another cipher, key, sector size, \
-             --offset or direction: give the same ones to resume it",
-            journal.display()
-        )),
-        plain::Error::Data { offset, rule } => CliError::Input {
-            path: path.to_owned(),
-            offset,
-            rule,
-        },
-        e => CliError::lib(path, e),
-    }
+/// The --offset area of `header` bytes before the encrypted data: a hole
+/// in a new file, left as it is on a device, zeros on a stream.
+fn skip_offset_area(sink: &mut Output, header: u64) -> Result<(), CliError> {
+    let r = if sink.seekable() {
+        sink.file().seek(SeekFrom::Start(header)).map(drop)
+    } else {
+        std::io::copy(&mut std::io::repeat(0).take(header), sink.file()).map(drop)
+    };
+    let path = sink.path().to_owned();
+    r.map_err(|e| CliError::io(&path, "write the --offset area", e))
 }
 
 fn check_sectors(path: &Path, start: u64, len: u64, ss: usize) -> Result<(), CliError> {

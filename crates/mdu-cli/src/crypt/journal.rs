@@ -3,12 +3,11 @@
 //! removed at the end. Its format and rules are the library's
 //! ([`mdu_inplace::plain`]).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::util::CliError;
+use crate::error::CliError;
 
 /// Creates the journal at `path` (which must not exist): a file without a
 /// name, locked, that `write` fills (the header and the first record,
@@ -24,7 +23,8 @@ pub(crate) fn create<T>(
     };
     let (file, tmp) = new_unnamed(dir, path)?;
     let shown = tmp.as_deref().unwrap_or(path);
-    let written = crate::lock::hold(&file, shown)
+    let written = mdu_inplace::lock::hold(&file, shown)
+        .map_err(CliError::from)
         .and_then(|()| {
             file.try_clone()
                 .map_err(|e| CliError::io(shown, "open the journal", e))
@@ -59,12 +59,8 @@ pub(crate) fn create<T>(
 
 /// Opens and locks the journal of an interrupted run.
 pub(crate) fn open(path: &Path) -> Result<File, CliError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| CliError::io(path, "open the journal", e))?;
-    crate::lock::hold(&file, path)?;
+    let file = crate::output::in_place(path, true, false, "open the journal")?;
+    mdu_inplace::lock::hold(&file, path)?;
     Ok(file)
 }
 
@@ -87,13 +83,7 @@ fn new_unnamed(dir: &Path, path: &Path) -> Result<(File, Option<PathBuf>), CliEr
         name.unwrap_or_default(),
         std::process::id()
     ));
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(|e| CliError::io(&tmp, "create the journal", e))?;
+    let f = crate::output::create_new(&tmp, true, "create the journal")?;
     Ok((f, Some(tmp)))
 }
 

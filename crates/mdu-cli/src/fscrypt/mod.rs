@@ -2,10 +2,10 @@
 //! the kernel shows them with the key (or, for `ls`, without it).
 
 use std::ffi::{CString, OsStr};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -14,10 +14,16 @@ use clap::{Args, Subcommand};
 use mdu_fscrypt::ext4::{FileType, Inode, Timestamp};
 use mdu_fscrypt::key::MasterKey;
 use mdu_fscrypt::policy::{Context, KeySpec};
-use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Volume};
+use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Tree, Volume};
 use rayon::prelude::*;
 
-use crate::util::{self, CliError};
+use crate::error::CliError;
+use crate::output;
+
+mod extract;
+
+use crate::{args, process, progress};
+use extract::extract;
 
 const KEY_HELP: &str = "\
 Keys: --key FILE holds a raw v2 master key (16 to 64 bytes, as given to
@@ -126,7 +132,7 @@ pub(crate) struct ExtractArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Threads (default: every core; at most 1024).
-    #[arg(long, value_name = "N", value_parser = crate::util::threads_arg)]
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
     threads: Option<usize>,
 }
 
@@ -175,7 +181,7 @@ fn keyring(k: &KeyArgs) -> Result<Keyring, CliError> {
         let (desc, file) = spec
             .split_once(':')
             .ok_or_else(|| CliError::Usage(format!("--key-v1 {spec}: expected DESCRIPTOR:FILE")))?;
-        let d: [u8; 8] = util::parse_hex("--key-v1 descriptor", desc)?
+        let d: [u8; 8] = args::parse_hex("--key-v1 descriptor", desc)?
             .try_into()
             .map_err(|_| {
                 CliError::Usage(format!("--key-v1 {spec}: the descriptor is 16 hex digits"))
@@ -254,7 +260,7 @@ fn ls(a: LsArgs) -> Result<(), CliError> {
                 let mut o = serde_json::Map::new();
                 match std::str::from_utf8(&e.name) {
                     Ok(s) => o.insert("name".into(), s.into()),
-                    Err(_) => o.insert("name_hex".into(), util::to_hex(&e.name).into()),
+                    Err(_) => o.insert("name_hex".into(), args::to_hex(&e.name).into()),
                 };
                 let form = match e.form {
                     NameForm::Clear => "clear",
@@ -268,7 +274,7 @@ fn ls(a: LsArgs) -> Result<(), CliError> {
                 o.insert("size".into(), inode.size.into());
                 o.insert("encrypted".into(), inode.is_encrypted().into());
                 o.insert("mtime".into(), inode.mtime.secs.into());
-                o.insert("stored_hex".into(), util::to_hex(&e.stored).into());
+                o.insert("stored_hex".into(), args::to_hex(&e.stored).into());
                 serde_json::Value::Object(o).to_string().into_bytes()
             } else {
                 let mut l = format!(
@@ -316,45 +322,6 @@ fn copy_file(
     }
     Ok(())
 }
-
-/// Writes regular file `inode` into `file` (new and empty) as sparse as
-/// the image has it: only the runs of blocks that hold data, each in
-/// 1 MiB pieces at its offset, then the size; holes and unwritten extents
-/// are never written.
-fn copy_sparse(
-    img: &Image,
-    inode: &Inode,
-    file: &File,
-    path: &Path,
-    done: &AtomicU64,
-) -> Result<(), CliError> {
-    use std::os::unix::fs::FileExt;
-    let contents = img.vol.contents(inode).map_err(|e| img.err(e))?;
-    let bs = u64::from(img.vol.ext4().block_size());
-    let piece = (1 << 20) / bs;
-    let mut buf = vec![0u8; (piece * bs) as usize];
-    let mut written = 0;
-    for (first, count) in contents.data_runs() {
-        let mut block = first;
-        while block < first + count && block * bs < contents.size() {
-            let n = piece.min(first + count - block);
-            let len = contents
-                .read(block, &mut buf[..(n * bs) as usize])
-                .map_err(|e| img.err(e))?;
-            file.write_all_at(&buf[..len], block * bs)
-                .map_err(|e| CliError::io(path, "write", e))?;
-            written += len as u64;
-            done.fetch_add(len as u64, Ordering::Relaxed);
-            block += n;
-        }
-    }
-    file.set_len(contents.size())
-        .map_err(|e| CliError::io(path, "set the size of", e))?;
-    // The holes count as done for the progress bar.
-    done.fetch_add(contents.size().saturating_sub(written), Ordering::Relaxed);
-    Ok(())
-}
-
 fn cat(a: CatArgs) -> Result<(), CliError> {
     let img = Image::open(&a.image, keyring(&a.keys)?)?;
     let (_, inode) = img.lookup(&a.path)?;
@@ -378,221 +345,6 @@ fn cat(a: CatArgs) -> Result<(), CliError> {
         r => r,
     }
 }
-
-fn to_system_time(t: Timestamp) -> SystemTime {
-    let ns = Duration::from_nanos(u64::from(t.nsecs.min(999_999_999)));
-    if t.secs >= 0 {
-        UNIX_EPOCH + Duration::from_secs(t.secs as u64) + ns
-    } else {
-        UNIX_EPOCH - Duration::from_secs(t.secs.unsigned_abs()) + ns
-    }
-}
-
-fn extract(a: ExtractArgs) -> Result<(), CliError> {
-    let img = Image::open(&a.image, keyring(&a.keys)?)?;
-    let (top, top_inode) = img.lookup(a.path.as_deref().unwrap_or("/"))?;
-    if !top_inode.is_dir() {
-        return Err(CliError::Usage(format!(
-            "{}: not a directory",
-            a.image.display()
-        )));
-    }
-    // The whole tree is checked first (names, duplicates, loops, keys,
-    // block maps, symlink targets): a wrong key or a damaged image stops
-    // the run before anything is written.
-    let tree = img.vol.walk(top).map_err(|e| img.err(e))?;
-    let out_path = |i: usize| a.out.join(OsStr::from_bytes(&tree.path(i)));
-    let root = util::euid() == 0;
-    let mut files = Vec::new();
-    let mut specials = Vec::new();
-    for (i, n) in tree.nodes.iter().enumerate() {
-        let p = out_path(i);
-        if p.as_os_str().len() >= PATH_MAX {
-            return Err(CliError::Refused {
-                path: a.image.clone(),
-                message: format!(
-                    "{}: a path of {} bytes, which the system cannot create (PATH_MAX {PATH_MAX})",
-                    String::from_utf8_lossy(&tree.path(i)),
-                    p.as_os_str().len()
-                ),
-            });
-        }
-        match n.kind {
-            NodeKind::File => {
-                let size = img.vol.inode(n.ino).map_err(|e| img.err(e))?.size;
-                files.push((i, size));
-            }
-            NodeKind::Special => {
-                let inode = img.vol.inode(n.ino).map_err(|e| img.err(e))?;
-                let t = inode.file_type();
-                let made = match t {
-                    FileType::Fifo => true,
-                    FileType::CharDev | FileType::BlockDev => root,
-                    _ => false,
-                };
-                if made {
-                    specials.push((i, inode));
-                } else {
-                    let why = match t {
-                        FileType::Socket => "sockets are not recreated",
-                        FileType::CharDev | FileType::BlockDev => {
-                            "device nodes are made only as root"
-                        }
-                        _ => "not a type a file can have",
-                    };
-                    eprintln!(
-                        "mdu: skipped {} ({}): {why}",
-                        String::from_utf8_lossy(&tree.path(i)),
-                        kind(t)
-                    );
-                }
-            }
-            _ => {}
-        }
-    }
-    // OUT: created, or an existing empty directory.
-    match fs::read_dir(&a.out) {
-        Ok(mut it) => {
-            if it.next().is_some() {
-                return Err(CliError::Usage(format!(
-                    "{}: exists and is not empty; nothing is overwritten",
-                    a.out.display()
-                )));
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            fs::create_dir(&a.out).map_err(|e| CliError::io(&a.out, "create the directory", e))?;
-        }
-        Err(e) => return Err(CliError::io(&a.out, "read the directory", e)),
-    }
-    for (i, n) in tree.nodes.iter().enumerate().skip(1) {
-        let p = out_path(i);
-        match n.kind {
-            NodeKind::Dir => {
-                fs::create_dir(&p).map_err(|e| CliError::io(&p, "create the directory", e))?;
-            }
-            NodeKind::Symlink => {
-                let target = tree.target(n.ino).unwrap_or_default();
-                std::os::unix::fs::symlink(OsStr::from_bytes(target), &p)
-                    .map_err(|e| CliError::io(&p, "create the symlink", e))?;
-            }
-            _ => {}
-        }
-    }
-    let total: u64 = files.iter().map(|f| f.1).sum();
-    let bar = util::progress(total, "extract");
-    let done = AtomicU64::new(0);
-    let pool = util::pool(a.threads)?;
-    // Large files first, so the last thread is not left with one.
-    files.sort_by_key(|f| std::cmp::Reverse(f.1));
-    pool.install(|| {
-        files
-            .par_iter()
-            .try_for_each(|&(i, _)| -> Result<(), CliError> {
-                let p = out_path(i);
-                let inode = img.vol.inode(tree.nodes[i].ino).map_err(|e| img.err(e))?;
-                let file = OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&p)
-                    .map_err(|e| CliError::io(&p, "create", e))?;
-                copy_sparse(&img, &inode, &file, &p, &done)?;
-                bar.set_position(done.load(Ordering::Relaxed));
-                finish(&file, &p, &inode)
-            })
-    })?;
-    bar.finish_and_clear();
-    for (i, inode) in &specials {
-        let p = out_path(*i);
-        make_special(&p, inode)?;
-    }
-    // Directories last, deepest first: creating their entries changed
-    // their times.
-    for (i, n) in tree.nodes.iter().enumerate().rev() {
-        if n.kind != NodeKind::Dir {
-            continue;
-        }
-        let p = out_path(i);
-        let inode = img.vol.inode(n.ino).map_err(|e| img.err(e))?;
-        let dir = File::open(&p).map_err(|e| CliError::io(&p, "open", e))?;
-        finish(&dir, &p, &inode)?;
-    }
-    Ok(())
-}
-
-/// The longest path the system takes, with its NUL.
-const PATH_MAX: usize = libc::PATH_MAX as usize;
-
-/// Makes FIFO or device node `path` as `inode` is, with its mode and
-/// times.
-fn make_special(path: &Path, inode: &Inode) -> Result<(), CliError> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| CliError::Usage(format!("{}: a NUL in the path", path.display())))?;
-    let perm = libc::mode_t::from(inode.permissions() & 0o777);
-    let r = match inode.file_type() {
-        // SAFETY: `c` is a NUL-terminated path that outlives the call.
-        FileType::Fifo => unsafe { libc::mkfifo(c.as_ptr(), perm) },
-        t => {
-            let (major, minor) = inode.device();
-            let fmt = if t == FileType::CharDev {
-                libc::S_IFCHR
-            } else {
-                libc::S_IFBLK
-            };
-            // SAFETY: as for mkfifo; the mode and device are plain values.
-            unsafe { libc::mknod(c.as_ptr(), fmt | perm, libc::makedev(major, minor)) }
-        }
-    };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(CliError::io(path, "create the special file", e));
-    }
-    fs::set_permissions(path, fs::Permissions::from_mode(extracted_mode(inode)))
-        .map_err(|e| CliError::io(path, "set the mode of", e))?;
-    let ts = |t: Timestamp| libc::timespec {
-        tv_sec: t.secs as libc::time_t,
-        tv_nsec: t.nsecs.min(999_999_999) as libc::c_long,
-    };
-    let times = [ts(inode.atime), ts(inode.mtime)];
-    // SAFETY: `c` is a NUL-terminated path and `times` an array of two
-    // timespecs, both alive across the call; no file is opened (a FIFO or
-    // a device is never opened here).
-    let r = unsafe {
-        libc::utimensat(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            times.as_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(CliError::io(path, "set the times of", e));
-    }
-    Ok(())
-}
-
-/// The mode an extracted file gets: the image's permission bits less
-/// setuid and setgid. Owners are not restored (the files belong to whoever
-/// extracts), so those bits would hand an untrusted image's programs the
-/// extracting user's rights, root's as root; GNU tar and libarchive drop
-/// them too when they do not restore the owner.
-fn extracted_mode(inode: &Inode) -> u32 {
-    u32::from(inode.permissions()) & !0o6000
-}
-
-/// Sets `path`'s permissions and times from `inode`.
-fn finish(file: &File, path: &Path, inode: &Inode) -> Result<(), CliError> {
-    file.set_permissions(fs::Permissions::from_mode(extracted_mode(inode)))
-        .map_err(|e| CliError::io(path, "set the mode of", e))?;
-    let times = fs::FileTimes::new()
-        .set_accessed(to_system_time(inode.atime))
-        .set_modified(to_system_time(inode.mtime));
-    file.set_times(times)
-        .map_err(|e| CliError::io(path, "set the times of", e))
-}
-
 fn policy(a: PolicyArgs) -> Result<(), CliError> {
     let img = Image::open(&a.image, Keyring::new())?;
     let (ino, inode) = img.lookup(&a.path)?;
@@ -603,8 +355,8 @@ fn policy(a: PolicyArgs) -> Result<(), CliError> {
     };
     let p = ctx.policy();
     let key = match p.key() {
-        KeySpec::V1 { descriptor } => ("descriptor", util::to_hex(&descriptor)),
-        KeySpec::V2 { identifier } => ("identifier", util::to_hex(&identifier)),
+        KeySpec::V1 { descriptor } => ("descriptor", args::to_hex(&descriptor)),
+        KeySpec::V2 { identifier } => ("identifier", args::to_hex(&identifier)),
     };
     let unit = p.data_unit_size(img.vol.ext4().block_size());
     if a.json {
@@ -620,8 +372,8 @@ fn policy(a: PolicyArgs) -> Result<(), CliError> {
             "iv_ino_lblk_32": p.flags().bits() & 0x10 != 0,
             "data_unit_size": unit,
             key.0: key.1,
-            "nonce": util::to_hex(ctx.nonce()),
-            "context": util::to_hex(&ctx.to_bytes()),
+            "nonce": args::to_hex(ctx.nonce()),
+            "context": args::to_hex(&ctx.to_bytes()),
         });
         println!("{o}");
     } else {
@@ -635,7 +387,7 @@ fn policy(a: PolicyArgs) -> Result<(), CliError> {
         );
         println!("  data unit: {unit} bytes");
         println!("  key {}: {}", key.0, key.1);
-        println!("  nonce:     {}", util::to_hex(ctx.nonce()));
+        println!("  nonce:     {}", args::to_hex(ctx.nonce()));
     }
     Ok(())
 }

@@ -1,0 +1,67 @@
+//! `mdu luks decrypt`: the data segment decrypted into a new plaintext.
+
+use super::*;
+
+pub(super) fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
+    let mut paths = vec![("--key-file", a.key_file.as_path())];
+    if let Some(h) = &a.header {
+        paths.push(("--header", h));
+    }
+    paths.extend([("IMAGE", a.image.as_path()), ("PLAIN", a.plain.as_path())]);
+    paths::distinct(&paths)?;
+    let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
+    let (hf, img) = load(&header_path)?;
+    let (_, seg) = img.segment().map_err(|e| image_error(&header_path, e))?;
+    let (f, data_len) = open_sized(&a.image)?;
+    let range = if a.header.is_some() {
+        img.data_range(seg, data_len)
+    } else {
+        img.payload_range(seg)
+    };
+    let (offset, len) = range.map_err(|e| image_error(&header_path, e))?;
+    if len == 0 {
+        return Err(CliError::Refused {
+            path: a.image.clone(),
+            message: format!("the image holds no data after its header (data offset {offset})"),
+        });
+    }
+    // The output is checked before the passphrase is derived.
+    let in_meta = f
+        .metadata()
+        .map_err(|e| CliError::io(&a.image, "examine", e))?;
+    let mut out = Output::to(&a.plain)
+        .not_same_as(&a.image, in_meta)
+        .private()
+        .len(len)
+        .reserve(0, len)
+        .open()?;
+    let key = unlock(&header_path, &hf, &img, &a.key_file)?;
+    let cipher = img
+        .segment_cipher(&key, a.weak.policy())
+        .map_err(|e| match e {
+            Luks2Error::Cipher(e) if e.is_weak_key() => {
+                error::key_error(&a.image, "the volume key", e)
+            }
+            e => image_error(&a.image, e),
+        })?;
+    drop(key);
+    let seekable = out.seekable();
+    pipeline::run(
+        Direction::Decrypt,
+        &cipher,
+        Source {
+            file: &f,
+            path: &a.image,
+            offset,
+            len: Some(len),
+        },
+        Sink {
+            file: out.file(),
+            path: &a.plain,
+            offset: 0,
+            seekable,
+        },
+        a.threads,
+    )?;
+    out.commit()
+}

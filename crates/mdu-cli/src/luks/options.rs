@@ -1,0 +1,414 @@
+//! The options of `mdu luks`, as cryptsetup names them.
+
+use super::*;
+
+/// LUKS2 subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum LuksCmd {
+    /// Write a new LUKS2 header (and keyslot 0) into IMAGE, as
+    /// `cryptsetup luksFormat`.
+    ///
+    /// A new IMAGE is created holding the header region only (the data
+    /// offset, 16 MiB, the part after the keyslots a hole): written
+    /// atomically, as every new output. An existing IMAGE (file or block
+    /// device) gets the header region written over its start, in place,
+    /// like luksFormat: not atomic; the bytes after the data offset are
+    /// left as they are, a block device must be at least the data offset
+    /// long and not mounted, and it is synced at the end. A FIFO or
+    /// character device is refused. Every check runs before the passphrase
+    /// is derived. A new random volume key is made unless
+    /// --volume-key-file is given.
+    Format(FormatArgs),
+    /// Encrypt PLAIN into a new LUKS2 image IMAGE: header region, then PLAIN
+    /// encrypted as the data segment, in one streaming pass.
+    ///
+    /// PLAIN must be a whole number of sectors. IMAGE may not be PLAIN.
+    #[command(after_long_help = crate::output::HELP)]
+    Encrypt(EncryptArgs),
+    /// Decrypt the data segment of the LUKS2 image IMAGE into PLAIN, opening
+    /// the volume key with the passphrase in --key-file through any keyslot.
+    ///
+    /// A new PLAIN is readable by its owner only (mode 0600); PLAIN may not
+    /// be IMAGE. Exit status 1 if the passphrase opens no keyslot or the
+    /// image is damaged.
+    #[command(after_long_help = crate::output::HELP)]
+    Decrypt(DecryptArgs),
+    /// Print what the LUKS2 header of IMAGE says, as `cryptsetup luksDump`.
+    ///
+    /// With --dump-volume-key and --key-file, prints the volume key instead
+    /// (as `cryptsetup luksDump --dump-volume-key`).
+    Dump(DumpArgs),
+    /// Check the LUKS2 header of IMAGE as a careful opener would, before
+    /// trusting it with data.
+    ///
+    /// LUKS2 metadata are not authenticated: whoever can write the disk can
+    /// rewrite them. Reported, each with the field it is in: a keyslot or
+    /// segment that does not encrypt (`cipher_null`: the shape of the 2025
+    /// confidential-VM header attacks, CVE-2025-59054 and CVE-2025-58356),
+    /// a constant IV or ECB, a cipher mdu cannot check, two valid header
+    /// copies that disagree or a damaged copy, a data layout a single
+    /// header cannot have (two regular segments, backup segments,
+    /// overlapping segments, a segment past the end of IMAGE), keyslots
+    /// bound to no segment; with --policy, every value that differs from
+    /// the policy. Ranges of the keyslots area that no keyslot names and
+    /// that hold neither random fill nor one repeated byte (what an
+    /// interrupted command left) are warned about on stderr without
+    /// changing the exit status; --wipe-free-areas refills every free
+    /// range. What no header may have (malformed metadata, keyslot
+    /// areas that overlap, digests that bind nothing, a reencryption in
+    /// progress) is refused when the header is read, naming the field.
+    #[command(after_long_help = CHECK_HELP)]
+    Check(CheckArgs),
+    /// Convert the data of IMAGE in place, as `cryptsetup reencrypt`: a new
+    /// volume key (and --cipher, --key-size, --sector-size) for a LUKS2
+    /// volume; --encrypt a plaintext IMAGE, with the header at its start
+    /// (--reduce-device-size: the data move up) or in a new detached
+    /// header (--header FILE); --decrypt IMAGE, its header exported to a
+    /// new --header FILE and the data moved down to offset 0, or with the
+    /// detached header it has.
+    ///
+    /// The progress is recorded in the header as cryptsetup 2.6 records it,
+    /// so `cryptsetup reencrypt --resume-only` finishes a run of mdu and
+    /// this command finishes a run of cryptsetup (key changes, --encrypt
+    /// with --reduce-device-size or --header, --decrypt with the data moved
+    /// down or with a detached header, which cryptsetup runs backward and
+    /// mdu forward). A run that was killed,
+    /// crashed or lost power is resumed by running the command again (or
+    /// with --resume-only): the hotzone in flight is repaired first, from
+    /// its journal or block by block from its checksums, so no data are
+    /// lost. The final header is written in one step and the areas that
+    /// held the old keys and the journal are wiped after it. Ctrl-C stops
+    /// after the current hotzone, with the progress recorded (exit 1).
+    ///
+    /// IMAGE (and --header) must not be in use: no dm-crypt mapping, no
+    /// mounted file system.
+    #[command(after_long_help = REENCRYPT_HELP)]
+    Reencrypt(ReencryptArgs),
+}
+
+const REENCRYPT_HELP: &str = "\
+Resilience: checksum (default) hashes every old block of a hotzone into the
+header before it is converted; journal copies the hotzone into the header
+(every byte written twice); none writes nothing: a crash in the middle
+LOSES DATA, and as nothing on disk says how far such a run got, resuming it
+is refused unless --allow-none-resume is given.
+
+--reduce-device-size SIZE: the data move up by SIZE/2 (the data offset),
+so IMAGE must end in SIZE bytes its file system does not use (shrink it
+first: `resize2fs DEV NEWSIZE`). The first SIZE/2 bytes are copied to the
+end of IMAGE, the header is written over them, and the data are encrypted
+from the end backward, each hotzone (SIZE/2 bytes) written SIZE/2 above
+where it was read, so a crash repeats the hotzone from bytes still there
+(datashift resilience; --resilience and --hotzone-size do not apply). The
+copy is wiped at the end. The encrypted volume is SIZE/2 smaller than
+IMAGE, and the file system SIZE smaller.
+
+--decrypt --header NEW with the header in IMAGE: the header region is
+copied to NEW (which keeps the record of the run: keep it until the run
+ends), IMAGE's LUKS signatures are wiped and its first data-offset bytes
+of ciphertext copied over the old header; the data then move down hotzone
+by hotzone (datashift-checksum) and the copied part is decrypted in place
+last. Killed before the record is written, the same command goes on with
+the existing NEW. The last data-offset bytes of IMAGE are wiped at the end.
+
+Exit status: 0 done (or initialised, with --init-only); 1 a wrong
+passphrase, a damaged or refused header, or a run interrupted (resume it);
+2 bad usage.";
+
+/// `mdu luks reencrypt`.
+#[derive(Args, Debug)]
+pub(crate) struct ReencryptArgs {
+    /// File whose whole contents are the passphrase: it opens the old key
+    /// and keeps the new one.
+    #[arg(long, value_name = "F")]
+    pub(super) key_file: PathBuf,
+    /// The LUKS2 header is in FILE, not in IMAGE (IMAGE is then all data).
+    #[arg(long, value_name = "FILE")]
+    pub(super) header: Option<PathBuf>,
+    /// Encrypt the plaintext IMAGE in place: under a new detached header
+    /// (--header, a file that must not exist yet), or with the header at
+    /// the start of IMAGE and the data moved up (--reduce-device-size).
+    #[arg(long, conflicts_with = "decrypt")]
+    pub(super) encrypt: bool,
+    /// With --encrypt: make room for the header by moving the data up by
+    /// half of SIZE (the data offset), as cryptsetup does. The last SIZE
+    /// bytes of IMAGE must be free: shrink the file system by SIZE first.
+    /// A number of bytes, or with a K, M or G suffix (powers of 1024).
+    #[arg(long, value_name = "SIZE", requires = "encrypt", conflicts_with = "header", value_parser = args::parse_size)]
+    pub(super) reduce_device_size: Option<u64>,
+    /// Decrypt IMAGE in place. With the header in IMAGE, --header names a
+    /// new file it is exported to (the record of the run is kept there) and
+    /// the data move down to offset 0; with a detached header (--header,
+    /// an existing file) the data stay where they are. The header ends with
+    /// one linear segment and no keyslots.
+    #[arg(long, requires = "header")]
+    pub(super) decrypt: bool,
+    /// The new cipher (default: the current one; for --encrypt
+    /// aes-xts-plain64).
+    #[arg(long, value_name = "SPEC", conflicts_with = "decrypt")]
+    pub(super) cipher: Option<String>,
+    /// The new volume key size in bits (default: the current one; for
+    /// --encrypt the cipher's default).
+    #[arg(long, value_name = "BITS", conflicts_with = "decrypt")]
+    pub(super) key_size: Option<u32>,
+    /// The new sector size (default: the current one; for --encrypt 4096).
+    #[arg(long, value_name = "N", conflicts_with = "decrypt")]
+    pub(super) sector_size: Option<u32>,
+    /// Key derivation of a new keyslot made by --encrypt (a key change keeps
+    /// the old keyslot's).
+    #[arg(long, value_enum, default_value = "argon2id", requires = "encrypt")]
+    pub(super) pbkdf: PbkdfArg,
+    /// PBKDF2 iterations or Argon2 passes of the new keyslot (--encrypt).
+    #[arg(long, value_name = "N", requires = "encrypt")]
+    pub(super) pbkdf_force_iterations: Option<u32>,
+    /// The keyslot to open (and to keep, under the new key); the others of
+    /// the old key are removed at the end. Needed when there are several.
+    #[arg(long, value_name = "N")]
+    pub(super) key_slot: Option<u32>,
+    /// How each hotzone survives a crash (see below; default checksum).
+    #[arg(long, value_enum, conflicts_with = "reduce_device_size")]
+    pub(super) resilience: Option<ResilienceArg>,
+    /// Hash of checksum resilience: sha1, sha256 or sha512.
+    #[arg(long, value_name = "HASH", default_value = "sha256")]
+    pub(super) resilience_hash: String,
+    /// The largest hotzone, in bytes or with a K, M or G suffix (default
+    /// 64 MiB; journal: at most what
+    /// the keyslots area holds).
+    #[arg(long, value_name = "SIZE", conflicts_with = "reduce_device_size", value_parser = args::parse_size)]
+    pub(super) hotzone_size: Option<u64>,
+    /// Only go on with a reencryption in progress; never start one.
+    #[arg(long, conflicts_with_all = ["encrypt", "decrypt", "cipher", "key_size", "sector_size", "init_only"])]
+    pub(super) resume_only: bool,
+    /// Write the first state of the reencryption and stop (resume it later).
+    #[arg(long)]
+    pub(super) init_only: bool,
+    /// Resume a run with resilience none (see below).
+    #[arg(long)]
+    pub(super) allow_none_resume: bool,
+    /// The data device or image file.
+    #[arg(value_name = "IMAGE")]
+    pub(super) image: PathBuf,
+}
+
+/// `--resilience`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResilienceArg {
+    /// Hashes of the old blocks of each hotzone.
+    Checksum,
+    /// A copy of each hotzone.
+    Journal,
+    /// Nothing: a crash loses data.
+    None,
+}
+
+const CHECK_HELP: &str = "\
+Policy: a JSON object with any of the fields cipher (\"aes-xts-plain64\"),
+key_size (volume-key bytes), sector_size, data_offset (bytes), data_size
+(bytes, or \"dynamic\"), max_keyslots, pbkdf2_min_iterations,
+argon2_min_time, argon2_min_memory_kib, argon2_min_parallel and
+allow_unbound_keyslots (true or false). An unknown field is refused, so a
+misspelt one cannot silently check nothing.
+
+Exit status: 0 nothing found; 1 findings (listed, or in --json), or a header
+that cannot be read; 2 bad usage or an unreadable policy.";
+
+/// `mdu luks check`.
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The expected values, as JSON (see below).
+    #[arg(long, value_name = "FILE")]
+    pub(super) policy: Option<PathBuf>,
+    /// Print the findings as JSON: {"copy", "seqid", "clean", "findings":
+    /// [{"field", "kind", "message"}], "leftovers": [{"offset", "len"}]},
+    /// with "wiped" (bytes) after --wipe-free-areas.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// The LUKS2 header is in FILE (a detached header, as cryptsetup
+    /// --header); IMAGE is not read.
+    #[arg(long, value_name = "FILE")]
+    pub(super) header: Option<PathBuf>,
+    /// Refill every range of the keyslots area that no keyslot names with
+    /// random bytes (as cryptsetup fills a new keyslots area), whatever it
+    /// holds: what an interrupted command left there, key material too,
+    /// is gone. Takes the image's lock, as cryptsetup's.
+    #[arg(long)]
+    pub(super) wipe_free_areas: bool,
+    /// The LUKS2 image.
+    #[arg(value_name = "IMAGE")]
+    pub(super) image: PathBuf,
+}
+
+/// The key derivation of a new keyslot.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PbkdfArg {
+    /// PBKDF2-HMAC (--hash; --pbkdf-force-iterations iterations).
+    Pbkdf2,
+    /// Argon2i.
+    Argon2i,
+    /// Argon2id (the default, as cryptsetup).
+    Argon2id,
+}
+
+impl From<PbkdfArg> for mdu_luks2::Pbkdf {
+    fn from(p: PbkdfArg) -> Self {
+        match p {
+            PbkdfArg::Pbkdf2 => mdu_luks2::Pbkdf::Pbkdf2,
+            PbkdfArg::Argon2i => mdu_luks2::Pbkdf::Argon2i,
+            PbkdfArg::Argon2id => mdu_luks2::Pbkdf::Argon2id,
+        }
+    }
+}
+
+/// Options of a new image (those of `cryptsetup luksFormat`).
+#[derive(Args, Debug)]
+pub(crate) struct NewImageArgs {
+    /// File whose whole contents are the passphrase of keyslot 0 (no
+    /// newline is stripped; at most 8 MiB), as cryptsetup --key-file.
+    #[arg(long, value_name = "F")]
+    pub(super) key_file: PathBuf,
+    /// Cipher of the data segment and of the keyslot area: aes-xts-IVMODE
+    /// or aes-cbc-IVMODE (IVMODE plain64, essiv:sha256, plain, ...).
+    #[arg(long, value_name = "SPEC", default_value = FormatChoices::CIPHER)]
+    pub(super) cipher: String,
+    /// Volume key size in bits: 256 or 512 for aes-xts (AES-128 or AES-256),
+    /// 128 or 256 for aes-cbc. Default: 512 for aes-xts, 256 for aes-cbc.
+    #[arg(long, value_name = "BITS")]
+    pub(super) key_size: Option<u32>,
+    /// Encryption sector size in bytes: 512, 1024, 2048 or 4096 (the
+    /// default, what luksFormat picks for a file).
+    #[arg(long, value_name = "N", default_value_t = FormatChoices::SECTOR_SIZE)]
+    pub(super) sector_size: u32,
+    /// Key derivation of keyslot 0.
+    #[arg(long, value_enum, default_value = "argon2id")]
+    pub(super) pbkdf: PbkdfArg,
+    /// PBKDF2 iterations (at least 1000), or Argon2 passes (time cost, at
+    /// least 4). Without it: 1000000 iterations, or 4 passes. Given, the
+    /// volume-key digest takes the minimum 1000 iterations (as cryptsetup).
+    #[arg(long, value_name = "N")]
+    pub(super) pbkdf_force_iterations: Option<u32>,
+    /// Argon2 memory cost in KiB (at least 32).
+    #[arg(long, value_name = "KIB", default_value_t = FormatChoices::ARGON2_MEMORY_KIB)]
+    pub(super) pbkdf_memory: u32,
+    /// Argon2 threads (lanes).
+    #[arg(long, value_name = "N", default_value_t = FormatChoices::ARGON2_PARALLEL)]
+    pub(super) pbkdf_parallel: u32,
+    /// Hash of PBKDF2: sha1, sha256 or sha512.
+    #[arg(long, value_name = "HASH", default_value = FormatChoices::HASH)]
+    pub(super) hash: String,
+    /// UUID of the image (default: random).
+    #[arg(long, value_name = "U")]
+    pub(super) uuid: Option<String>,
+    /// Label (at most 47 bytes).
+    #[arg(long, value_name = "L", default_value = "")]
+    pub(super) label: String,
+    /// Subsystem (at most 47 bytes).
+    #[arg(long, value_name = "S", default_value = "")]
+    pub(super) subsystem: String,
+    /// Use the raw volume key in this file (key-size/8 bytes) instead of a
+    /// random one.
+    #[arg(long, value_name = "F")]
+    pub(super) volume_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) weak: WeakKeyArg,
+    /// Where the data segment starts, in 512-byte sectors (cryptsetup
+    /// --offset); a multiple of 8. Default: 32768 (16 MiB).
+    #[arg(long, value_name = "SECTORS", default_value_t = FormatChoices::DATA_OFFSET / 512)]
+    pub(super) offset: u64,
+}
+
+/// `mdu luks format`.
+#[derive(Args, Debug)]
+pub(crate) struct FormatArgs {
+    #[command(flatten)]
+    pub(super) new: NewImageArgs,
+    /// Write a detached header into FILE (a new file, written atomically)
+    /// for data at offset 0 of IMAGE, as `cryptsetup luksFormat --header`;
+    /// IMAGE must exist and is not written.
+    #[arg(long, value_name = "FILE")]
+    pub(super) header: Option<PathBuf>,
+    /// The image file or block device.
+    #[arg(value_name = "IMAGE")]
+    pub(super) image: PathBuf,
+}
+
+/// `mdu luks encrypt`.
+#[derive(Args, Debug)]
+pub(crate) struct EncryptArgs {
+    #[command(flatten)]
+    pub(super) new: NewImageArgs,
+    /// Write the header into FILE (a new file, written atomically) and
+    /// only the encrypted data into IMAGE, from offset 0 (a detached
+    /// header, as `cryptsetup --header`).
+    #[arg(long, value_name = "FILE")]
+    pub(super) header: Option<PathBuf>,
+    /// Encryption threads (default: every core; at most 1024).
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
+    pub(super) threads: Option<usize>,
+    /// The plaintext: a regular file or block device.
+    #[arg(value_name = "PLAIN")]
+    pub(super) plain: PathBuf,
+    /// The new LUKS2 image (a regular file, replaced atomically).
+    #[arg(value_name = "IMAGE")]
+    pub(super) image: PathBuf,
+}
+
+/// `mdu luks decrypt`.
+#[derive(Args, Debug)]
+pub(crate) struct DecryptArgs {
+    /// File whose whole contents are the passphrase.
+    #[arg(long, value_name = "F")]
+    pub(super) key_file: PathBuf,
+    /// The LUKS2 header is in FILE (a detached header, as cryptsetup
+    /// --header); IMAGE then holds the data only.
+    #[arg(long, value_name = "FILE")]
+    pub(super) header: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) weak: WeakKeyArg,
+    /// Decryption threads (default: every core; at most 1024).
+    #[arg(long, value_name = "N", value_parser = crate::args::threads_arg)]
+    pub(super) threads: Option<usize>,
+    /// The LUKS2 image.
+    #[arg(value_name = "IMAGE")]
+    pub(super) image: PathBuf,
+    /// The plaintext output (a regular file, replaced atomically).
+    #[arg(value_name = "PLAIN")]
+    pub(super) plain: PathBuf,
+}
+
+/// `mdu luks dump`.
+#[derive(Args, Debug)]
+pub(crate) struct DumpArgs {
+    /// Print the header, the copy used and the metadata as JSON.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// The LUKS2 header is in FILE (a detached header, as cryptsetup
+    /// --header); IMAGE is not read.
+    #[arg(long, value_name = "FILE")]
+    pub(super) header: Option<PathBuf>,
+    /// Print the volume key of the data segment (needs --key-file). Only a
+    /// keyslot bound to the data segment gives it: the passphrase of an
+    /// unbound keyslot is refused (see --unbound).
+    #[arg(long, requires = "key_file")]
+    pub(super) dump_volume_key: bool,
+    /// Print the key of the unbound keyslot --key-slot (one bound to no
+    /// segment, from `cryptsetup luksAddKey --unbound`), as
+    /// `cryptsetup luksDump --unbound`. Needs --key-slot and --key-file.
+    #[arg(
+        long,
+        requires = "key_slot",
+        requires = "key_file",
+        conflicts_with = "dump_volume_key"
+    )]
+    pub(super) unbound: bool,
+    /// The keyslot to open (with --unbound, or --dump-volume-key: that
+    /// keyslot only, whatever its priority).
+    #[arg(long, value_name = "N")]
+    pub(super) key_slot: Option<u32>,
+    /// File whose whole contents are the passphrase (with --dump-volume-key
+    /// or --unbound).
+    #[arg(long, value_name = "F")]
+    pub(super) key_file: Option<PathBuf>,
+    /// The LUKS2 image.
+    #[arg(value_name = "IMAGE")]
+    pub(super) image: PathBuf,
+}
