@@ -6,7 +6,7 @@ use std::hint::black_box;
 use mdu_bench::bound::{self, AesBound};
 #[cfg(mdu_openssl_peer)]
 use mdu_bench::openssl_peer::short_name;
-use mdu_xts::{Backend, DataUnits, Iv, XtsAes128, XtsAes256};
+use mdu_xts::{Backend, BlockXts, DataUnits, Iv, XtsAes128, XtsAes256};
 use openssl::cipher::Cipher;
 use openssl::cipher_ctx::CipherCtx;
 
@@ -623,6 +623,82 @@ fn parallel(ctx: &Ctx) -> Result<Table, String> {
     })
 }
 
+/// XTS over the other block ciphers of dm-crypt (`BlockXts`): batched
+/// requests go through the auto-splitter, one unit per call, so batching
+/// buys them nothing; the table shows that, and the xts-mode crate over
+/// the same RustCrypto cipher beside them.
+fn block_ciphers(ctx: &Ctx) -> Result<Table, String> {
+    fn one<C>(ctx: &Ctx, name: &str, key: &[u8]) -> Result<crate::report::CaseResult, String>
+    where
+        C: mdu_aes::BlockAes + zeroize::ZeroizeOnDrop,
+    {
+        let (k1, k2) = key.split_at(key.len() / 2);
+        let xts = BlockXts::<C>::new(key).map_err(|e| e.to_string())?;
+        let oracle = xts_mode::Xts128::<C>::new(
+            C::new_from_slice(k1).map_err(|e| e.to_string())?,
+            C::new_from_slice(k2).map_err(|e| e.to_string())?,
+        );
+        let iv = Iv::plain64(FIRST);
+        let input = Buf::random(REQUEST, 0xb10c);
+        let mut want = input.bytes().to_vec();
+        for (i, u) in want.chunks_mut(4096).enumerate() {
+            oracle.encrypt_sector(u, iv.advance(i as u128).0.into());
+        }
+        let units = DataUnits::new(&xts, 4096).map_err(|e| e.to_string())?;
+        let mut a = Buf::random(REQUEST, 1);
+        a.bytes_mut().copy_from_slice(input.bytes());
+        units
+            .encrypt(iv, a.bytes_mut())
+            .map_err(|e| e.to_string())?;
+        check(&format!("{name} BlockXts"), a.bytes(), &want)?;
+        let mut b = Buf::random(REQUEST, 2);
+        let mut c = Buf::random(REQUEST, 3);
+        let imps = vec![
+            Imp::new("mdu BlockXts batched", Kind::Mdu, || {
+                units.encrypt(iv, a.bytes_mut()).expect("valid")
+            }),
+            Imp::new("mdu BlockXts one unit at a time", Kind::Mdu, || {
+                for (i, u) in b.bytes_mut().chunks_mut(4096).enumerate() {
+                    xts.encrypt(iv.advance(i as u128), u).expect("valid");
+                }
+            }),
+            Imp::new("xts-mode", Kind::Peer, || {
+                for (i, u) in c.bytes_mut().chunks_mut(4096).enumerate() {
+                    oracle.encrypt_sector(u, iv.advance(i as u128).0.into());
+                }
+            }),
+        ];
+        Ok(case(
+            ctx,
+            format!("{name}, 4096-byte units"),
+            REQUEST,
+            None,
+            imps,
+        ))
+    }
+    let key = key(64);
+    let cases = vec![
+        one::<serpent::Serpent>(ctx, "serpent-xts-plain64, 512-bit key", &key)?,
+        one::<twofish::Twofish>(ctx, "twofish-xts-plain64, 512-bit key", &key)?,
+        one::<camellia::Camellia256>(ctx, "camellia-xts-plain64, 512-bit key", &key)?,
+        one::<sm4::Sm4>(ctx, "sm4-xts-plain64, 256-bit key", &key[..32])?,
+    ];
+    Ok(Table {
+        id: "xts-block-ciphers".to_string(),
+        title: "XTS over other block ciphers (BlockXts, portable), encrypt, 1 MiB requests"
+            .to_string(),
+        unit: Unit::Throughput,
+        x_label: None,
+        notes: vec![
+            "A generic block cipher has no multi-unit kernel: a batched request is split into \
+             one call per unit, so batched and one-at-a-time are the same code, and both run \
+             the portable XTS of mdu-xts over the RustCrypto cipher."
+                .to_string(),
+        ],
+        cases,
+    })
+}
+
 fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
     let units: &[usize] = &[512, 4096, 65536];
     Ok(vec![
@@ -634,6 +710,6 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
     ]
     .into_iter()
     .chain(widths(ctx)?)
-    .chain([single_unit(ctx)?, parallel(ctx)?])
+    .chain([single_unit(ctx)?, block_ciphers(ctx)?, parallel(ctx)?])
     .collect())
 }
