@@ -13,7 +13,7 @@
 //! if std::arch::is_aarch64_feature_detected!("aes") {
 //!     let mut enc = [[0u8; 16]; 15];
 //!     // SAFETY: the AES instructions were detected just above.
-//!     unsafe { mdu_aes::aarch64::expand(&[0u8; 16], &mut enc, None) };
+//!     unsafe { mdu_aes::__private::aarch64::expand(&[0u8; 16], &mut enc, None) };
 //!     // FIPS 197: the last round key of the all-zero AES-128 key.
 //!     assert_eq!(enc[10][0], 0xb4);
 //! }
@@ -78,7 +78,7 @@ fn expand_enc(key: &[u8], out: &mut Schedule) {
 
 /// Writes the encryption schedule of the 16- or 32-byte AES key `key` into
 /// `enc` and, if asked, the equivalent inverse cipher's into `dec`; see
-/// [`crate::expand`], the arch-independent entry point. Other key lengths
+/// [`crate::__private::expand`], the arch-independent entry point. Other key lengths
 /// leave the schedules as they are (the callers check the length first).
 #[inline]
 #[target_feature(enable = "aes")]
@@ -222,7 +222,7 @@ mod tests {
             dec: [[0; 16]; 15],
         };
         // SAFETY: forwarded from the caller.
-        unsafe { crate::expand(key, &mut keys.enc, Some(&mut keys.dec)) };
+        unsafe { crate::__private::expand(key, &mut keys.enc, Some(&mut keys.dec)) };
         keys
     }
 

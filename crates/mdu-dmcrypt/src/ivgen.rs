@@ -149,7 +149,7 @@ impl IvGenerator {
             let aes = essiv_key(volume_key);
             // The hash state and the AES-256 expansion ran in the stack
             // below this frame: wipe it.
-            mdu_aes::wipe::after_key_setup();
+            mdu_aes::__private::wipe::after_key_setup();
             Some(aes?)
         } else {
             None
@@ -620,7 +620,7 @@ mod tests {
     #[test]
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn essiv_setup_leaves_no_salt_on_the_stack() {
-        use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
+        use mdu_aes::__private::wipe::{PROBE_DEPTH, contains, dead_stack};
 
         let key: alloc::vec::Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
         let salt: alloc::vec::Vec<u8> = Sha256::digest(&key).to_vec();

@@ -228,10 +228,9 @@ impl Vendor {
     pub fn detect() -> Vendor {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
-            // CPUID leaf 0 exists on every x86_64 CPU; it is safe to ask
-            // (older toolchains declare the intrinsic `unsafe`).
             #[allow(unused_unsafe)]
-            // SAFETY: CPUID is part of the x86_64 baseline.
+            // SAFETY: CPUID leaf 0 exists on every x86_64 CPU (older
+            // toolchains declare the intrinsic `unsafe`, newer ones safe).
             let r = unsafe { core::arch::x86_64::__cpuid(0) };
             match (r.ebx, r.edx, r.ecx) {
                 (0x756e_6547, 0x4965_6e69, 0x6c65_746e) => Vendor::Intel,
