@@ -79,6 +79,11 @@ fn expand256(lo: __m128i, hi: __m128i, out: &mut Schedule) {
 /// [`crate::__private::expand`], the arch-independent entry point. The key is loaded
 /// from where the caller holds it, never copied. Other key lengths leave
 /// the schedules as they are (the callers check the length first).
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "aes")]
 pub fn expand(key: &[u8], enc: &mut Schedule, dec: Option<&mut Schedule>) {
@@ -122,6 +127,11 @@ pub fn iv_vector(iv: u128) -> __m128i {
 }
 
 /// Loads a stored schedule into xmm registers.
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "sse2")]
 pub fn load_schedule(s: &Schedule) -> [__m128i; 15] {
