@@ -93,8 +93,9 @@ pub(crate) use sealed::Sealed;
 /// the AES view of a [`Register`], whose 16-byte lanes are blocks.
 ///
 /// The constructors are [`Register`]'s and `unsafe`: their contract
-/// includes that the CPU has the width's base features (see the
-/// [module](self) table), so every operation on an existing value is safe.
+/// includes that the CPU has the width's base features (see the table of
+/// `mdu_aes::__private::vector`), so every operation on an existing value
+/// is safe.
 /// See [`Keys`] for the rounds.
 ///
 /// ```
@@ -138,7 +139,7 @@ pub trait Vector: Register<Lane = <Self as Vector>::Block> + Sealed {
 /// lane); its existence proves the CPU has that width's AES instructions,
 /// so the rounds it offers are safe.
 ///
-/// See the [module](self) example.
+/// See the example of `mdu_aes::__private::vector`.
 #[derive(Clone, Copy)]
 pub struct Keys<V: Vector> {
     rk: [V; 15],
