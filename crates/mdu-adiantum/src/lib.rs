@@ -199,12 +199,12 @@ impl Adiantum {
         })?;
         let cipher = Self::setup(key);
         // The derivation ran in a frame below this one: wipe what it left.
-        mdu_aes::wipe::after_key_setup();
+        mdu_aes::__private::wipe::after_key_setup();
         cipher
     }
 
     /// The subkey derivation, never inlined so that
-    /// [`after_key_setup`](mdu_aes::wipe::after_key_setup) can wipe its
+    /// [`after_key_setup`](mdu_aes::__private::wipe::after_key_setup) can wipe its
     /// stack frame (the keystream, the Poly1305 and NH keys passed by
     /// value).
     #[inline(never)]
@@ -395,7 +395,7 @@ impl Clone for Adiantum {
     /// ```
     fn clone(&self) -> Self {
         let copy = self.clone_keys();
-        mdu_aes::wipe::after_key_setup();
+        mdu_aes::__private::wipe::after_key_setup();
         copy
     }
 }

@@ -13,7 +13,7 @@
 //! if std::arch::is_aarch64_feature_detected!("aes") {
 //!     let mut enc = [[0u8; 16]; 15];
 //!     // SAFETY: the AES instructions were detected just above.
-//!     unsafe { mdu_aes::aarch64::expand(&[0u8; 16], &mut enc, None) };
+//!     unsafe { mdu_aes::__private::aarch64::expand(&[0u8; 16], &mut enc, None) };
 //!     // FIPS 197: the last round key of the all-zero AES-128 key.
 //!     assert_eq!(enc[10][0], 0xb4);
 //! }
@@ -78,8 +78,13 @@ fn expand_enc(key: &[u8], out: &mut Schedule) {
 
 /// Writes the encryption schedule of the 16- or 32-byte AES key `key` into
 /// `enc` and, if asked, the equivalent inverse cipher's into `dec`; see
-/// [`crate::expand`], the arch-independent entry point. Other key lengths
+/// [`crate::__private::expand`], the arch-independent entry point. Other key lengths
 /// leave the schedules as they are (the callers check the length first).
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "aes")]
 pub fn expand(key: &[u8], enc: &mut Schedule, dec: Option<&mut Schedule>) {
@@ -120,6 +125,11 @@ pub fn bytes(v: uint8x16_t) -> [u8; 16] {
 }
 
 /// Loads a stored schedule into vector registers.
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "neon")]
 pub fn load_schedule(s: &Schedule) -> [uint8x16_t; 15] {
@@ -131,6 +141,11 @@ pub fn load_schedule(s: &Schedule) -> [uint8x16_t; 15] {
 }
 
 /// An IV (a little-endian integer) in a vector register.
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "neon")]
 pub fn iv_vector(iv: u128) -> uint8x16_t {
@@ -139,6 +154,11 @@ pub fn iv_vector(iv: u128) -> uint8x16_t {
 
 /// One AES round of the cipher (`ENC`) or of the equivalent inverse cipher:
 /// AddRoundKey `k`, then (Inv)SubBytes, (Inv)ShiftRows, (Inv)MixColumns.
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "aes")]
 pub fn round<const ENC: bool>(s: uint8x16_t, k: uint8x16_t) -> uint8x16_t {
@@ -151,6 +171,11 @@ pub fn round<const ENC: bool>(s: uint8x16_t, k: uint8x16_t) -> uint8x16_t {
 
 /// The last AES round without its final AddRoundKey (the caller XORs the
 /// last round key, which a mode may fold with its own whitening).
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "aes")]
 pub fn last_round<const ENC: bool>(s: uint8x16_t, k: uint8x16_t) -> uint8x16_t {
@@ -163,6 +188,11 @@ pub fn last_round<const ENC: bool>(s: uint8x16_t, k: uint8x16_t) -> uint8x16_t {
 
 /// One whole block through the cipher (`ENC`) or the equivalent inverse
 /// cipher with the schedule `rk` (in the order of the direction).
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "aes")]
 pub fn block<const NR: usize, const ENC: bool>(rk: &[uint8x16_t; 15], b: uint8x16_t) -> uint8x16_t {
@@ -222,7 +252,7 @@ mod tests {
             dec: [[0; 16]; 15],
         };
         // SAFETY: forwarded from the caller.
-        unsafe { crate::expand(key, &mut keys.enc, Some(&mut keys.dec)) };
+        unsafe { crate::__private::expand(key, &mut keys.enc, Some(&mut keys.dec)) };
         keys
     }
 

@@ -153,7 +153,7 @@ mod arch {
     /// CPU half of its contract is its argument's type. (On aarch64 this
     /// trait has the one arm64 entry point instead; where no SIMD backend
     /// is compiled, it has none and every mode implements it.) A mode
-    /// writes its impl with `mdu_aes::kernels!` from its per-width modules.
+    /// writes its impl with `mdu_aes::__private::kernels!` from its per-width modules.
     pub trait Kernels: SimdKeys {
         /// The kernel of [`Backend::Vaes512`] (zmm registers): encrypts
         /// (`ENC`) or decrypts `req` with `keys`.
@@ -196,17 +196,17 @@ mod arch {
     /// Writes a mode's [`Kernels`] impl on x86_64 from its per-width
     /// modules, each of which has the entry point `crypt::<NR, ENC>(witness,
     /// keys, request)` with the [`Kernels`] method's contract:
-    /// `mdu_aes::kernels!(XtsMode, vaes512, vaes256, aesni)`.
+    /// `mdu_aes::__private::kernels!(XtsMode, vaes512, vaes256, aesni)`.
     #[macro_export]
     #[doc(hidden)]
     macro_rules! kernels {
         ($mode:ty, $vaes512:ident, $vaes256:ident, $aesni:ident) => {
-            impl $crate::Kernels for $mode {
+            impl $crate::__private::Kernels for $mode {
                 #[inline]
                 unsafe fn vaes512<const NR: usize, const ENC: bool>(
                     w: ::mdu_platform::cpu::Witness<Self::Vaes512>,
                     keys: &Self::RoundKeys,
-                    r: $crate::Request<'_>,
+                    r: $crate::__private::Request<'_>,
                 ) {
                     // SAFETY: forwarded from the caller.
                     unsafe { $vaes512::crypt::<NR, ENC>(w, keys, r) }
@@ -216,7 +216,7 @@ mod arch {
                 unsafe fn vaes256<const NR: usize, const ENC: bool>(
                     w: ::mdu_platform::cpu::Witness<Self::Vaes256>,
                     keys: &Self::RoundKeys,
-                    r: $crate::Request<'_>,
+                    r: $crate::__private::Request<'_>,
                 ) {
                     // SAFETY: forwarded from the caller.
                     unsafe { $vaes256::crypt::<NR, ENC>(w, keys, r) }
@@ -226,7 +226,7 @@ mod arch {
                 unsafe fn aesni<const NR: usize, const ENC: bool>(
                     w: ::mdu_platform::cpu::Witness<Self::AesNi>,
                     keys: &Self::RoundKeys,
-                    r: $crate::Request<'_>,
+                    r: $crate::__private::Request<'_>,
                 ) {
                     // SAFETY: forwarded from the caller.
                     unsafe { $aesni::crypt::<NR, ENC>(w, keys, r) }
@@ -326,7 +326,7 @@ mod arch {
     /// CPU half of its contract is its argument's type. (On x86_64 this
     /// trait has one entry point per x86 register width instead; where no
     /// SIMD backend is compiled, it has none and every mode implements
-    /// it.) A mode writes its impl with `mdu_aes::kernels!`.
+    /// it.) A mode writes its impl with `mdu_aes::__private::kernels!`.
     pub trait Kernels: SimdKeys {
         /// The kernel of [`Backend::ArmCe`]: encrypts (`ENC`) or decrypts
         /// `req` with `keys`.
@@ -346,17 +346,17 @@ mod arch {
 
     /// Writes a mode's [`Kernels`] impl on aarch64 from its module whose
     /// entry point is `crypt::<NR, ENC>(witness, keys, request)`:
-    /// `mdu_aes::kernels!(XtsMode, ce)`.
+    /// `mdu_aes::__private::kernels!(XtsMode, ce)`.
     #[macro_export]
     #[doc(hidden)]
     macro_rules! kernels {
         ($mode:ty, $arm_ce:ident) => {
-            impl $crate::Kernels for $mode {
+            impl $crate::__private::Kernels for $mode {
                 #[inline]
                 unsafe fn arm_ce<const NR: usize, const ENC: bool>(
                     w: ::mdu_platform::cpu::Witness<Self::ArmCe>,
                     keys: &Self::RoundKeys,
-                    r: $crate::Request<'_>,
+                    r: $crate::__private::Request<'_>,
                 ) {
                     // SAFETY: forwarded from the caller.
                     unsafe { $arm_ce::crypt::<NR, ENC>(w, keys, r) }

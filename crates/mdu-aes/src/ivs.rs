@@ -9,7 +9,7 @@ use mdu_core::Iv;
 /// matched once per batch, never per block.
 ///
 /// ```
-/// use mdu_aes::Ivs;
+/// use mdu_aes::__private::Ivs;
 /// use mdu_core::Iv;
 ///
 /// let list = [Iv::from_u128(9), Iv::from_u128(4)];
@@ -34,7 +34,7 @@ impl Ivs<'_> {
     /// [`Ivs::List`] are zero (a kernel's last batch may be partial).
     ///
     /// ```
-    /// use mdu_aes::Ivs;
+    /// use mdu_aes::__private::Ivs;
     /// assert_eq!(Ivs::Counter { first: 1, step: 2 }.batch::<2>(3), [7, 9]);
     /// ```
     #[inline(always)]
@@ -66,7 +66,7 @@ impl Ivs<'_> {
     /// rebuilds the source with [`Ivs::from_parts`].
     ///
     /// ```
-    /// use mdu_aes::Ivs;
+    /// use mdu_aes::__private::Ivs;
     /// let (first, step, list) = Ivs::Counter { first: 5, step: 2 }.parts();
     /// assert_eq!((first, step, list.is_none()), (5, 2, true));
     /// ```
@@ -81,7 +81,7 @@ impl Ivs<'_> {
     /// The inverse of [`parts`](Self::parts).
     ///
     /// ```
-    /// use mdu_aes::Ivs;
+    /// use mdu_aes::__private::Ivs;
     /// assert_eq!(Ivs::from_parts(5, 2, None).get(1), 7);
     /// ```
     #[inline(always)]
@@ -95,7 +95,7 @@ impl Ivs<'_> {
     /// The IV of unit `i` (zero past the end of a list).
     ///
     /// ```
-    /// use mdu_aes::Ivs;
+    /// use mdu_aes::__private::Ivs;
     /// assert_eq!(Ivs::Counter { first: 1, step: 2 }.get(3), 7);
     /// ```
     #[inline(always)]

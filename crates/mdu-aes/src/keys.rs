@@ -16,7 +16,7 @@ use crate::Schedule;
 /// `Clone`; [`RoundKeys::boxed_clone`] copies heap to heap.
 ///
 /// ```
-/// let keys = mdu_aes::RoundKeys::zeroed();
+/// let keys = mdu_aes::__private::RoundKeys::zeroed();
 /// assert_eq!(keys.enc, [[0; 16]; 15]);
 /// ```
 pub struct RoundKeys {
@@ -33,7 +33,7 @@ impl RoundKeys {
     /// fill in place.
     ///
     /// ```
-    /// assert_eq!(mdu_aes::RoundKeys::zeroed().dec[14], [0; 16]);
+    /// assert_eq!(mdu_aes::__private::RoundKeys::zeroed().dec[14], [0; 16]);
     /// ```
     pub fn zeroed() -> Box<RoundKeys> {
         Box::new(RoundKeys {
@@ -45,7 +45,7 @@ impl RoundKeys {
     /// A copy in a new heap allocation, written there directly.
     ///
     /// ```
-    /// let a = mdu_aes::RoundKeys::zeroed();
+    /// let a = mdu_aes::__private::RoundKeys::zeroed();
     /// assert_eq!(a.boxed_clone().enc, a.enc);
     /// ```
     pub fn boxed_clone(&self) -> Box<RoundKeys> {

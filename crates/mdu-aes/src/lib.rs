@@ -1,31 +1,44 @@
-//! **Internal to mdu.** The AES primitives that the cipher crates share, so
-//! that each exists once: key schedules written straight into their heap
-//! slots, round keys loaded into (and broadcast across) vector registers,
-//! the arm64 round functions, CPU feature detection as data, the IV
-//! sources of a batch, the wiping of the stack after a key setup, and the
-//! error of a cipher's setup ([`SetupError`], which the mode crates
-//! re-export).
+//! AES for mdu's disk-encryption ciphers: the one cipher type of every
+//! AES data-unit mode ([`Cipher`], which `mdu-xts` names `Xts<K>` and
+//! `mdu-cbc` names `Cbc<K>`), batched AES on independent blocks ([`Ecb`],
+//! the building block of dm-crypt's `essiv` IVs, of HCTR2 and of
+//! Adiantum), the backends they run on ([`Backend`]) and the errors of
+//! their setup ([`SetupError`]).
 //!
-//! The vector layer (`vector`: loads, stores and AES rounds per register
-//! width) is here, and so is batched ECB (`Ecb`), the building block of
-//! counter modes and of ESSIV (`Essiv`, the one IV encryption of dm-crypt's
-//! `essiv:sha256` and of fscrypt's AES-128-CBC-ESSIV). The data-unit modes (XTS in
-//! `mdu-xts`, CBC in `mdu-cbc`) live in their crates, each as one driver
-//! over the vector layer. This crate has
-//! no stability promise of its own and its items are hidden from the
-//! documentation: depend on `mdu-xts` or `mdu-cbc`.
+//! Each key is checked, expanded once for the best backend this CPU runs
+//! (VAES on zmm or ymm, or AES-NI on x86_64; the Armv8 Crypto Extensions
+//! on arm64; RustCrypto's constant-time `aes` everywhere else) or for one
+//! pinned with `with_backend`, and zeroized on drop; the stack of the key
+//! setup is wiped too. Every backend gives the same bytes.
+//!
+//! It also holds the one ESSIV IV encryption ([`Essiv`]: dm-crypt's
+//! `essiv:sha256` and fscrypt's AES-128-CBC-ESSIV) and the bound of the
+//! generic block ciphers that `mdu-xts` and `mdu-cbc` run besides AES
+//! ([`BlockAes`]).
 //!
 //! ```
-//! use mdu_aes::{CpuFeatures, Ivs};
+//! use mdu_aes::{Aes128, Backend, Ecb, EcbMode};
 //!
-//! // Detection is data, cached once per process.
-//! let f = CpuFeatures::get();
-//! assert_eq!(f, CpuFeatures::get());
+//! let ecb = Ecb::<Aes128>::new(&[0u8; 16])?;
+//! let mut blocks = [0u8; 32];
+//! ecb.encrypt_blocks(&mut blocks);
+//! // FIPS 197: AES-128 of the zero block under the zero key.
+//! assert_eq!(blocks[..4], [0x66, 0xe9, 0x4b, 0xd4]);
 //!
-//! // The IVs of a batch: consecutive counters or a flat list.
-//! let ivs = Ivs::Counter { first: 7, step: 8 };
-//! assert_eq!(ivs.batch::<3>(1), [15, 23, 31]);
+//! // The same bytes on every backend this CPU runs, best first.
+//! for &backend in Backend::<EcbMode>::available() {
+//!     let mut again = [0u8; 32];
+//!     Ecb::<Aes128>::with_backend(&[0u8; 16], backend)?.encrypt_blocks(&mut again);
+//!     assert_eq!(again, blocks);
+//! }
+//! # Ok::<(), mdu_aes::SetupError>(())
 //! ```
+//!
+//! The data-unit modes live in their crates (`mdu-xts`, `mdu-cbc`), each
+//! as one driver over this crate's vector layer; what they build it from
+//! (the mode skeleton, key schedules, the vector layer and the wiping of
+//! the stack) is in the hidden `__private` module, with no stability
+//! promise: it changes with the modes that use it.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -39,8 +52,7 @@ extern crate std;
 // rest of the crate reaches the SIMD half through `dispatch`, which has a
 // stand-in everywhere else.
 #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
-#[doc(hidden)]
-pub mod aarch64;
+mod aarch64;
 mod cipher;
 mod detect;
 #[cfg(any(
@@ -58,13 +70,10 @@ mod mode;
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
-#[doc(hidden)]
-pub mod vector;
-#[doc(hidden)]
-pub mod wipe;
+mod vector;
+mod wipe;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-#[doc(hidden)]
-pub mod x86;
+mod x86;
 
 /// Where no SIMD backend is compiled (other targets, Miri): the stand-ins
 /// of the SIMD half of the skeleton. Every mode has the (empty) kernel
@@ -118,38 +127,84 @@ mod dispatch {
 }
 
 pub use cipher::Cipher;
-pub use detect::{CpuFeatures, subsets};
-pub use dispatch::Kernels;
+pub use ecb::{Ecb, EcbMode};
+pub use error::SetupError;
+pub use essiv::Essiv;
+pub use mode::{Aes128, Aes256, Backend, BlockAes, KeySize};
+
+// The crate's own paths to what it keeps behind `__private`.
 #[cfg(any(
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
-pub use dispatch::{SimdKeys, ecb_kernels, expand};
-pub use ecb::{Ecb, EcbMode};
-pub use error::SetupError;
-pub use essiv::Essiv;
-pub use ivs::Ivs;
-pub use keys::RoundKeys;
-pub use mode::{Aes128, Aes256, Backend, BlockAes, Engine, ForMode, Io, KeySize, Mode, Request};
+use __private::SimdKeys;
+use __private::{CpuFeatures, Engine, Io, Ivs, Kernels, Request, RoundKeys, Schedule, rounds};
 
-/// Round keys as stored bytes: `[u8; 16]` each, 15 slots (AES-128 uses
-/// 11).
-///
-/// ```
-/// let s: mdu_aes::Schedule = [[0; 16]; 15];
-/// assert_eq!(s.len(), 15);
-/// ```
-pub type Schedule = [[u8; 16]; 15];
+/// What the mode crates (`mdu-xts`, `mdu-cbc`, `mdu-hctr2`,
+/// `mdu-adiantum`) and mdu's dm-crypt and benchmarks build on: the mode
+/// skeleton ([`Mode`](__private::Mode), [`Engine`](__private::Engine), the
+/// kernel tables), the key schedules, the vector layer per register width
+/// with its `mdu_platform` registers, and the wiping of the stack. No
+/// stability promise: it changes with the modes that use it.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::detect::CpuFeatures;
+    pub use crate::dispatch::Kernels;
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
+    pub use crate::dispatch::{SimdKeys, ecb_kernels, expand};
+    pub use crate::ivs::Ivs;
+    pub use crate::kernels;
+    pub use crate::keys::RoundKeys;
+    pub use crate::mode::{BlockAes, Engine, ForMode, Io, Mode, Request};
 
-/// The number of AES rounds for a key of `key_len` bytes: 10 for 16, 14 for
-/// 32 (the only two lengths the cipher crates use).
-///
-/// ```
-/// assert_eq!(mdu_aes::rounds(16), 10);
-/// assert_eq!(mdu_aes::rounds(32), 14);
-/// ```
-pub const fn rounds(key_len: usize) -> usize {
-    if key_len == 32 { 14 } else { 10 }
+    /// Round keys as stored bytes: `[u8; 16]` each, 15 slots (AES-128
+    /// uses 11).
+    ///
+    /// ```
+    /// let s: mdu_aes::__private::Schedule = [[0; 16]; 15];
+    /// assert_eq!(s.len(), 15);
+    /// ```
+    pub type Schedule = [[u8; 16]; 15];
+
+    /// The number of AES rounds for a key of `key_len` bytes: 10 for 16,
+    /// 14 for 32 (the only two lengths the cipher crates use).
+    ///
+    /// ```
+    /// assert_eq!(mdu_aes::__private::rounds(16), 10);
+    /// assert_eq!(mdu_aes::__private::rounds(32), 14);
+    /// ```
+    pub const fn rounds(key_len: usize) -> usize {
+        if key_len == 32 { 14 } else { 10 }
+    }
+
+    /// The arm64 AES primitives: key expansion, loads and stores, rounds.
+    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+    pub mod aarch64 {
+        pub use crate::aarch64::*;
+    }
+
+    /// The vector layer: the AES view of each register width.
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
+    pub mod vector {
+        pub use crate::vector::*;
+    }
+
+    /// The wiping of the stack after a key setup, and its test probes.
+    pub mod wipe {
+        pub use crate::wipe::*;
+    }
+
+    /// The x86_64 AES primitives: key expansion, loads and stores.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    pub mod x86 {
+        pub use crate::x86::*;
+    }
 }
 
 // The README's example runs with the doc tests.

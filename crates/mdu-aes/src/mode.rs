@@ -20,13 +20,22 @@ use core::marker::PhantomData;
 use aes::cipher::consts::U16;
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+use mdu_platform::backend::{BackendSet, Preference};
 use mdu_platform::cpu::{Features, Needs};
 
 use crate::dispatch::{Kernels, Simd};
 use crate::{CpuFeatures, Ivs, SetupError};
 
-/// What the portable backends need of an AES implementation (RustCrypto's
-/// `aes::Aes128` and `aes::Aes256`).
+/// What the portable backends need of a 128-bit block cipher: RustCrypto's
+/// `aes::Aes128` and `aes::Aes256`, and every other block cipher of its
+/// traits with 16-byte blocks (`serpent`, `twofish`, `sm4`, `camellia`),
+/// which `mdu_xts::BlockXts` and `mdu_cbc::BlockCbc` run. Implemented for
+/// every type that has the bounds.
+///
+/// ```
+/// fn takes<C: mdu_aes::BlockAes>() {}
+/// takes::<aes::Aes256>();
+/// ```
 pub trait BlockAes:
     BlockCipherEncrypt
     + BlockCipherDecrypt
@@ -58,7 +67,20 @@ mod sealed {
 }
 
 /// An AES key size: [`Aes128`] or [`Aes256`]. A mode's cipher type is
-/// generic over it (`Xts<Aes256>`).
+/// generic over it (`Xts<Aes256>`, `Ecb<Aes128>`). Sealed: these two are
+/// all.
+///
+/// ```
+/// use mdu_aes::{Aes128, Aes256, Ecb, KeySize};
+///
+/// fn key_bytes<K: KeySize>(_: &Ecb<K>) -> usize {
+///     K::LEN
+/// }
+/// let ecb = Ecb::<Aes256>::new(&[7; 32])?;
+/// assert_eq!(key_bytes(&ecb), 32);
+/// assert_eq!((Aes128::BITS, Aes256::BITS), (128, 256));
+/// # Ok::<(), mdu_aes::SetupError>(())
+/// ```
 pub trait KeySize: sealed::Sealed + Send + Sync + 'static {
     /// Bytes in one AES key: 16 or 32.
     const LEN: usize;
@@ -215,14 +237,36 @@ impl<M> ForMode<M> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Never {}
 
-/// An implementation of an AES mode `M` (`mdu_xts::Backend` is
-/// `Backend<Xts>`).
+/// An implementation of an AES mode `M`: `Backend<EcbMode>` for [`Ecb`],
+/// and `mdu_xts::Backend` is `Backend<XtsMode>`, `mdu_cbc::Backend`
+/// `Backend<CbcMode>`.
 ///
 /// Every backend produces the same bytes; they differ only in speed and in
 /// the CPU features they need, which the mode declares once, one [`Needs`]
 /// type per backend ([`Backend::needs`]). [`Backend::detect`] picks the
 /// best one this CPU runs; [`Backend::available`] lists all of them, best
-/// first.
+/// first (the selection is `mdu_platform`'s one `BackendSet`, the same
+/// order in every mode).
+///
+/// [`Ecb`]: crate::Ecb
+///
+/// ```
+/// use mdu_aes::{Aes256, Backend, Ecb, EcbMode, SetupError};
+///
+/// let best = Backend::<EcbMode>::detect();
+/// assert_eq!(Backend::<EcbMode>::available().last(), Some(&Backend::Generic));
+/// assert_eq!(Ecb::<Aes256>::new(&[1; 32])?.backend(), best);
+/// // Pinned: the portable backend runs everywhere; one this CPU lacks is
+/// // an error, not a fallback.
+/// assert!(Ecb::<Aes256>::with_backend(&[1; 32], Backend::Generic).is_ok());
+/// if !Backend::<EcbMode>::ArmCe.is_available() {
+///     assert!(matches!(
+///         Ecb::<Aes256>::with_backend(&[1; 32], Backend::ArmCe),
+///         Err(SetupError::BackendUnavailable { backend: "arm-ce", .. })
+///     ));
+/// }
+/// # Ok::<(), SetupError>(())
+/// ```
 ///
 /// | backend | target | registers |
 /// |---|---|---|
@@ -253,19 +297,6 @@ pub enum Backend<M> {
 }
 
 impl<M: Mode> Backend<M> {
-    /// Every backend, best first.
-    const ALL: [Backend<M>; 5] = [
-        Backend::Vaes512,
-        Backend::Vaes256,
-        Backend::AesNi,
-        Backend::ArmCe,
-        Backend::Generic,
-    ];
-
-    /// Every list of backends a CPU can have, indexed by the set of SIMD
-    /// backends it runs (bit `i` for `ALL[i]`).
-    const LISTS: &'static [([Backend<M>; 5], usize); 16] = &crate::subsets(Self::ALL);
-
     /// The CPU features this backend needs in mode `M`, as the mode
     /// declares them ([`Mode::Vaes512`] and its siblings);
     /// [`Features::NONE`] for `Generic`.
@@ -293,36 +324,64 @@ impl<M: Mode> Backend<M> {
     /// the selection is tested for CPUs other than the one running the
     /// tests.
     ///
-    /// (Tested per mode in each mode crate, on the profiles of real CPUs.)
+    /// ```
+    /// use mdu_platform::cpu::Features;
+    /// use mdu_xts::Backend;
+    ///
+    /// let westmere = Features { aes: true, pclmulqdq: true, ..Features::NONE };
+    /// assert_eq!(Backend::AesNi.runs_on(westmere), cfg!(all(target_arch = "x86_64", not(miri))));
+    /// assert!(!Backend::Vaes256.runs_on(westmere));
+    /// assert!(Backend::Generic.runs_on(Features::NONE));
+    /// ```
     pub fn runs_on(self, f: CpuFeatures) -> bool {
-        crate::dispatch::compiled(self) && f.contains(self.needs())
+        BackendSet::runs_on(self, f)
     }
 
     /// The backends a CPU with features `f` runs, best first; `Generic` is
     /// always last.
+    ///
+    /// ```
+    /// use mdu_platform::cpu::Features;
+    /// use mdu_xts::Backend;
+    ///
+    /// let zen3 = Features { aes: true, pclmulqdq: true, avx2: true, vaes: true, vpclmulqdq: true, ..Features::NONE };
+    /// if cfg!(all(target_arch = "x86_64", not(miri))) {
+    ///     assert_eq!(Backend::available_for(zen3), [Backend::Vaes256, Backend::AesNi, Backend::Generic]);
+    /// }
+    /// assert_eq!(Backend::available_for(Features::NONE), [Backend::Generic]);
+    /// ```
     pub fn available_for(f: CpuFeatures) -> &'static [Backend<M>] {
-        let mask = Self::ALL[..4]
-            .iter()
-            .enumerate()
-            .fold(0, |m, (i, b)| m | (usize::from(b.runs_on(f)) << i));
-        let (list, len) = &Self::LISTS[mask];
-        &list[..*len]
+        Self::available_on(f)
     }
 
     /// The backends this CPU runs, best first; `Generic` is always last.
     /// The CPU is asked once per process.
+    ///
+    /// ```
+    /// use mdu_xts::Backend;
+    /// assert_eq!(Backend::available().last(), Some(&Backend::Generic));
+    /// ```
     pub fn available() -> &'static [Backend<M>] {
-        Self::available_for(CpuFeatures::get())
+        <Self as BackendSet>::available()
     }
 
     /// The best backend this CPU runs.
+    ///
+    /// ```
+    /// use mdu_xts::Backend;
+    /// assert_eq!(Backend::detect(), Backend::available()[0]);
+    /// ```
     pub fn detect() -> Backend<M> {
-        Self::available()[0]
+        <Self as BackendSet>::detect()
     }
 
     /// Whether this CPU runs this backend.
+    ///
+    /// ```
+    /// assert!(mdu_cbc::Backend::Generic.is_available());
+    /// ```
     pub fn is_available(self) -> bool {
-        self.runs_on(CpuFeatures::get())
+        BackendSet::is_available(self)
     }
 
     /// A short lowercase name: `vaes512`, `vaes256`, `aesni`, `arm-ce`,
@@ -358,6 +417,25 @@ impl<M: Mode> Backend<M> {
             cipher: M::CRATE,
             backend: self.name(),
         }
+    }
+}
+
+/// The selection: the same order on every CPU, in every mode.
+impl<M: Mode> BackendSet for Backend<M> {
+    const PREFERENCE: &'static Preference<Backend<M>> = &Preference::new(&[
+        Backend::Vaes512,
+        Backend::Vaes256,
+        Backend::AesNi,
+        Backend::ArmCe,
+        Backend::Generic,
+    ]);
+
+    fn needs(self) -> Features {
+        Backend::needs(self)
+    }
+
+    fn compiled(self) -> bool {
+        crate::dispatch::compiled(self)
     }
 }
 

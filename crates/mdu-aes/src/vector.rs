@@ -40,10 +40,10 @@
 //!
 //! ```
 //! # #[cfg(all(target_arch = "x86_64", not(miri)))] {
-//! use mdu_aes::vector::{Keys, Register, Ymm};
+//! use mdu_aes::__private::vector::{Keys, Register, Ymm};
 //!
 //! #[target_feature(enable = "aes,avx2,vaes")]
-//! fn ecb_encrypt_two_vectors(schedule: &mdu_aes::Schedule, data: &mut [u8; 64]) {
+//! fn ecb_encrypt_two_vectors(schedule: &mdu_aes::__private::Schedule, data: &mut [u8; 64]) {
 //!     // SAFETY: this function runs with AES-NI, AVX2 and VAES enabled.
 //!     let keys = unsafe { Keys::<Ymm>::new(schedule) };
 //!     // SAFETY: `data` holds two 32-byte vectors; AVX2 is enabled.
@@ -56,11 +56,11 @@
 //!     }
 //! }
 //!
-//! let f = mdu_aes::CpuFeatures::get();
+//! let f = mdu_aes::__private::CpuFeatures::get();
 //! if f.aes && f.avx2 && f.vaes {
 //!     let mut enc = [[0u8; 16]; 15];
 //!     // SAFETY: AES-NI was detected just above.
-//!     unsafe { mdu_aes::expand(&[0u8; 16], &mut enc, None) };
+//!     unsafe { mdu_aes::__private::expand(&[0u8; 16], &mut enc, None) };
 //!     let mut data = [0u8; 64];
 //!     // SAFETY: the features were detected just above.
 //!     unsafe { ecb_encrypt_two_vectors(&enc, &mut data) };
@@ -93,13 +93,14 @@ pub(crate) use sealed::Sealed;
 /// the AES view of a [`Register`], whose 16-byte lanes are blocks.
 ///
 /// The constructors are [`Register`]'s and `unsafe`: their contract
-/// includes that the CPU has the width's base features (see the
-/// [module](self) table), so every operation on an existing value is safe.
+/// includes that the CPU has the width's base features (see the table of
+/// `mdu_aes::__private::vector`), so every operation on an existing value
+/// is safe.
 /// See [`Keys`] for the rounds.
 ///
 /// ```
 /// # #[cfg(all(target_arch = "x86_64", not(miri)))] {
-/// use mdu_aes::vector::{Register, Vector, Xmm};
+/// use mdu_aes::__private::vector::{Register, Vector, Xmm};
 ///
 /// assert_eq!(Xmm::BLOCKS, 1);
 /// let bytes: [u8; 16] = core::array::from_fn(|i| i as u8);
@@ -138,7 +139,7 @@ pub trait Vector: Register<Lane = <Self as Vector>::Block> + Sealed {
 /// lane); its existence proves the CPU has that width's AES instructions,
 /// so the rounds it offers are safe.
 ///
-/// See the [module](self) example.
+/// See the example of `mdu_aes::__private::vector`.
 #[derive(Clone, Copy)]
 pub struct Keys<V: Vector> {
     rk: [V; 15],
@@ -175,11 +176,11 @@ impl<V: Vector> Keys<V> {
     ///
     /// ```
     /// # #[cfg(all(target_arch = "x86_64", not(miri)))] {
-    /// use mdu_aes::vector::{Keys, Register, Xmm};
+    /// use mdu_aes::__private::vector::{Keys, Register, Xmm};
     ///
     /// /// AES-128 of every block of `data`, eight chains per iteration.
     /// #[target_feature(enable = "aes")]
-    /// fn ecb_encrypt(schedule: &mdu_aes::Schedule, data: &mut [[u8; 16]]) {
+    /// fn ecb_encrypt(schedule: &mdu_aes::__private::Schedule, data: &mut [[u8; 16]]) {
     ///     // SAFETY: this function runs with AES-NI enabled.
     ///     let keys = unsafe { Keys::<Xmm>::new(schedule) };
     ///     for chunk in data.chunks_exact_mut(8) {
@@ -195,10 +196,10 @@ impl<V: Vector> Keys<V> {
     ///     }
     /// }
     ///
-    /// if mdu_aes::CpuFeatures::get().aes {
+    /// if mdu_aes::__private::CpuFeatures::get().aes {
     ///     let mut enc = [[0u8; 16]; 15];
     ///     // SAFETY: AES-NI was detected just above.
-    ///     unsafe { mdu_aes::expand(&[0u8; 16], &mut enc, None) };
+    ///     unsafe { mdu_aes::__private::expand(&[0u8; 16], &mut enc, None) };
     ///     let mut data = [[0u8; 16]; 16];
     ///     // SAFETY: AES-NI was detected just above.
     ///     unsafe { ecb_encrypt(&enc, &mut data) };

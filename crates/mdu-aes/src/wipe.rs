@@ -18,7 +18,7 @@
 //!
 //! ```
 //! // After a key setup in a function that was not inlined:
-//! mdu_aes::wipe::after_key_setup();
+//! mdu_aes::__private::wipe::after_key_setup();
 //! ```
 
 /// Bytes of stack below the caller's frame that [`after_key_setup`]
@@ -46,9 +46,9 @@ pub const PROBE_DEPTH: usize = 2 * KEY_SETUP_STACK;
 ///
 /// ```
 /// # #[cfg(target_arch = "x86_64")] {
-/// let mut seen = vec![0u8; mdu_aes::wipe::PROBE_DEPTH];
-/// mdu_aes::wipe::after_key_setup();
-/// mdu_aes::wipe::dead_stack(&mut seen);
+/// let mut seen = vec![0u8; mdu_aes::__private::wipe::PROBE_DEPTH];
+/// mdu_aes::__private::wipe::after_key_setup();
+/// mdu_aes::__private::wipe::dead_stack(&mut seen);
 /// # }
 /// ```
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -78,7 +78,7 @@ pub fn dead_stack(out: &mut [u8]) {
 /// Whether `needle` occurs in `hay` (for the stack probes).
 ///
 /// ```
-/// assert!(mdu_aes::wipe::contains(b"abcdef", b"cd"));
+/// assert!(mdu_aes::__private::wipe::contains(b"abcdef", b"cd"));
 /// ```
 pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)

@@ -6,7 +6,7 @@
 //! if std::arch::is_x86_feature_detected!("aes") {
 //!     let mut enc = [[0u8; 16]; 15];
 //!     // SAFETY: AES-NI was detected just above.
-//!     unsafe { mdu_aes::x86::expand(&[0u8; 16], &mut enc, None) };
+//!     unsafe { mdu_aes::__private::x86::expand(&[0u8; 16], &mut enc, None) };
 //!     // FIPS 197: the last round key of the all-zero AES-128 key.
 //!     assert_eq!(enc[10][0], 0xb4);
 //! }
@@ -76,9 +76,14 @@ fn expand256(lo: __m128i, hi: __m128i, out: &mut Schedule) {
 
 /// Writes the encryption schedule of the 16- or 32-byte AES key `key` into
 /// `enc` and, if asked, the equivalent inverse cipher's into `dec`; see
-/// [`crate::expand`], the arch-independent entry point. The key is loaded
+/// [`crate::__private::expand`], the arch-independent entry point. The key is loaded
 /// from where the caller holds it, never copied. Other key lengths leave
 /// the schedules as they are (the callers check the length first).
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "aes")]
 pub fn expand(key: &[u8], enc: &mut Schedule, dec: Option<&mut Schedule>) {
@@ -122,6 +127,11 @@ pub fn iv_vector(iv: u128) -> __m128i {
 }
 
 /// Loads a stored schedule into xmm registers.
+///
+/// # Safety
+///
+/// The CPU has the features of its `#[target_feature]` list (callers
+/// compiled for them call it safely).
 #[inline]
 #[target_feature(enable = "sse2")]
 pub fn load_schedule(s: &Schedule) -> [__m128i; 15] {
@@ -186,7 +196,7 @@ mod tests {
             let (mut enc, mut dec) = ([[0u8; 16]; 15], [[0u8; 16]; 15]);
             // SAFETY: AES-NI was detected above.
             let (ct, back) = unsafe {
-                crate::expand(&key, &mut enc, Some(&mut dec));
+                crate::__private::expand(&key, &mut enc, Some(&mut dec));
                 if len == 16 {
                     both_ways::<10>(&enc, &dec, pt)
                 } else {

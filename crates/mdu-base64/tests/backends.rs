@@ -17,3 +17,24 @@ fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
         &available,
     );
 }
+
+/// The selection on the profiles of real CPUs: AVX-512 VBMI (with BMI2)
+/// first, then AVX2; NEON on every arm64 CPU.
+#[test]
+fn each_cpu_profile_gets_its_backends_best_first() {
+    use mdu_base64::Backend::{Avx2, Avx512Vbmi, Generic, Neon};
+    use mdu_testkit::cpus::{self, check_selection};
+    check_selection(&[
+        (cpus::WESTMERE, &[Generic]),
+        (cpus::HASWELL, &[Avx2, Generic]),
+        (cpus::SKYLAKE_X, &[Avx2, Generic]),
+        (cpus::ICE_LAKE, &[Avx512Vbmi, Avx2, Generic]),
+        (cpus::ALDER_LAKE, &[Avx2, Generic]),
+        (cpus::GOLDMONT, &[Generic]),
+        (cpus::ZEN_2, &[Avx2, Generic]),
+        (cpus::ZEN_3, &[Avx2, Generic]),
+        (cpus::ZEN_4, &[Avx512Vbmi, Avx2, Generic]),
+        (cpus::NEOVERSE_N1, &[Neon, Generic]),
+        (cpus::CORTEX_A72, &[Neon, Generic]),
+    ]);
+}

@@ -153,7 +153,7 @@ pub fn runs(how: AesBound) -> bool {
 
 /// Encrypts `buf` in place as AES-ECB with the round keys `rk` (from
 /// [`expand_key`]) using `how`: mdu's batched ECB kernel of that width
-/// (`mdu_aes::ecb_kernels`), the AES rounds of the vector layer every mode
+/// (`mdu_aes::__private::ecb_kernels`), the AES rounds of the vector layer every mode
 /// is written over. Returns `false`, and does nothing, unless this CPU
 /// runs that kernel (a witness of the features it needs can be made), `rk`
 /// holds 11 or 15 round keys and `buf.len()` is a multiple of 512.
@@ -163,7 +163,7 @@ pub fn ecb_encrypt(how: AesBound, rk: &[[u8; 16]], buf: &mut [u8]) -> bool {
     }
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
-        use mdu_aes::ecb_kernels::{xmm, ymm, zmm};
+        use mdu_aes::__private::ecb_kernels::{xmm, ymm, zmm};
         use mdu_platform::cpu::Witness;
         let mut s = [[0u8; 16]; 15];
         s[..rk.len()].copy_from_slice(rk);

@@ -77,7 +77,7 @@ impl<C: BlockAes + zeroize::ZeroizeOnDrop> BlockCbc<C> {
         let cipher = generic::boxed_from_slice::<C>(key);
         // The schedule may have passed through the stack on its way to the
         // heap.
-        mdu_aes::wipe::after_key_setup();
+        mdu_aes::__private::wipe::after_key_setup();
         Ok(BlockCbc {
             cipher: cipher.ok_or(SetupError::InvalidKeyLength {
                 len: key.len(),
@@ -151,7 +151,7 @@ impl<C: BlockAes + zeroize::ZeroizeOnDrop> DataUnitCipher for BlockCbc<C> {
 impl<C: BlockAes + zeroize::ZeroizeOnDrop> Clone for BlockCbc<C> {
     fn clone(&self) -> Self {
         let cipher = generic::boxed_clone(&*self.cipher);
-        mdu_aes::wipe::after_key_setup();
+        mdu_aes::__private::wipe::after_key_setup();
         BlockCbc { cipher }
     }
 }

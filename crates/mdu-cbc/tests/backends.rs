@@ -23,3 +23,46 @@ fn the_x86_backends_named_in_mdu_require_x86_backends_run_here() {
     let available: Vec<&str> = all.iter().map(|b| b.name()).collect();
     mdu_testkit::backends::require_x86_backends("mdu-cbc", &every.map(Backend::name), &available);
 }
+
+/// The selection on the profiles of real CPUs: as XTS's, since no profile
+/// has VAES or AES without the carry-less multiply that CBC does not need
+/// (the unit tests of `backend::x86` cover those).
+#[test]
+fn each_cpu_profile_gets_its_backends_best_first() {
+    use mdu_testkit::cpus::{self, check_selection};
+    check_selection(&[
+        (cpus::WESTMERE, &[Backend::AesNi, Backend::Generic]),
+        (cpus::HASWELL, &[Backend::AesNi, Backend::Generic]),
+        (cpus::SKYLAKE_X, &[Backend::AesNi, Backend::Generic]),
+        (
+            cpus::ICE_LAKE,
+            &[
+                Backend::Vaes512,
+                Backend::Vaes256,
+                Backend::AesNi,
+                Backend::Generic,
+            ],
+        ),
+        (
+            cpus::ALDER_LAKE,
+            &[Backend::Vaes256, Backend::AesNi, Backend::Generic],
+        ),
+        (cpus::GOLDMONT, &[Backend::AesNi, Backend::Generic]),
+        (cpus::ZEN_2, &[Backend::AesNi, Backend::Generic]),
+        (
+            cpus::ZEN_3,
+            &[Backend::Vaes256, Backend::AesNi, Backend::Generic],
+        ),
+        (
+            cpus::ZEN_4,
+            &[
+                Backend::Vaes512,
+                Backend::Vaes256,
+                Backend::AesNi,
+                Backend::Generic,
+            ],
+        ),
+        (cpus::NEOVERSE_N1, &[Backend::ArmCe, Backend::Generic]),
+        (cpus::CORTEX_A72, &[Backend::Generic]),
+    ]);
+}

@@ -615,7 +615,7 @@ mod tests {
     #[test]
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn essiv_setup_leaves_no_salt_on_the_stack() {
-        use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
+        use mdu_aes::__private::wipe::{PROBE_DEPTH, contains, dead_stack};
 
         let key: alloc::vec::Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
         use sha2::{Digest, Sha256};

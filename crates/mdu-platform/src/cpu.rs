@@ -160,12 +160,16 @@ features! {
 
 /// Bit 31 of the cache: detection has run.
 const DONE: u32 = 1 << 31;
-const _: () = assert!(Features::NAMES.len() < 31, "the packed form has 31 bits");
+/// Bits 29 and 30 of the cache: the [`Vendor`].
+const VENDOR_SHIFT: u32 = 29;
+const _: () = assert!(Features::NAMES.len() < 29, "the packed form has 29 bits");
 
-/// The detected features, packed, with [`DONE`] set once detection ran.
+/// The detected features, packed, and the vendor, with [`DONE`] set once
+/// detection ran.
 static CACHE: AtomicU32 = AtomicU32::new(0);
 
-/// The packed features of the running CPU, detected on the first call.
+/// The packed features and vendor of the running CPU, detected on the
+/// first call.
 #[inline]
 fn detected_bits() -> u32 {
     let bits = CACHE.load(Ordering::Relaxed);
@@ -173,9 +177,118 @@ fn detected_bits() -> u32 {
         return bits;
     }
     // Two threads may both detect; they store the same value.
-    let bits = Features::detect().pack() | DONE;
+    let bits = Features::detect().pack() | (Vendor::detect() as u32) << VENDOR_SHIFT | DONE;
     CACHE.store(bits, Ordering::Relaxed);
     bits
+}
+
+/// Who made the CPU, as CPUID's leaf 0 names it on x86_64
+/// ([`Vendor::Other`] elsewhere and under Miri): the one thing besides
+/// the [`Features`] that a backend selection reads, where which of two
+/// backends is faster differs between the vendors' cores.
+///
+/// ```
+/// use mdu_platform::cpu::Vendor;
+///
+/// let here = Vendor::get();
+/// assert_eq!(here, Vendor::detect());
+/// if !cfg!(target_arch = "x86_64") {
+///     assert_eq!(here, Vendor::Other);
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Vendor {
+    /// Another vendor, or a CPU that does not say.
+    #[default]
+    Other = 0,
+    /// `GenuineIntel`.
+    Intel = 1,
+    /// `AuthenticAMD`.
+    Amd = 2,
+}
+
+impl Vendor {
+    /// The vendor of the running CPU, asked on the first call (with the
+    /// features) and cached for the life of the process.
+    #[inline]
+    pub fn get() -> Vendor {
+        Vendor::unpack(detected_bits())
+    }
+
+    /// The vendor in the packed form of the cache.
+    const fn unpack(bits: u32) -> Vendor {
+        match bits >> VENDOR_SHIFT & 0b11 {
+            1 => Vendor::Intel,
+            2 => Vendor::Amd,
+            _ => Vendor::Other,
+        }
+    }
+
+    /// Asks the CPU, without the cache.
+    pub fn detect() -> Vendor {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        {
+            #[allow(unused_unsafe)]
+            // SAFETY: CPUID leaf 0 exists on every x86_64 CPU (older
+            // toolchains declare the intrinsic `unsafe`, newer ones safe).
+            let r = unsafe { core::arch::x86_64::__cpuid(0) };
+            match (r.ebx, r.edx, r.ecx) {
+                (0x756e_6547, 0x4965_6e69, 0x6c65_746e) => Vendor::Intel,
+                (0x6874_7541, 0x6974_6e65, 0x444d_4163) => Vendor::Amd,
+                _ => Vendor::Other,
+            }
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        {
+            Vendor::Other
+        }
+    }
+}
+
+/// A CPU as a backend selection sees it: its [`Features`] and its
+/// [`Vendor`]. [`Profile::get`] is the running one; tests write the
+/// profiles of other CPUs to check what a selection chooses there (see
+/// [`BackendSet`](crate::backend::BackendSet)).
+///
+/// ```
+/// use mdu_platform::cpu::{Features, Profile, Vendor};
+///
+/// let zen3 = Profile {
+///     features: Features { aes: true, avx2: true, sha: true, ..Features::NONE },
+///     vendor: Vendor::Amd,
+/// };
+/// assert!(zen3.features.sha);
+/// // Features alone: a CPU of no particular vendor.
+/// assert_eq!(Profile::from(Features::NONE).vendor, Vendor::Other);
+/// assert_eq!(Profile::get().features, Features::get());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Profile {
+    /// What the CPU (and the OS) offers.
+    pub features: Features,
+    /// Who made it.
+    pub vendor: Vendor,
+}
+
+impl Profile {
+    /// The running CPU, detected once per process.
+    #[inline]
+    pub fn get() -> Profile {
+        let bits = detected_bits();
+        Profile {
+            features: Features::unpack(bits),
+            vendor: Vendor::unpack(bits),
+        }
+    }
+}
+
+impl From<Features> for Profile {
+    fn from(features: Features) -> Profile {
+        Profile {
+            features,
+            vendor: Vendor::Other,
+        }
+    }
 }
 
 impl Features {
@@ -652,7 +765,9 @@ mod tests {
         };
         assert_eq!(Features::unpack(f.pack()), f);
         assert_eq!(Features::unpack(0), Features::NONE);
-        assert_eq!(detected_bits() & !DONE, Features::get().pack());
+        let features = (1 << VENDOR_SHIFT) - 1;
+        assert_eq!(detected_bits() & features, Features::get().pack());
+        assert_eq!(Profile::get().vendor, Vendor::detect());
     }
 
     #[test]

@@ -11,6 +11,10 @@
 //!   ([`cpu::Needs`], declared with [`needs!`] from the same literal as
 //!   the kernel's `#[target_feature]`) and the zero-sized
 //!   [`cpu::Witness`]es that its kernels take as proof.
+//! * [`backend`] is the one shape of backend selection: a family of
+//!   backends ([`backend::BackendSet`]) lists them best first with what
+//!   each needs, and gets `available`, `detect` and `is_available`, for
+//!   the running CPU or a simulated [`cpu::Profile`].
 //! * [`simd`] is the register layer those kernels share: one type per SIMD
 //!   width whose values prove the width's features, with the loads,
 //!   stores, XORs and lane moves written once.
@@ -34,6 +38,7 @@
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+pub mod backend;
 pub mod cpu;
 pub mod simd;
 

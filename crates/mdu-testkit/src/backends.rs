@@ -39,7 +39,7 @@
 use std::fmt;
 use std::sync::LazyLock;
 
-use mdu_aes::Mode;
+use mdu_aes::__private::Mode;
 use mdu_cbc::CbcMode;
 use mdu_platform::cpu::Features;
 use mdu_xts::XtsMode;

@@ -123,7 +123,7 @@ impl<C: BlockAes + zeroize::ZeroizeOnDrop> BlockXts<C> {
         let keys = generic::Keys::boxed_from_slices(k1, k2);
         // The schedules may have passed through the stack on their way to
         // the heap.
-        mdu_aes::wipe::after_key_setup();
+        mdu_aes::__private::wipe::after_key_setup();
         let keys = keys.ok_or(refused)?;
         // A length `C` refuses is named first; the weak-key rule is for
         // keys that would work.
@@ -204,7 +204,7 @@ impl<C: BlockAes + zeroize::ZeroizeOnDrop> DataUnitCipher for BlockXts<C> {
 impl<C: BlockAes + zeroize::ZeroizeOnDrop> Clone for BlockXts<C> {
     fn clone(&self) -> Self {
         let keys = self.keys.boxed_clone();
-        mdu_aes::wipe::after_key_setup();
+        mdu_aes::__private::wipe::after_key_setup();
         BlockXts {
             keys,
             cipher: PhantomData,

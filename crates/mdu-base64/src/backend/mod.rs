@@ -16,6 +16,7 @@
 //!   index of the last symbol, with exactly the whole groups written. No
 //!   other byte of `dst` is touched.
 
+use mdu_platform::backend::{BackendSet, Preference};
 use mdu_platform::cpu::{Features, Needs, Witness};
 
 use crate::alphabet::Alphabet;
@@ -135,16 +136,6 @@ impl Backend {
         }
     }
 
-    /// Whether this build has the backend's kernels: the x86_64 ones on
-    /// x86_64, NEON on aarch64, and only the portable one under Miri.
-    const fn compiled(self) -> bool {
-        match self {
-            Backend::Avx512Vbmi | Backend::Avx2 => cfg!(all(target_arch = "x86_64", not(miri))),
-            Backend::Neon => cfg!(all(target_arch = "aarch64", not(miri))),
-            Backend::Generic => true,
-        }
-    }
-
     /// Whether a CPU with features `f` runs the backend in this build: a
     /// pure function, tested on the profiles of real CPUs.
     ///
@@ -157,8 +148,8 @@ impl Backend {
     /// assert_eq!(Backend::Avx2.runs_on(zen3), cfg!(target_arch = "x86_64") && !cfg!(miri));
     /// assert!(Backend::Generic.runs_on(Features::NONE));
     /// ```
-    pub const fn runs_on(self, f: Features) -> bool {
-        self.compiled() && f.contains(self.needs())
+    pub fn runs_on(self, f: Features) -> bool {
+        BackendSet::runs_on(self, f)
     }
 
     /// The backends a CPU with features `f` runs in this build, best first
@@ -170,25 +161,7 @@ impl Backend {
     /// assert_eq!(Backend::available_for(Features::NONE), [Backend::Generic]);
     /// ```
     pub fn available_for(f: Features) -> &'static [Backend] {
-        use Backend::*;
-        // Every subset of the SIMD backends, best first, indexed by the
-        // bits of the ones this CPU runs (no allocation: `no_std`).
-        const SUBSETS: [&[Backend]; 8] = [
-            &[Generic],
-            &[Avx512Vbmi, Generic],
-            &[Avx2, Generic],
-            &[Avx512Vbmi, Avx2, Generic],
-            &[Neon, Generic],
-            &[Avx512Vbmi, Neon, Generic],
-            &[Avx2, Neon, Generic],
-            &[Avx512Vbmi, Avx2, Neon, Generic],
-        ];
-        let bits = [Avx512Vbmi, Avx2, Neon]
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.runs_on(f))
-            .fold(0, |acc, (i, _)| acc | 1 << i);
-        SUBSETS[bits]
+        Backend::available_on(f)
     }
 
     /// Whether this CPU and build can run the backend.
@@ -197,7 +170,7 @@ impl Backend {
     /// assert!(mdu_base64::Backend::Generic.is_available());
     /// ```
     pub fn is_available(self) -> bool {
-        self.runs_on(Features::get())
+        BackendSet::is_available(self)
     }
 
     /// The backends this CPU runs, best first (always ends with
@@ -207,7 +180,7 @@ impl Backend {
     /// assert!(mdu_base64::Backend::available().contains(&mdu_base64::Backend::Generic));
     /// ```
     pub fn available() -> &'static [Backend] {
-        Backend::available_for(Features::get())
+        <Backend as BackendSet>::available()
     }
 
     /// The best available backend. The CPU is asked on first use, and the
@@ -217,7 +190,7 @@ impl Backend {
     /// assert!(mdu_base64::Backend::detect().is_available());
     /// ```
     pub fn detect() -> Backend {
-        Backend::available()[0]
+        <Backend as BackendSet>::detect()
     }
 
     /// Why this CPU or build does not run the backend, for messages; `None`
@@ -229,6 +202,25 @@ impl Backend {
             None
         } else {
             Some(Unavailable::Lacks(self.needs().difference(Features::get())))
+        }
+    }
+}
+
+/// The selection: [`Backend::ALL`] in its order on every CPU.
+impl BackendSet for Backend {
+    const PREFERENCE: &'static Preference<Backend> = &Preference::new(&Backend::ALL);
+
+    fn needs(self) -> Features {
+        Backend::needs(self)
+    }
+
+    /// The x86_64 kernels on x86_64, NEON on aarch64, and only the
+    /// portable one under Miri.
+    fn compiled(self) -> bool {
+        match self {
+            Backend::Avx512Vbmi | Backend::Avx2 => cfg!(all(target_arch = "x86_64", not(miri))),
+            Backend::Neon => cfg!(all(target_arch = "aarch64", not(miri))),
+            Backend::Generic => true,
         }
     }
 }

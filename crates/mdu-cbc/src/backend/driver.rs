@@ -1,6 +1,6 @@
 //! CBC written once: many units' chains interleaved for encryption, the
 //! blocks of a unit in parallel for decryption, with the tails of both,
-//! over the vectors of one instruction set and width (`mdu_aes::vector`).
+//! over the vectors of one instruction set and width (`mdu_aes::__private::vector`).
 //!
 //! Every SIMD backend is this driver instantiated by two
 //! `#[target_feature]` entry points (encrypt, decrypt) in its own file
@@ -49,13 +49,13 @@
 
 use alloc::boxed::Box;
 
-use mdu_aes::vector::{Keys, Register, Vector};
-use mdu_aes::{Ivs, RoundKeys, Schedule, SimdKeys};
+use mdu_aes::__private::vector::{Keys, Register, Vector};
+use mdu_aes::__private::{Ivs, RoundKeys, Schedule, SimdKeys};
 
 use super::CbcMode;
 
 /// The round keys of every SIMD backend: one AES key's schedules of both
-/// directions, `mdu_aes::RoundKeys`.
+/// directions, `mdu_aes::__private::RoundKeys`.
 impl SimdKeys for CbcMode {
     type RoundKeys = RoundKeys;
 
@@ -462,7 +462,7 @@ macro_rules! entry_points {
             #[allow(clippy::too_many_arguments)]
             pub(crate) unsafe fn encrypt<const NR: usize>(
                 _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
-                keys: &mdu_aes::RoundKeys,
+                keys: &mdu_aes::__private::RoundKeys,
                 first: u128,
                 step: u64,
                 list: Option<&[mdu_core::Iv]>,
@@ -474,7 +474,7 @@ macro_rules! entry_points {
                 use $crate::backend::driver::{Kernel, encrypt};
                 // SAFETY: this function runs with the width's features.
                 let k = unsafe { Kernel::<$v>::new(&keys.enc) };
-                let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+                let ivs = mdu_aes::__private::Ivs::from_parts(first, step, list);
                 // SAFETY: forwarded from the caller; `k` holds the encryption
                 // schedule.
                 unsafe { encrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
@@ -488,7 +488,7 @@ macro_rules! entry_points {
             #[allow(clippy::too_many_arguments)]
             pub(crate) unsafe fn decrypt<const NR: usize>(
                 _: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
-                keys: &mdu_aes::RoundKeys,
+                keys: &mdu_aes::__private::RoundKeys,
                 first: u128,
                 step: u64,
                 list: Option<&[mdu_core::Iv]>,
@@ -500,7 +500,7 @@ macro_rules! entry_points {
                 use $crate::backend::driver::{Kernel, decrypt};
                 // SAFETY: this function runs with the width's features.
                 let k = unsafe { Kernel::<$v>::new(&keys.dec) };
-                let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+                let ivs = mdu_aes::__private::Ivs::from_parts(first, step, list);
                 // SAFETY: forwarded from the caller; `k` holds the decryption
                 // schedule.
                 unsafe { decrypt::<$v, NR, $w>(&k, &ivs, unit_len, count, src, dst) }
@@ -508,7 +508,7 @@ macro_rules! entry_points {
         );
 
         /// The entry point of direction `ENC`, with the request's fields as
-        /// its arguments: what the crate's `mdu_aes::Kernels` impl calls.
+        /// its arguments: what the crate's `mdu_aes::__private::Kernels` impl calls.
         ///
         /// # Safety
         ///
@@ -516,10 +516,10 @@ macro_rules! entry_points {
         #[inline]
         pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
             w: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
-            keys: &mdu_aes::RoundKeys,
-            r: mdu_aes::Request<'_>,
+            keys: &mdu_aes::__private::RoundKeys,
+            r: mdu_aes::__private::Request<'_>,
         ) {
-            let mdu_aes::Request {
+            let mdu_aes::__private::Request {
                 first,
                 step,
                 list,

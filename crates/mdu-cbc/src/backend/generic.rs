@@ -8,7 +8,7 @@ use alloc::boxed::Box;
 
 use aes::Block;
 use aes::cipher::Key;
-use mdu_aes::{BlockAes, Ivs};
+use mdu_aes::__private::{BlockAes, Ivs};
 use mdu_core::Direction;
 
 /// The key `key`, which has the AES key length of `A` (checked by the

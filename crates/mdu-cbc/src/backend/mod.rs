@@ -3,11 +3,11 @@
 //! (`driver.rs`) and the kernels of each target (`x86/`, `aarch64/`), each
 //! in the module compiled for it. The skeleton around them (detection,
 //! forced backends, key setup and wiping, the one dispatch point) is
-//! `mdu_aes::Engine`'s.
+//! `mdu_aes::__private::Engine`'s.
 
 use alloc::boxed::Box;
 
-use mdu_aes::{BlockAes, Ivs, Mode};
+use mdu_aes::__private::{BlockAes, Ivs, Mode};
 use mdu_core::Direction;
 
 // The only target conditions of the crate: each SIMD module is compiled
@@ -119,7 +119,7 @@ impl Mode for CbcMode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mdu_aes::CpuFeatures;
+    use mdu_aes::__private::CpuFeatures;
 
     /// A CPU profile from the feature names of the standard library (the
     /// per-target selection tests use it too).
@@ -153,8 +153,7 @@ mod tests {
         );
         assert_eq!(Backend::Vaes256.needs(), features(&["aes", "avx2", "vaes"]));
         assert_eq!(Backend::AesNi.needs(), features(&["aes"]));
-        // The compiler's `aes` target feature on arm64 is FEAT_AES with
-        // FEAT_PMULL, so the kernel's declaration names both.
+        // The compiler's `aes` on arm64 is FEAT_AES with FEAT_PMULL.
         assert_eq!(Backend::ArmCe.needs(), features(&["neon", "aes", "pmull"]));
         assert_eq!(Backend::Generic.needs(), CpuFeatures::NONE);
     }

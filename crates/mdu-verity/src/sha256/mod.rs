@@ -32,8 +32,8 @@ mod generic;
 mod x86;
 
 use core::fmt;
-use std::sync::OnceLock;
 
+use mdu_platform::backend::{BackendSet, Preference};
 use mdu_platform::cpu::{Features, Needs, Witness};
 
 /// Size of a SHA-256 digest in bytes.
@@ -124,7 +124,14 @@ impl Backend {
     ];
 
     /// Every backend this CPU runs, best first; always ends with
-    /// [`Backend::Generic`]. Worked out once per process.
+    /// [`Backend::Generic`]. Which of [`Backend::ShaNi`] and
+    /// [`Backend::Avx512`] comes first depends on the vendor: where
+    /// SHA-NI's round instructions run two chains side by side (AMD Zen),
+    /// the two-way SHA-NI kernel is about twice as fast as one chain and
+    /// beats sixteen AVX-512 lanes; on Intel cores they do not (two-way
+    /// SHA-NI is about 1.2 times one-way there), and the sixteen lanes are
+    /// about twice as fast as SHA-NI. Without SHA-NI the lanes beat the
+    /// portable code anywhere.
     ///
     /// ```
     /// use mdu_verity::sha256::Backend;
@@ -133,22 +140,7 @@ impl Backend {
     /// }
     /// ```
     pub fn available() -> &'static [Backend] {
-        static AVAILABLE: OnceLock<&'static [Backend]> = OnceLock::new();
-        AVAILABLE.get_or_init(|| {
-            let f = Features::get();
-            #[cfg(target_arch = "x86_64")]
-            {
-                let sha = Backend::ShaNi.runs_on(f);
-                let avx512 = Backend::Avx512.runs_on(f);
-                x86_order(sha, avx512, avx512 && x86::avx512::intel())
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            if Backend::ArmCe.runs_on(f) {
-                &[Backend::ArmCe, Backend::Generic]
-            } else {
-                &[Backend::Generic]
-            }
-        })
+        <Backend as BackendSet>::available()
     }
 
     /// The best backend this CPU runs (detected once per process).
@@ -158,7 +150,7 @@ impl Backend {
     /// assert_eq!(Backend::detect(), Backend::available()[0]);
     /// ```
     pub fn detect() -> Backend {
-        Backend::available()[0]
+        <Backend as BackendSet>::detect()
     }
 
     /// Whether this CPU runs the backend.
@@ -168,7 +160,7 @@ impl Backend {
     /// assert!(Backend::Generic.is_available());
     /// ```
     pub fn is_available(self) -> bool {
-        self.runs_on(Features::get())
+        BackendSet::is_available(self)
     }
 
     /// The CPU features the backend needs, as it declares them once (the
@@ -204,17 +196,8 @@ impl Backend {
     /// assert_eq!(Backend::ShaNi.runs_on(goldmont), cfg!(target_arch = "x86_64"));
     /// assert!(!Backend::Avx512.runs_on(goldmont));
     /// ```
-    pub const fn runs_on(self, f: Features) -> bool {
-        self.compiled() && f.contains(self.needs())
-    }
-
-    /// Whether this build has the backend's kernels.
-    const fn compiled(self) -> bool {
-        match self {
-            Backend::ShaNi | Backend::Avx512 => cfg!(target_arch = "x86_64"),
-            Backend::ArmCe => cfg!(target_arch = "aarch64"),
-            Backend::Generic => true,
-        }
+    pub fn runs_on(self, f: Features) -> bool {
+        BackendSet::runs_on(self, f)
     }
 
     /// Whether [`State::finup2x`] runs two interleaved chains (rather than two
@@ -263,25 +246,32 @@ impl Backend {
     }
 }
 
-/// The x86_64 backends in order of preference, from what the CPU runs:
-/// SHA-NI (`sha`), AVX-512 F and BW (`avx512`), and whether it is an Intel
-/// CPU. A pure function, tested on CPU profiles.
-///
-/// Where SHA-NI's round instructions run two chains side by side (AMD Zen),
-/// the two-way SHA-NI kernel is about twice as fast as one chain and beats
-/// sixteen AVX-512 lanes; on Intel cores they do not (two-way SHA-NI is
-/// about 1.2 times one-way there), and the sixteen lanes are about twice as
-/// fast as SHA-NI. Without SHA-NI the lanes beat the portable code
-/// anywhere.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-fn x86_order(sha: bool, avx512: bool, intel: bool) -> &'static [Backend] {
-    use Backend::{Avx512, Generic, ShaNi};
-    match (sha, avx512, intel) {
-        (true, true, true) => &[Avx512, ShaNi, Generic],
-        (true, true, false) => &[ShaNi, Avx512, Generic],
-        (true, false, _) => &[ShaNi, Generic],
-        (false, true, _) => &[Avx512, Generic],
-        (false, false, _) => &[Generic],
+/// The selection: SHA-NI before the sixteen AVX-512 lanes, except on
+/// Intel's cores (see [`Backend::available`]).
+impl BackendSet for Backend {
+    const PREFERENCE: &'static Preference<Backend> = &Preference::new(&[
+        Backend::ShaNi,
+        Backend::Avx512,
+        Backend::ArmCe,
+        Backend::Generic,
+    ]);
+    const PREFERENCE_ON_INTEL: &'static Preference<Backend> = &Preference::new(&[
+        Backend::Avx512,
+        Backend::ShaNi,
+        Backend::ArmCe,
+        Backend::Generic,
+    ]);
+
+    fn needs(self) -> Features {
+        Backend::needs(self)
+    }
+
+    fn compiled(self) -> bool {
+        match self {
+            Backend::ShaNi | Backend::Avx512 => cfg!(target_arch = "x86_64"),
+            Backend::ArmCe => cfg!(target_arch = "aarch64"),
+            Backend::Generic => true,
+        }
     }
 }
 

@@ -257,44 +257,72 @@ fn kernels_exist_exactly_for_the_available_backends() {
 }
 
 #[test]
-fn x86_order_on_cpu_profiles() {
-    use Backend::{Avx512, Generic, ShaNi};
-    // (name, SHA-NI, AVX-512 F+BW, Intel) -> order
-    let profiles: [(&str, bool, bool, bool, &[Backend]); 6] = [
+fn selection_on_cpu_profiles() {
+    use Backend::{ArmCe, Avx512, Generic, ShaNi};
+    use mdu_platform::cpu::{Profile, Vendor};
+    let x86 = cfg!(target_arch = "x86_64");
+    let cpu = |sha: bool, avx512: bool, vendor| Profile {
+        features: Features {
+            sha,
+            sse2: true,
+            ssse3: true,
+            sse4_1: true,
+            avx512f: avx512,
+            avx512bw: avx512,
+            ..Features::NONE
+        },
+        vendor,
+    };
+    // (name, SHA-NI, AVX-512 F+BW, vendor) -> order on x86_64
+    let profiles: [(&str, Profile, &[Backend]); 6] = [
         (
             "Intel Sapphire/Emerald Rapids, Ice Lake",
-            true,
-            true,
-            true,
+            cpu(true, true, Vendor::Intel),
             &[Avx512, ShaNi, Generic],
         ),
         (
             "AMD Zen 4, Zen 5",
-            true,
-            true,
-            false,
+            cpu(true, true, Vendor::Amd),
             &[ShaNi, Avx512, Generic],
         ),
         (
             "AMD Zen 2, Zen 3; Intel Alder Lake",
-            true,
-            false,
-            false,
+            cpu(true, false, Vendor::Amd),
             &[ShaNi, Generic],
         ),
         (
             "Intel Skylake-SP, Cascade Lake",
-            false,
-            true,
-            true,
+            cpu(false, true, Vendor::Intel),
             &[Avx512, Generic],
         ),
-        ("Intel Haswell", false, false, true, &[Generic]),
-        ("Intel Goldmont", true, false, true, &[ShaNi, Generic]),
+        (
+            "Intel Haswell",
+            cpu(false, false, Vendor::Intel),
+            &[Generic],
+        ),
+        (
+            "Intel Goldmont",
+            cpu(true, false, Vendor::Intel),
+            &[ShaNi, Generic],
+        ),
     ];
-    for (name, sha, avx512, intel, want) in profiles {
-        assert_eq!(x86_order(sha, avx512, intel), want, "{name}");
+    for (name, profile, want) in profiles {
+        let got = Backend::available_on(profile);
+        assert_eq!(got, if x86 { want } else { &[Generic] }, "{name}");
+        assert_eq!(Backend::detect_on(profile), got[0], "{name}");
     }
+    let arm64 = Features {
+        neon: true,
+        sha2: true,
+        ..Features::NONE
+    };
+    let want: &[Backend] = if cfg!(target_arch = "aarch64") {
+        &[ArmCe, Generic]
+    } else {
+        &[Generic]
+    };
+    assert_eq!(Backend::available_on(arm64), want);
+    assert_eq!(Backend::available(), Backend::available_on(Profile::get()));
 }
 
 proptest! {

@@ -1,6 +1,6 @@
 //! XTS written once: the batching of first tweaks across units, the
 //! software pipeline, the main loop, the tails and ciphertext stealing, over
-//! the vectors of one instruction set and width (`mdu_aes::vector`) and
+//! the vectors of one instruction set and width (`mdu_aes::__private::vector`) and
 //! the tweak steps of that width ([`Tweaks`]).
 //!
 //! Every SIMD backend is this driver instantiated by one `#[target_feature]`
@@ -36,8 +36,8 @@
 //! IV, step and count; `tests/conformance.rs` and the fuzz targets hold
 //! every backend to that.
 
-use mdu_aes::Ivs;
-use mdu_aes::vector::{Keys, Register, Vector};
+use mdu_aes::__private::Ivs;
+use mdu_aes::__private::vector::{Keys, Register, Vector};
 
 use super::round_keys::{RoundKeys, bulk_blocks};
 
@@ -434,7 +434,7 @@ macro_rules! entry_point {
                 use $crate::backend::driver::{Kernel, crypt};
                 // SAFETY: this function runs with the width's features.
                 let k = unsafe { Kernel::<$v>::new::<ENC>(keys) };
-                let ivs = mdu_aes::Ivs::from_parts(first, step, list);
+                let ivs = mdu_aes::__private::Ivs::from_parts(first, step, list);
                 // SAFETY: forwarded from the caller; `k` holds the matching
                 // schedules.
                 unsafe { crypt::<$v, NR, ENC, { $w }, { $u }>(&k, &ivs, unit_len, count, src, dst) }
@@ -442,7 +442,7 @@ macro_rules! entry_point {
         );
 
         /// The entry point of direction `ENC`, with the request's fields as
-        /// its arguments: what the crate's `mdu_aes::Kernels` impl calls.
+        /// its arguments: what the crate's `mdu_aes::__private::Kernels` impl calls.
         ///
         /// # Safety
         ///
@@ -451,9 +451,9 @@ macro_rules! entry_point {
         pub(crate) unsafe fn crypt<const NR: usize, const ENC: bool>(
             w: mdu_platform::cpu::Witness<$crate::backend::needs::$needs>,
             keys: &$crate::backend::round_keys::RoundKeys,
-            r: mdu_aes::Request<'_>,
+            r: mdu_aes::__private::Request<'_>,
         ) {
-            let mdu_aes::Request {
+            let mdu_aes::__private::Request {
                 first,
                 step,
                 list,

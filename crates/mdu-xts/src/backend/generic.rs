@@ -8,7 +8,7 @@ use alloc::boxed::Box;
 
 use aes::Block;
 use aes::cipher::Key;
-use mdu_aes::{BlockAes, Ivs};
+use mdu_aes::__private::{BlockAes, Ivs};
 use mdu_core::{Direction, Iv};
 
 /// The data key K1 and the tweak key K2. The `aes` ciphers zeroize their
@@ -17,7 +17,7 @@ use mdu_core::{Direction, Iv};
 /// The `aes` crate expands a key into a value it returns, so its schedule
 /// may pass through the stack on the way to the heap; [`Keys::boxed`] and
 /// [`Keys::boxed_clone`] are not inlined, and their callers wipe the stack
-/// they used once they return (`mdu_aes::wipe::after_key_setup`).
+/// they used once they return (`mdu_aes::__private::wipe::after_key_setup`).
 pub struct Keys<A> {
     data: A,
     tweak: A,

@@ -3,11 +3,12 @@
 //! (`round_keys.rs`) and the kernels of each target (`x86/`, `aarch64/`), each
 //! in the module compiled for it. The skeleton around them (detection,
 //! forced backends, key setup and wiping, the one dispatch point) is
-//! `mdu_aes::Engine`'s.
+//! `mdu_aes::__private::Engine`'s.
 
 use alloc::boxed::Box;
 
-use mdu_aes::{BlockAes, Ivs, Mode, SetupError};
+use mdu_aes::__private::{BlockAes, Ivs, Mode};
+use mdu_aes::SetupError;
 use mdu_core::Direction;
 
 // The only target conditions of the crate: each SIMD module is compiled
@@ -128,7 +129,7 @@ impl Mode for XtsMode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mdu_aes::CpuFeatures;
+    use mdu_aes::__private::CpuFeatures;
 
     /// A CPU profile from the feature names of the standard library (the
     /// per-target selection tests use it too).

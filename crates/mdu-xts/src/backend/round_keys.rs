@@ -1,10 +1,10 @@
 //! What the x86_64 and arm64 backends share and is not tied to an
-//! instruction set: the stored round keys (XTS's `mdu_aes::SimdKeys`) and
+//! instruction set: the stored round keys (XTS's `mdu_aes::__private::SimdKeys`) and
 //! the scalar bookkeeping of a request (the blocks before stealing).
 
 use alloc::boxed::Box;
 
-use mdu_aes::{Schedule, SimdKeys};
+use mdu_aes::__private::{Schedule, SimdKeys};
 use zeroize::Zeroize;
 
 use super::XtsMode;
@@ -27,7 +27,7 @@ impl SimdKeys for XtsMode {
 }
 
 /// The expanded XTS key: K1's encryption and decryption schedules (the
-/// shared [`mdu_aes::RoundKeys`]) and K2's encryption schedule. Zeroized on
+/// shared [`mdu_aes::__private::RoundKeys`]) and K2's encryption schedule. Zeroized on
 /// drop.
 ///
 /// It is only ever made on the heap: [`RoundKeys::zeroed`] allocates it
@@ -37,7 +37,7 @@ impl SimdKeys for XtsMode {
 /// [`RoundKeys::boxed_clone`] copies heap to heap.
 pub struct RoundKeys {
     /// K1, both directions.
-    pub(crate) k1: mdu_aes::RoundKeys,
+    pub(crate) k1: mdu_aes::__private::RoundKeys,
     /// K2, encryption order (tweaks are always encrypted).
     pub(crate) tweak: Schedule,
 }
@@ -47,7 +47,7 @@ impl RoundKeys {
     /// fill in place.
     pub(crate) fn zeroed() -> Box<RoundKeys> {
         Box::new(RoundKeys {
-            k1: mdu_aes::RoundKeys {
+            k1: mdu_aes::__private::RoundKeys {
                 enc: [[0; 16]; 15],
                 dec: [[0; 16]; 15],
             },
@@ -67,7 +67,7 @@ impl RoundKeys {
         // SAFETY: forwarded from the caller.
         unsafe {
             self.k1.expand_into(k1);
-            mdu_aes::expand(k2, &mut self.tweak, None);
+            mdu_aes::__private::expand(k2, &mut self.tweak, None);
         }
     }
 
@@ -83,7 +83,7 @@ impl RoundKeys {
 
 impl Drop for RoundKeys {
     fn drop(&mut self) {
-        // K1's schedules wipe themselves (`mdu_aes::RoundKeys`).
+        // K1's schedules wipe themselves (`mdu_aes::__private::RoundKeys`).
         self.tweak.zeroize();
     }
 }

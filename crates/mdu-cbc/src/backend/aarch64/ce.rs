@@ -11,4 +11,4 @@
 //! registers.
 
 // In flight: eight units or blocks.
-crate::backend::driver::entry_points!(mdu_aes::vector::Neon, 8, ArmCe);
+crate::backend::driver::entry_points!(mdu_aes::__private::vector::Neon, 8, ArmCe);

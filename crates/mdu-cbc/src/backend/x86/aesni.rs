@@ -8,4 +8,4 @@
 //! (eight states and eight inputs fill the sixteen xmm registers).
 
 // In flight: eight units or blocks.
-crate::backend::driver::entry_points!(mdu_aes::vector::Xmm, 8, AesNi);
+crate::backend::driver::entry_points!(mdu_aes::__private::vector::Xmm, 8, AesNi);

@@ -1,6 +1,6 @@
 //! x86_64 backends: one `#[target_feature]` entry point pair per width, and
-//! CBC's kernel table on this target (`mdu_aes::Kernels`); the vectors and
-//! AES rounds are `mdu_aes::vector`'s, the key schedule `mdu-aes`'s, the
+//! CBC's kernel table on this target (`mdu_aes::__private::Kernels`); the vectors and
+//! AES rounds are `mdu_aes::__private::vector`'s, the key schedule `mdu-aes`'s, the
 //! CBC algorithm itself is `backend::driver`.
 
 use super::CbcMode;
@@ -10,13 +10,13 @@ pub(crate) mod vaes256;
 pub(crate) mod vaes512;
 
 // One entry point pair per width, each with the witness of its backend.
-mdu_aes::kernels!(CbcMode, vaes512, vaes256, aesni);
+mdu_aes::__private::kernels!(CbcMode, vaes512, vaes256, aesni);
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::features;
     use crate::Backend;
-    use mdu_aes::CpuFeatures;
+    use mdu_aes::__private::CpuFeatures;
 
     #[test]
     fn selection_is_a_function_of_the_features() {
@@ -78,7 +78,7 @@ mod tests {
     #[test]
     fn key_setups_leave_no_key_material_on_the_stack() {
         use crate::{AesCbc128, AesCbc256};
-        use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
+        use mdu_aes::__private::wipe::{PROBE_DEPTH, contains, dead_stack};
         use std::vec::Vec;
 
         let key: Vec<u8> = (0..32u32).map(|i| (i * 37 + 11) as u8).collect();

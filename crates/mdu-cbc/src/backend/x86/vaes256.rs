@@ -23,4 +23,4 @@
 //!   operands, one fused load per round.
 
 // In flight: eight ymm registers: sixteen units or blocks.
-crate::backend::driver::entry_points!(mdu_aes::vector::Ymm, 8, Vaes256);
+crate::backend::driver::entry_points!(mdu_aes::__private::vector::Ymm, 8, Vaes256);

@@ -22,4 +22,4 @@
 //!   lanes once per request) fit the 32 zmm registers.
 
 // In flight: four zmm registers: sixteen units or blocks.
-crate::backend::driver::entry_points!(mdu_aes::vector::Zmm, 4, Vaes512);
+crate::backend::driver::entry_points!(mdu_aes::__private::vector::Zmm, 4, Vaes512);

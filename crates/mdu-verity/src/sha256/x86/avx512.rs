@@ -32,15 +32,6 @@ use mdu_platform::cpu::Witness;
 
 use super::super::{BLOCK_LEN, K, MANY as LANES, needs};
 
-/// Whether the CPU says it is an Intel one (`GenuineIntel`).
-pub(in crate::sha256) fn intel() -> bool {
-    #[allow(unused_unsafe)]
-    // SAFETY: CPUID leaf 0 exists on every x86_64 CPU (older toolchains
-    // declare the intrinsic `unsafe`, newer ones safe).
-    let r = unsafe { core::arch::x86_64::__cpuid(0) };
-    (r.ebx, r.edx, r.ecx) == (0x756e_6547, 0x4965_6e69, 0x6c65_746e)
-}
-
 /// Compress `blocks[lane]` into lane `lane` of `h` for every lane.
 pub(in crate::sha256) fn compress16(
     _: Witness<needs::Avx512>,

@@ -13,7 +13,7 @@
 //! * The first tweaks of eight units are encrypted together.
 
 use super::{mul_x, mul_x8};
-use mdu_aes::vector::Neon;
+use mdu_aes::__private::vector::Neon;
 
 use crate::backend::driver::Tweaks;
 

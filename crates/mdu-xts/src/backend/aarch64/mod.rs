@@ -1,6 +1,6 @@
 //! arm64 backends: the tweak doublings of the kernel, and XTS's kernel
-//! table on this target (`mdu_aes::Kernels`); the key schedule, the
-//! vectors and the AES rounds are `mdu-aes`'s (`mdu_aes::vector::Neon`),
+//! table on this target (`mdu_aes::__private::Kernels`); the key schedule, the
+//! vectors and the AES rounds are `mdu-aes`'s (`mdu_aes::__private::vector::Neon`),
 //! the XTS algorithm itself is `backend::driver`.
 //!
 //! Conventions: a tweak is a 128-bit little-endian integer in a vector
@@ -48,15 +48,15 @@ pub(crate) fn mul_x8(t: uint8x16_t) -> uint8x16_t {
 }
 
 // The one entry point, with the witness of its backend.
-mdu_aes::kernels!(XtsMode, ce);
+mdu_aes::__private::kernels!(XtsMode, ce);
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::features;
     use super::*;
     use crate::Backend;
-    use mdu_aes::CpuFeatures;
-    use mdu_aes::aarch64::{bytes, iv_vector};
+    use mdu_aes::__private::CpuFeatures;
+    use mdu_aes::__private::aarch64::{bytes, iv_vector};
 
     fn detected() -> bool {
         std::arch::is_aarch64_feature_detected!("aes")

@@ -10,7 +10,7 @@
 use core::arch::x86_64::*;
 
 use super::mul_x;
-use mdu_aes::vector::Xmm;
+use mdu_aes::__private::vector::Xmm;
 
 use crate::backend::driver::Tweaks;
 

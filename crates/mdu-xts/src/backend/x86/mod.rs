@@ -1,7 +1,7 @@
 //! x86_64 backends: per width, the XTS tweak steps ([`Tweaks`]) and the
 //! `#[target_feature]` entry point, and XTS's kernel table on this target
-//! (`mdu_aes::Kernels`); the vectors and AES rounds are
-//! `mdu_aes::vector`'s, the XTS algorithm itself is `backend::driver`.
+//! (`mdu_aes::__private::Kernels`); the vectors and AES rounds are
+//! `mdu_aes::__private::vector`'s, the XTS algorithm itself is `backend::driver`.
 //!
 //! Conventions: a tweak is a 128-bit little-endian integer in an xmm
 //! register (or in each 128-bit lane of a ymm/zmm register); multiplying by
@@ -11,7 +11,7 @@
 
 use core::arch::x86_64::*;
 
-use mdu_aes::vector::Xmm;
+use mdu_aes::__private::vector::Xmm;
 
 use super::XtsMode;
 
@@ -37,13 +37,13 @@ pub(crate) fn mul_x(t: Xmm) -> Xmm {
 }
 
 // One entry point per width, each with the witness of its backend.
-mdu_aes::kernels!(XtsMode, vaes512, vaes256, aesni);
+mdu_aes::__private::kernels!(XtsMode, vaes512, vaes256, aesni);
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::features;
     use crate::Backend;
-    use mdu_aes::CpuFeatures;
+    use mdu_aes::__private::CpuFeatures;
 
     #[test]
     fn selection_is_a_function_of_the_features() {
@@ -117,7 +117,7 @@ mod tests {
     fn key_setups_leave_no_key_material_on_the_stack() {
         use crate::{XtsAes128, XtsAes256};
         use aes::cipher::KeyInit;
-        use mdu_aes::wipe::{PROBE_DEPTH, contains, dead_stack};
+        use mdu_aes::__private::wipe::{PROBE_DEPTH, contains, dead_stack};
         use std::boxed::Box;
         use std::vec::Vec;
 

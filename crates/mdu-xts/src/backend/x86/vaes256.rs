@@ -19,7 +19,7 @@
 use core::arch::x86_64::*;
 
 use super::mul_x;
-use mdu_aes::vector::{Register, Xmm, Ymm};
+use mdu_aes::__private::vector::{Register, Xmm, Ymm};
 
 use crate::backend::driver::Tweaks;
 

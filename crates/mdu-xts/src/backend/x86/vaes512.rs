@@ -20,7 +20,7 @@
 use core::arch::x86_64::*;
 
 use super::mul_x;
-use mdu_aes::vector::{Xmm, Zmm};
+use mdu_aes::__private::vector::{Xmm, Zmm};
 
 use crate::backend::driver::Tweaks;
 

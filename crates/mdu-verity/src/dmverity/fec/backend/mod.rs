@@ -35,8 +35,8 @@ mod generic;
 mod x86;
 
 use std::fmt;
-use std::sync::OnceLock;
 
+use mdu_platform::backend::{BackendSet, Preference};
 #[cfg(any(
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_endian = "little", not(miri))
@@ -189,19 +189,8 @@ impl Backend {
     /// assert_eq!(Backend::Avx2.runs_on(zen3), cfg!(target_arch = "x86_64"));
     /// assert!(!Backend::Gfni.runs_on(zen3));
     /// ```
-    pub const fn runs_on(self, f: Features) -> bool {
-        let compiled = match self {
-            Backend::Gfni512 | Backend::Gfni | Backend::Avx2 => {
-                cfg!(all(target_arch = "x86_64", not(miri)))
-            }
-            Backend::Neon => cfg!(all(
-                target_arch = "aarch64",
-                target_endian = "little",
-                not(miri)
-            )),
-            Backend::Generic => true,
-        };
-        compiled && f.contains(self.needs())
+    pub fn runs_on(self, f: Features) -> bool {
+        BackendSet::runs_on(self, f)
     }
 
     /// Whether this CPU runs the backend.
@@ -210,22 +199,18 @@ impl Backend {
     /// assert!(mdu_verity::dmverity::fec::Backend::Generic.is_available());
     /// ```
     pub fn is_available(self) -> bool {
-        self.runs_on(Features::get())
+        BackendSet::is_available(self)
     }
 
     /// The backends this CPU runs, best first (always ends with
-    /// [`Backend::Generic`]). Worked out once per process.
+    /// [`Backend::Generic`]).
     ///
     /// ```
     /// use mdu_verity::dmverity::fec::Backend;
     /// assert!(Backend::available().iter().all(|b| b.is_available()));
     /// ```
     pub fn available() -> &'static [Backend] {
-        static AVAILABLE: OnceLock<Vec<Backend>> = OnceLock::new();
-        AVAILABLE.get_or_init(|| {
-            let f = Features::get();
-            Backend::ALL.into_iter().filter(|b| b.runs_on(f)).collect()
-        })
+        <Backend as BackendSet>::available()
     }
 
     /// The best backend this CPU runs: the one encoders use.
@@ -235,7 +220,30 @@ impl Backend {
     /// assert_eq!(Backend::detect(), Backend::available()[0]);
     /// ```
     pub fn detect() -> Backend {
-        Backend::available()[0]
+        <Backend as BackendSet>::detect()
+    }
+}
+
+/// The selection: [`Backend::ALL`] in its order on every CPU.
+impl BackendSet for Backend {
+    const PREFERENCE: &'static Preference<Backend> = &Preference::new(&Backend::ALL);
+
+    fn needs(self) -> Features {
+        Backend::needs(self)
+    }
+
+    fn compiled(self) -> bool {
+        match self {
+            Backend::Gfni512 | Backend::Gfni | Backend::Avx2 => {
+                cfg!(all(target_arch = "x86_64", not(miri)))
+            }
+            Backend::Neon => cfg!(all(
+                target_arch = "aarch64",
+                target_endian = "little",
+                not(miri)
+            )),
+            Backend::Generic => true,
+        }
     }
 }
 
@@ -360,19 +368,16 @@ mod tests {
             (
                 "Intel Ice Lake, AMD Zen 4",
                 ice_lake,
-                &[Gfni512, Gfni, Avx2],
+                &[Gfni512, Gfni, Avx2, Generic],
             ),
-            ("Intel Alder Lake", alder_lake, &[Gfni, Avx2]),
-            ("Intel Skylake-X (no GFNI)", skylake_x, &[Avx2]),
-            ("AMD Zen 3, Intel Haswell", haswell, &[Avx2]),
-            ("Intel Westmere", Features::NONE, &[]),
+            ("Intel Alder Lake", alder_lake, &[Gfni, Avx2, Generic]),
+            ("Intel Skylake-X (no GFNI)", skylake_x, &[Avx2, Generic]),
+            ("AMD Zen 3, Intel Haswell", haswell, &[Avx2, Generic]),
+            ("Intel Westmere", Features::NONE, &[Generic]),
         ];
         for (name, f, want) in profiles {
-            let got: Vec<Backend> = Backend::ALL
-                .into_iter()
-                .filter(|b| *b != Generic && b.runs_on(f))
-                .collect();
-            assert_eq!(got, if x86 { want } else { &[] }, "{name}");
+            let got = Backend::available_on(f);
+            assert_eq!(got, if x86 { want } else { &[Generic] }, "{name}");
         }
         let arm64 = Features {
             neon: true,
