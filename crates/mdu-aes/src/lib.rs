@@ -138,6 +138,15 @@ pub use mode::{Aes128, Aes256, Backend, BlockAes, KeySize};
     all(target_arch = "aarch64", target_endian = "little", not(miri))
 ))]
 use __private::SimdKeys;
+// Where no SIMD backend is compiled (other targets, Miri) the portable
+// half alone leaves some of these unused.
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    )),
+    allow(unused_imports)
+)]
 use __private::{CpuFeatures, Engine, Io, Ivs, Kernels, Request, RoundKeys, Schedule, rounds};
 
 /// What the mode crates (`mdu-xts`, `mdu-cbc`, `mdu-hctr2`,
@@ -156,6 +165,10 @@ pub mod __private {
     ))]
     pub use crate::dispatch::{SimdKeys, ecb_kernels, expand};
     pub use crate::ivs::Ivs;
+    #[cfg(any(
+        all(target_arch = "x86_64", not(miri)),
+        all(target_arch = "aarch64", target_endian = "little", not(miri))
+    ))]
     pub use crate::kernels;
     pub use crate::keys::RoundKeys;
     pub use crate::mode::{BlockAes, Engine, ForMode, Io, Mode, Request};

@@ -5,30 +5,8 @@
 //! the key rules. The kernel's own vectors are in `block_vectors.rs`.
 
 use mdu_cbc::{BlockCbc, DataUnits, Iv, SetupError};
-use mdu_core::testing;
+use mdu_core::testing::{self, Rng};
 use serpent::cipher::{Array, BlockCipherEncrypt, KeyInit};
-
-/// Deterministic test bytes (xorshift64*), seeded per test.
-struct Rng(u64);
-
-impl Rng {
-    fn new(name: &str) -> Rng {
-        Rng(name.bytes().fold(0x9e37_79b9_7f4a_7c15, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        }))
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next_u64() as u8).collect()
-    }
-}
 
 /// CBC encryption by its definition: C_i = E(P_i ^ C_{i-1}), C_0 = IV.
 fn chain<C: BlockCipherEncrypt>(c: &C, iv: [u8; 16], data: &mut [u8]) {
@@ -61,13 +39,18 @@ fn sampled(test: &str) -> bool {
     sampled
 }
 
+/// The harness runs once, on Camellia-128 (the fastest of these ciphers
+/// here): the request handling it checks is the same generic code for
+/// every cipher, and each cipher is checked against the oracle at every
+/// length.
+///
 /// For one cipher type: every check of this file, with keys of each
 /// length in `$key_lens`.
 macro_rules! every_check {
-    ($name:ident, $cipher:ty, $key_lens:expr) => {
+    ($name:ident, $cipher:ty, $key_lens:expr, harness: $harness:expr) => {
         #[test]
         fn $name() {
-            let mut rng = Rng::new(concat!("block::", stringify!($name)));
+            let mut rng = Rng::new(u64::from(line!()));
             for key_len in $key_lens {
                 let key = rng.bytes(key_len);
                 let cbc = BlockCbc::<$cipher>::new(&key).unwrap();
@@ -105,7 +88,10 @@ macro_rules! every_check {
                 assert!(got == want, "{}: batched encrypt", stringify!($cipher));
                 units.decrypt(first, &mut got).unwrap();
                 assert!(got == plain, "{}: batched decrypt", stringify!($cipher));
-                if key_len == BlockCbc::<$cipher>::KEY_LEN && !sampled(stringify!($name)) {
+                if $harness
+                    && key_len == BlockCbc::<$cipher>::KEY_LEN
+                    && !sampled(stringify!($name))
+                {
                     // 17 and 31 bytes are not whole blocks.
                     let report = testing::check_cipher(&cbc);
                     assert_eq!(report.skipped_sizes, 2, "{report:?}");
@@ -122,11 +108,11 @@ macro_rules! every_check {
     };
 }
 
-every_check!(serpent_matches_the_chain, serpent::Serpent, [16, 24, 32]);
-every_check!(twofish_matches_the_chain, twofish::Twofish, [16, 24, 32]);
-every_check!(sm4_matches_the_chain, sm4::Sm4, [16]);
-every_check!(camellia128_matches_the_chain, camellia::Camellia128, [16]);
-every_check!(camellia256_matches_the_chain, camellia::Camellia256, [32]);
+every_check!(serpent_matches_the_chain, serpent::Serpent, [16, 24, 32], harness: false);
+every_check!(twofish_matches_the_chain, twofish::Twofish, [16, 24, 32], harness: false);
+every_check!(sm4_matches_the_chain, sm4::Sm4, [16], harness: false);
+every_check!(camellia128_matches_the_chain, camellia::Camellia128, [16], harness: true);
+every_check!(camellia256_matches_the_chain, camellia::Camellia256, [32], harness: false);
 
 #[test]
 fn key_lengths_the_cipher_refuses_and_partial_blocks_are_refused() {

@@ -58,6 +58,48 @@ use crate::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Tweak};
 
 pub mod sample;
 
+/// The bytes of the hex string `s` (test data: published vectors).
+///
+/// # Panics
+///
+/// On an odd length or a character that is not a hex digit.
+///
+/// ```
+/// assert_eq!(mdu_core::testing::unhex("00ff10"), [0, 255, 16]);
+/// ```
+pub fn unhex(s: &str) -> Vec<u8> {
+    assert!(s.len().is_multiple_of(2), "odd hex length {}", s.len());
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits"))
+        .collect()
+}
+
+/// The blocks of a test-vector file: blocks are separated by blank
+/// lines, each line of a block is `name = value`, and lines starting with
+/// `#` are comments. Each block is its `(name, value)` pairs in order;
+/// blocks with no pair are left out.
+///
+/// ```
+/// let text = "# vectors\n\nalg = xts(sm4)\nkey = 00\n\nalg = cbc(sm4)\n";
+/// let blocks = mdu_core::testing::vector_blocks(text);
+/// assert_eq!(blocks.len(), 2);
+/// assert_eq!(blocks[0], [("alg", "xts(sm4)"), ("key", "00")]);
+/// ```
+pub fn vector_blocks(text: &str) -> Vec<Vec<(&str, &str)>> {
+    text.split("\n\n")
+        .map(|block| {
+            block
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .filter_map(|l| l.split_once(" = "))
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .collect::<Vec<_>>()
+        })
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
 /// The data-unit sizes the harness covers (those the cipher accepts).
 pub const UNIT_SIZES: [usize; 6] = [16, 17, 31, 512, 4096, 4096 + 16];
 
@@ -89,12 +131,39 @@ pub struct Report {
     pub skipped_sizes: usize,
 }
 
-/// A small deterministic generator (SplitMix64); the harness must not depend
-/// on an RNG crate and must replay exactly for a given seed.
-struct Rng(u64);
+/// A small deterministic generator (SplitMix64) for test inputs: the
+/// harness must not depend on an RNG crate and must replay exactly for a
+/// given seed, and the cipher crates' tests draw their inputs from it too.
+///
+/// ```
+/// use mdu_core::testing::Rng;
+///
+/// let mut a = Rng::new(7);
+/// let mut b = Rng::new(7);
+/// assert_eq!(a.bytes(20), b.bytes(20));
+/// assert!(a.below(10) < 10);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    /// The generator of `seed`.
+    ///
+    /// ```
+    /// let mut r = mdu_core::testing::Rng::new(1);
+    /// assert_ne!(r.next_u64(), r.next_u64());
+    /// ```
+    pub const fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    ///
+    /// ```
+    /// let mut r = mdu_core::testing::Rng::new(0);
+    /// assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
+    /// ```
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -102,15 +171,39 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+    /// A number below `n` (0 for `n` of 0).
+    ///
+    /// ```
+    /// let mut r = mdu_core::testing::Rng::new(3);
+    /// assert!((0..100).all(|_| r.below(5) < 5));
+    /// ```
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 
-    fn fill(&mut self, buf: &mut [u8]) {
+    /// Fills `buf` with random bytes.
+    ///
+    /// ```
+    /// let mut buf = [0u8; 19];
+    /// mdu_core::testing::Rng::new(5).fill(&mut buf);
+    /// assert!(buf.iter().any(|&b| b != 0));
+    /// ```
+    pub fn fill(&mut self, buf: &mut [u8]) {
         for chunk in buf.chunks_mut(8) {
-            let v = self.next().to_le_bytes();
+            let v = self.next_u64().to_le_bytes();
             chunk.copy_from_slice(&v[..chunk.len()]);
         }
+    }
+
+    /// `n` random bytes.
+    ///
+    /// ```
+    /// assert_eq!(mdu_core::testing::Rng::new(9).bytes(33).len(), 33);
+    /// ```
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let mut v = vec![0u8; n];
+        self.fill(&mut v);
+        v
     }
 
     /// Sorted cut points in `0..=len`, sometimes repeated (empty segments).
@@ -257,7 +350,7 @@ pub fn check_cipher<C: DataUnitCipher>(cipher: &C) -> Report {
 /// On the first mismatch or unexpected result, with a message naming the
 /// cipher, the path, the request and the seed.
 pub fn check_cipher_seeded<C: DataUnitCipher>(cipher: &C, seed: u64) -> Report {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut report = Report::default();
     let sampled = !cfg!(miri) && sample::sampling();
     let (mut ran, mut of) = (0, 0);
@@ -291,7 +384,7 @@ pub fn check_cipher_seeded<C: DataUnitCipher>(cipher: &C, seed: u64) -> Report {
             let step = match count % 4 {
                 0 | 2 => 1,
                 1 => 8,
-                _ => rng.next(),
+                _ => rng.next_u64(),
             };
             let ctx = Ctx {
                 cipher: core::any::type_name::<C>(),

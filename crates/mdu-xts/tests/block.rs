@@ -4,32 +4,10 @@
 //! requests against one unit at a time, the mdu-core harness, and the key
 //! rules. The kernel's own vectors are in `block_vectors.rs`.
 
-use mdu_core::testing;
+use mdu_core::testing::{self, Rng};
 use mdu_xts::{BlockXts, DataUnits, Iv, SetupError};
 use serpent::cipher::KeyInit;
 use xts_mode::Xts128;
-
-/// Deterministic test bytes (xorshift64*), seeded per test.
-struct Rng(u64);
-
-impl Rng {
-    fn new(name: &str) -> Rng {
-        Rng(name.bytes().fold(0x9e37_79b9_7f4a_7c15, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        }))
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next_u64() as u8).collect()
-    }
-}
 
 /// Under a user-mode emulator the harness runs on the AES types only
 /// (`conformance.rs`): the generic path is architecture-independent code
@@ -48,13 +26,18 @@ fn sampled(test: &str) -> bool {
     sampled
 }
 
+/// The harness runs once, on Camellia-128 (the fastest of these ciphers
+/// here): the request handling it checks is the same generic code for
+/// every cipher, and each cipher is checked against the oracle at every
+/// length.
+///
 /// For one cipher type: every check of this file, with keys of each
 /// length in `$key_lens` (K1 || K2).
 macro_rules! every_check {
-    ($name:ident, $cipher:ty, $key_lens:expr) => {
+    ($name:ident, $cipher:ty, $key_lens:expr, harness: $harness:expr) => {
         #[test]
         fn $name() {
-            let mut rng = Rng::new(concat!("block::", stringify!($name)));
+            let mut rng = Rng::new(u64::from(line!()));
             for key_len in $key_lens {
                 let key = rng.bytes(key_len);
                 let (k1, k2) = key.split_at(key_len / 2);
@@ -102,7 +85,10 @@ macro_rules! every_check {
                 // The harness (every size, count, split and error), with
                 // the cipher's own key size: the mode's code is the same
                 // for every key length.
-                if key_len == BlockXts::<$cipher>::KEY_LEN && !sampled(stringify!($name)) {
+                if $harness
+                    && key_len == BlockXts::<$cipher>::KEY_LEN
+                    && !sampled(stringify!($name))
+                {
                     let report = testing::check_cipher(&xts);
                     assert_eq!(report.skipped_sizes, 0, "{report:?}");
                     assert!(report.requests > 1000, "{report:?}");
@@ -124,12 +110,12 @@ macro_rules! every_check {
     };
 }
 
-every_check!(serpent_matches_xts_mode, serpent::Serpent, [32, 48, 64]);
-every_check!(twofish_matches_xts_mode, twofish::Twofish, [32, 48, 64]);
-every_check!(sm4_matches_xts_mode, sm4::Sm4, [32]);
-every_check!(camellia128_matches_xts_mode, camellia::Camellia128, [32]);
-every_check!(camellia192_matches_xts_mode, camellia::Camellia192, [48]);
-every_check!(camellia256_matches_xts_mode, camellia::Camellia256, [64]);
+every_check!(serpent_matches_xts_mode, serpent::Serpent, [32, 48, 64], harness: false);
+every_check!(twofish_matches_xts_mode, twofish::Twofish, [32, 48, 64], harness: false);
+every_check!(sm4_matches_xts_mode, sm4::Sm4, [32], harness: false);
+every_check!(camellia128_matches_xts_mode, camellia::Camellia128, [32], harness: true);
+every_check!(camellia192_matches_xts_mode, camellia::Camellia192, [48], harness: false);
+every_check!(camellia256_matches_xts_mode, camellia::Camellia256, [64], harness: false);
 
 #[test]
 fn keys_the_cipher_refuses_and_equal_halves_are_refused() {

@@ -3,6 +3,7 @@
 //! of each template: `tests/data/testmgr-xts.txt` says which commits),
 //! both directions, one unit per vector.
 
+use mdu_core::testing::{self, unhex};
 use mdu_xts::{BlockXts, Iv};
 
 struct Vector {
@@ -14,41 +15,31 @@ struct Vector {
     ctext: Vec<u8>,
 }
 
-fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
-        .collect()
-}
-
 fn vectors() -> Vec<Vector> {
     let text = include_str!("data/testmgr-xts.txt");
-    let mut out = Vec::new();
-    for block in text.split("\n\n") {
-        let field = |name: &str| {
-            block
-                .lines()
-                .find_map(|l| l.strip_prefix(name)?.strip_prefix(" = "))
-                .map(str::to_owned)
-        };
-        let Some(alg) = field("alg") else { continue };
-        let v = Vector {
-            alg,
-            index: field("index").expect("index"),
-            key: unhex(&field("key").expect("key")),
-            iv: unhex(&field("iv").expect("iv"))
-                .try_into()
-                .expect("16-byte iv"),
-            ptext: unhex(&field("ptext").expect("ptext")),
-            ctext: unhex(&field("ctext").expect("ctext")),
-        };
-        assert_eq!(v.key.len().to_string(), field("klen").expect("klen"));
-        assert_eq!(v.ptext.len().to_string(), field("len").expect("len"));
-        assert_eq!(v.ptext.len(), v.ctext.len());
-        out.push(v);
-    }
-    out
+    testing::vector_blocks(text)
+        .into_iter()
+        .map(|b| {
+            let field = |name: &str| {
+                b.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| *v)
+                    .unwrap_or_else(|| panic!("no {name}"))
+            };
+            let v = Vector {
+                alg: field("alg").to_owned(),
+                index: field("index").to_owned(),
+                key: unhex(field("key")),
+                iv: unhex(field("iv")).try_into().expect("16-byte iv"),
+                ptext: unhex(field("ptext")),
+                ctext: unhex(field("ctext")),
+            };
+            assert_eq!(v.key.len().to_string(), field("klen"));
+            assert_eq!(v.ptext.len().to_string(), field("len"));
+            assert_eq!(v.ptext.len(), v.ctext.len());
+            v
+        })
+        .collect()
 }
 
 /// Encrypts and decrypts `v` with `BlockXts<C>` (test vectors may have

@@ -17,7 +17,9 @@
 //!   other byte of `dst` is touched.
 
 use mdu_platform::backend::{BackendSet, Preference};
-use mdu_platform::cpu::{Features, Needs, Witness};
+#[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri)))]
+use mdu_platform::cpu::Witness;
+use mdu_platform::cpu::{Features, Needs};
 
 use crate::alphabet::Alphabet;
 
@@ -76,7 +78,7 @@ pub enum Backend {
 
 /// What each SIMD backend needs, declared once: the `#[target_feature]`
 /// list of its kernels, written once for both. [`Backend::needs`] (and through
-/// it the selection and the test registry) and the [`Witness`] each kernel
+/// it the selection and the test registry) and the [`Witness`](mdu_platform::cpu::Witness) each kernel
 /// takes read these.
 pub(crate) mod needs {
     mdu_platform::needs! {
