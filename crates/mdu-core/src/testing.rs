@@ -75,6 +75,75 @@ pub fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// One published vector of a cipher with a 16-byte IV (the kernel's
+/// `cipher_testvec`): read from a [`vector_blocks`] file by
+/// [`cipher_vectors`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CipherVector {
+    /// The algorithm as the source names it (`xts(serpent)`).
+    pub alg: String,
+    /// Its place in the source's list.
+    pub index: String,
+    /// The key (both halves for XTS).
+    pub key: Vec<u8>,
+    /// The IV or tweak.
+    pub iv: [u8; 16],
+    /// The plaintext.
+    pub ptext: Vec<u8>,
+    /// The ciphertext, as long as the plaintext.
+    pub ctext: Vec<u8>,
+}
+
+/// The vectors of a [`vector_blocks`] file whose blocks have the fields
+/// `alg`, `index`, `klen`, `len`, `key`, `iv`, `ptext` and `ctext` (hex),
+/// each checked against its stated lengths.
+///
+/// # Panics
+///
+/// On a missing field, bad hex, an IV that is not 16 bytes, or a length
+/// that disagrees with `klen` or `len`.
+///
+/// ```
+/// let text = "alg = cbc(x)\nindex = 0\nklen = 1\nlen = 2\nkey = 01\n\
+///             iv = 000102030405060708090a0b0c0d0e0f\nptext = 0000\nctext = ffff\n";
+/// let v = &mdu_core::testing::cipher_vectors(text)[0];
+/// assert_eq!((v.alg.as_str(), v.key.as_slice(), v.ctext.as_slice()), ("cbc(x)", &[1u8][..], &[255u8, 255][..]));
+/// ```
+pub fn cipher_vectors(text: &str) -> Vec<CipherVector> {
+    vector_blocks(text)
+        .into_iter()
+        .map(|b| {
+            let field = |name: &str| {
+                b.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| *v)
+                    .unwrap_or_else(|| panic!("a vector without {name}"))
+            };
+            let v = CipherVector {
+                alg: field("alg").into(),
+                index: field("index").into(),
+                key: unhex(field("key")),
+                iv: unhex(field("iv")).try_into().expect("a 16-byte iv"),
+                ptext: unhex(field("ptext")),
+                ctext: unhex(field("ctext")),
+            };
+            let what = alloc::format!("{} vector {}", v.alg, v.index);
+            assert_eq!(
+                alloc::format!("{}", v.key.len()),
+                field("klen"),
+                "{what}: klen"
+            );
+            assert_eq!(
+                alloc::format!("{}", v.ptext.len()),
+                field("len"),
+                "{what}: len"
+            );
+            assert_eq!(v.ptext.len(), v.ctext.len(), "{what}: ctext");
+            v
+        })
+        .collect()
+}
+
 /// The blocks of a test-vector file: blocks are separated by blank
 /// lines, each line of a block is `name = value`, and lines starting with
 /// `#` are comments. Each block is its `(name, value)` pairs in order;

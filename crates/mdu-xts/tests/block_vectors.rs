@@ -3,44 +3,8 @@
 //! of each template: `tests/data/testmgr-xts.txt` says which commits),
 //! both directions, one unit per vector.
 
-use mdu_core::testing::{self, unhex};
+use mdu_core::testing::{CipherVector as Vector, cipher_vectors};
 use mdu_xts::{BlockXts, Iv};
-
-struct Vector {
-    alg: String,
-    index: String,
-    key: Vec<u8>,
-    iv: [u8; 16],
-    ptext: Vec<u8>,
-    ctext: Vec<u8>,
-}
-
-fn vectors() -> Vec<Vector> {
-    let text = include_str!("data/testmgr-xts.txt");
-    testing::vector_blocks(text)
-        .into_iter()
-        .map(|b| {
-            let field = |name: &str| {
-                b.iter()
-                    .find(|(k, _)| *k == name)
-                    .map(|(_, v)| *v)
-                    .unwrap_or_else(|| panic!("no {name}"))
-            };
-            let v = Vector {
-                alg: field("alg").to_owned(),
-                index: field("index").to_owned(),
-                key: unhex(field("key")),
-                iv: unhex(field("iv")).try_into().expect("16-byte iv"),
-                ptext: unhex(field("ptext")),
-                ctext: unhex(field("ctext")),
-            };
-            assert_eq!(v.key.len().to_string(), field("klen"));
-            assert_eq!(v.ptext.len().to_string(), field("len"));
-            assert_eq!(v.ptext.len(), v.ctext.len());
-            v
-        })
-        .collect()
-}
 
 /// Encrypts and decrypts `v` with `BlockXts<C>` (test vectors may have
 /// equal halves: the weak-key rule is not what they test).
@@ -61,7 +25,7 @@ where
 
 #[test]
 fn the_kernels_vectors_of_every_xts_block_cipher() {
-    let all = vectors();
+    let all = cipher_vectors(include_str!("data/testmgr-xts.txt"));
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for v in &all {
         match (v.alg.as_str(), v.key.len()) {
