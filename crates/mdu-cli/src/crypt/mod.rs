@@ -49,12 +49,14 @@ pub(crate) enum CryptCmd {
 pub(crate) struct CryptArgs {
     /// dm-crypt cipher: aes-xts-IVMODE or aes-cbc-IVMODE, with IVMODE
     /// plain, plain64, plain64be, essiv:sha256, benbi, null or eboiv
-    /// (aes-cbc-essiv:sha256 is LUKS1's and old plain mode's default).
+    /// (aes-cbc-essiv:sha256 is LUKS1's and old plain mode's default);
+    /// the wide-block aes-hctr2-IVMODE and xchacha12,aes-adiantum-IVMODE,
+    /// with IVMODE plain, plain64, plain64be or null.
     #[arg(long, value_name = "SPEC", default_value = "aes-xts-plain64")]
     cipher: String,
     /// File holding the raw volume key, nothing else: for aes-xts 32 bytes
-    /// (AES-128) or 64 (AES-256), for aes-cbc 16 bytes (AES-128) or 32
-    /// (AES-256).
+    /// (AES-128) or 64 (AES-256), for aes-cbc and aes-hctr2 16 bytes
+    /// (AES-128) or 32 (AES-256), for xchacha12,aes-adiantum 32 bytes.
     #[arg(long, value_name = "F")]
     key_file: PathBuf,
     #[command(flatten)]
