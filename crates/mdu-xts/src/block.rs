@@ -5,7 +5,6 @@
 
 use alloc::boxed::Box;
 use core::fmt;
-use core::marker::PhantomData;
 
 use aes::cipher::KeySizeUser;
 use aes::cipher::typenum::Unsigned;
@@ -51,7 +50,6 @@ use crate::backend::generic;
 /// ```
 pub struct BlockXts<C: BlockAes + zeroize::ZeroizeOnDrop> {
     keys: Box<generic::Keys<C>>,
-    cipher: PhantomData<C>,
 }
 
 impl<C: BlockAes + zeroize::ZeroizeOnDrop> BlockXts<C> {
@@ -130,10 +128,7 @@ impl<C: BlockAes + zeroize::ZeroizeOnDrop> BlockXts<C> {
         if !allow_weak {
             crate::verify_key(key)?;
         }
-        Ok(BlockXts {
-            keys,
-            cipher: PhantomData,
-        })
+        Ok(BlockXts { keys })
     }
 
     /// Encrypts one data unit of at least 16 bytes in place under `iv`
@@ -205,10 +200,7 @@ impl<C: BlockAes + zeroize::ZeroizeOnDrop> Clone for BlockXts<C> {
     fn clone(&self) -> Self {
         let keys = self.keys.boxed_clone();
         mdu_aes::__private::wipe::after_key_setup();
-        BlockXts {
-            keys,
-            cipher: PhantomData,
-        }
+        BlockXts { keys }
     }
 }
 
