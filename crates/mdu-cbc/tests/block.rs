@@ -22,25 +22,9 @@ fn chain<C: BlockCipherEncrypt>(c: &C, iv: [u8; 16], data: &mut [u8]) {
     }
 }
 
-/// Under a user-mode emulator the harness runs on the AES types only
-/// (`conformance.rs`): the generic path is architecture-independent code
-/// over portable ciphers, and its harness takes minutes there. Says so.
-fn sampled(test: &str) -> bool {
-    let sampled = testing::sample::sampling();
-    if sampled {
-        testing::sample::note(
-            test,
-            0,
-            1,
-            "harness runs",
-            "MDU_EMULATED=1: the generic block-cipher path is architecture-independent",
-        );
-    }
-    sampled
-}
-
 /// The harness runs once, on Camellia-128 (the fastest of these ciphers
-/// here): the request handling it checks is the same generic code for
+/// here; under a user-mode emulator not at all, as the generic path is
+/// architecture-independent code, and the AES types run it there): the request handling it checks is the same generic code for
 /// every cipher, and each cipher is checked against the oracle at every
 /// length.
 ///
@@ -90,7 +74,11 @@ macro_rules! every_check {
                 assert!(got == plain, "{}: batched decrypt", stringify!($cipher));
                 if $harness
                     && key_len == BlockCbc::<$cipher>::KEY_LEN
-                    && !sampled(stringify!($name))
+                    && !testing::sample::skipped_under_emulation(
+                        stringify!($name),
+                        "harness runs",
+                        "the generic block-cipher path is architecture-independent",
+                    )
                 {
                     // 17 and 31 bytes are not whole blocks.
                     let report = testing::check_cipher(&cbc);

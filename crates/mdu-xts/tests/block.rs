@@ -9,25 +9,9 @@ use mdu_xts::{BlockXts, DataUnits, Iv, SetupError};
 use serpent::cipher::KeyInit;
 use xts_mode::Xts128;
 
-/// Under a user-mode emulator the harness runs on the AES types only
-/// (`conformance.rs`): the generic path is architecture-independent code
-/// over portable ciphers, and its harness takes minutes there. Says so.
-fn sampled(test: &str) -> bool {
-    let sampled = testing::sample::sampling();
-    if sampled {
-        testing::sample::note(
-            test,
-            0,
-            1,
-            "harness runs",
-            "MDU_EMULATED=1: the generic block-cipher path is architecture-independent",
-        );
-    }
-    sampled
-}
-
 /// The harness runs once, on Camellia-128 (the fastest of these ciphers
-/// here): the request handling it checks is the same generic code for
+/// here; under a user-mode emulator not at all, as the generic path is
+/// architecture-independent code, and the AES types run it there): the request handling it checks is the same generic code for
 /// every cipher, and each cipher is checked against the oracle at every
 /// length.
 ///
@@ -87,7 +71,11 @@ macro_rules! every_check {
                 // for every key length.
                 if $harness
                     && key_len == BlockXts::<$cipher>::KEY_LEN
-                    && !sampled(stringify!($name))
+                    && !testing::sample::skipped_under_emulation(
+                        stringify!($name),
+                        "harness runs",
+                        "the generic block-cipher path is architecture-independent",
+                    )
                 {
                     let report = testing::check_cipher(&xts);
                     assert_eq!(report.skipped_sizes, 0, "{report:?}");

@@ -58,6 +58,24 @@ pub fn note(test: &str, ran: usize, of: usize, what: &str, why: &str) {
     println!("{test}: sampled: {ran} of {of} {what} ({why}); {EXHAUSTIVE_VAR}=1 runs all");
 }
 
+/// Whether a test leaves out its one run of `what` here: under emulation
+/// ([`sampling`]), with a line saying so and `why` (for a run of
+/// architecture-independent code that takes minutes in an emulator).
+///
+/// ```
+/// # use mdu_core::testing::sample;
+/// if !sample::skipped_under_emulation("my_test", "harness runs", "portable code") {
+///     // the run
+/// }
+/// ```
+pub fn skipped_under_emulation(test: &str, what: &str, why: &str) -> bool {
+    let skipped = sampling();
+    if skipped {
+        note(test, 0, 1, what, &std::format!("{EMULATED_VAR}=1: {why}"));
+    }
+    skipped
+}
+
 /// The number of cases of a proptest block whose full run is `full`
 /// cases: `full`, or under emulation ([`sampling`]) one in
 /// [`EMULATED_CASE_DIVISOR`] (at least one), with a line saying so.
