@@ -1,9 +1,10 @@
-//! The mdu-core conformance harness, the lengths Adiantum refuses, round
-//! trips at every length, and the wide-block property (one changed bit of
+//! The mdu-core conformance harness, the key lengths refused (the shared
+//! check of `mdu_aes::testing`; Adiantum has no choice of backend), the
+//! lengths Adiantum refuses, round trips at every length, and the wide-block property (one changed bit of
 //! the message or of the tweak changes the whole output).
 
 use mdu_adiantum::{Adiantum, DataUnitCipher, DataUnitSize, DataUnits, Error, Iv, SetupError};
-use mdu_core::testing;
+use mdu_aes::testing;
 use proptest::prelude::*;
 
 fn key(seed: u8) -> [u8; 32] {
@@ -40,7 +41,7 @@ fn assert_unrelated(a: &[u8], b: &[u8], what: &str) {
 fn harness_with_two_keys() {
     for seed in [1u8, 2] {
         let a = Adiantum::new(&key(seed)).unwrap();
-        let report = testing::check_cipher_seeded(&a, u64::from(seed) << 8 | 0xad);
+        let report = mdu_core::testing::check_cipher_seeded(&a, u64::from(seed) << 8 | 0xad);
         // Every harness size (16, 17, 31, 512, 4096, 4112) is a valid unit.
         assert_eq!(report.skipped_sizes, 0, "{report:?}");
         assert!(report.requests > 1000, "{report:?}");
@@ -86,6 +87,7 @@ fn units_over_16_mib_are_refused_and_the_largest_round_trips() {
 
 #[test]
 fn key_length_errors_name_the_lengths() {
+    testing::key_lengths_are_refused_by("Adiantum", 32, Adiantum::new);
     for len in [0usize, 16, 31, 33, 64] {
         let err = Adiantum::new(&vec![1; len]).unwrap_err();
         assert_eq!(err, SetupError::InvalidKeyLength { len, expected: 32 });

@@ -64,6 +64,7 @@ mod ecb;
 mod error;
 mod essiv;
 mod ivs;
+mod keyed;
 mod keys;
 mod mode;
 #[cfg(any(
@@ -130,7 +131,11 @@ pub use cipher::Cipher;
 pub use ecb::{Ecb, EcbMode};
 pub use error::SetupError;
 pub use essiv::Essiv;
+pub use keyed::WithBackend;
 pub use mode::{Aes128, Aes256, Backend, BlockAes, KeySize};
+
+#[cfg(feature = "testing")]
+pub mod testing;
 
 // The crate's own paths to what it keeps behind `__private`.
 #[cfg(any(

@@ -14,7 +14,7 @@
 
 use mdu_core::{DataUnitCipher, Error, Iv};
 
-use crate::{Aes128, Aes256, Backend, Cbc, KeySize, SetupError};
+use crate::{Aes128, Aes256, Backend, Cbc, CbcMode, KeySize, SetupError};
 
 /// AES-CBC-CS3 with AES key size `K`: the type behind [`AesCtsCbc128`] and
 /// [`AesCtsCbc256`].
@@ -235,6 +235,34 @@ impl<K: KeySize> core::fmt::Debug for CtsCbc<K> {
         f.debug_struct("CtsCbc")
             .field("backend", &self.backend())
             .finish_non_exhaustive()
+    }
+}
+
+/// The shape every cipher keyed for one AES backend shares: the shared
+/// conformance checks (`mdu_aes::testing`) run on CBC-CS3 too.
+///
+/// ```
+/// use mdu_aes::WithBackend;
+/// use mdu_cbc::{AesCtsCbc128, Backend};
+///
+/// let c = <AesCtsCbc128 as WithBackend>::with_backend(&[1; 16], Backend::Generic)?;
+/// assert_eq!(WithBackend::backend(&c), Backend::Generic);
+/// # Ok::<(), mdu_cbc::SetupError>(())
+/// ```
+impl<K: KeySize> mdu_aes::WithBackend for CtsCbc<K> {
+    type Mode = CbcMode;
+    const KEY_LEN: usize = K::LEN;
+
+    fn new(key: &[u8]) -> Result<Self, SetupError> {
+        CtsCbc::new(key)
+    }
+
+    fn with_backend(key: &[u8], backend: Backend) -> Result<Self, SetupError> {
+        CtsCbc::with_backend(key, backend)
+    }
+
+    fn backend(&self) -> Backend {
+        CtsCbc::backend(self)
     }
 }
 

@@ -1,11 +1,16 @@
-//! The mdu-core conformance harness on every backend and both key sizes,
-//! the unit lengths CBC refuses, and keys and backends that are refused.
+//! The shared conformance checks (`mdu_aes::testing`) on both key sizes of
+//! CBC and CBC-CS3: the mdu-core harness on every backend, refused key
+//! lengths and backends, `Debug`, clones; and what is CBC's own: every unit
+//! count against the generic backend, and the unit lengths CBC refuses.
 
 mod common;
 
-use common::{Cbc, note_backend};
-use mdu_cbc::{AesCbc128, AesCbc256, Backend, DataUnitCipher, DataUnits, Error, Iv, SetupError};
-use mdu_core::testing;
+use common::note_backend;
+use mdu_aes::testing;
+use mdu_cbc::{
+    Aes128, Aes256, AesCbc128, AesCbc256, AesCtsCbc128, AesCtsCbc256, Backend, Cbc, DataUnitCipher,
+    DataUnits, Error, Iv, KeySize,
+};
 
 fn key(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
@@ -17,26 +22,14 @@ fn key(len: usize, seed: u8) -> Vec<u8> {
 /// the suite must run the arm64 backend, never silently the portable one.
 #[test]
 fn arm64_runs_the_crypto_extensions_backend_when_required() {
-    let detected = Backend::detect();
-    println!("detected backend: {detected}");
-    if std::env::var_os("MDU_REQUIRE_ARM64_BACKENDS").is_some() {
-        assert_eq!(detected, Backend::ArmCe);
-        assert_eq!(Backend::available(), [Backend::ArmCe, Backend::Generic]);
-    }
+    testing::arm64_backend_runs_when_required::<AesCbc256>();
 }
 
 #[test]
 fn harness_on_every_backend_and_both_key_sizes() {
-    for &backend in Backend::available() {
-        for (len, seed) in [(16usize, 1u64), (32, 2)] {
-            note_backend("harness_on_every_backend_and_both_key_sizes", backend);
-            let cbc = Cbc::new(&key(len, seed as u8), backend);
-            let report = testing::check_cipher_seeded(&cbc, seed << 8 | backend.rank() as u64);
-            // 17 and 31 bytes are not whole blocks.
-            assert_eq!(report.skipped_sizes, 2, "{backend:?}: {report:?}");
-            assert!(report.requests > 1000, "{backend:?}: {report:?}");
-        }
-    }
+    // 17 and 31 bytes are not whole blocks.
+    testing::harness_on_every_backend::<AesCbc128>(1, 2);
+    testing::harness_on_every_backend::<AesCbc256>(2, 2);
 }
 
 /// CBC-CS3 takes every length from 16 bytes: the harness runs all its
@@ -44,19 +37,8 @@ fn harness_on_every_backend_and_both_key_sizes() {
 /// unit.
 #[test]
 fn harness_on_cts_on_every_backend_and_both_key_sizes() {
-    for &backend in Backend::available() {
-        note_backend(
-            "harness_on_cts_on_every_backend_and_both_key_sizes",
-            backend,
-        );
-        let narrow = mdu_cbc::AesCtsCbc128::with_backend(&key(16, 3), backend).unwrap();
-        let report = testing::check_cipher_seeded(&narrow, 3 << 8 | backend.rank() as u64);
-        assert_eq!(report.skipped_sizes, 0, "{backend:?}: {report:?}");
-        assert!(report.requests > 1000, "{backend:?}: {report:?}");
-        let wide = mdu_cbc::AesCtsCbc256::with_backend(&key(32, 4), backend).unwrap();
-        let report = testing::check_cipher_seeded(&wide, 4 << 8 | backend.rank() as u64);
-        assert_eq!(report.skipped_sizes, 0, "{backend:?}: {report:?}");
-    }
+    testing::harness_on_every_backend::<AesCtsCbc128>(3, 0);
+    testing::harness_on_every_backend::<AesCtsCbc256>(4, 0);
 }
 
 /// Every count of units from 1 to 70 (so every tail of 16-, 8-, 4-, 2- and
@@ -67,43 +49,46 @@ fn harness_on_cts_on_every_backend_and_both_key_sizes() {
 /// a time on the generic one.
 #[test]
 fn every_count_and_short_unit_matches_the_generic_backend() {
-    for len in [16usize, 32] {
-        let k = key(len, 9);
-        let generic = Cbc::new(&k, Backend::Generic);
-        for &backend in Backend::available() {
-            note_backend(
-                "every_count_and_short_unit_matches_the_generic_backend",
-                backend,
-            );
-            let fast = Cbc::new(&k, backend);
-            let shapes = (1..=9usize)
-                .map(|b| (16 * b, (1..=70usize).collect::<Vec<_>>()))
-                .chain([1024usize, 2048, 4096, 65536].map(|u| {
-                    let mut counts = vec![1, 2, 3, 4, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 35];
-                    if u < 65536 {
-                        // Three and four whole groups, and a tail after them.
-                        counts.extend([47, 48, 50, 64, 67]);
-                    }
-                    (u, counts)
-                }));
-            for (unit, counts) in shapes {
-                let units = DataUnits::new(&fast, unit).unwrap().with_iv_step(3);
-                for count in counts {
-                    let plain = common::bytes(unit * count, count as u8);
-                    let iv = Iv::from_u128((u128::MAX - 40).wrapping_add(count as u128));
-                    let mut want = plain.clone();
-                    for (i, u) in want.chunks_mut(unit).enumerate() {
-                        generic.encrypt_unit(iv.advance(3 * i as u128), u).unwrap();
-                    }
-                    let mut got = plain.clone();
-                    units.encrypt(iv, &mut got).unwrap();
-                    assert!(got == want, "{backend:?} encrypt {count} x {unit}");
-                    units.decrypt(iv, &mut got).unwrap();
-                    assert!(got == plain, "{backend:?} decrypt {count} x {unit}");
-                    let mut out = vec![0u8; plain.len()];
-                    units.encrypt_to(iv, &plain, &mut out).unwrap();
-                    assert!(out == want, "{backend:?} encrypt_to {count} x {unit}");
+    every_count_and_short_unit::<Aes128>();
+    every_count_and_short_unit::<Aes256>();
+}
+
+fn every_count_and_short_unit<K: KeySize>() {
+    let k = key(K::LEN, 9);
+    let generic = Cbc::<K>::with_backend(&k, Backend::Generic).unwrap();
+    for &backend in Backend::available() {
+        note_backend(
+            "every_count_and_short_unit_matches_the_generic_backend",
+            backend,
+        );
+        let fast = Cbc::<K>::with_backend(&k, backend).unwrap();
+        let shapes = (1..=9usize)
+            .map(|b| (16 * b, (1..=70usize).collect::<Vec<_>>()))
+            .chain([1024usize, 2048, 4096, 65536].map(|u| {
+                let mut counts = vec![1, 2, 3, 4, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 35];
+                if u < 65536 {
+                    // Three and four whole groups, and a tail after them.
+                    counts.extend([47, 48, 50, 64, 67]);
                 }
+                (u, counts)
+            }));
+        for (unit, counts) in shapes {
+            let units = DataUnits::new(&fast, unit).unwrap().with_iv_step(3);
+            for count in counts {
+                let plain = common::bytes(unit * count, count as u8);
+                let iv = Iv::from_u128((u128::MAX - 40).wrapping_add(count as u128));
+                let mut want = plain.clone();
+                for (i, u) in want.chunks_mut(unit).enumerate() {
+                    generic.encrypt_unit(iv.advance(3 * i as u128), u).unwrap();
+                }
+                let mut got = plain.clone();
+                units.encrypt(iv, &mut got).unwrap();
+                assert!(got == want, "{backend:?} encrypt {count} x {unit}");
+                units.decrypt(iv, &mut got).unwrap();
+                assert!(got == plain, "{backend:?} decrypt {count} x {unit}");
+                let mut out = vec![0u8; plain.len()];
+                units.encrypt_to(iv, &plain, &mut out).unwrap();
+                assert!(out == want, "{backend:?} encrypt_to {count} x {unit}");
             }
         }
     }
@@ -139,62 +124,29 @@ fn units_that_are_not_whole_blocks_are_refused_and_left_alone() {
 
 #[test]
 fn key_length_errors() {
-    for len in [0, 1, 15, 17, 24, 31, 33, 64] {
-        assert_eq!(
-            AesCbc128::new(&key(len, 0)).unwrap_err(),
-            SetupError::InvalidKeyLength { len, expected: 16 }
-        );
-        assert_eq!(
-            AesCbc256::new(&key(len, 0)).unwrap_err(),
-            SetupError::InvalidKeyLength { len, expected: 32 }
-        );
-    }
+    testing::key_lengths_are_refused::<AesCbc128>();
+    testing::key_lengths_are_refused::<AesCbc256>();
+    testing::key_lengths_are_refused::<AesCtsCbc128>();
+    testing::key_lengths_are_refused::<AesCtsCbc256>();
 }
 
 #[test]
 fn unavailable_backend_is_an_error() {
-    for b in [
-        Backend::Vaes512,
-        Backend::Vaes256,
-        Backend::AesNi,
-        Backend::ArmCe,
-        Backend::Generic,
-    ] {
-        let r = AesCbc256::with_backend(&key(32, 4), b);
-        if b.is_available() {
-            assert_eq!(r.unwrap().backend(), b);
-        } else {
-            assert_eq!(
-                r.unwrap_err(),
-                SetupError::BackendUnavailable {
-                    cipher: "mdu-cbc",
-                    backend: b.name()
-                }
-            );
-        }
-    }
+    testing::unavailable_backends_are_refused::<AesCbc128>("mdu-cbc");
+    testing::unavailable_backends_are_refused::<AesCbc256>("mdu-cbc");
+    testing::unavailable_backends_are_refused::<AesCtsCbc256>("mdu-cbc");
 }
 
 #[test]
 fn debug_prints_no_key_bytes() {
-    let k = [0xabu8; 32];
-    let s = format!("{:?}", AesCbc256::new(&k).unwrap());
-    assert!(s.starts_with("AesCbc256"), "{s}");
-    assert!(
-        !s.to_lowercase().contains("ab, ab") && !s.contains("171"),
-        "{s}"
-    );
+    testing::debug_prints_no_key_bytes::<AesCbc128>("AesCbc128");
+    testing::debug_prints_no_key_bytes::<AesCbc256>("AesCbc256");
+    testing::debug_prints_no_key_bytes::<AesCtsCbc128>("CtsCbc");
 }
 
 #[test]
 fn a_clone_encrypts_like_the_original() {
-    for &backend in Backend::available() {
-        let c = AesCbc128::with_backend(&key(16, 7), backend).unwrap();
-        let d = c.clone();
-        let (mut a, mut b) = (common::bytes(4096, 1), common::bytes(4096, 1));
-        c.encrypt(Iv::plain64(9), &mut a).unwrap();
-        drop(c);
-        d.encrypt(Iv::plain64(9), &mut b).unwrap();
-        assert_eq!(a, b, "{backend:?}");
-    }
+    testing::a_clone_encrypts_like_the_original::<AesCbc128>();
+    testing::a_clone_encrypts_like_the_original::<AesCbc256>();
+    testing::a_clone_encrypts_like_the_original::<AesCtsCbc256>();
 }

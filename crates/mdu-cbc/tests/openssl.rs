@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::{Cbc, note_backend, openssl};
-use mdu_cbc::{Backend, DataUnitCipher, DataUnitSize, Direction, Iv};
+use common::{note_backend, openssl};
+use mdu_cbc::{AesCbc128, AesCbc256, Backend, DataUnitCipher, DataUnitSize, Direction, Iv};
 use mdu_core::testing::sample;
 use proptest::prelude::*;
 
@@ -53,31 +53,77 @@ proptest! {
         prop_assert_eq!(openssl(&key, Direction::Decrypt, &ivs, unit, &want), plain.clone());
         for &backend in Backend::available() {
             note_backend("every_backend_equals_openssl_one_unit_at_a_time", backend);
-            let c = Cbc::new(&key, backend);
-            let mut got = plain.clone();
-            if listed {
-                c.crypt_units_with_ivs(Direction::Encrypt, &ivs, size, &mut got).unwrap();
+            let run = Run { listed, ivs: &ivs, first: Iv::from_u128(first), step, size, dst_off, plain: &plain, want: &want };
+            if wide {
+                run.on(&AesCbc256::with_backend(&key, backend).unwrap())?;
             } else {
-                c.crypt_units(Direction::Encrypt, Iv::from_u128(first), step, size, &mut got).unwrap();
-            }
-            prop_assert!(got == want, "{:?} encrypt {} x {}", backend, count, unit);
-            let mut back = got.clone();
-            if listed {
-                c.crypt_units_with_ivs(Direction::Decrypt, &ivs, size, &mut back).unwrap();
-            } else {
-                c.crypt_units(Direction::Decrypt, Iv::from_u128(first), step, size, &mut back).unwrap();
-            }
-            prop_assert!(back == plain, "{:?} decrypt {} x {}", backend, count, unit);
-            if !listed {
-                // Out of place into a misaligned destination.
-                let mut store = vec![0xeeu8; unit * count + 16];
-                let dst = &mut store[dst_off..dst_off + unit * count];
-                c.crypt_units_to(Direction::Decrypt, Iv::from_u128(first), step, size, &want, dst).unwrap();
-                prop_assert!(*dst == plain[..], "{:?} decrypt_to", backend);
-                prop_assert!(store[..dst_off].iter().all(|&b| b == 0xee));
-                prop_assert!(store[dst_off + unit * count..].iter().all(|&b| b == 0xee));
+                run.on(&AesCbc128::with_backend(&key, backend).unwrap())?;
             }
         }
+    }
+}
+
+/// One case of `every_backend_equals_openssl_one_unit_at_a_time`, for a
+/// cipher of either key size.
+struct Run<'a> {
+    listed: bool,
+    ivs: &'a [Iv],
+    first: Iv,
+    step: u64,
+    size: DataUnitSize,
+    dst_off: usize,
+    plain: &'a [u8],
+    want: &'a [u8],
+}
+
+impl Run<'_> {
+    /// `c` encrypts to `want` and back, in place with the listed or the
+    /// counter IVs, and (counter IVs) out of place into a misaligned
+    /// destination.
+    fn on<C: DataUnitCipher<Iv = Iv> + core::fmt::Debug>(
+        &self,
+        c: &C,
+    ) -> Result<(), TestCaseError> {
+        let Run {
+            listed,
+            ivs,
+            first,
+            step,
+            size,
+            dst_off,
+            plain,
+            want,
+        } = *self;
+        let (unit, count) = (size.get(), plain.len() / size.get());
+        let mut got = plain.to_vec();
+        if listed {
+            c.crypt_units_with_ivs(Direction::Encrypt, ivs, size, &mut got)
+                .unwrap();
+        } else {
+            c.crypt_units(Direction::Encrypt, first, step, size, &mut got)
+                .unwrap();
+        }
+        prop_assert!(got == want, "{:?} encrypt {} x {}", c, count, unit);
+        let mut back = got.clone();
+        if listed {
+            c.crypt_units_with_ivs(Direction::Decrypt, ivs, size, &mut back)
+                .unwrap();
+        } else {
+            c.crypt_units(Direction::Decrypt, first, step, size, &mut back)
+                .unwrap();
+        }
+        prop_assert!(back == plain, "{:?} decrypt {} x {}", c, count, unit);
+        if !listed {
+            // Out of place into a misaligned destination.
+            let mut store = vec![0xeeu8; unit * count + 16];
+            let dst = &mut store[dst_off..dst_off + unit * count];
+            c.crypt_units_to(Direction::Decrypt, first, step, size, want, dst)
+                .unwrap();
+            prop_assert!(*dst == *plain, "{:?} decrypt_to", c);
+            prop_assert!(store[..dst_off].iter().all(|&b| b == 0xee));
+            prop_assert!(store[dst_off + unit * count..].iter().all(|&b| b == 0xee));
+        }
+        Ok(())
     }
 }
 

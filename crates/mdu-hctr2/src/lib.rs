@@ -401,6 +401,35 @@ impl<K: KeySize> core::fmt::Debug for Hctr2<K> {
     }
 }
 
+/// The shape every cipher keyed for one AES backend shares: the shared
+/// conformance checks (`mdu_aes::testing`) run on HCTR2 too.
+///
+/// ```
+/// use mdu_aes::WithBackend;
+/// use mdu_hctr2::{Backend, Hctr2Aes256};
+///
+/// assert_eq!(<Hctr2Aes256 as WithBackend>::KEY_LEN, 32);
+/// let c = <Hctr2Aes256 as WithBackend>::with_backend(&[1; 32], Backend::Generic)?;
+/// assert_eq!(WithBackend::backend(&c), Backend::Generic);
+/// # Ok::<(), mdu_hctr2::SetupError>(())
+/// ```
+impl<K: KeySize> mdu_aes::WithBackend for Hctr2<K> {
+    type Mode = EcbMode;
+    const KEY_LEN: usize = K::LEN;
+
+    fn new(key: &[u8]) -> Result<Self, SetupError> {
+        Hctr2::new(key)
+    }
+
+    fn with_backend(key: &[u8], backend: Backend) -> Result<Self, SetupError> {
+        Hctr2::with_backend(key, backend)
+    }
+
+    fn backend(&self) -> Backend {
+        Hctr2::backend(self)
+    }
+}
+
 /// One wide block per data unit, under its 32-byte tweak.
 ///
 /// ```

@@ -1,8 +1,10 @@
-//! The mdu-core conformance harness on every AES backend, the lengths
-//! HCTR2 refuses, round trips at every length, and the wide-block property
-//! (one changed bit anywhere changes every byte).
+//! The shared conformance checks (`mdu_aes::testing`) on both key sizes:
+//! the mdu-core harness on every AES backend, refused key lengths and
+//! backends, `Debug`, clones; and what is HCTR2's own: the lengths it
+//! refuses, round trips at every length, and the wide-block property (one
+//! changed bit anywhere changes every byte).
 
-use mdu_core::testing;
+use mdu_aes::testing;
 use mdu_hctr2::{Backend, DataUnitCipher, Error, Hctr2Aes128, Hctr2Aes256, Iv};
 use proptest::prelude::*;
 
@@ -12,18 +14,43 @@ fn key(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
+/// Under qemu (`.ci/qemu-aarch64.toml` sets `MDU_REQUIRE_ARM64_BACKENDS`),
+/// the suite must run the arm64 AES backend, never silently the portable
+/// one.
+#[test]
+fn arm64_runs_the_crypto_extensions_backend_when_required() {
+    testing::arm64_backend_runs_when_required::<Hctr2Aes256>();
+}
+
 #[test]
 fn harness_on_every_backend_and_both_key_sizes() {
-    for &backend in Backend::available() {
-        println!("harness: backend {backend}");
-        let narrow = Hctr2Aes128::with_backend(&key(16, 1), backend).unwrap();
-        let report = testing::check_cipher_seeded(&narrow, 1 << 8 | backend.rank() as u64);
-        assert_eq!(report.skipped_sizes, 0, "{backend:?}: {report:?}");
-        assert!(report.requests > 1000, "{backend:?}: {report:?}");
-        let wide = Hctr2Aes256::with_backend(&key(32, 2), backend).unwrap();
-        let report = testing::check_cipher_seeded(&wide, 2 << 8 | backend.rank() as u64);
-        assert_eq!(report.skipped_sizes, 0, "{backend:?}: {report:?}");
-    }
+    testing::harness_on_every_backend::<Hctr2Aes128>(1, 0);
+    testing::harness_on_every_backend::<Hctr2Aes256>(2, 0);
+}
+
+#[test]
+fn key_length_errors() {
+    testing::key_lengths_are_refused::<Hctr2Aes128>();
+    testing::key_lengths_are_refused::<Hctr2Aes256>();
+}
+
+/// HCTR2 runs on the backends of batched AES: their errors name mdu-aes.
+#[test]
+fn unavailable_backend_is_an_error() {
+    testing::unavailable_backends_are_refused::<Hctr2Aes128>("mdu-aes");
+    testing::unavailable_backends_are_refused::<Hctr2Aes256>("mdu-aes");
+}
+
+#[test]
+fn debug_prints_no_key_bytes() {
+    testing::debug_prints_no_key_bytes::<Hctr2Aes128>("Hctr2");
+    testing::debug_prints_no_key_bytes::<Hctr2Aes256>("Hctr2");
+}
+
+#[test]
+fn a_clone_encrypts_like_the_original() {
+    testing::a_clone_encrypts_like_the_original::<Hctr2Aes128>();
+    testing::a_clone_encrypts_like_the_original::<Hctr2Aes256>();
 }
 
 #[test]

@@ -1,10 +1,12 @@
-//! The mdu-core conformance harness on every backend and both key sizes,
-//! and every invalid input: the right error and an untouched buffer.
+//! The shared conformance checks (`mdu_aes::testing`) on both key sizes:
+//! the mdu-core harness on every backend, refused key lengths and backends,
+//! `Debug`, clones; and what is XTS's own: equal halves, and every invalid
+//! request's error with an untouched buffer.
 
 mod common;
 
 use common::note_backend;
-use mdu_core::testing;
+use mdu_aes::testing;
 use mdu_xts::{
     Backend, DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, SetupError, XtsAes128,
     XtsAes256,
@@ -20,61 +22,25 @@ fn key(len: usize, seed: u8) -> Vec<u8> {
 /// the suite must run the arm64 backend, never silently the portable one.
 #[test]
 fn arm64_runs_the_crypto_extensions_backend_when_required() {
-    let detected = Backend::detect();
-    println!("detected backend: {detected}");
-    if std::env::var_os("MDU_REQUIRE_ARM64_BACKENDS").is_some() {
-        assert_eq!(
-            detected,
-            Backend::ArmCe,
-            "MDU_REQUIRE_ARM64_BACKENDS is set but the detected backend is {detected}"
-        );
-        assert_eq!(Backend::available(), [Backend::ArmCe, Backend::Generic]);
-    }
+    testing::arm64_backend_runs_when_required::<XtsAes256>();
 }
 
 #[test]
 fn harness_xts_aes128_every_backend() {
-    for &backend in Backend::available() {
-        note_backend("harness_xts_aes128_every_backend", backend);
-        let xts = XtsAes128::with_backend(&key(32, 1), backend).unwrap();
-        let report = testing::check_cipher(&xts);
-        assert_eq!(report.skipped_sizes, 0, "{backend:?}");
-        assert!(report.requests > 1000, "{backend:?}: {report:?}");
-    }
+    testing::harness_on_every_backend::<XtsAes128>(1, 0);
 }
 
 #[test]
 fn harness_xts_aes256_every_backend() {
-    for &backend in Backend::available() {
-        note_backend("harness_xts_aes256_every_backend", backend);
-        let xts = XtsAes256::with_backend(&key(64, 2), backend).unwrap();
-        let report = testing::check_cipher_seeded(&xts, 0x5eed_0000 + backend.rank() as u64);
-        assert_eq!(report.skipped_sizes, 0, "{backend:?}");
-        assert!(report.requests > 1000, "{backend:?}: {report:?}");
-    }
+    testing::harness_on_every_backend::<XtsAes256>(2, 0);
 }
 
 #[test]
 fn key_length_errors() {
+    testing::key_lengths_are_refused::<XtsAes128>();
+    testing::key_lengths_are_refused::<XtsAes256>();
+    // The constructors that accept equal halves check the length too.
     for len in [0, 1, 16, 31, 33, 48, 63, 64, 65, 128] {
-        let r = XtsAes128::new(&key(len, 3));
-        if len == 32 {
-            assert!(r.is_ok());
-        } else {
-            assert_eq!(
-                r.unwrap_err(),
-                SetupError::InvalidKeyLength { len, expected: 32 }
-            );
-        }
-        let r = XtsAes256::new(&key(len, 3));
-        if len == 64 {
-            assert!(r.is_ok());
-        } else {
-            assert_eq!(
-                r.unwrap_err(),
-                SetupError::InvalidKeyLength { len, expected: 64 }
-            );
-        }
         for &b in Backend::available() {
             note_backend("key_length_errors", b);
             if len != 32 {
@@ -85,12 +51,6 @@ fn key_length_errors() {
             }
         }
     }
-    let msg = SetupError::InvalidKeyLength {
-        len: 31,
-        expected: 32,
-    }
-    .to_string();
-    assert!(msg.contains("31") && msg.contains("32"), "{msg}");
 }
 
 #[test]
@@ -132,47 +92,20 @@ fn equal_halves_are_weak() {
 
 #[test]
 fn unavailable_backend_is_an_error() {
-    for b in [
-        Backend::Vaes512,
-        Backend::Vaes256,
-        Backend::AesNi,
-        Backend::ArmCe,
-        Backend::Generic,
-    ] {
-        let r = XtsAes256::with_backend(&key(64, 4), b);
-        if b.is_available() {
-            assert_eq!(r.unwrap().backend(), b);
-        } else {
-            assert_eq!(
-                r.unwrap_err(),
-                SetupError::BackendUnavailable {
-                    cipher: "mdu-xts",
-                    backend: b.name()
-                }
-            );
-        }
-    }
+    testing::unavailable_backends_are_refused::<XtsAes128>("mdu-xts");
+    testing::unavailable_backends_are_refused::<XtsAes256>("mdu-xts");
 }
 
 #[test]
 fn debug_prints_no_key_bytes() {
-    let k: Vec<u8> = (0..64).map(|i| 0xa0 ^ i).collect();
-    for &b in Backend::available() {
-        note_backend("debug_prints_no_key_bytes", b);
-        let x = XtsAes256::with_backend(&k, b).unwrap();
-        let s = format!("{x:?}");
-        assert!(s.contains(&format!("{b:?}")), "{s}");
-        assert!(
-            !s.contains("a0") && !s.contains("160") && s.len() < 60,
-            "{s}"
-        );
-        let y = XtsAes128::with_backend(&k[..32], b).unwrap();
-        let s = format!("{y:#?}");
-        assert!(
-            !s.contains("a1") && !s.contains("161") && s.len() < 60,
-            "{s}"
-        );
-    }
+    testing::debug_prints_no_key_bytes::<XtsAes128>("XtsAes128");
+    testing::debug_prints_no_key_bytes::<XtsAes256>("XtsAes256");
+}
+
+#[test]
+fn a_clone_encrypts_like_the_original() {
+    testing::a_clone_encrypts_like_the_original::<XtsAes128>();
+    testing::a_clone_encrypts_like_the_original::<XtsAes256>();
 }
 
 #[test]

@@ -1,100 +1,14 @@
-//! Shared pieces of the property tests: request strategies and a cipher of
-//! either key size behind one type.
+//! Shared pieces of the property tests: request strategies, and every path
+//! of a request on the cipher of its key's size.
 
 #![allow(dead_code, unreachable_pub)]
 
 use mdu_xts::{
-    Backend, DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv, XtsAes128, XtsAes256,
+    Backend, DataUnitCipher, DataUnitSize, DataUnits, Direction, Iv, XtsAes128, XtsAes256,
 };
 use proptest::prelude::*;
-use std::collections::BTreeSet;
-use std::sync::Mutex;
 
-/// Prints which backend a test exercised, once per (test, backend) however
-/// many cases run it, so that a `--show-output` log shows the backends each
-/// test covered (under qemu: that the arm64 one was among them). The
-/// backends this CPU does not run, and why, are `tests/backends.rs`'s.
-pub fn note_backend(test: &str, backend: Backend) {
-    static SEEN: Mutex<BTreeSet<(String, Backend)>> = Mutex::new(BTreeSet::new());
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    if seen.insert((test.to_owned(), backend)) {
-        println!("{test}: backend {backend}");
-    }
-}
-
-/// XTS-AES-128 or -256 behind one type.
-#[derive(Clone, Debug)]
-pub enum Xts {
-    A128(XtsAes128),
-    A256(XtsAes256),
-}
-
-impl Xts {
-    pub fn new(key: &[u8], backend: Backend) -> Xts {
-        match key.len() {
-            32 => Xts::A128(XtsAes128::with_backend(key, backend).unwrap()),
-            64 => Xts::A256(XtsAes256::with_backend(key, backend).unwrap()),
-            n => panic!("key length {n}"),
-        }
-    }
-}
-
-impl DataUnitCipher for Xts {
-    type Iv = Iv;
-    const NATIVE_MULTI_UNIT: bool = true;
-
-    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
-        match self {
-            Xts::A128(x) => x.encrypt(iv, unit),
-            Xts::A256(x) => x.encrypt(iv, unit),
-        }
-    }
-    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
-        match self {
-            Xts::A128(x) => x.decrypt(iv, unit),
-            Xts::A256(x) => x.decrypt(iv, unit),
-        }
-    }
-    fn crypt_units(
-        &self,
-        dir: Direction,
-        iv: Iv,
-        step: u64,
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        match self {
-            Xts::A128(x) => x.crypt_units(dir, iv, step, unit, buf),
-            Xts::A256(x) => x.crypt_units(dir, iv, step, unit, buf),
-        }
-    }
-    fn crypt_units_to(
-        &self,
-        dir: Direction,
-        iv: Iv,
-        step: u64,
-        unit: DataUnitSize,
-        src: &[u8],
-        dst: &mut [u8],
-    ) -> Result<(), Error> {
-        match self {
-            Xts::A128(x) => x.crypt_units_to(dir, iv, step, unit, src, dst),
-            Xts::A256(x) => x.crypt_units_to(dir, iv, step, unit, src, dst),
-        }
-    }
-    fn crypt_units_with_ivs(
-        &self,
-        dir: Direction,
-        ivs: &[Iv],
-        unit: DataUnitSize,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
-        match self {
-            Xts::A128(x) => x.crypt_units_with_ivs(dir, ivs, unit, buf),
-            Xts::A256(x) => x.crypt_units_with_ivs(dir, ivs, unit, buf),
-        }
-    }
-}
+pub use mdu_aes::testing::note_backend;
 
 /// A random request: key, geometry, IVs, data, misalignments, segment cuts.
 #[derive(Clone, Debug)]
@@ -200,9 +114,18 @@ pub fn request() -> impl Strategy<Value = Request> {
 
 pub use mdu_core::testing::split_mut;
 
-/// Encrypts with `cipher` along every path of `DataUnits` and the trait,
-/// asserts they agree and decrypt back, and returns the ciphertext.
-pub fn all_paths(cipher: &Xts, r: &Request, plain: &[u8]) -> Vec<u8> {
+/// Encrypts with the key of `r` (XTS-AES-128 or -256, by its length) on
+/// `backend` along every path of `DataUnits` and the trait, asserts they
+/// agree and decrypt back, and returns the ciphertext.
+pub fn all_paths(backend: Backend, r: &Request, plain: &[u8]) -> Vec<u8> {
+    match r.key.len() {
+        32 => paths(&XtsAes128::with_backend(&r.key, backend).unwrap(), r, plain),
+        64 => paths(&XtsAes256::with_backend(&r.key, backend).unwrap(), r, plain),
+        n => panic!("key length {n}"),
+    }
+}
+
+fn paths<C: DataUnitCipher<Iv = Iv>>(cipher: &C, r: &Request, plain: &[u8]) -> Vec<u8> {
     let len = r.len();
     let units = DataUnits::new(cipher, r.unit).unwrap().with_iv_step(r.step);
 
