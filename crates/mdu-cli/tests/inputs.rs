@@ -375,7 +375,7 @@ fn inputs_without_a_size_are_refused_up_front_where_hashing_has_no_end() {
             if name == "/dev/null" && what.starts_with("fsverity") {
                 // The null device reads as empty, always: its fs-verity
                 // digest is the empty file's, as `fsverity digest` prints
-                // (tests/fsverity.rs).
+                // (tests/verity/fsverity.rs).
                 continue;
             }
             let what = format!("{what} {name}");

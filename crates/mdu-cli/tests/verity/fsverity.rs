@@ -2,12 +2,10 @@
 //! same stdout byte for byte, the same Merkle tree and descriptor files,
 //! over random sizes, hash algorithms, block sizes and salts.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{Rng, expect_code, have_tool, mdu, run, scratch};
+use crate::common::{Rng, expect_code, have_tool, mdu, run, scratch};
 use mdu_testkit::hex;
 
 #[test]
