@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 
-use mdu_io::output::{Dir, Output, Target};
+use mdu_io::output::{Dir, Meta, Output, Special, Target, Time};
 use mdu_io::{Error, Overlap, Stream};
 
 type Result = std::result::Result<(), Box<dyn std::error::Error>>;
@@ -209,5 +209,45 @@ fn a_tree_goes_into_a_new_or_empty_directory_and_never_over_an_entry() -> Result
     // An existing empty directory is taken.
     std::fs::create_dir(dir.path().join("empty"))?;
     Dir::create(&dir.path().join("empty"))?;
+    Ok(())
+}
+
+#[test]
+fn entries_of_a_tree_get_their_modes_and_times_and_special_files_are_made_as_asked() -> Result {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let dir = tempfile::tempdir()?;
+    let out = Dir::create(&dir.path().join("tree"))?;
+    let t = |secs| Time { secs, nsecs: 123 };
+    let meta = |mode, secs| Meta {
+        mode,
+        atime: t(secs),
+        mtime: t(secs + 1),
+    };
+    out.dir(b"d")?;
+    let f = out.file(b"d/f")?;
+    out.finish(b"d/f", &f, &meta(0o1755, 10))?;
+    out.special(b"d/fifo", Special::Fifo, &meta(0o620, -10))?;
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        let null = Special::CharDevice { major: 1, minor: 3 };
+        out.special(b"d/null", null, &meta(0o600, 20))?;
+        let m = std::fs::symlink_metadata(out.path(b"d/null"))?;
+        assert!(m.file_type().is_char_device());
+        assert_eq!(m.rdev(), libc::makedev(1, 3));
+    } else {
+        eprintln!("SKIPPED: device nodes are made only as root");
+    }
+    out.finish_dir(b"d", &meta(0o750, 30))?;
+    for (rel, mode, secs) in [
+        (&b"d/f"[..], 0o1755, 10),
+        (b"d/fifo", 0o620, -10),
+        (b"d", 0o750, 30),
+    ] {
+        let m = std::fs::symlink_metadata(out.path(rel))?;
+        assert_eq!(m.mode() & 0o7777, mode, "{}", String::from_utf8_lossy(rel));
+        assert_eq!((m.mtime(), m.mtime_nsec()), (secs + 1, 123));
+        assert_eq!((m.atime(), m.atime_nsec()), (secs, 123));
+    }
     Ok(())
 }

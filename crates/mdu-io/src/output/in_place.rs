@@ -1,6 +1,6 @@
 //! Outputs written where they lie: a file or device an in-place command
-//! rewrites, a new file that must not exist yet, a directory tree made
-//! entry by entry, and a second handle with direct I/O.
+//! rewrites, a new file that must not exist yet, and a second handle with
+//! direct I/O.
 
 use super::*;
 
@@ -56,111 +56,6 @@ pub fn create_new(path: &Path, read: bool, action: &'static str) -> Result<File,
         .mode(0o600)
         .open(path)
         .map_err(|e| Error::io(path, action, e))
-}
-
-/// A directory tree written entry by entry (`mdu fscrypt extract`): the
-/// top is created, or an existing empty directory; nothing in it is ever
-/// overwritten, every entry is new.
-///
-/// ```
-/// let dir = tempfile::tempdir()?;
-/// let top = dir.path().join("tree");
-/// let out = mdu_io::output::Dir::create(&top)?;
-/// out.dir(b"etc")?;
-/// out.symlink(b"etc/link", b"../target")?;
-/// std::fs::write(out.path(b"etc/file"), b"x")?;
-/// assert!(out.file(b"etc/file").is_err()); // never overwritten
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug)]
-pub struct Dir {
-    top: PathBuf,
-}
-
-impl Dir {
-    /// Creates the directory `top`, or takes it if it exists and is empty.
-    ///
-    /// ```
-    /// let dir = tempfile::tempdir()?;
-    /// std::fs::write(dir.path().join("f"), b"x")?;
-    /// let e = mdu_io::output::Dir::create(dir.path()).err().unwrap();
-    /// assert!(matches!(e, mdu_io::Error::NotEmpty { .. }));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn create(top: &Path) -> Result<Dir, Error> {
-        match std::fs::read_dir(top) {
-            Ok(mut it) => {
-                if it.next().is_some() {
-                    return Err(Error::NotEmpty {
-                        path: top.to_owned(),
-                    });
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::create_dir(top).map_err(|e| Error::io(top, "create the directory", e))?;
-            }
-            Err(e) => return Err(Error::io(top, "read the directory", e)),
-        }
-        Ok(Dir {
-            top: top.to_owned(),
-        })
-    }
-
-    /// The path of `rel` (relative, its components joined by `/`) below
-    /// the top.
-    ///
-    /// ```
-    /// let dir = tempfile::tempdir()?;
-    /// let out = mdu_io::output::Dir::create(&dir.path().join("t"))?;
-    /// assert_eq!(out.path(b"a/b"), dir.path().join("t/a/b"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn path(&self, rel: &[u8]) -> PathBuf {
-        self.top.join(std::ffi::OsStr::from_bytes(rel))
-    }
-
-    /// Creates the directory `rel`.
-    ///
-    /// ```
-    /// let dir = tempfile::tempdir()?;
-    /// let out = mdu_io::output::Dir::create(&dir.path().join("t"))?;
-    /// out.dir(b"sub")?;
-    /// assert!(out.path(b"sub").is_dir());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn dir(&self, rel: &[u8]) -> Result<(), Error> {
-        let p = self.path(rel);
-        std::fs::create_dir(&p).map_err(|e| Error::io(&p, "create the directory", e))
-    }
-
-    /// Creates the symbolic link `rel` to `target`.
-    ///
-    /// ```
-    /// let dir = tempfile::tempdir()?;
-    /// let out = mdu_io::output::Dir::create(&dir.path().join("t"))?;
-    /// out.symlink(b"l", b"elsewhere")?;
-    /// assert_eq!(std::fs::read_link(out.path(b"l"))?, std::path::Path::new("elsewhere"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn symlink(&self, rel: &[u8], target: &[u8]) -> Result<(), Error> {
-        let p = self.path(rel);
-        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &p)
-            .map_err(|e| Error::io(&p, "create the symlink", e))
-    }
-
-    /// Creates the new regular file `rel` (mode 0600 until its own is set).
-    ///
-    /// ```
-    /// use std::io::Write;
-    /// let dir = tempfile::tempdir()?;
-    /// let out = mdu_io::output::Dir::create(&dir.path().join("t"))?;
-    /// out.file(b"f")?.write_all(b"contents")?;
-    /// assert_eq!(std::fs::read(out.path(b"f"))?, b"contents");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn file(&self, rel: &[u8]) -> Result<File, Error> {
-        create_new(&self.path(rel), false, "create")
-    }
 }
 
 /// A second handle on `f` with `O_DIRECT`, for reading (`write` false) or

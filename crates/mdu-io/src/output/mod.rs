@@ -55,7 +55,7 @@
 //!
 //! The parts: `target` (what a path names, and overlaps), `atomic`
 //! (replaced regular files, their temporary names and signal handlers),
-//! `in_place` (the rest).
+//! `dir` (trees), `in_place` (the rest).
 
 use std::ffi::{CString, OsString};
 use std::fs::{File, Metadata, OpenOptions};
@@ -69,11 +69,13 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use crate::error::{Error, Stream};
 
 mod atomic;
+mod dir;
 mod in_place;
 mod target;
 
 use atomic::Atomic;
 pub use atomic::{link_proc, open_unnamed};
+pub use dir::{Dir, Meta, Special, Time};
 pub use in_place::*;
 use target::overlap;
 pub use target::{Descriptor, Target};
