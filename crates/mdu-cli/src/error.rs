@@ -32,6 +32,9 @@ pub(crate) enum CliError {
     },
     /// A library call refused its input (exit 2).
     Library { path: PathBuf, message: String },
+    /// A file or device that could not be opened, read or written as the
+    /// command needs (`mdu_io`'s checks and I/O; exit 2).
+    File(mdu_io::Error),
     /// Verification ran and found a mismatch (exit 1).
     VerifyFailed(String),
     /// An image that is damaged, or a key that does not open it (exit 1).
@@ -79,6 +82,7 @@ impl fmt::Display for CliError {
                 write!(f, "{}: at byte offset {offset}: {rule}", path.display())
             }
             CliError::Library { path, message } => write!(f, "{}: {message}", path.display()),
+            CliError::File(e) => e.fmt(f),
             CliError::VerifyFailed(m) => write!(f, "verification failed: {m}"),
             CliError::Refused { path, message } => write!(f, "{}: {message}", path.display()),
             CliError::Busy { path, holder } => {
@@ -117,6 +121,25 @@ impl From<mdu_inplace::lock::LockError> for CliError {
                 source,
             },
             e => CliError::Usage(e.to_string()),
+        }
+    }
+}
+
+/// An I/O error stays one (`mdu fscrypt cat` tells a closed pipe by it);
+/// every other refusal of `mdu_io` keeps its message (exit 2).
+impl From<mdu_io::Error> for CliError {
+    fn from(e: mdu_io::Error) -> CliError {
+        match e {
+            mdu_io::Error::Io {
+                path,
+                action,
+                source,
+            } => CliError::Io {
+                path,
+                action,
+                source,
+            },
+            e => CliError::File(e),
         }
     }
 }

@@ -126,11 +126,11 @@ impl FecArgs {
                 fec_path.display()
             )));
         }
-        Output::to(fec_path)
+        let out = Output::to(fec_path)
             .keep_existing()
             .seekable_only()
             .not_same_as(data, data_meta.clone())
-            .open()
-            .map(Some)
+            .open()?;
+        Ok(Some(out))
     }
 }

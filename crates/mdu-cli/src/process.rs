@@ -9,28 +9,6 @@ pub(crate) fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// Starts `f` on a new scoped thread called `name`: a thread that cannot
-/// be started (RLIMIT_NPROC, memory) is an error, not a panic.
-pub(crate) fn spawn<'scope, 'env, T: Send + 'scope>(
-    s: &'scope std::thread::Scope<'scope, 'env>,
-    name: &str,
-    f: impl FnOnce() -> T + Send + 'scope,
-) -> Result<std::thread::ScopedJoinHandle<'scope, T>, CliError> {
-    std::thread::Builder::new()
-        .name(format!("mdu-{name}"))
-        .spawn_scoped(s, f)
-        .map_err(|e| CliError::Usage(format!("cannot start the {name} thread: {e}")))
-}
-
-/// Waits for a thread started by [`spawn`]; a panic in it is an error.
-pub(crate) fn join<T>(
-    h: std::thread::ScopedJoinHandle<'_, Result<T, CliError>>,
-    name: &str,
-) -> Result<T, CliError> {
-    h.join()
-        .unwrap_or_else(|_| Err(CliError::Usage(format!("the {name} thread panicked"))))
-}
-
 /// A rayon pool of `threads` threads (0 or absent = every core).
 pub(crate) fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
     let n = match threads {

@@ -279,7 +279,7 @@ fn stream(
             rule: format!("no data: the input must hold at least one {ss}-byte sector"),
         });
     }
-    sink.commit()
+    Ok(sink.commit()?)
 }
 
 /// Whether the run is `--in-place`: OUT that is IN is refused without it
@@ -325,12 +325,13 @@ fn check_sectors(path: &Path, start: u64, len: u64, ss: usize) -> Result<(), Cli
         });
     }
     if !len.is_multiple_of(ss64) {
-        return Err(pipeline::partial_sector(
-            path,
-            start + len - len % ss64,
-            (len % ss64) as usize,
-            ss,
-        ));
+        return Err(mdu_io::Error::PartialUnit {
+            path: path.to_owned(),
+            offset: start + len - len % ss64,
+            left: (len % ss64) as usize,
+            unit: ss,
+        }
+        .into());
     }
     Ok(())
 }

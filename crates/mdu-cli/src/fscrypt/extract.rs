@@ -2,6 +2,7 @@
 //! files in parallel and as sparse as in the image.
 
 use super::*;
+use mdu_io::output::{Dir, Meta, Special, Time};
 
 /// Writes regular file `inode` into `file` (new and empty) as sparse as
 /// the image has it: only the runs of blocks that hold data, each in
@@ -41,15 +42,6 @@ fn copy_sparse(
     Ok(())
 }
 
-fn to_system_time(t: Timestamp) -> SystemTime {
-    let ns = Duration::from_nanos(u64::from(t.nsecs.min(999_999_999)));
-    if t.secs >= 0 {
-        UNIX_EPOCH + Duration::from_secs(t.secs as u64) + ns
-    } else {
-        UNIX_EPOCH - Duration::from_secs(t.secs.unsigned_abs()) + ns
-    }
-}
-
 pub(super) fn extract(a: ExtractArgs) -> Result<(), CliError> {
     let img = Image::open(&a.image, keyring(&a.keys)?)?;
     let (top, top_inode) = img.lookup(a.path.as_deref().unwrap_or("/"))?;
@@ -66,7 +58,7 @@ pub(super) fn extract(a: ExtractArgs) -> Result<(), CliError> {
     let out_path = |i: usize| a.out.join(OsStr::from_bytes(&tree.path(i)));
     let (mut files, specials) = sort_nodes(&img, &tree, &a)?;
     // OUT: created, or an existing empty directory.
-    let out = output::Dir::create(&a.out)?;
+    let out = Dir::create(&a.out)?;
     for (i, n) in tree.nodes.iter().enumerate().skip(1) {
         match n.kind {
             NodeKind::Dir => out.dir(&tree.path(i))?,
@@ -91,13 +83,12 @@ pub(super) fn extract(a: ExtractArgs) -> Result<(), CliError> {
                 let file = out.file(&tree.path(i))?;
                 copy_sparse(&img, &inode, &file, &p, &done)?;
                 bar.set_position(done.load(Ordering::Relaxed));
-                finish(&file, &p, &inode)
+                Ok(out.finish(&tree.path(i), &file, &meta(&inode))?)
             })
     })?;
     bar.finish_and_clear();
     for (i, inode) in &specials {
-        let p = out_path(*i);
-        make_special(&p, inode)?;
+        out.special(&tree.path(*i), special(inode), &meta(inode))?;
     }
     // Directories last, deepest first: creating their entries changed
     // their times.
@@ -105,10 +96,8 @@ pub(super) fn extract(a: ExtractArgs) -> Result<(), CliError> {
         if n.kind != NodeKind::Dir {
             continue;
         }
-        let p = out_path(i);
         let inode = img.vol.inode(n.ino).map_err(|e| img.err(e))?;
-        let dir = File::open(&p).map_err(|e| CliError::io(&p, "open", e))?;
-        finish(&dir, &p, &inode)?;
+        out.finish_dir(&tree.path(i), &meta(&inode))?;
     }
     Ok(())
 }
@@ -173,55 +162,6 @@ fn sort_nodes(
 /// The longest path the system takes, with its NUL.
 const PATH_MAX: usize = libc::PATH_MAX as usize;
 
-/// Makes FIFO or device node `path` as `inode` is, with its mode and
-/// times.
-fn make_special(path: &Path, inode: &Inode) -> Result<(), CliError> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| CliError::Usage(format!("{}: a NUL in the path", path.display())))?;
-    let perm = libc::mode_t::from(inode.permissions() & 0o777);
-    let r = match inode.file_type() {
-        // SAFETY: `c` is a NUL-terminated path that outlives the call.
-        FileType::Fifo => unsafe { libc::mkfifo(c.as_ptr(), perm) },
-        t => {
-            let (major, minor) = inode.device();
-            let fmt = if t == FileType::CharDev {
-                libc::S_IFCHR
-            } else {
-                libc::S_IFBLK
-            };
-            // SAFETY: as for mkfifo; the mode and device are plain values.
-            unsafe { libc::mknod(c.as_ptr(), fmt | perm, libc::makedev(major, minor)) }
-        }
-    };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(CliError::io(path, "create the special file", e));
-    }
-    fs::set_permissions(path, fs::Permissions::from_mode(extracted_mode(inode)))
-        .map_err(|e| CliError::io(path, "set the mode of", e))?;
-    let ts = |t: Timestamp| libc::timespec {
-        tv_sec: t.secs as libc::time_t,
-        tv_nsec: t.nsecs.min(999_999_999) as libc::c_long,
-    };
-    let times = [ts(inode.atime), ts(inode.mtime)];
-    // SAFETY: `c` is a NUL-terminated path and `times` an array of two
-    // timespecs, both alive across the call; no file is opened (a FIFO or
-    // a device is never opened here).
-    let r = unsafe {
-        libc::utimensat(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            times.as_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(CliError::io(path, "set the times of", e));
-    }
-    Ok(())
-}
-
 /// The mode an extracted file gets: the image's permission bits less
 /// setuid and setgid. Owners are not restored (the files belong to whoever
 /// extracts), so those bits would hand an untrusted image's programs the
@@ -231,13 +171,26 @@ fn extracted_mode(inode: &Inode) -> u32 {
     u32::from(inode.permissions()) & !0o6000
 }
 
-/// Sets `path`'s permissions and times from `inode`.
-fn finish(file: &File, path: &Path, inode: &Inode) -> Result<(), CliError> {
-    file.set_permissions(fs::Permissions::from_mode(extracted_mode(inode)))
-        .map_err(|e| CliError::io(path, "set the mode of", e))?;
-    let times = fs::FileTimes::new()
-        .set_accessed(to_system_time(inode.atime))
-        .set_modified(to_system_time(inode.mtime));
-    file.set_times(times)
-        .map_err(|e| CliError::io(path, "set the times of", e))
+/// The mode and times an extracted entry gets from `inode`.
+fn meta(inode: &Inode) -> Meta {
+    let time = |t: Timestamp| Time {
+        secs: t.secs,
+        nsecs: t.nsecs,
+    };
+    Meta {
+        mode: extracted_mode(inode),
+        atime: time(inode.atime),
+        mtime: time(inode.mtime),
+    }
+}
+
+/// What the special file `inode` is, as [`Dir::special`] makes it (a FIFO,
+/// or a device node as root: `sort_nodes` kept no other).
+fn special(inode: &Inode) -> Special {
+    let (major, minor) = inode.device();
+    match inode.file_type() {
+        FileType::Fifo => Special::Fifo,
+        FileType::CharDev => Special::CharDevice { major, minor },
+        _ => Special::BlockDevice { major, minor },
+    }
 }

@@ -1,14 +1,12 @@
 //! `mdu fscrypt`: an ext4 image's fscrypt-encrypted files read offline, as
 //! the kernel shows them with the key (or, for `ls`, without it).
 
-use std::ffi::{CString, OsStr};
+use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
 use mdu_fscrypt::ext4::{FileType, Inode, Timestamp};
@@ -18,7 +16,6 @@ use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Tree, Volume};
 use rayon::prelude::*;
 
 use crate::error::CliError;
-use crate::output;
 
 mod extract;
 

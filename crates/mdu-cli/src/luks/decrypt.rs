@@ -63,5 +63,5 @@ pub(super) fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
         },
         a.threads,
     )?;
-    out.commit()
+    Ok(out.commit()?)
 }

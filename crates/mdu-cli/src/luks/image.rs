@@ -186,7 +186,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
         out.file()
             .write_all(&region)
             .map_err(|e| CliError::io(h, "write the header", e))?;
-        return out.commit();
+        return Ok(out.commit()?);
     }
     let end = params.data_offset;
     // An existing image gets the header written over its start, in place,
@@ -257,7 +257,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
             out.file()
                 .set_len(end)
                 .map_err(|e| CliError::io(path, "write the header", e))?;
-            out.commit()
+            Ok(out.commit()?)
         }
     }
 }
@@ -353,7 +353,7 @@ pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     )?;
     out.commit()?;
     match header_out {
-        Some(h) => h.commit(),
+        Some(h) => Ok(h.commit()?),
         None => Ok(()),
     }
 }

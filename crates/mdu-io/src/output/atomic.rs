@@ -6,6 +6,7 @@ use super::*;
 
 /// A regular-file output being written: a temporary file in the target's
 /// directory.
+#[derive(Debug)]
 pub(super) struct Atomic {
     pub(super) file: File,
     /// The resolved target path.
@@ -20,14 +21,14 @@ impl Atomic {
         target: &Path,
         existing: Option<&Metadata>,
         spec: &OutputSpec<'_>,
-    ) -> Result<Atomic, CliError> {
+    ) -> Result<Atomic, Error> {
         let dir = parent_dir(target);
         let mode = if spec.private { 0o600 } else { 0o666 };
         let (file, named) = match open_unnamed(dir, mode) {
             Some(f) => (f, None),
             None => {
                 let (f, reg) = open_named(dir, mode)
-                    .map_err(|e| CliError::io(target, "create a temporary file next to it", e))?;
+                    .map_err(|e| Error::io(target, "create a temporary file next to it", e))?;
                 (f, Some(reg))
             }
         };
@@ -41,7 +42,7 @@ impl Atomic {
             // The new file takes the old one's owner (when root can give
             // it; a change of owner clears set-id bits, so it comes first)
             // and permissions.
-            if crate::process::euid() == 0 {
+            if euid() == 0 {
                 let _ = std::os::unix::fs::fchown(&a.file, Some(meta.uid()), Some(meta.gid()));
             }
             let _ = a
@@ -49,23 +50,23 @@ impl Atomic {
                 .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777));
             if spec.keep_existing {
                 let mut old =
-                    File::open(target).map_err(|e| CliError::io(target, "open for reading", e))?;
+                    File::open(target).map_err(|e| Error::io(target, "open for reading", e))?;
                 io::copy(&mut old, &mut a.file)
-                    .map_err(|e| CliError::io(target, "copy its current contents", e))?;
+                    .map_err(|e| Error::io(target, "copy its current contents", e))?;
                 a.file
                     .seek(SeekFrom::Start(0))
-                    .map_err(|e| CliError::io(target, "seek", e))?;
+                    .map_err(|e| Error::io(target, "seek", e))?;
             }
         }
         if let Some((offset, len)) = spec.reserve {
             reserve(&a.file, offset, len)
-                .map_err(|e| CliError::io(target, "reserve space for the output", e))?;
+                .map_err(|e| Error::io(target, "reserve space for the output", e))?;
         }
         Ok(a)
     }
 
-    pub(super) fn commit(mut self, shown: &Path) -> Result<(), CliError> {
-        sync(&self.file).map_err(|e| CliError::io(shown, "flush the output", e))?;
+    pub(super) fn commit(mut self, shown: &Path) -> Result<(), Error> {
+        sync(&self.file).map_err(|e| Error::io(shown, "flush the output", e))?;
         let dir = parent_dir(&self.target).to_owned();
         let tmp = match self.named.take() {
             Some(reg) => reg,
@@ -76,9 +77,9 @@ impl Atomic {
                 // temporary name, renamed over it right away.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     link_unnamed(&self.file, &dir)
-                        .map_err(|e| CliError::io(shown, "give the new file a name", e))?
+                        .map_err(|e| Error::io(shown, "give the new file a name", e))?
                 }
-                Err(e) => return Err(CliError::io(shown, "give the new file its name", e)),
+                Err(e) => return Err(Error::io(shown, "give the new file its name", e)),
             },
         };
         let renamed = std::fs::rename(&tmp.path, &self.target);
@@ -86,7 +87,7 @@ impl Atomic {
             let _ = std::fs::remove_file(&tmp.path);
         }
         tmp.release();
-        renamed.map_err(|e| CliError::io(shown, "rename the temporary file onto it", e))?;
+        renamed.map_err(|e| Error::io(shown, "rename the temporary file onto it", e))?;
         sync_dir(&dir)
     }
 }
@@ -101,15 +102,25 @@ impl Drop for Atomic {
 }
 
 /// Syncs the directory `dir` after a name was given or replaced in it.
-fn sync_dir(dir: &Path) -> Result<(), CliError> {
+fn sync_dir(dir: &Path) -> Result<(), Error> {
     File::open(dir)
         .and_then(|d| sync(&d))
-        .map_err(|e| CliError::io(dir, "sync the directory after naming the output", e))
+        .map_err(|e| Error::io(dir, "sync the directory after naming the output", e))
 }
 
 /// A temporary file without a name (`O_TMPFILE`) in `dir`, if the file
 /// system and `/proc` (to name it later) allow it.
-pub(crate) fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// if let Some(f) = mdu_io::output::open_unnamed(dir.path(), 0o600) {
+///     // No name yet: the directory is empty.
+///     assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
+///     # drop(f);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
     use std::os::fd::AsRawFd;
     let f = OpenOptions::new()
         .read(true)
@@ -130,7 +141,21 @@ pub(crate) fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
 
 /// Gives the unnamed temporary file `f` the name `path`; fails with
 /// `AlreadyExists` if something has that name (`linkat` never replaces).
-pub(crate) fn link_proc(f: &File, path: &Path) -> io::Result<()> {
+///
+/// ```
+/// use std::io::Write;
+/// let dir = tempfile::tempdir()?;
+/// if let Some(mut f) = mdu_io::output::open_unnamed(dir.path(), 0o600) {
+///     f.write_all(b"journal")?;
+///     let path = dir.path().join("journal");
+///     mdu_io::output::link_proc(&f, &path)?;
+///     assert_eq!(std::fs::read(&path)?, b"journal");
+///     // linkat never replaces a file.
+///     assert!(mdu_io::output::link_proc(&f, &path).is_err());
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn link_proc(f: &File, path: &Path) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let proc = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
     let name = CString::new(path.as_os_str().as_bytes())?;
@@ -232,7 +257,7 @@ fn remove_stale(dir: &Path) {
     let (Ok(entries), Ok(d)) = (std::fs::read_dir(dir), File::open(dir)) else {
         return;
     };
-    let me = crate::process::euid();
+    let me = euid();
     for entry in entries.flatten() {
         let name = entry.file_name();
         if !is_temp_name(name.as_bytes()) {
@@ -308,6 +333,7 @@ fn temp_name() -> io::Result<OsString> {
 static CLEANUP: [AtomicPtr<libc::c_char>; 8] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 8];
 
 /// A temporary path in [`CLEANUP`] for as long as this lives.
+#[derive(Debug)]
 struct Registered {
     path: PathBuf,
     c: *mut libc::c_char,
@@ -388,4 +414,105 @@ fn install_handlers() {
             }
         }
     });
+}
+
+/// The effective user id of this process (0: root).
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// How [`try_flock`] locks a file.
+#[derive(Clone, Copy)]
+enum Flock {
+    /// `LOCK_SH`.
+    Shared,
+    /// `LOCK_EX`.
+    Exclusive,
+}
+
+/// `flock(2)` on `f` without waiting: `WouldBlock` if another open file
+/// description holds a lock that excludes this one (the lock of a
+/// temporary file, which its run holds until it ends).
+fn try_flock(f: &File, how: Flock) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let how = match how {
+        Flock::Shared => libc::LOCK_SH,
+        Flock::Exclusive => libc::LOCK_EX,
+    };
+    // SAFETY: flock on a descriptor `f` keeps open for the call; it
+    // changes only the lock and touches no memory.
+    if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_told_apart_from_every_other_name() {
+        let name = temp_name().unwrap();
+        assert!(is_temp_name(name.as_bytes()), "{name:?}");
+        for other in [
+            &b".mdu-"[..],
+            b".mdu-abcdefghijk",
+            b".mdu-abcdefghijklm",
+            b".mdu-abcdefghijk!",
+            b"xmdu-abcdefghijkl",
+        ] {
+            assert!(!is_temp_name(other), "{}", String::from_utf8_lossy(other));
+        }
+    }
+
+    #[test]
+    fn only_what_a_killed_run_left_behind_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |n: &str| dir.path().join(n);
+        // Left by a killed run: nobody holds it locked.
+        std::fs::write(path(".mdu-leftoverAAAA"), b"x").unwrap();
+        // A live run's: locked.
+        let live = File::create(path(".mdu-liveBBBBBBBB")).unwrap();
+        try_flock(&live, Flock::Exclusive).unwrap();
+        // Another name, and a temporary name with a second link.
+        std::fs::write(path(".mdu-short"), b"x").unwrap();
+        std::fs::write(path(".mdu-linkedCCCCCC"), b"x").unwrap();
+        std::fs::hard_link(path(".mdu-linkedCCCCCC"), path("other")).unwrap();
+        std::fs::create_dir(path(".mdu-directoryDDD")).unwrap();
+        remove_stale(dir.path());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                ".mdu-directoryDDD",
+                ".mdu-linkedCCCCCC",
+                ".mdu-liveBBBBBBBB",
+                ".mdu-short",
+                "other"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_named_temporary_file_is_registered_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let (f, reg) = open_named(dir.path(), 0o600).unwrap();
+        assert!(is_temp_name(reg.path.file_name().unwrap().as_bytes()));
+        assert!(same_inode(&f, &reg.path));
+        let held = |c: *mut libc::c_char| CLEANUP.iter().any(|s| s.load(Ordering::SeqCst) == c);
+        let c = reg.c;
+        assert!(held(c));
+        // Locked: a run in the same directory leaves it.
+        remove_stale(dir.path());
+        assert!(reg.path.exists());
+        reg.release();
+        assert!(!held(c));
+    }
 }

@@ -1,5 +1,5 @@
-//! The one output layer: every file or device a command writes is opened
-//! here, and nowhere else.
+//! The one output layer: every file or device a command of the `mdu` tool
+//! writes is opened here, and nowhere else.
 //!
 //! What an output path names decides what happens to it:
 //!
@@ -18,7 +18,7 @@
 //!   at any time). Every temporary file is locked (`flock`) from before it
 //!   has a name until the process ends, so a file of that name that nobody
 //!   holds locked was left by a killed run: the next output written in the
-//!   same directory removes it (see [`remove_stale`]). An existing file
+//!   same directory removes it (`atomic::remove_stale`). An existing file
 //!   keeps its mode (and, for root, its owner); one the user may not write
 //!   is refused, as `cp` and `veritysetup` refuse it. The rename replaces
 //!   the directory entry, so other hard links of the old file keep the old
@@ -50,12 +50,12 @@
 //! existing image, `mdu luks reencrypt`) skip that comparison and open
 //! what they rewrite with [`in_place`]; a file that must be new (a
 //! journal, a detached header) comes from [`create_new`], a tree written
-//! entry by entry (`mdu fscrypt extract`) from [`Dir`]. Only the lock
-//! files of `mdu_inplace::lock` are opened elsewhere.
+//! entry by entry (`mdu fscrypt extract`) from [`Dir`]. In the tool, only
+//! the lock files of `mdu_inplace::lock` are opened elsewhere.
 //!
 //! The parts: `target` (what a path names, and overlaps), `atomic`
 //! (replaced regular files, their temporary names and signal handlers),
-//! `in_place` (the rest).
+//! `dir` (trees), `in_place` (the rest).
 
 use std::ffi::{CString, OsString};
 use std::fs::{File, Metadata, OpenOptions};
@@ -66,54 +66,37 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use crate::error::CliError;
-use mdu_inplace::lock::{Flock, try_flock};
+use crate::error::{Error, Stream};
 
 mod atomic;
+mod dir;
 mod in_place;
 mod target;
 
 use atomic::Atomic;
-pub(crate) use atomic::{link_proc, open_unnamed};
-pub(crate) use in_place::*;
-pub(crate) use target::Target;
+pub use atomic::{link_proc, open_unnamed};
+pub use dir::{Dir, Meta, Special, Time};
+pub use in_place::*;
 use target::overlap;
-
-/// What every command that writes an output does with it, for `--help`.
-pub(crate) const HELP: &str = "\
-Outputs:
-  A regular file (new or existing) is replaced atomically: the new contents
-  are written to a temporary file in the same directory that has no name
-  until it is complete, synced, then given the output's name (renamed over
-  an existing output) and the directory synced. A failed or interrupted run
-  (Ctrl-C, SIGTERM, SIGKILL) leaves the output as it was and nothing next
-  to it; only a SIGKILL in the instant between naming the temporary file
-  and renaming it over an existing output (at any time, on a file system
-  without unnamed files) leaves a .mdu-XXXXXXXXXXXX file, which the next
-  output written in that directory removes. An existing file keeps
-  its mode (and owner, for root); one you may not write is refused. Other
-  hard links of a replaced file keep the old contents.
-  A symbolic link is followed and its target written; a link to nothing is
-  refused.
-  A block device is written in place, after a check that it is large enough
-  and not mounted, and synced at the end: not atomic.
-  A character device or FIFO (/dev/null, a pipe) is written in place as a
-  stream: not atomic.
-  /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are written as a
-  stream through that descriptor, whatever it is open on (a pipe, a file the
-  shell redirected it to, from where it stands: `>>` appends): not atomic.
-  An output that is an input of the command under another name (a hard or
-  symbolic link, another node of the same device, a loop device over it, a
-  partition overlapping it) is refused before anything is written.";
+pub use target::{Descriptor, Target};
 
 /// An output about to be opened: the path and what to check first.
 ///
-/// ```ignore
-/// let mut out = Output::to(&path).not_same_as(&input).len(n).private().open()?;
-/// out.file().write_all(..)?;
-/// out.commit()?;
 /// ```
-pub(crate) struct OutputSpec<'a> {
+/// use std::io::Write;
+/// use mdu_io::output::Output;
+///
+/// let dir = tempfile::tempdir()?;
+/// let (input, path) = (dir.path().join("in"), dir.path().join("out"));
+/// std::fs::write(&input, [1u8; 4096])?;
+/// let meta = std::fs::metadata(&input)?;
+/// let mut out = Output::to(&path).not_same_as(&input, meta).len(4096).private().open()?;
+/// out.file().write_all(&[2u8; 4096])?;
+/// out.commit()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct OutputSpec<'a> {
     path: &'a Path,
     inputs: Vec<(&'a Path, Metadata)>,
     len: Option<u64>,
@@ -127,12 +110,25 @@ pub(crate) struct OutputSpec<'a> {
 /// An opened output; see the module documentation for what each kind does.
 /// Dropped without [`commit`](Output::commit), an atomic output leaves the
 /// target as it was and nothing behind.
-pub(crate) struct Output {
+///
+/// ```
+/// use std::io::Write;
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("out");
+/// let out = mdu_io::output::Output::to(&path).open()?;
+/// drop(out); // never committed: nothing is left
+/// assert!(!path.exists());
+/// assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Output {
     /// The path as the user gave it (for messages).
     path: PathBuf,
     kind: Kind,
 }
 
+#[derive(Debug)]
 enum Kind {
     Atomic(Atomic),
     /// A block device (synced at the end).
@@ -164,7 +160,15 @@ fn kind_name(meta: &Metadata) -> &'static str {
 impl Output {
     /// An output at `path`, to be checked and opened with
     /// [`OutputSpec::open`].
-    pub(crate) fn to(path: &Path) -> OutputSpec<'_> {
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// let out = mdu_io::output::Output::to(&dir.path().join("new")).open()?;
+    /// out.commit()?;
+    /// assert!(dir.path().join("new").exists());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to(path: &Path) -> OutputSpec<'_> {
         OutputSpec {
             path,
             inputs: Vec::new(),
@@ -178,7 +182,18 @@ impl Output {
     }
 
     /// The file to write (the temporary file of an atomic output).
-    pub(crate) fn file(&mut self) -> &mut File {
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("out");
+    /// let mut out = mdu_io::output::Output::to(&path).open()?;
+    /// out.file().write_all(b"data")?;
+    /// out.commit()?;
+    /// assert_eq!(std::fs::read(&path)?, b"data");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn file(&mut self) -> &mut File {
         match &mut self.kind {
             Kind::Atomic(a) => &mut a.file,
             Kind::Block(f) | Kind::Stream(f) => f,
@@ -187,24 +202,50 @@ impl Output {
 
     /// Whether writes may be positioned (a regular file or a block
     /// device), rather than a stream written front to back.
-    pub(crate) fn seekable(&self) -> bool {
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// assert!(mdu_io::output::Output::to(&dir.path().join("f")).open()?.seekable());
+    /// assert!(!mdu_io::output::Output::to("/dev/null".as_ref()).open()?.seekable());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn seekable(&self) -> bool {
         !matches!(self.kind, Kind::Stream(_))
     }
 
     /// The path the user gave.
-    pub(crate) fn path(&self) -> &Path {
+    ///
+    /// ```
+    /// let out = mdu_io::output::Output::to("/dev/null".as_ref()).open()?;
+    /// assert_eq!(out.path(), std::path::Path::new("/dev/null"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Makes the output durable: an atomic one is synced, named, renamed
     /// over its target and its directory synced; a block device is synced;
     /// a stream has nothing to sync.
-    pub(crate) fn commit(self) -> Result<(), CliError> {
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("out");
+    /// std::fs::write(&path, b"old")?;
+    /// let mut out = mdu_io::output::Output::to(&path).open()?;
+    /// out.file().write_all(b"new")?;
+    /// assert_eq!(std::fs::read(&path)?, b"old");
+    /// out.commit()?;
+    /// assert_eq!(std::fs::read(&path)?, b"new");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn commit(self) -> Result<(), Error> {
         match self.kind {
             Kind::Atomic(a) => a.commit(&self.path),
             Kind::Block(f) => f
                 .sync_all()
-                .map_err(|e| CliError::io(&self.path, "sync the device", e)),
+                .map_err(|e| Error::io(&self.path, "sync the device", e)),
             Kind::Stream(_) => Ok(()),
         }
     }
@@ -213,14 +254,32 @@ impl Output {
 impl<'a> OutputSpec<'a> {
     /// Refuses the output if it is `input` (opened with metadata `meta`),
     /// or overlaps it on one device.
-    pub(crate) fn not_same_as(mut self, input: &'a Path, meta: Metadata) -> Self {
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("image");
+    /// std::fs::write(&path, [0u8; 512])?;
+    /// let meta = std::fs::metadata(&path)?;
+    /// let e = mdu_io::output::Output::to(&path).not_same_as(&path, meta).open().unwrap_err();
+    /// assert!(matches!(e, mdu_io::Error::Overlap { why: mdu_io::Overlap::SameFile, .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn not_same_as(mut self, input: &'a Path, meta: Metadata) -> Self {
         self.inputs.push((input, meta));
         self
     }
 
     /// The output will hold `len` bytes: a device smaller than that is
     /// refused before anything is written.
-    pub(crate) fn len(mut self, len: u64) -> Self {
+    ///
+    /// ```
+    /// // A regular file grows as it is written; only a device is checked.
+    /// let dir = tempfile::tempdir()?;
+    /// let out = mdu_io::output::Output::to(&dir.path().join("f")).len(1 << 20).open()?;
+    /// # drop(out);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn len(mut self, len: u64) -> Self {
         self.len = Some(len);
         self
     }
@@ -229,7 +288,17 @@ impl<'a> OutputSpec<'a> {
     /// their space is reserved up front where the file system can, so that
     /// a full disk is found before the work (what lies before `offset` and
     /// is not written stays a hole).
-    pub(crate) fn reserve(mut self, offset: u64, len: u64) -> Self {
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("f");
+    /// let out = mdu_io::output::Output::to(&path).reserve(0, 8192).open()?;
+    /// out.commit()?;
+    /// // Where the file system reserves space, the file is that long already.
+    /// assert!(std::fs::metadata(&path)?.len() <= 8192);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reserve(mut self, offset: u64, len: u64) -> Self {
         self.reserve = Some((offset, len));
         self
     }
@@ -237,26 +306,65 @@ impl<'a> OutputSpec<'a> {
     /// An atomic output starts as a copy of the existing file (an output
     /// updated in part, such as a hash image with data before its hash
     /// area).
-    pub(crate) fn keep_existing(mut self) -> Self {
+    ///
+    /// ```
+    /// use std::io::{Seek, SeekFrom, Write};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("f");
+    /// std::fs::write(&path, b"head-tail")?;
+    /// let mut out = mdu_io::output::Output::to(&path).keep_existing().open()?;
+    /// out.file().seek(SeekFrom::Start(5))?;
+    /// out.file().write_all(b"TAIL")?;
+    /// out.commit()?;
+    /// assert_eq!(std::fs::read(&path)?, b"head-TAIL");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn keep_existing(mut self) -> Self {
         self.keep_existing = true;
         self
     }
 
     /// Plaintext: a new file is created readable by its owner only (0600);
     /// an existing file keeps its mode.
-    pub(crate) fn private(mut self) -> Self {
+    ///
+    /// ```
+    /// use std::os::unix::fs::PermissionsExt;
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("plain");
+    /// mdu_io::output::Output::to(&path).private().open()?.commit()?;
+    /// assert_eq!(std::fs::metadata(&path)?.permissions().mode() & 0o777, 0o600);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn private(mut self) -> Self {
         self.private = true;
         self
     }
 
     /// The output is read back while it is written (opened read-write).
-    pub(crate) fn read_back(mut self) -> Self {
+    ///
+    /// ```
+    /// use std::io::{Read, Seek, SeekFrom, Write};
+    /// let dir = tempfile::tempdir()?;
+    /// let mut out = mdu_io::output::Output::to(&dir.path().join("f")).read_back().open()?;
+    /// out.file().write_all(b"abc")?;
+    /// out.file().seek(SeekFrom::Start(0))?;
+    /// let mut back = String::new();
+    /// out.file().read_to_string(&mut back)?;
+    /// assert_eq!(back, "abc");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_back(mut self) -> Self {
         self.read = true;
         self
     }
 
     /// Refuse character devices and FIFOs: the command writes at positions.
-    pub(crate) fn seekable_only(mut self) -> Self {
+    ///
+    /// ```
+    /// let e = mdu_io::output::Output::to("/dev/null".as_ref()).seekable_only().open().unwrap_err();
+    /// assert!(matches!(e, mdu_io::Error::NotSeekable { stream: mdu_io::Stream::CharDevice, .. }));
+    /// ```
+    pub fn seekable_only(mut self) -> Self {
         self.seekable = true;
         self
     }
@@ -264,7 +372,7 @@ impl<'a> OutputSpec<'a> {
     /// Opens the block device `p` (the resolved output) with `O_EXCL`,
     /// read back if asked, and refuses it if it is smaller than the
     /// output's length.
-    fn open_block(&self, p: &Path) -> Result<File, CliError> {
+    fn open_block(&self, p: &Path) -> Result<File, Error> {
         let path = self.path;
         let mut f = OpenOptions::new()
             .read(self.read)
@@ -273,7 +381,7 @@ impl<'a> OutputSpec<'a> {
             .open(p)
             .map_err(|e| {
                 let busy = e.raw_os_error() == Some(libc::EBUSY);
-                CliError::io(
+                Error::io(
                     path,
                     if busy {
                         "open the device for writing: it is in use (mounted or held \
@@ -287,81 +395,84 @@ impl<'a> OutputSpec<'a> {
         let size = f
             .seek(SeekFrom::End(0))
             .and_then(|n| f.seek(SeekFrom::Start(0)).map(|_| n))
-            .map_err(|e| CliError::io(path, "read the device size", e))?;
+            .map_err(|e| Error::io(path, "read the device size", e))?;
         if let Some(len) = self.len.filter(|&len| len > size) {
-            return Err(CliError::Usage(format!(
-                "{}: the device holds {size} bytes but the output is {len} bytes: \
-                 nothing was written",
-                path.display()
-            )));
+            return Err(Error::DeviceTooSmall {
+                path: path.to_owned(),
+                size,
+                len,
+            });
         }
         Ok(f)
     }
 
     /// Checks the output against the inputs and opens it.
-    pub(crate) fn open(self) -> Result<Output, CliError> {
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// let e = mdu_io::output::Output::to(dir.path()).open().unwrap_err();
+    /// assert!(matches!(e, mdu_io::Error::NotAnOutput { kind: "a directory", .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open(self) -> Result<Output, Error> {
         let path = self.path;
         let target = Target::resolve(path)?;
         if let Some(out) = target.meta() {
             for (input, in_meta) in &self.inputs {
                 if let Some(why) = overlap(in_meta, input, out, &target) {
-                    return Err(CliError::Usage(format!(
-                        "{} and {}: {why}; the output would overwrite input not yet read \
-                         (give another output)",
-                        input.display(),
-                        path.display()
-                    )));
+                    return Err(Error::Overlap {
+                        input: input.to_path_buf(),
+                        output: path.to_owned(),
+                        why,
+                    });
                 }
             }
         }
         let kind = match target {
             Target::New(p) => Kind::Atomic(Atomic::create(&p, None, &self)?),
             Target::File(p, meta) => {
-                let c = CString::new(p.as_os_str().as_bytes())
-                    .map_err(|_| CliError::Usage(format!("{}: NUL in path", path.display())))?;
+                let c = CString::new(p.as_os_str().as_bytes()).map_err(|_| Error::NulInPath {
+                    path: path.to_owned(),
+                })?;
                 // SAFETY: `c` is a valid NUL-terminated path.
                 if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-                    let e = io::Error::last_os_error();
-                    return Err(CliError::Usage(format!(
-                        "{}: cannot replace it: {e} (mode {:04o}); make it writable or \
-                         remove it first",
-                        path.display(),
-                        meta.mode() & 0o7777
-                    )));
+                    return Err(Error::NotWritable {
+                        path: path.to_owned(),
+                        mode: meta.mode() & 0o7777,
+                        source: io::Error::last_os_error(),
+                    });
                 }
                 Kind::Atomic(Atomic::create(&p, Some(&meta), &self)?)
             }
             Target::Block(p, _) => Kind::Block(self.open_block(&p)?),
             Target::Stream(_, meta, Some(d)) => {
                 if self.seekable {
-                    return Err(CliError::Usage(format!(
-                        "{}: is this process's file descriptor {} ({}), written as a \
-                         stream, but this output is written at positions: give the name \
-                         of a regular file or a block device",
-                        path.display(),
-                        d.fd,
-                        kind_name(&meta)
-                    )));
+                    return Err(Error::NotSeekable {
+                        path: path.to_owned(),
+                        stream: Stream::Descriptor {
+                            fd: d.fd,
+                            kind: kind_name(&meta),
+                        },
+                    });
                 }
                 Kind::Stream(d.file)
             }
             Target::Stream(p, meta, None) => {
                 if self.seekable {
-                    let what = if meta.file_type().is_fifo() {
-                        "a FIFO"
+                    let stream = if meta.file_type().is_fifo() {
+                        Stream::Fifo
                     } else {
-                        "a character device"
+                        Stream::CharDevice
                     };
-                    return Err(CliError::Usage(format!(
-                        "{}: is {what}, but this output is written at positions: give a \
-                         regular file or a block device",
-                        path.display()
-                    )));
+                    return Err(Error::NotSeekable {
+                        path: path.to_owned(),
+                        stream,
+                    });
                 }
                 let f = OpenOptions::new()
                     .write(true)
                     .open(&p)
-                    .map_err(|e| CliError::io(path, "open for writing", e))?;
+                    .map_err(|e| Error::io(path, "open for writing", e))?;
                 Kind::Stream(f)
             }
         };
@@ -383,7 +494,14 @@ fn parent_dir(path: &Path) -> &Path {
 /// fsync, where the file system supports it: some (tmpfs on old kernels,
 /// some FUSE file systems) refuse it with ENOTSUP or EINVAL, and have no
 /// stable storage to flush to; the rename is still atomic there.
-pub(crate) fn sync(f: &File) -> io::Result<()> {
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let f = std::fs::File::create(dir.path().join("f"))?;
+/// mdu_io::output::sync(&f)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn sync(f: &File) -> io::Result<()> {
     f.sync_all().or_else(|e| match e.kind() {
         io::ErrorKind::Unsupported | io::ErrorKind::InvalidInput => Ok(()),
         _ => Err(e),
@@ -393,7 +511,14 @@ pub(crate) fn sync(f: &File) -> io::Result<()> {
 /// Reserves the bytes `offset..offset + len` of `f` (fallocate, which also
 /// extends the file) so that a full disk shows now; a file system without
 /// fallocate is left to show it while writing.
-pub(crate) fn reserve(f: &File, offset: u64, len: u64) -> io::Result<()> {
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let f = std::fs::File::create(dir.path().join("f"))?;
+/// mdu_io::output::reserve(&f, 0, 4096)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn reserve(f: &File, offset: u64, len: u64) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
         return Err(io::Error::from_raw_os_error(libc::EFBIG));
@@ -415,7 +540,17 @@ pub(crate) fn reserve(f: &File, offset: u64, len: u64) -> io::Result<()> {
 
 /// Whether `output` names the same file or device as the open input
 /// `input` (for `--in-place`, which requires exactly that).
-pub(crate) fn same_file(input: &Metadata, output: &Path) -> bool {
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+/// std::fs::write(&a, b"x")?;
+/// std::fs::hard_link(&a, &b)?;
+/// assert!(mdu_io::output::same_file(&std::fs::metadata(&a)?, &b));
+/// assert!(!mdu_io::output::same_file(&std::fs::metadata(&a)?, dir.path()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn same_file(input: &Metadata, output: &Path) -> bool {
     let Ok(out) = std::fs::metadata(output) else {
         return false;
     };

@@ -2,9 +2,19 @@
 //! process), and whether it overlaps an input.
 
 use super::*;
+use crate::error::{DescriptorProblem, Overlap};
 
 /// What an existing output path is, after following symbolic links.
-pub(crate) enum Target {
+///
+/// ```
+/// use mdu_io::output::Target;
+/// let dir = tempfile::tempdir()?;
+/// assert!(matches!(Target::resolve(&dir.path().join("new"))?, Target::New(_)));
+/// assert!(matches!(Target::resolve("/dev/null".as_ref())?, Target::Stream(_, _, None)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub enum Target {
     /// Nothing there yet: a new regular file at this path.
     New(PathBuf),
     /// An existing regular file (the resolved path) and its metadata.
@@ -19,7 +29,16 @@ pub(crate) enum Target {
 /// A descriptor of this process that an output path names (`/dev/stdout`,
 /// `/dev/fd/N`, `/proc/self/fd/N`): its number, and a duplicate of it to
 /// write through (sharing its position and flags).
-pub(crate) struct Descriptor {
+///
+/// ```
+/// use mdu_io::output::Target;
+/// // Standard error, whatever it is open on, is written through as a stream.
+/// if let Ok(Target::Stream(_, _, Some(d))) = Target::resolve("/dev/stderr".as_ref()) {
+///     assert_eq!(d.fd(), 2);
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Descriptor {
     pub(super) fd: RawFd,
     pub(super) file: File,
 }
@@ -29,7 +48,17 @@ impl Target {
     /// symbolic link, a directory and a socket. A path that names a
     /// descriptor of this process is that descriptor, whatever it is open
     /// on.
-    pub(crate) fn resolve(path: &Path) -> Result<Target, CliError> {
+    ///
+    /// ```
+    /// use mdu_io::output::Target;
+    /// let dir = tempfile::tempdir()?;
+    /// let link = dir.path().join("link");
+    /// std::os::unix::fs::symlink(dir.path().join("nothing"), &link)?;
+    /// let e = Target::resolve(&link).err().unwrap();
+    /// assert!(matches!(e, mdu_io::Error::DanglingSymlink { .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolve(path: &Path) -> Result<Target, Error> {
         if let Some(fd) = own_descriptor(path) {
             return Descriptor::target(path, fd);
         }
@@ -38,23 +67,21 @@ impl Target {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Ok(Target::New(path.to_owned()));
             }
-            Err(e) => return Err(CliError::io(path, "examine the output", e)),
+            Err(e) => return Err(Error::io(path, "examine the output", e)),
         };
         let (real, meta) = if link.file_type().is_symlink() {
             match std::fs::canonicalize(path) {
                 Ok(real) => {
                     let meta = std::fs::metadata(&real)
-                        .map_err(|e| CliError::io(path, "examine the output", e))?;
+                        .map_err(|e| Error::io(path, "examine the output", e))?;
                     (real, meta)
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    return Err(CliError::Usage(format!(
-                        "{}: is a symbolic link to nothing: not writing through a dangling \
-                         symbolic link (create its target first, or remove the link)",
-                        path.display()
-                    )));
+                    return Err(Error::DanglingSymlink {
+                        path: path.to_owned(),
+                    });
                 }
-                Err(e) => return Err(CliError::io(path, "follow the symbolic link", e)),
+                Err(e) => return Err(Error::io(path, "follow the symbolic link", e)),
             }
         } else {
             (path.to_owned(), link)
@@ -67,15 +94,15 @@ impl Target {
         } else if t.is_char_device() || t.is_fifo() {
             Ok(Target::Stream(real, meta, None))
         } else {
-            let what = if t.is_dir() {
+            let kind = if t.is_dir() {
                 "a directory"
             } else {
                 "a socket"
             };
-            Err(CliError::Usage(format!(
-                "{}: is {what}: an output must be a file, a block or character device, or a FIFO",
-                path.display()
-            )))
+            Err(Error::NotAnOutput {
+                path: path.to_owned(),
+                kind,
+            })
         }
     }
 
@@ -128,35 +155,47 @@ fn own_descriptor(path: &Path) -> Option<RawFd> {
 }
 
 impl Descriptor {
+    /// The descriptor's number.
+    ///
+    /// ```
+    /// use mdu_io::output::Target;
+    /// if let Ok(Target::Stream(_, _, Some(d))) = Target::resolve("/dev/stdout".as_ref()) {
+    ///     assert_eq!(d.fd(), 1);
+    /// }
+    /// ```
+    pub fn fd(&self) -> RawFd {
+        self.fd
+    }
+
     /// The output `path`, which names this process's descriptor `fd`:
     /// refused if `fd` is not open, not open for writing, or open on a
     /// directory.
-    fn target(path: &Path, fd: RawFd) -> Result<Target, CliError> {
-        let refuse = |why: String| {
-            CliError::Usage(format!(
-                "{}: names this process's file descriptor {fd}, {why}: give another output",
-                path.display()
-            ))
+    fn target(path: &Path, fd: RawFd) -> Result<Target, Error> {
+        let refuse = |why: DescriptorProblem| Error::Descriptor {
+            path: path.to_owned(),
+            fd,
+            why,
         };
         // SAFETY: fcntl(F_DUPFD_CLOEXEC) takes any integer; on a number
         // that is not an open descriptor it fails with EBADF.
         let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
         if dup < 0 {
-            let e = io::Error::last_os_error();
-            return Err(refuse(format!("which is not open ({e})")));
+            return Err(refuse(DescriptorProblem::NotOpen(
+                io::Error::last_os_error(),
+            )));
         }
         // SAFETY: `dup` is a new open descriptor that nothing else owns.
         let file = File::from(unsafe { OwnedFd::from_raw_fd(dup) });
         // SAFETY: F_GETFL on the open descriptor `dup` only reads its flags.
         let flags = unsafe { libc::fcntl(dup, libc::F_GETFL) };
         if flags < 0 || flags & libc::O_PATH != 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
-            return Err(refuse("which is not open for writing".into()));
+            return Err(refuse(DescriptorProblem::NotWritable));
         }
         let meta = file
             .metadata()
-            .map_err(|e| CliError::io(path, "examine the output", e))?;
+            .map_err(|e| Error::io(path, "examine the output", e))?;
         if meta.is_dir() {
-            return Err(refuse("which is open on a directory".into()));
+            return Err(refuse(DescriptorProblem::Directory));
         }
         Ok(Target::Stream(
             path.to_owned(),
@@ -173,25 +212,25 @@ pub(super) fn overlap(
     input: &Path,
     out: &Metadata,
     target: &Target,
-) -> Option<String> {
+) -> Option<Overlap> {
     if inp.dev() == out.dev() && inp.ino() == out.ino() {
-        return Some("they are the same file".into());
+        return Some(Overlap::SameFile);
     }
     let block = |m: &Metadata| m.file_type().is_block_device();
     let dev = |m: &Metadata| block(m) || m.file_type().is_char_device();
     if dev(inp) && dev(out) && block(inp) == block(out) && inp.rdev() == out.rdev() {
-        return Some("they are the same device".into());
+        return Some(Overlap::SameDevice);
     }
     if block(out) && !dev(inp) && inp.dev() == out.rdev() {
-        return Some("the input lives on the file system of the output device".into());
+        return Some(Overlap::InputOnOutputDevice);
     }
     if block(inp) && !dev(out) && out.dev() == inp.rdev() {
-        return Some("the output lives on the file system of the input device".into());
+        return Some(Overlap::OutputOnInputDevice);
     }
     if block(inp) && block(out) {
         let (a, b) = (Part::of(inp.rdev())?, Part::of(out.rdev())?);
         if a.disk == b.disk && a.start < b.end && b.start < a.end {
-            return Some("they overlap on one disk".into());
+            return Some(Overlap::OverlapOnDisk);
         }
     }
     // A loop device backed by the other one.
@@ -201,16 +240,17 @@ pub(super) fn overlap(
         (backing == file).then_some(())
     };
     if block(out) && backs(out, input).is_some() {
-        return Some("the output is a loop device backed by the input".into());
+        return Some(Overlap::OutputLoopsInput);
     }
     if block(inp) && backs(inp, target.path()).is_some() {
-        return Some("the input is a loop device backed by the output".into());
+        return Some(Overlap::InputLoopsOutput);
     }
     None
 }
 
 /// Where a block device lies on its disk, from sysfs: the whole disk's
 /// number, the byte range, and a loop device's backing file.
+#[derive(Debug)]
 struct Part {
     disk: u64,
     start: u64,
