@@ -13,7 +13,7 @@ pub(super) fn print_summary(
     hash_blocks: u64,
     root: Option<&str>,
     hash_device_size: Option<u64>,
-    fec: Option<&Written>,
+    fec: Option<&fec::VerityLayout>,
     json: bool,
 ) {
     let salt = if p.salt.is_empty() {
@@ -22,13 +22,13 @@ pub(super) fn print_summary(
         args::to_hex(&p.salt)
     };
     let uuid = if p.superblock {
-        uuid_string(&p.uuid)
+        dmverity::uuid_string(&p.uuid)
     } else {
         String::new()
     };
     let fec_device_size = fec
-        .filter(|f| !f.in_hash && f.offset == 0)
-        .map(|f| f.parity_len);
+        .filter(|f| !f.fec().in_hash_device && f.fec().offset == 0)
+        .map(|f| f.layout().parity_len());
     if json {
         let v = serde_json::json!({
             // JSON strings are UTF-8: a name that is not is written with
@@ -48,11 +48,11 @@ pub(super) fn print_summary(
             "hash_start_block": p.hash_start_block(),
             "hash_device_size": hash_device_size,
             "fec": fec.map(|f| serde_json::json!({
-                "roots": f.roots,
-                "blocks": f.parity_blocks,
-                "bytes": f.parity_len,
-                "offset": f.offset,
-                "in_hash_device": f.in_hash,
+                "roots": f.fec().roots,
+                "blocks": f.layout().parity_blocks(),
+                "bytes": f.layout().parity_len(),
+                "offset": f.fec().offset,
+                "in_hash_device": f.fec().in_hash_device,
                 "device_size": fec_device_size,
             })),
         });
@@ -77,8 +77,8 @@ pub(super) fn print_summary(
     println!("Hash block size: \t{}", p.hash_block_size);
     println!("Hash algorithm:  \t{hash_name}");
     if let Some(f) = fec {
-        println!("FEC RS roots:   \t{}", f.roots);
-        println!("FEC blocks:     \t{}", f.parity_blocks);
+        println!("FEC RS roots:   \t{}", f.fec().roots);
+        println!("FEC blocks:     \t{}", f.layout().parity_blocks());
     }
     println!("Salt:            \t{salt}");
     if let Some(root) = root {
@@ -94,20 +94,12 @@ pub(super) fn print_summary(
 
 /// `mdu verity dump`.
 pub(super) fn dump(a: DumpArgs) -> Result<(), CliError> {
-    if !a.hash_offset.is_multiple_of(512) {
-        return Err(CliError::Usage(format!(
-            "--hash-offset {} is invalid: it must be a multiple of 512",
-            a.hash_offset
-        )));
-    }
+    check_hash_offset(a.hash_offset)?;
     let mut hash = input::open_read(&a.hash_dev)?;
-    let sb = Superblock::read_from(&mut hash, a.hash_offset).map_err(|e| match e {
-        VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
-        e => CliError::Input {
-            path: a.hash_dev.clone(),
-            offset: a.hash_offset,
-            rule: format!("no valid dm-verity superblock: {e}"),
-        },
+    let sb = read_superblock_at(&a.hash_dev, &mut hash, a.hash_offset, |e| CliError::Input {
+        path: a.hash_dev.clone(),
+        offset: a.hash_offset,
+        rule: format!("no valid dm-verity superblock: {e}"),
     })?;
     let p = sb.params(a.hash_offset);
     let n = sb.data_blocks;
