@@ -75,6 +75,7 @@ use std::os::unix::fs::FileExt;
 
 use zeroize::Zeroizing;
 
+pub mod file;
 pub mod lock;
 pub mod plain;
 

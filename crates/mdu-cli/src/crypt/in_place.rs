@@ -116,7 +116,7 @@ pub(super) fn in_place(
         .map_err(err)?;
     pb.finish_and_clear();
     drop(run);
-    journal::remove(journal_path)
+    Ok(journal::remove(journal_path)?)
 }
 
 /// The library's account of an in-place run, said about IN or the journal.

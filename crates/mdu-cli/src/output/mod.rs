@@ -74,7 +74,6 @@ mod in_place;
 mod target;
 
 use atomic::Atomic;
-pub(crate) use atomic::{link_proc, open_unnamed};
 pub(crate) use in_place::*;
 pub(crate) use target::Target;
 use target::overlap;
