@@ -20,50 +20,24 @@ pub(super) fn new_image_paths(
     paths::distinct(&paths)
 }
 
-/// `--offset` (512-byte sectors) in bytes, with the reason when it cannot
-/// be a data offset: not a multiple of 8 sectors (4096 bytes), or beyond
-/// the largest file offset.
+/// `--offset` (512-byte sectors) in bytes ([`FormatChoices::data_offset_sectors`]).
 pub(super) fn offset_bytes(sectors: u64) -> Result<u64, CliError> {
-    if !sectors.is_multiple_of(8) {
-        return Err(CliError::Usage(format!(
-            "--offset {sectors}: must be a multiple of 8 sectors (4096 bytes)"
-        )));
-    }
-    sectors
-        .checked_mul(512)
-        .filter(|&b| b <= mdu_luks2::MAX_DATA_OFFSET)
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "--offset {sectors}: {sectors} sectors of 512 bytes lie beyond the largest data offset, {} bytes (a file offset is below 2^63)",
-                mdu_luks2::MAX_DATA_OFFSET
-            ))
-        })
+    FormatChoices::data_offset_sectors(sectors)
+        .map_err(|e| CliError::Usage(format!("--offset {sectors}: {e}")))
 }
 
-/// `--cipher` and `--key-size` (bits) as the library takes them: the
-/// spec, and the key size in bytes if given (checked against the cipher).
+/// `--cipher` and `--key-size` (bits) as the library takes them
+/// ([`FormatChoices::cipher_and_key_bits`]).
 pub(super) fn cipher_choice(
     cipher: &str,
     key_bits: Option<u32>,
 ) -> Result<(CipherSpec, Option<usize>), CliError> {
-    let spec = CipherSpec::parse(cipher)
-        .map_err(|e| CliError::Usage(format!("--cipher {cipher}: {e}")))?;
-    let Some(bits) = key_bits else {
-        return Ok((spec, None));
-    };
-    let bytes = (bits / 8) as usize;
-    if !bits.is_multiple_of(8) || spec.check_key_len(bytes).is_err() {
-        let lens: Vec<String> = spec
-            .key_lens()
-            .iter()
-            .map(|n| (n * 8).to_string())
-            .collect();
-        return Err(CliError::Usage(format!(
-            "--key-size {bits}: {cipher} takes {}",
-            lens.join(" or ")
-        )));
-    }
-    Ok((spec, Some(bytes)))
+    FormatChoices::cipher_and_key_bits(cipher, key_bits).map_err(|e| {
+        CliError::Usage(match e {
+            Luks2Error::Cipher(e) => format!("--cipher {cipher}: {e}"),
+            e => format!("--key-size {}: {e}", key_bits.unwrap_or_default()),
+        })
+    })
 }
 
 /// The format parameters of a new image, every one checked: no file is
