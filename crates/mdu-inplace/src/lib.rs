@@ -21,7 +21,8 @@
 //! `mdu-luks2` crate (the header's segments, the keyslot area's checksums
 //! or copy, exactly as cryptsetup 2.6 records them) and the journal file of
 //! a dm-crypt plain-mode conversion ([`plain`]), whose format is written
-//! down in its module.
+//! down in its module; [`file`] creates, locks and removes that journal
+//! as a file.
 //!
 //! ```
 //! use std::fs::File;

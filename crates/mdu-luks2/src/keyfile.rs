@@ -1,5 +1,6 @@
 //! A passphrase read from a key file, as cryptsetup's `--key-file` reads
-//! it: the whole file, at most 8 MiB, never empty.
+//! it: the whole file, at most 8 MiB, never empty; and a volume key read
+//! from a file of exactly its length (`--volume-key-file`).
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -39,6 +40,13 @@ pub enum KeyFileError {
     TooLarge,
     /// No bytes at all.
     Empty,
+    /// A volume key file that does not hold exactly the key's length.
+    KeyLength {
+        /// Bytes read (at most one more than expected).
+        len: usize,
+        /// The key's length.
+        expected: usize,
+    },
 }
 
 impl KeyFileError {
@@ -52,6 +60,7 @@ impl KeyFileError {
         match self {
             KeyFileError::Grew { at } => *at,
             KeyFileError::TooLarge => MAX_KEY_FILE as u64,
+            KeyFileError::KeyLength { len, expected } => (*len).min(*expected) as u64,
             KeyFileError::Io(_) | KeyFileError::Empty => 0,
         }
     }
@@ -65,6 +74,9 @@ impl std::fmt::Display for KeyFileError {
             KeyFileError::TooLarge => f.write_str("a key file holds at most 8 MiB"),
             KeyFileError::Empty => {
                 f.write_str("the key file is empty: the passphrase must not be empty")
+            }
+            KeyFileError::KeyLength { expected, .. } => {
+                write!(f, "the volume key file must hold exactly {expected} bytes")
             }
         }
     }
@@ -133,6 +145,47 @@ pub fn read_key_file(path: &Path) -> Result<Zeroizing<Vec<u8>>, KeyFileError> {
     Ok(buf)
 }
 
+/// The volume key in the file `path`, which must hold exactly `len`
+/// bytes, in a buffer wiped when dropped.
+///
+/// # Errors
+///
+/// [`KeyFileError::Io`] if it cannot be read, [`KeyFileError::KeyLength`]
+/// if it is shorter or longer.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("mdu-vkfile-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("vk"), [7u8; 64])?;
+/// assert_eq!(mdu_luks2::read_volume_key_file(&dir.join("vk"), 64)?.len(), 64);
+/// let e = mdu_luks2::read_volume_key_file(&dir.join("vk"), 32).unwrap_err();
+/// assert_eq!((e.offset(), e.to_string().as_str()), (32, "the volume key file must hold exactly 32 bytes"));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_volume_key_file(path: &Path, len: usize) -> Result<Zeroizing<Vec<u8>>, KeyFileError> {
+    let mut f = File::open(path).map_err(KeyFileError::Io)?;
+    // One byte more tells a longer file.
+    let mut buf = Zeroizing::new(vec![0u8; len + 1]);
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(KeyFileError::Io(e)),
+        }
+    }
+    if n != len {
+        return Err(KeyFileError::KeyLength {
+            len: n,
+            expected: len,
+        });
+    }
+    buf.truncate(len);
+    Ok(buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +202,20 @@ mod tests {
             read_key_file(&dir.path().join("none")),
             Err(KeyFileError::Io(_))
         ));
+    }
+
+    #[test]
+    fn a_volume_key_file_holds_the_key_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vk");
+        for (have, offset) in [(0, 0), (31, 31), (33, 32)] {
+            std::fs::write(&path, vec![1u8; have]).unwrap();
+            let e = read_volume_key_file(&path, 32).unwrap_err();
+            assert!(matches!(e, KeyFileError::KeyLength { expected: 32, .. }));
+            assert_eq!(e.offset(), offset);
+        }
+        std::fs::write(&path, [5u8; 32]).unwrap();
+        assert_eq!(&read_volume_key_file(&path, 32).unwrap()[..], &[5u8; 32]);
     }
 
     #[test]

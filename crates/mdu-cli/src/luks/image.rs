@@ -68,25 +68,15 @@ pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> 
 
 /// The volume key of a new image: from --volume-key-file, or random.
 pub(super) fn volume_key(a: &NewImageArgs, bytes: usize) -> Result<Zeroizing<Vec<u8>>, CliError> {
-    let mut key = Zeroizing::new(vec![0u8; bytes]);
-    match &a.volume_key_file {
-        Some(p) => {
-            let mut f = File::open(p).map_err(|e| CliError::io(p, "read the volume key", e))?;
-            let mut buf = Zeroizing::new(vec![0u8; bytes + 1]);
-            let n = input::read_full(&mut f, &mut buf)
-                .map_err(|e| CliError::io(p, "read the volume key", e))?;
-            if n != bytes {
-                return Err(CliError::Input {
-                    path: p.clone(),
-                    offset: n.min(bytes) as u64,
-                    rule: format!("the volume key file must hold exactly {bytes} bytes"),
-                });
-            }
-            key.copy_from_slice(&buf[..bytes]);
-        }
-        None => process::random_bytes(&mut key)?,
-    }
-    Ok(key)
+    let Some(p) = &a.volume_key_file else {
+        let mut key = Zeroizing::new(vec![0u8; bytes]);
+        process::random_bytes(&mut key)?;
+        return Ok(key);
+    };
+    mdu_luks2::read_volume_key_file(p, bytes).map_err(|e| match e {
+        mdu_luks2::KeyFileError::Io(e) => CliError::io(p, "read the volume key", e),
+        e => key_file_error(p, e),
+    })
 }
 
 /// A new image's header region, its parameters and its volume key.
@@ -148,29 +138,13 @@ pub(super) fn write_region(
     r.map_err(|e| CliError::io(&path, "write the header", e))
 }
 
-pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
-    let path = &a.image;
-    new_image_paths(&a.new, a.header.as_deref(), &[("IMAGE", path)])?;
-    let params = format_params(&a.new)?;
-    if let Some(h) = &a.header {
-        File::open(path).map_err(|e| CliError::io(path, "open", e))?;
-        // A header holds the keyslots: readable by its owner only.
-        let mut out = Output::to(h).private().open()?;
-        let region = header_region(&a.new, params, true)?.region;
-        out.file()
-            .write_all(&region)
-            .map_err(|e| CliError::io(h, "write the header", e))?;
-        return out.commit();
-    }
-    let end = params.data_offset;
-    // An existing image gets the header written over its start, in place,
-    // as luksFormat does; a new one is created atomically. Both are checked
-    // before the passphrase is derived.
-    // A header written over an existing image: the image is this
-    // command's alone from here on.
-    let mut locks = Locks::new();
-    locks.file(path)?;
-    let in_place = match Target::resolve(path)? {
+/// An existing IMAGE that `format` writes its header over, in place (a
+/// regular file, or a block device at least `end` bytes long, opened
+/// exclusively so that the kernel refuses a mounted one); `None` for a
+/// new file. A FIFO, a character device or a descriptor's stream is
+/// refused.
+fn existing_image(path: &Path, end: u64) -> Result<Option<File>, CliError> {
+    Ok(match Target::resolve(path)? {
         Target::New(_) => None,
         Target::Stream(_, _, Some(_)) => {
             // /dev/stdout, /dev/fd/N: whatever the descriptor is open on
@@ -206,8 +180,32 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
             }
             Some(f)
         }
-    };
-    match in_place {
+    })
+}
+
+pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
+    let path = &a.image;
+    new_image_paths(&a.new, a.header.as_deref(), &[("IMAGE", path)])?;
+    let params = format_params(&a.new)?;
+    if let Some(h) = &a.header {
+        File::open(path).map_err(|e| CliError::io(path, "open", e))?;
+        // A header holds the keyslots: readable by its owner only.
+        let mut out = Output::to(h).private().open()?;
+        let region = header_region(&a.new, params, true)?.region;
+        out.file()
+            .write_all(&region)
+            .map_err(|e| CliError::io(h, "write the header", e))?;
+        return out.commit();
+    }
+    let end = params.data_offset;
+    // An existing image gets the header written over its start, in place,
+    // as luksFormat does; a new one is created atomically. Both are checked
+    // before the passphrase is derived.
+    // A header written over an existing image: the image is this
+    // command's alone from here on.
+    let mut locks = Locks::new();
+    locks.file(path)?;
+    match existing_image(path, end)? {
         Some(f) => {
             let region = header_region(&a.new, params, false)?.region;
             f.write_all_at(&region, 0)

@@ -17,7 +17,7 @@ use crate::args::WeakKeyArg;
 use crate::error::CliError;
 use crate::output::{Output, Target};
 use crate::pipeline::{self, Sink, Source};
-use crate::{args, error, input, paths, process, progress};
+use crate::{args, error, paths, process, progress};
 use mdu_inplace::lock::Locks;
 
 mod check;
@@ -62,12 +62,17 @@ fn image_error(path: &Path, e: Luks2Error) -> CliError {
 fn read_passphrase(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
     mdu_luks2::read_key_file(path).map_err(|e| match e {
         mdu_luks2::KeyFileError::Io(e) => CliError::io(path, "read the key file", e),
-        e => CliError::Input {
-            path: path.to_owned(),
-            offset: e.offset(),
-            rule: e.to_string(),
-        },
+        e => key_file_error(path, e),
     })
+}
+
+/// A key file that does not hold what it must, at the byte named.
+fn key_file_error(path: &Path, e: mdu_luks2::KeyFileError) -> CliError {
+    CliError::Input {
+        path: path.to_owned(),
+        offset: e.offset(),
+        rule: e.to_string(),
+    }
 }
 
 /// Opens `path` for reading, with its size (a block device's too).

@@ -64,17 +64,17 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
     for o in [fec_out, Some(hash_out), root_out].into_iter().flatten() {
         o.commit()?;
     }
-    print_summary(
-        &a.hash_dev,
-        &p,
-        a.opts.hash.as_ref().map_or(p.hash.name(), |h| &h.given),
-        out.data_blocks(),
-        out.hash_blocks(),
-        Some(&root),
-        device_size(p.hash_offset, out.hash_device_size(), fec.as_ref()),
-        fec.as_ref(),
-        a.json,
-    );
+    Summary {
+        hash_dev: &a.hash_dev,
+        p: &p,
+        hash_name: a.opts.hash.as_ref().map_or(p.hash.name(), |h| &h.given),
+        data_blocks: out.data_blocks(),
+        hash_blocks: out.hash_blocks(),
+        root: Some(&root),
+        tree_end: out.hash_device_size(),
+        fec: fec.as_ref(),
+    }
+    .print(a.json);
     Ok(())
 }
 
@@ -131,20 +131,6 @@ fn early_encoder(
         .unwrap_or(data_len / u64::from(p.data_block_size));
     let new = !hash_path.exists();
     EarlyEncoder::predict(p, data_blocks, &f.params(hash_path), new).map(Arc::new)
-}
-
-/// The "Hash device size" veritysetup prints: only with the hash area at
-/// offset 0, the tree's end, and the parity after it where it shares the
-/// hash device.
-pub(super) fn device_size(
-    hash_offset: u64,
-    tree_end: u64,
-    fec: Option<&fec::VerityLayout>,
-) -> Option<u64> {
-    let parity = fec
-        .filter(|f| f.fec().in_hash_device)
-        .map_or(0, |f| f.layout().parity_len());
-    (hash_offset == 0).then_some(tree_end + parity)
 }
 
 /// The FEC layout of an existing image, for `dump`: what `write_parity`

@@ -123,7 +123,7 @@ impl Formatted {
     /// Writes the algorithm's name as the caller spelt it, in lower case,
     /// into the superblock [`format()`](super::format()) wrote at
     /// `hash_offset` of `hash_out`, where it names the same algorithm but
-    /// differs from the algorithm's own name (`rmd160` for `ripemd160`):
+    /// differs from the algorithm's own name (`ripemd160` for `rmd160`):
     /// the name `veritysetup` stores. Nothing is written without a
     /// superblock, for another spelling of nothing, or for a name that
     /// names another algorithm.
@@ -132,12 +132,12 @@ impl Formatted {
     /// use std::cell::RefCell;
     /// use std::io::Cursor;
     /// use mdu_verity::{dmverity::{self, Superblock}, HashAlg};
-    /// let p = dmverity::Params { hash: HashAlg::Ripemd160, ..Default::default() };
+    /// let p = dmverity::Params { hash: HashAlg::Rmd160, ..Default::default() };
     /// let mut dev = Cursor::new(Vec::new());
     /// let out = dmverity::format(&[0u8; 4096][..], &mut dev, &p)?;
     /// let dev = RefCell::new(dev.into_inner());
-    /// out.spell_hash_name(&dev, 0, "RMD160")?;
-    /// assert_eq!(Superblock::algorithm_name(&dev.borrow()).as_deref(), Some("rmd160"));
+    /// out.spell_hash_name(&dev, 0, "RIPEMD160")?;
+    /// assert_eq!(Superblock::algorithm_name(&dev.borrow()).as_deref(), Some("ripemd160"));
     /// # Ok::<(), mdu_verity::Error>(())
     /// ```
     pub fn spell_hash_name<W: WriteAt + ?Sized>(
@@ -257,27 +257,22 @@ mod tests {
             (before, dev.into_inner())
         };
         let rmd = Params {
-            hash: HashAlg::Ripemd160,
+            hash: HashAlg::Rmd160,
             ..Params::default()
         };
-        let (before, after) = written(&rmd, "RMD160");
-        assert_eq!(
-            Superblock::algorithm_name(&before).as_deref(),
-            Some("ripemd160")
-        );
-        assert_eq!(
-            Superblock::algorithm_name(&after).as_deref(),
-            Some("rmd160")
-        );
-        assert_eq!(before[64..], after[64..]);
-        // The algorithm's own name, and no superblock: nothing written.
         let (before, after) = written(&rmd, "RIPEMD160");
+        let name = |b: &[u8]| Superblock::algorithm_name(b);
+        assert_eq!(name(&before).as_deref(), Some("rmd160"));
+        assert_eq!(name(&after).as_deref(), Some("ripemd160"));
+        assert_eq!((&before[..32], &before[64..]), (&after[..32], &after[64..]));
+        // The algorithm's own name, and no superblock: nothing written.
+        let (before, after) = written(&rmd, "RMD160");
         assert_eq!(before, after);
         let bare = Params {
             superblock: false,
             ..rmd
         };
-        let (before, after) = written(&bare, "rmd160");
+        let (before, after) = written(&bare, "ripemd160");
         assert_eq!(before, after);
     }
 }
