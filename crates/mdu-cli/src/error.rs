@@ -123,9 +123,9 @@ impl From<mdu_inplace::lock::LockError> for CliError {
 
 /// A plain journal file not created, opened or removed: its name taken
 /// (a usage error naming --resume), its lock, or the I/O error.
-impl From<mdu_inplace::file::JournalError> for CliError {
-    fn from(e: mdu_inplace::file::JournalError) -> CliError {
-        use mdu_inplace::file::JournalError;
+impl From<mdu_inplace::journal_file::JournalError> for CliError {
+    fn from(e: mdu_inplace::journal_file::JournalError) -> CliError {
+        use mdu_inplace::journal_file::JournalError;
         match e {
             JournalError::Exists { path } => CliError::Usage(format!(
                 "{}: the journal exists: it belongs to an interrupted run (go on with \

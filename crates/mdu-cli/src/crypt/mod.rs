@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use mdu_dmcrypt::{ChainMode, CipherSpec, Direction, Geometry, MAX_KEY_LEN, SectorCipher};
 use zeroize::Zeroizing;
 
-use mdu_inplace::file as journal;
+use mdu_inplace::journal_file as journal;
 use mdu_inplace::plain::{self, Params, Plain};
 use mdu_inplace::{Journal as _, Op};
 

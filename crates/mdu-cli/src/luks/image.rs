@@ -234,6 +234,33 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
     }
 }
 
+/// The outputs of `encrypt`, checked and opened before the key
+/// derivation: IMAGE, `total` bytes long with the data's bytes from
+/// `start` reserved, and the detached header if one is asked for; neither
+/// may be PLAIN (`in_meta`).
+fn encrypt_outputs(
+    a: &EncryptArgs,
+    in_meta: &std::fs::Metadata,
+    start: u64,
+    total: u64,
+) -> Result<(Output, Option<Output>), CliError> {
+    let out = Output::to(&a.image)
+        .not_same_as(&a.plain, in_meta.clone())
+        .len(total)
+        .reserve(start, total - start)
+        .open()?;
+    let header = match &a.header {
+        Some(h) => Some(
+            Output::to(h)
+                .private()
+                .not_same_as(&a.plain, in_meta.clone())
+                .open()?,
+        ),
+        None => None,
+    };
+    Ok((out, header))
+}
+
 pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     new_image_paths(
         &a.new,
@@ -267,25 +294,7 @@ pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     let in_meta = input
         .metadata()
         .map_err(|e| CliError::io(&a.plain, "examine", e))?;
-    let mut out = Output::to(&a.image)
-        .not_same_as(&a.plain, in_meta)
-        .len(total)
-        .reserve(start, len)
-        .open()?;
-    let mut header_out = match &a.header {
-        Some(h) => Some(
-            Output::to(h)
-                .private()
-                .not_same_as(
-                    &a.plain,
-                    input
-                        .metadata()
-                        .map_err(|e| CliError::io(&a.plain, "examine", e))?,
-                )
-                .open()?,
-        ),
-        None => None,
-    };
+    let (mut out, mut header_out) = encrypt_outputs(&a, &in_meta, start, total)?;
     let NewImage {
         region,
         params,

@@ -13,21 +13,21 @@
 //!
 //! ```
 //! use std::io::Write;
-//! use mdu_inplace::file::{self, JournalError};
+//! use mdu_inplace::journal_file::{self, JournalError};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("journal");
-//! file::create(&path, |mut f| -> Result<(), Box<dyn std::error::Error>> {
+//! journal_file::create(&path, |mut f| -> Result<(), Box<dyn std::error::Error>> {
 //!     f.write_all(b"record")?; // the header and the first record, synced
 //!     Ok(())
 //! })?;
 //! assert_eq!(std::fs::read(&path)?, b"record");
 //! // A second run finds it: nothing is replaced.
-//! let again = file::create(&path, |_| Ok::<_, JournalError>(()));
+//! let again = journal_file::create(&path, |_| Ok::<_, JournalError>(()));
 //! assert!(matches!(again, Err(JournalError::Exists { .. })));
-//! let journal = file::open(&path)?; // locked until dropped
+//! let journal = journal_file::open(&path)?; // locked until dropped
 //! drop(journal);
-//! file::remove(&path)?;
+//! journal_file::remove(&path)?;
 //! assert!(!path.exists());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -46,7 +46,7 @@ use crate::lock::{self, LockError};
 ///
 /// ```
 /// use std::path::PathBuf;
-/// use mdu_inplace::file::JournalError;
+/// use mdu_inplace::journal_file::JournalError;
 /// let e = JournalError::Exists { path: PathBuf::from("j") };
 /// assert_eq!(e.to_string(), "j: the journal exists");
 /// ```
@@ -118,11 +118,11 @@ fn io_error(path: &Path, action: &'static str, source: io::Error) -> JournalErro
 /// behind. The new name is synced with its directory.
 ///
 /// ```
-/// use mdu_inplace::file::{self, JournalError};
+/// use mdu_inplace::journal_file::{self, JournalError};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("journal");
 /// // A failed write leaves no journal.
-/// let failed = file::create(&path, |_| Err::<(), _>(JournalError::Exists { path: "x".into() }));
+/// let failed = journal_file::create(&path, |_| Err::<(), _>(JournalError::Exists { path: "x".into() }));
 /// assert!(failed.is_err() && !path.exists());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -175,7 +175,7 @@ pub fn create<T, E: From<JournalError>>(
 /// ```
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("journal");
-/// assert!(mdu_inplace::file::open(&path).is_err()); // none yet
+/// assert!(mdu_inplace::journal_file::open(&path).is_err()); // none yet
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn open(path: &Path) -> Result<File, JournalError> {
@@ -194,7 +194,7 @@ pub fn open(path: &Path) -> Result<File, JournalError> {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("journal");
 /// std::fs::write(&path, b"")?;
-/// mdu_inplace::file::remove(&path)?;
+/// mdu_inplace::journal_file::remove(&path)?;
 /// assert!(!path.exists());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -232,8 +232,8 @@ fn new_unnamed(dir: &Path, path: &Path) -> Result<(File, Option<PathBuf>), Journ
 ///
 /// ```
 /// let dir = tempfile::tempdir()?;
-/// if let Some(f) = mdu_inplace::file::open_unnamed(dir.path(), 0o600) {
-///     mdu_inplace::file::link_unnamed(&f, &dir.path().join("named"))?;
+/// if let Some(f) = mdu_inplace::journal_file::open_unnamed(dir.path(), 0o600) {
+///     mdu_inplace::journal_file::link_unnamed(&f, &dir.path().join("named"))?;
 ///     assert!(dir.path().join("named").exists());
 /// }
 /// # Ok::<(), std::io::Error>(())
@@ -259,8 +259,8 @@ pub fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
 /// ```
 /// let dir = tempfile::tempdir()?;
 /// std::fs::write(dir.path().join("taken"), b"")?;
-/// if let Some(f) = mdu_inplace::file::open_unnamed(dir.path(), 0o600) {
-///     let e = mdu_inplace::file::link_unnamed(&f, &dir.path().join("taken")).unwrap_err();
+/// if let Some(f) = mdu_inplace::journal_file::open_unnamed(dir.path(), 0o600) {
+///     let e = mdu_inplace::journal_file::link_unnamed(&f, &dir.path().join("taken")).unwrap_err();
 ///     assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
 /// }
 /// # Ok::<(), std::io::Error>(())
