@@ -143,3 +143,29 @@ impl From<mdu_io::Error> for CliError {
         }
     }
 }
+
+/// A plain journal file not created, opened or removed: its name taken
+/// (a usage error naming --resume), its lock, or the I/O error.
+impl From<mdu_inplace::journal_file::JournalError> for CliError {
+    fn from(e: mdu_inplace::journal_file::JournalError) -> CliError {
+        use mdu_inplace::journal_file::JournalError;
+        match e {
+            JournalError::Exists { path } => CliError::Usage(format!(
+                "{}: the journal exists: it belongs to an interrupted run (go on with \
+                 --resume) or to a running one",
+                path.display()
+            )),
+            JournalError::Io {
+                path,
+                action,
+                source,
+            } => CliError::Io {
+                path,
+                action,
+                source,
+            },
+            JournalError::Lock(e) => e.into(),
+            e => CliError::Usage(e.to_string()),
+        }
+    }
+}

@@ -21,7 +21,8 @@
 //! `mdu-luks2` crate (the header's segments, the keyslot area's checksums
 //! or copy, exactly as cryptsetup 2.6 records them) and the journal file of
 //! a dm-crypt plain-mode conversion ([`plain`]), whose format is written
-//! down in its module.
+//! down in its module; [`journal_file`] creates, locks and removes that journal
+//! as a file.
 //!
 //! ```
 //! use std::fs::File;
@@ -75,6 +76,7 @@ use std::os::unix::fs::FileExt;
 
 use zeroize::Zeroizing;
 
+pub mod journal_file;
 pub mod lock;
 pub mod plain;
 

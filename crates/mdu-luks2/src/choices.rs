@@ -96,6 +96,80 @@ impl FormatChoices {
     /// Iterations of the volume-key digest when the keyslot's are forced.
     pub const FORCED_DIGEST_ITERATIONS: u32 = 1000;
 
+    /// A data offset given in 512-byte sectors, as cryptsetup's `--offset`
+    /// takes it, in bytes: a multiple of 8 sectors (4096 bytes), and at
+    /// most [`MAX_DATA_OFFSET`](crate::MAX_DATA_OFFSET).
+    ///
+    /// # Errors
+    ///
+    /// [`Luks2Error::Params`] saying which rule the count breaks.
+    ///
+    /// ```
+    /// use mdu_luks2::FormatChoices;
+    /// assert_eq!(FormatChoices::data_offset_sectors(32768)?, 16 << 20);
+    /// let e = FormatChoices::data_offset_sectors(9).unwrap_err();
+    /// assert_eq!(e.to_string(), "must be a multiple of 8 sectors (4096 bytes)");
+    /// assert!(FormatChoices::data_offset_sectors(1 << 60).is_err());
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn data_offset_sectors(sectors: u64) -> Result<u64, Luks2Error> {
+        if !sectors.is_multiple_of(8) {
+            return Err(Luks2Error::Params {
+                problem: "must be a multiple of 8 sectors (4096 bytes)".into(),
+            });
+        }
+        sectors
+            .checked_mul(512)
+            .filter(|&b| b <= crate::MAX_DATA_OFFSET)
+            .ok_or_else(|| Luks2Error::Params {
+                problem: format!(
+                    "{sectors} sectors of 512 bytes lie beyond the largest data offset, {} \
+                     bytes (a file offset is below 2^63)",
+                    crate::MAX_DATA_OFFSET
+                ),
+            })
+    }
+
+    /// A cipher as cryptsetup's `--cipher` names it, and a volume key size
+    /// in bits as `--key-size` gives it: the spec, and the key size in
+    /// bytes if given, checked against the cipher.
+    ///
+    /// # Errors
+    ///
+    /// [`Luks2Error::Cipher`] for a spec that does not parse;
+    /// [`Luks2Error::Params`] naming the sizes the cipher takes for a size
+    /// it does not.
+    ///
+    /// ```
+    /// use mdu_luks2::FormatChoices;
+    /// let (spec, bytes) = FormatChoices::cipher_and_key_bits("aes-xts-plain64", Some(256))?;
+    /// assert_eq!((spec.to_string(), bytes), ("aes-xts-plain64".into(), Some(32)));
+    /// let e = FormatChoices::cipher_and_key_bits("aes-xts-plain64", Some(128)).unwrap_err();
+    /// assert_eq!(e.to_string(), "aes-xts-plain64 takes 256 or 512");
+    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// ```
+    pub fn cipher_and_key_bits(
+        cipher: &str,
+        key_bits: Option<u32>,
+    ) -> Result<(CipherSpec, Option<usize>), Luks2Error> {
+        let spec = CipherSpec::parse(cipher).map_err(Luks2Error::Cipher)?;
+        let Some(bits) = key_bits else {
+            return Ok((spec, None));
+        };
+        let bytes = (bits / 8) as usize;
+        if !bits.is_multiple_of(8) || spec.check_key_len(bytes).is_err() {
+            let lens: Vec<String> = spec
+                .key_lens()
+                .iter()
+                .map(|n| (n * 8).to_string())
+                .collect();
+            return Err(Luks2Error::Params {
+                problem: format!("{cipher} takes {}", lens.join(" or ")),
+            });
+        }
+        Ok((spec, Some(bytes)))
+    }
+
     /// The parameters of the new image, every default filled in and the
     /// whole checked with [`FormatParams::validate`].
     ///
@@ -159,6 +233,34 @@ impl FormatChoices {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_offsets_in_sectors_keep_to_4096_bytes_and_file_offsets() {
+        assert_eq!(FormatChoices::data_offset_sectors(0).unwrap(), 0);
+        assert_eq!(FormatChoices::data_offset_sectors(8).unwrap(), 4096);
+        let last = crate::MAX_DATA_OFFSET / 512;
+        assert_eq!(
+            FormatChoices::data_offset_sectors(last).unwrap(),
+            crate::MAX_DATA_OFFSET
+        );
+        for bad in [1, 4, last + 8, !7] {
+            assert!(FormatChoices::data_offset_sectors(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn key_sizes_in_bits_are_checked_against_the_cipher() {
+        let ok = FormatChoices::cipher_and_key_bits("aes-cbc-essiv:sha256", Some(128)).unwrap();
+        assert_eq!(ok.1, Some(16));
+        for bits in [100, 64, 1024] {
+            let e = FormatChoices::cipher_and_key_bits("aes-xts-plain64", Some(bits));
+            assert!(matches!(e, Err(Luks2Error::Params { .. })), "{bits}");
+        }
+        assert!(matches!(
+            FormatChoices::cipher_and_key_bits("rot13-ecb", None),
+            Err(Luks2Error::Cipher(_))
+        ));
+    }
 
     #[test]
     fn every_choice_left_out_takes_cryptsetups_default() {

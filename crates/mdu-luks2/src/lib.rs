@@ -63,6 +63,7 @@ mod format;
 mod header;
 mod image;
 mod kdf;
+mod keyfile;
 mod metadata;
 pub mod reencrypt;
 mod volume;
@@ -73,6 +74,7 @@ pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, format_detach
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
 pub use image::{AF_STRIPES, HeaderCopy, Image, ReadAt, VolumeKey};
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
+pub use keyfile::{KeyFileError, MAX_KEY_FILE, read_key_file, read_volume_key_file};
 pub use mdu_dmcrypt::{
     CipherSpec, Direction, Geometry, SectorCipher, Volume, VolumeError, WeakKeys,
 };

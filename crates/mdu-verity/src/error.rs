@@ -202,6 +202,30 @@ pub enum Error {
         /// The offset given.
         offset: u64,
     },
+    /// FEC parity placed on the hash device at an offset inside the hash
+    /// tree ([`FecParams::check_placement`](crate::dmverity::fec::FecParams::check_placement)).
+    FecOffsetInTree {
+        /// The parity's offset.
+        offset: u64,
+        /// Where the tree ends on the hash device.
+        tree_end: u64,
+    },
+    /// FEC parity placed on the hash device at an offset past its end
+    /// (`veritysetup` needs the device that long first).
+    FecOffsetPastEnd {
+        /// The parity's offset.
+        offset: u64,
+        /// The hash device's length.
+        device_len: u64,
+    },
+    /// Data and hash on one device, with the data area running into the
+    /// hash area ([`Params::check_shared_device`](crate::dmverity::Params::check_shared_device)).
+    DataOverlapsHash {
+        /// Where the data area ends.
+        data_end: u64,
+        /// Where the hash area starts.
+        hash_offset: u64,
+    },
     /// The FEC device ends before the parity of a round: a short or
     /// truncated parity, which cannot correct anything.
     FecParityShort {
@@ -402,6 +426,22 @@ impl fmt::Display for Error {
             Error::FecOffset { offset } => write!(
                 f,
                 "FEC offset {offset} is invalid: it must be a multiple of 512"
+            ),
+            Error::FecOffsetInTree { offset, tree_end } => write!(
+                f,
+                "FEC offset {offset} lies inside the hash tree, which ends at byte {tree_end}"
+            ),
+            Error::FecOffsetPastEnd { offset, device_len } => write!(
+                f,
+                "FEC offset {offset} is past the end of the hash device ({device_len} bytes)"
+            ),
+            Error::DataOverlapsHash {
+                data_end,
+                hash_offset,
+            } => write!(
+                f,
+                "the data area ({data_end} bytes) overlaps the hash area starting at byte \
+                 {hash_offset} of the same device"
             ),
             Error::FecParityShort {
                 round,

@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use mdu_dmcrypt::{ChainMode, CipherSpec, Direction, Geometry, MAX_KEY_LEN, SectorCipher};
 use zeroize::Zeroizing;
 
+use mdu_inplace::journal_file as journal;
 use mdu_inplace::plain::{self, Params, Plain};
 use mdu_inplace::{Journal as _, Op};
 
@@ -16,7 +17,6 @@ use crate::args::WeakKeyArg;
 use crate::error::CliError;
 
 mod in_place;
-mod journal;
 
 use in_place::in_place;
 

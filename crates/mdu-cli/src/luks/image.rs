@@ -20,50 +20,24 @@ pub(super) fn new_image_paths(
     paths::distinct(&paths)
 }
 
-/// `--offset` (512-byte sectors) in bytes, with the reason when it cannot
-/// be a data offset: not a multiple of 8 sectors (4096 bytes), or beyond
-/// the largest file offset.
+/// `--offset` (512-byte sectors) in bytes ([`FormatChoices::data_offset_sectors`]).
 pub(super) fn offset_bytes(sectors: u64) -> Result<u64, CliError> {
-    if !sectors.is_multiple_of(8) {
-        return Err(CliError::Usage(format!(
-            "--offset {sectors}: must be a multiple of 8 sectors (4096 bytes)"
-        )));
-    }
-    sectors
-        .checked_mul(512)
-        .filter(|&b| b <= mdu_luks2::MAX_DATA_OFFSET)
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "--offset {sectors}: {sectors} sectors of 512 bytes lie beyond the largest data offset, {} bytes (a file offset is below 2^63)",
-                mdu_luks2::MAX_DATA_OFFSET
-            ))
-        })
+    FormatChoices::data_offset_sectors(sectors)
+        .map_err(|e| CliError::Usage(format!("--offset {sectors}: {e}")))
 }
 
-/// `--cipher` and `--key-size` (bits) as the library takes them: the
-/// spec, and the key size in bytes if given (checked against the cipher).
+/// `--cipher` and `--key-size` (bits) as the library takes them
+/// ([`FormatChoices::cipher_and_key_bits`]).
 pub(super) fn cipher_choice(
     cipher: &str,
     key_bits: Option<u32>,
 ) -> Result<(CipherSpec, Option<usize>), CliError> {
-    let spec = CipherSpec::parse(cipher)
-        .map_err(|e| CliError::Usage(format!("--cipher {cipher}: {e}")))?;
-    let Some(bits) = key_bits else {
-        return Ok((spec, None));
-    };
-    let bytes = (bits / 8) as usize;
-    if !bits.is_multiple_of(8) || spec.check_key_len(bytes).is_err() {
-        let lens: Vec<String> = spec
-            .key_lens()
-            .iter()
-            .map(|n| (n * 8).to_string())
-            .collect();
-        return Err(CliError::Usage(format!(
-            "--key-size {bits}: {cipher} takes {}",
-            lens.join(" or ")
-        )));
-    }
-    Ok((spec, Some(bytes)))
+    FormatChoices::cipher_and_key_bits(cipher, key_bits).map_err(|e| {
+        CliError::Usage(match e {
+            Luks2Error::Cipher(e) => format!("--cipher {cipher}: {e}"),
+            e => format!("--key-size {}: {e}", key_bits.unwrap_or_default()),
+        })
+    })
 }
 
 /// The format parameters of a new image, every one checked: no file is
@@ -94,25 +68,15 @@ pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> 
 
 /// The volume key of a new image: from --volume-key-file, or random.
 pub(super) fn volume_key(a: &NewImageArgs, bytes: usize) -> Result<Zeroizing<Vec<u8>>, CliError> {
-    let mut key = Zeroizing::new(vec![0u8; bytes]);
-    match &a.volume_key_file {
-        Some(p) => {
-            let mut f = File::open(p).map_err(|e| CliError::io(p, "read the volume key", e))?;
-            let mut buf = Zeroizing::new(vec![0u8; bytes + 1]);
-            let n = input::read_full(&mut f, &mut buf)
-                .map_err(|e| CliError::io(p, "read the volume key", e))?;
-            if n != bytes {
-                return Err(CliError::Input {
-                    path: p.clone(),
-                    offset: n.min(bytes) as u64,
-                    rule: format!("the volume key file must hold exactly {bytes} bytes"),
-                });
-            }
-            key.copy_from_slice(&buf[..bytes]);
-        }
-        None => process::random_bytes(&mut key)?,
-    }
-    Ok(key)
+    let Some(p) = &a.volume_key_file else {
+        let mut key = Zeroizing::new(vec![0u8; bytes]);
+        process::random_bytes(&mut key)?;
+        return Ok(key);
+    };
+    mdu_luks2::read_volume_key_file(p, bytes).map_err(|e| match e {
+        mdu_luks2::KeyFileError::Io(e) => CliError::io(p, "read the volume key", e),
+        e => key_file_error(p, e),
+    })
 }
 
 /// A new image's header region, its parameters and its volume key.
@@ -174,29 +138,13 @@ pub(super) fn write_region(
     r.map_err(|e| CliError::io(&path, "write the header", e))
 }
 
-pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
-    let path = &a.image;
-    new_image_paths(&a.new, a.header.as_deref(), &[("IMAGE", path)])?;
-    let params = format_params(&a.new)?;
-    if let Some(h) = &a.header {
-        File::open(path).map_err(|e| CliError::io(path, "open", e))?;
-        // A header holds the keyslots: readable by its owner only.
-        let mut out = Output::to(h).private().open()?;
-        let region = header_region(&a.new, params, true)?.region;
-        out.file()
-            .write_all(&region)
-            .map_err(|e| CliError::io(h, "write the header", e))?;
-        return Ok(out.commit()?);
-    }
-    let end = params.data_offset;
-    // An existing image gets the header written over its start, in place,
-    // as luksFormat does; a new one is created atomically. Both are checked
-    // before the passphrase is derived.
-    // A header written over an existing image: the image is this
-    // command's alone from here on.
-    let mut locks = Locks::new();
-    locks.file(path)?;
-    let in_place = match Target::resolve(path)? {
+/// An existing IMAGE that `format` writes its header over, in place (a
+/// regular file, or a block device at least `end` bytes long, opened
+/// exclusively so that the kernel refuses a mounted one); `None` for a
+/// new file. A FIFO, a character device or a descriptor's stream is
+/// refused.
+fn existing_image(path: &Path, end: u64) -> Result<Option<File>, CliError> {
+    Ok(match Target::resolve(path)? {
         Target::New(_) => None,
         Target::Stream(_, _, Some(_)) => {
             // /dev/stdout, /dev/fd/N: whatever the descriptor is open on
@@ -232,8 +180,32 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
             }
             Some(f)
         }
-    };
-    match in_place {
+    })
+}
+
+pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
+    let path = &a.image;
+    new_image_paths(&a.new, a.header.as_deref(), &[("IMAGE", path)])?;
+    let params = format_params(&a.new)?;
+    if let Some(h) = &a.header {
+        File::open(path).map_err(|e| CliError::io(path, "open", e))?;
+        // A header holds the keyslots: readable by its owner only.
+        let mut out = Output::to(h).private().open()?;
+        let region = header_region(&a.new, params, true)?.region;
+        out.file()
+            .write_all(&region)
+            .map_err(|e| CliError::io(h, "write the header", e))?;
+        return Ok(out.commit()?);
+    }
+    let end = params.data_offset;
+    // An existing image gets the header written over its start, in place,
+    // as luksFormat does; a new one is created atomically. Both are checked
+    // before the passphrase is derived.
+    // A header written over an existing image: the image is this
+    // command's alone from here on.
+    let mut locks = Locks::new();
+    locks.file(path)?;
+    match existing_image(path, end)? {
         Some(f) => {
             let region = header_region(&a.new, params, false)?.region;
             f.write_all_at(&region, 0)
@@ -260,6 +232,33 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
             Ok(out.commit()?)
         }
     }
+}
+
+/// The outputs of `encrypt`, checked and opened before the key
+/// derivation: IMAGE, `total` bytes long with the data's bytes from
+/// `start` reserved, and the detached header if one is asked for; neither
+/// may be PLAIN (`in_meta`).
+fn encrypt_outputs(
+    a: &EncryptArgs,
+    in_meta: &std::fs::Metadata,
+    start: u64,
+    total: u64,
+) -> Result<(Output, Option<Output>), CliError> {
+    let out = Output::to(&a.image)
+        .not_same_as(&a.plain, in_meta.clone())
+        .len(total)
+        .reserve(start, total - start)
+        .open()?;
+    let header = match &a.header {
+        Some(h) => Some(
+            Output::to(h)
+                .private()
+                .not_same_as(&a.plain, in_meta.clone())
+                .open()?,
+        ),
+        None => None,
+    };
+    Ok((out, header))
 }
 
 pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
@@ -295,25 +294,7 @@ pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     let in_meta = input
         .metadata()
         .map_err(|e| CliError::io(&a.plain, "examine", e))?;
-    let mut out = Output::to(&a.image)
-        .not_same_as(&a.plain, in_meta)
-        .len(total)
-        .reserve(start, len)
-        .open()?;
-    let mut header_out = match &a.header {
-        Some(h) => Some(
-            Output::to(h)
-                .private()
-                .not_same_as(
-                    &a.plain,
-                    input
-                        .metadata()
-                        .map_err(|e| CliError::io(&a.plain, "examine", e))?,
-                )
-                .open()?,
-        ),
-        None => None,
-    };
+    let (mut out, mut header_out) = encrypt_outputs(&a, &in_meta, start, total)?;
     let NewImage {
         region,
         params,

@@ -17,7 +17,7 @@ use crate::args::WeakKeyArg;
 use crate::error::CliError;
 use crate::output::{Output, Target};
 use crate::pipeline::{self, Sink, Source};
-use crate::{args, error, input, paths, process, progress};
+use crate::{args, error, paths, process, progress};
 use mdu_inplace::lock::Locks;
 
 mod check;
@@ -35,8 +35,6 @@ pub(crate) use options::LuksCmd;
 use options::*;
 use reencrypt::*;
 
-/// The longest passphrase read from a key file (cryptsetup's limit).
-const MAX_PASSPHRASE: usize = 8 << 20;
 pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
     match cmd {
         LuksCmd::Format(a) => format(a),
@@ -60,53 +58,21 @@ fn image_error(path: &Path, e: Luks2Error) -> CliError {
 }
 
 /// The passphrase: the whole key file, in a buffer wiped when dropped
-/// (allocated once at its final capacity, so no copy is left behind).
+/// ([`mdu_luks2::read_key_file`]).
 fn read_passphrase(path: &Path) -> Result<Zeroizing<Vec<u8>>, CliError> {
-    let mut f = File::open(path).map_err(|e| CliError::io(path, "read the key file", e))?;
-    // A regular file's size bounds the buffer (so that wiping it does not
-    // touch 8 MiB for a 32-byte key); one byte more tells a file that grew.
-    // A pipe, a device or a file whose size stat gives as 0 (procfs,
-    // sysfs) is read to its end, up to the limit.
-    let cap = match f.metadata() {
-        Ok(m) if m.is_file() && m.len() > 0 => (m.len() as usize).min(MAX_PASSPHRASE) + 1,
-        _ => MAX_PASSPHRASE + 1,
-    };
-    let mut buf = Zeroizing::new(vec![0u8; cap]);
-    // In pieces of 64 KiB: procfs and sysfs files allocate a kernel buffer
-    // as large as the request and refuse 8 MiB (ENOMEM).
-    let mut n = 0;
-    while n < cap {
-        let end = cap.min(n + (64 << 10));
-        match std::io::Read::read(&mut f, &mut buf[n..end]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(CliError::io(path, "read the key file", e)),
-        }
+    mdu_luks2::read_key_file(path).map_err(|e| match e {
+        mdu_luks2::KeyFileError::Io(e) => CliError::io(path, "read the key file", e),
+        e => key_file_error(path, e),
+    })
+}
+
+/// A key file that does not hold what it must, at the byte named.
+fn key_file_error(path: &Path, e: mdu_luks2::KeyFileError) -> CliError {
+    CliError::Input {
+        path: path.to_owned(),
+        offset: e.offset(),
+        rule: e.to_string(),
     }
-    if n == cap && cap <= MAX_PASSPHRASE {
-        return Err(CliError::Input {
-            path: path.to_owned(),
-            offset: n as u64,
-            rule: "the key file grew while it was read".into(),
-        });
-    }
-    if n > MAX_PASSPHRASE {
-        return Err(CliError::Input {
-            path: path.to_owned(),
-            offset: MAX_PASSPHRASE as u64,
-            rule: "a key file holds at most 8 MiB".into(),
-        });
-    }
-    if n == 0 {
-        return Err(CliError::Input {
-            path: path.to_owned(),
-            offset: 0,
-            rule: "the key file is empty: the passphrase must not be empty".into(),
-        });
-    }
-    buf.truncate(n);
-    Ok(buf)
 }
 
 /// Opens `path` for reading, with its size (a block device's too).

@@ -39,7 +39,7 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
     let out = pool
         .install(|| dmverity::format(data, hash_out.file(), &p))
         .map_err(|e| verity_error(&a.data, &a.hash_dev, &p, e))?;
-    spell_superblock_name(&a.opts, &p, hash_out.file(), &a.hash_dev)?;
+    spell_superblock_name(&a.opts, &p, &out, hash_out.file(), &a.hash_dev)?;
     // The parity goes in before the hash image is renamed into place, so a
     // failure leaves neither.
     let fec = write_parity(
@@ -64,17 +64,17 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
     for o in [fec_out, Some(hash_out), root_out].into_iter().flatten() {
         o.commit()?;
     }
-    print_summary(
-        &a.hash_dev,
-        &p,
-        a.opts.hash.as_ref().map_or(p.hash.name(), |h| &h.given),
-        out.data_blocks(),
-        out.hash_blocks(),
-        Some(&root),
-        device_size(p.hash_offset, out.hash_device_size(), fec.as_ref()),
-        fec.as_ref(),
-        a.json,
-    );
+    Summary {
+        hash_dev: &a.hash_dev,
+        p: &p,
+        hash_name: a.opts.hash.as_ref().map_or(p.hash.name(), |h| &h.given),
+        data_blocks: out.data_blocks(),
+        hash_blocks: out.hash_blocks(),
+        root: Some(&root),
+        tree_end: out.hash_device_size(),
+        fec: fec.as_ref(),
+    }
+    .print(a.json);
     Ok(())
 }
 
@@ -115,85 +115,22 @@ pub(super) fn format_outputs(
     Ok((hash, fec, root))
 }
 
-/// The library's encoder fed with DATA's blocks while `format` hashes
-/// them (the mapped windows pass through it on their way to the hasher),
-/// so that DATA is read once; `None` once a window was refused.
-pub(super) struct Early(std::sync::Mutex<Option<fec::VerityEncoder>>);
-
-impl Early {
-    /// Takes the data blocks of the next window of DATA.
-    fn take(&self, window: &[u8]) {
-        if let Ok(mut slot) = self.0.lock()
-            && let Some(enc) = slot.as_mut()
-            && enc.push_data(window).is_err()
-        {
-            *slot = None;
-        }
-    }
-
-    /// The encoder, if it took its data and its predicted layout is
-    /// `layout`.
-    fn into_encoder(
-        early: Option<std::sync::Arc<Early>>,
-        layout: &fec::VerityLayout,
-    ) -> Option<fec::VerityEncoder> {
-        let enc = std::sync::Arc::into_inner(early?)?.0.into_inner().ok()??;
-        (enc.layout() == layout).then_some(enc)
-    }
-}
-
 /// An encoder to feed DATA's blocks to while they are hashed, when the FEC
 /// layout can be predicted: the hash image is a new file (or the parity
 /// shares it at a given offset), so the protected hash area is exactly
 /// the tree.
-pub(super) fn early_encoder(
+fn early_encoder(
     f: &FecArgs,
     hash_path: &Path,
     p: &dmverity::Params,
     data_len: u64,
-) -> Option<std::sync::Arc<Early>> {
+) -> Option<Arc<EarlyEncoder>> {
     f.device()?;
-    if !f.shares_hash_file(hash_path) && hash_path.exists() {
-        // Bytes past the tree of an existing image are protected too:
-        // known only once the image is written.
-        return None;
-    }
     let data_blocks = p
         .data_blocks
         .unwrap_or(data_len / u64::from(p.data_block_size));
-    let layout = fec::Layout::for_new_verity(p, data_blocks, &f.params(hash_path)).ok()?;
-    let enc = fec::VerityEncoder::new(layout).ok()?;
-    Some(std::sync::Arc::new(Early(std::sync::Mutex::new(Some(enc)))))
-}
-
-/// What was written, for the summary.
-pub(super) struct Written {
-    pub(super) roots: u8,
-    pub(super) parity_blocks: u64,
-    pub(super) parity_len: u64,
-    /// The parity went into the hash device.
-    pub(super) in_hash: bool,
-    pub(super) offset: u64,
-}
-
-impl Written {
-    fn of(layout: &fec::VerityLayout) -> Written {
-        Written {
-            roots: layout.fec().roots,
-            parity_blocks: layout.layout().parity_blocks(),
-            parity_len: layout.layout().parity_len(),
-            in_hash: layout.fec().in_hash_device,
-            offset: layout.fec().offset,
-        }
-    }
-}
-
-/// The "Hash device size" veritysetup prints: only with the hash area at
-/// offset 0, the tree's end, and the parity after it where it shares the
-/// hash device.
-pub(super) fn device_size(hash_offset: u64, tree_end: u64, fec: Option<&Written>) -> Option<u64> {
-    let parity = fec.filter(|f| f.in_hash).map_or(0, |f| f.parity_len);
-    (hash_offset == 0).then_some(tree_end + parity)
+    let new = !hash_path.exists();
+    EarlyEncoder::predict(p, data_blocks, &f.params(hash_path), new).map(Arc::new)
 }
 
 /// The FEC layout of an existing image, for `dump`: what `write_parity`
@@ -203,7 +140,7 @@ pub(super) fn describe_parity(
     hash_path: &Path,
     p: &dmverity::Params,
     data_blocks: u64,
-) -> Result<Option<Written>, CliError> {
+) -> Result<Option<fec::VerityLayout>, CliError> {
     if !f.given() {
         return Ok(None);
     }
@@ -215,8 +152,7 @@ pub(super) fn describe_parity(
         h.seek(SeekFrom::End(0))
             .map_err(|e| CliError::io(hash_path, "seek", e))?
     };
-    let layout = f.layout(hash_path, p, data_blocks, hash_size)?;
-    Ok(Some(Written::of(&layout)))
+    f.layout(hash_path, p, data_blocks, hash_size).map(Some)
 }
 
 /// Computes the parity of DATA's `out.data_blocks()` blocks and the hash
@@ -233,30 +169,27 @@ pub(super) fn write_parity(
     fec_out: Option<&mut Output>,
     p: &dmverity::Params,
     out: &Formatted,
-    early: Option<std::sync::Arc<Early>>,
-) -> Result<Option<Written>, CliError> {
+    early: Option<Arc<EarlyEncoder>>,
+) -> Result<Option<fec::VerityLayout>, CliError> {
     let Some(fec_path) = f.device() else {
         return Ok(None);
     };
     let fec_params = f.params(hash_path);
     let hash_len = ReadAt::size(hash).map_err(|e| CliError::io(hash_path, "seek", e.into()))?;
     let tree_end = out.hash_device_size().max(p.hash_offset);
-    if fec_params.in_hash_device {
-        if fec_params.offset < tree_end {
-            return Err(CliError::Usage(format!(
-                "--fec-offset {} lies inside the hash tree, which ends at byte {tree_end}",
-                fec_params.offset
-            )));
-        }
-        if fec_params.offset > hash_len {
-            return Err(CliError::Usage(format!(
-                "--fec-offset {} is past the end of {} ({hash_len} bytes): make the file \
-                 that long first, as veritysetup requires",
-                fec_params.offset,
+    fec_params
+        .check_placement(tree_end, hash_len)
+        .map_err(|e| match e {
+            VerityError::FecOffsetInTree { offset, tree_end } => CliError::Usage(format!(
+                "--fec-offset {offset} lies inside the hash tree, which ends at byte {tree_end}"
+            )),
+            VerityError::FecOffsetPastEnd { offset, device_len } => CliError::Usage(format!(
+                "--fec-offset {offset} is past the end of {} ({device_len} bytes): make the \
+                 file that long first, as veritysetup requires",
                 hash_path.display()
-            )));
-        }
-    }
+            )),
+            e => CliError::lib(hash_path, e),
+        })?;
     // The protected hash area runs from the tree's first block to the end
     // of the hash device, or to the parity when it shares the file.
     let layout = f.layout(hash_path, p, out.data_blocks(), hash_len)?;
@@ -266,7 +199,8 @@ pub(super) fn write_parity(
     };
     // The encoder that took DATA's blocks while they were hashed, if its
     // predicted layout is the real one.
-    let mut enc = match Early::into_encoder(early, &layout) {
+    let early = early.and_then(Arc::into_inner);
+    let mut enc = match early.and_then(|e| e.into_encoder(&layout)) {
         Some(enc) => enc,
         None => fec::VerityEncoder::new(layout).map_err(|e| CliError::lib(fec_path, e))?,
     };
@@ -295,5 +229,5 @@ pub(super) fn write_parity(
         VerityError::Io(e) => CliError::io(path, "write the FEC parity", e),
         e => CliError::lib(path, e),
     })?;
-    Ok(Some(Written::of(&layout)))
+    Ok(Some(layout))
 }

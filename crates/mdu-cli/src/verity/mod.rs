@@ -4,10 +4,12 @@
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use mdu_core::io::{IoError, ReadAt};
-use mdu_verity::dmverity::{self, Formatted, Superblock, Verifier, fec};
+use mdu_verity::dmverity::fec::{self, EarlyEncoder};
+use mdu_verity::dmverity::{self, Formatted, Superblock, Verifier};
 use mdu_verity::{Digest, Error as VerityError, HashAlg};
 
 use crate::error::CliError;
@@ -187,34 +189,6 @@ pub(crate) fn run(cmd: VerityCmd) -> Result<(), CliError> {
     }
 }
 
-fn parse_uuid(s: &str) -> Result<[u8; 16], CliError> {
-    let bad = || {
-        CliError::Usage(format!(
-            "UUID {s:?} is invalid: expected 32 hex digits as 8-4-4-4-12"
-        ))
-    };
-    let groups: Vec<&str> = s.split('-').collect();
-    if groups.iter().map(|g| g.len()).collect::<Vec<_>>() != [8, 4, 4, 4, 12] {
-        return Err(bad());
-    }
-    let bytes = args::parse_hex("UUID", &groups.concat()).map_err(|_| bad())?;
-    let mut u = [0u8; 16];
-    u.copy_from_slice(&bytes);
-    Ok(u)
-}
-
-fn uuid_string(u: &[u8; 16]) -> String {
-    let h = args::to_hex(u);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    )
-}
-
 /// `--hash`: the algorithm, and its name as given.
 #[derive(Clone, Debug)]
 struct HashArg {
@@ -232,31 +206,49 @@ fn parse_hash(name: &str) -> Result<HashArg, String> {
 }
 
 /// Writes the `--hash` name as given, in lower case, into the superblock
-/// that [`dmverity::format`] wrote with the algorithm's own name, where the
-/// two differ (`ripemd160` for `rmd160`): what veritysetup stores.
+/// `out` describes where the two spellings differ (`rmd160` for
+/// `ripemd160`): what veritysetup stores.
 fn spell_superblock_name(
     o: &VerityOpts,
     p: &dmverity::Params,
-    out: &File,
+    out: &Formatted,
+    file: &File,
     path: &Path,
 ) -> Result<(), CliError> {
-    use std::os::unix::fs::FileExt;
-    let Some(h) = o.hash.as_ref().filter(|_| p.superblock) else {
+    let Some(h) = &o.hash else {
         return Ok(());
     };
-    let name = h.given.to_ascii_lowercase();
-    if name == p.hash.name() {
-        return Ok(());
+    out.spell_hash_name(file, p.hash_offset, &h.given)
+        .map_err(|e| match e {
+            VerityError::Io(e) => CliError::io(path, "write the superblock", e),
+            e => CliError::lib(path, e),
+        })
+}
+
+/// The superblock at byte `offset` (`--hash-offset`, a multiple of 512)
+/// of the hash device `path`; `bad` says what one that cannot be parsed
+/// is.
+fn read_superblock_at(
+    path: &Path,
+    hash: &mut File,
+    offset: u64,
+    bad: impl FnOnce(VerityError) -> CliError,
+) -> Result<Superblock, CliError> {
+    check_hash_offset(offset)?;
+    Superblock::read_from(hash, offset).map_err(|e| match e {
+        VerityError::Io(io) => CliError::io(path, "read the superblock", io),
+        e => bad(e),
+    })
+}
+
+/// `--hash-offset` of a superblock to read: a multiple of 512.
+fn check_hash_offset(offset: u64) -> Result<(), CliError> {
+    if !offset.is_multiple_of(512) {
+        return Err(CliError::Usage(format!(
+            "--hash-offset {offset} is invalid: it must be a multiple of 512"
+        )));
     }
-    // The name field: bytes 32..64 of the superblock, NUL-padded. Every
-    // name from_name knows fits with its NUL.
-    let mut field = [0u8; 32];
-    let Some(dst) = field.get_mut(..name.len()).filter(|_| name.len() < 32) else {
-        return Ok(());
-    };
-    dst.copy_from_slice(name.as_bytes());
-    out.write_all_at(&field, p.hash_offset + 32)
-        .map_err(|e| CliError::io(path, "write the superblock", e))
+    Ok(())
 }
 
 /// The values given on the command line, each pinned (`verify` with a
@@ -285,42 +277,30 @@ fn pins(o: &VerityOpts) -> Result<dmverity::Pins, CliError> {
 
 fn params(o: &VerityOpts, random_defaults: bool) -> Result<dmverity::Params, CliError> {
     let pins = pins(o)?;
-    let salt = match pins.salt {
-        Some(s) => s,
-        None if random_defaults => {
-            let mut s = vec![0u8; 32];
-            process::random_bytes(&mut s)?;
-            s
-        }
-        None => Vec::new(),
+    let mut defaults = dmverity::Params {
+        superblock: !o.no_superblock,
+        hash_offset: o.hash_offset,
+        ..dmverity::Params::default()
     };
-    let uuid = match o.uuid.as_deref() {
-        Some(u) => parse_uuid(u)?,
+    if random_defaults && pins.salt.is_none() {
+        defaults.salt = vec![0u8; 32];
+        process::random_bytes(&mut defaults.salt)?;
+    }
+    defaults.uuid = match o.uuid.as_deref() {
+        Some(u) => dmverity::parse_uuid(u).ok_or_else(|| {
+            CliError::Usage(format!(
+                "UUID {u:?} is invalid: expected 32 hex digits as 8-4-4-4-12"
+            ))
+        })?,
         None if random_defaults => {
             let mut u = [0u8; 16];
             process::random_bytes(&mut u)?;
-            u[6] = (u[6] & 0x0f) | 0x40;
-            u[8] = (u[8] & 0x3f) | 0x80;
-            u
+            dmverity::random_uuid(u)
         }
         None => [0; 16],
     };
-    let d = dmverity::Params::default();
-    let p = dmverity::Params {
-        hash: pins.hash.unwrap_or(d.hash),
-        data_block_size: pins.data_block_size.unwrap_or(d.data_block_size),
-        hash_block_size: pins.hash_block_size.unwrap_or(d.hash_block_size),
-        salt,
-        format: pins.format.unwrap_or(d.format),
-        superblock: !o.no_superblock,
-        uuid,
-        hash_offset: o.hash_offset,
-        data_blocks: pins.data_blocks,
-        backend: None,
-    };
-    p.validate()
-        .map_err(|e| CliError::Usage(format!("invalid dm-verity parameters: {e}")))?;
-    Ok(p)
+    pins.params(defaults)
+        .map_err(|e| CliError::Usage(format!("invalid dm-verity parameters: {e}")))
 }
 
 /// `veritysetup` refuses a data area that overlaps the hash area on one
@@ -341,13 +321,12 @@ fn check_overlap(
     if !same {
         return Ok(());
     }
-    let blocks = match p.data_blocks {
-        Some(n) => n,
-        None => input::input_size(data)?.max(data_len) / u64::from(p.data_block_size),
+    let data_len = match p.data_blocks {
+        Some(_) => 0,
+        None => input::input_size(data)?.max(data_len),
     };
-    let data_end = blocks.saturating_mul(u64::from(p.data_block_size));
-    if data_end > p.hash_offset {
-        return Err(CliError::Input {
+    p.check_shared_device(data_len).map_err(|e| match e {
+        VerityError::DataOverlapsHash { data_end, .. } => CliError::Input {
             path: hash.to_owned(),
             offset: p.hash_offset,
             rule: format!(
@@ -355,7 +334,7 @@ fn check_overlap(
                  overlaps the hash area starting at --hash-offset {}",
                 p.hash_offset
             ),
-        });
-    }
-    Ok(())
+        },
+        e => CliError::lib(hash, e),
+    })
 }

@@ -2,112 +2,134 @@
 
 use super::*;
 
-/// The block `veritysetup format` and `dump` print, field for field, or
-/// the same fields as one JSON object.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn print_summary(
-    hash_dev: &Path,
-    p: &dmverity::Params,
-    hash_name: &str,
-    data_blocks: u64,
-    hash_blocks: u64,
-    root: Option<&str>,
-    hash_device_size: Option<u64>,
-    fec: Option<&Written>,
-    json: bool,
-) {
-    let salt = if p.salt.is_empty() {
-        "-".to_owned()
-    } else {
-        args::to_hex(&p.salt)
-    };
-    let uuid = if p.superblock {
-        uuid_string(&p.uuid)
-    } else {
-        String::new()
-    };
-    let fec_device_size = fec
-        .filter(|f| !f.in_hash && f.offset == 0)
-        .map(|f| f.parity_len);
-    if json {
-        let v = serde_json::json!({
+/// What `veritysetup format` and `dump` print about an image.
+pub(super) struct Summary<'a> {
+    pub(super) hash_dev: &'a Path,
+    pub(super) p: &'a dmverity::Params,
+    /// The algorithm as given, or as the superblock spells it.
+    pub(super) hash_name: &'a str,
+    pub(super) data_blocks: u64,
+    pub(super) hash_blocks: u64,
+    pub(super) root: Option<&'a str>,
+    /// Where the tree ends on the hash device.
+    pub(super) tree_end: u64,
+    pub(super) fec: Option<&'a fec::VerityLayout>,
+}
+
+impl Summary<'_> {
+    /// The block `veritysetup format` and `dump` print, field for field,
+    /// or the same fields as one JSON object.
+    pub(super) fn print(&self, json: bool) {
+        if json {
+            println!("{}", self.json());
+        } else {
+            self.print_text();
+        }
+    }
+
+    /// The "Hash device size" veritysetup prints: only with the hash area
+    /// at offset 0, the tree's end, and the parity after it where it
+    /// shares the hash device.
+    fn hash_device_size(&self) -> Option<u64> {
+        let f = self.fec.filter(|f| f.fec().in_hash_device);
+        let parity = f.map_or(0, |f| f.layout().parity_len());
+        (self.p.hash_offset == 0).then_some(self.tree_end + parity)
+    }
+
+    /// The "FEC device size": the parity alone on a device of its own.
+    fn fec_device_size(&self) -> Option<u64> {
+        self.fec
+            .filter(|f| !f.fec().in_hash_device && f.fec().offset == 0)
+            .map(|f| f.layout().parity_len())
+    }
+
+    fn uuid(&self) -> String {
+        if self.p.superblock {
+            dmverity::uuid_string(&self.p.uuid)
+        } else {
+            String::new()
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let p = self.p;
+        serde_json::json!({
             // JSON strings are UTF-8: a name that is not is written with
             // U+FFFD in place of its bad bytes.
-            "hash_device": hash_dev.to_string_lossy(),
+            "hash_device": self.hash_dev.to_string_lossy(),
             "superblock": p.superblock,
-            "uuid": p.superblock.then_some(uuid),
+            "uuid": p.superblock.then_some(self.uuid()),
             "hash_type": p.format,
-            "data_blocks": data_blocks,
+            "data_blocks": self.data_blocks,
             "data_block_size": p.data_block_size,
-            "hash_blocks": hash_blocks,
+            "hash_blocks": self.hash_blocks,
             "hash_block_size": p.hash_block_size,
-            "hash_algorithm": hash_name,
+            "hash_algorithm": self.hash_name,
             "salt": args::to_hex(&p.salt),
-            "root_hash": root,
+            "root_hash": self.root,
             "hash_offset": p.hash_offset,
             "hash_start_block": p.hash_start_block(),
-            "hash_device_size": hash_device_size,
-            "fec": fec.map(|f| serde_json::json!({
-                "roots": f.roots,
-                "blocks": f.parity_blocks,
-                "bytes": f.parity_len,
-                "offset": f.offset,
-                "in_hash_device": f.in_hash,
-                "device_size": fec_device_size,
+            "hash_device_size": self.hash_device_size(),
+            "fec": self.fec.map(|f| serde_json::json!({
+                "roots": f.fec().roots,
+                "blocks": f.layout().parity_blocks(),
+                "bytes": f.layout().parity_len(),
+                "offset": f.fec().offset,
+                "in_hash_device": f.fec().in_hash_device,
+                "device_size": self.fec_device_size(),
             })),
-        });
-        println!("{v}");
-        return;
+        })
     }
-    // The name as its raw bytes, as veritysetup prints it.
-    {
-        use std::io::Write;
-        use std::os::unix::ffi::OsStrExt;
-        let mut out = std::io::stdout().lock();
-        let _ = out
-            .write_all(b"VERITY header information for ")
-            .and_then(|()| out.write_all(hash_dev.as_os_str().as_bytes()))
-            .and_then(|()| out.write_all(b"\n"));
-    }
-    println!("UUID:            \t{uuid}");
-    println!("Hash type:       \t{}", p.format);
-    println!("Data blocks:     \t{data_blocks}");
-    println!("Data block size: \t{}", p.data_block_size);
-    println!("Hash blocks:     \t{hash_blocks}");
-    println!("Hash block size: \t{}", p.hash_block_size);
-    println!("Hash algorithm:  \t{hash_name}");
-    if let Some(f) = fec {
-        println!("FEC RS roots:   \t{}", f.roots);
-        println!("FEC blocks:     \t{}", f.parity_blocks);
-    }
-    println!("Salt:            \t{salt}");
-    if let Some(root) = root {
-        println!("Root hash:      \t{root}");
-    }
-    if let Some(size) = hash_device_size {
-        println!("Hash device size: \t{size} [bytes]");
-    }
-    if let Some(size) = fec_device_size {
-        println!("FEC device size: \t{size} [bytes]");
+
+    fn print_text(&self) {
+        let p = self.p;
+        // The name as its raw bytes, as veritysetup prints it.
+        {
+            use std::io::Write;
+            use std::os::unix::ffi::OsStrExt;
+            let mut out = std::io::stdout().lock();
+            let _ = out
+                .write_all(b"VERITY header information for ")
+                .and_then(|()| out.write_all(self.hash_dev.as_os_str().as_bytes()))
+                .and_then(|()| out.write_all(b"\n"));
+        }
+        println!("UUID:            \t{}", self.uuid());
+        println!("Hash type:       \t{}", p.format);
+        println!("Data blocks:     \t{}", self.data_blocks);
+        println!("Data block size: \t{}", p.data_block_size);
+        println!("Hash blocks:     \t{}", self.hash_blocks);
+        println!("Hash block size: \t{}", p.hash_block_size);
+        println!("Hash algorithm:  \t{}", self.hash_name);
+        if let Some(f) = self.fec {
+            println!("FEC RS roots:   \t{}", f.fec().roots);
+            println!("FEC blocks:     \t{}", f.layout().parity_blocks());
+        }
+        let salt = if p.salt.is_empty() {
+            "-".to_owned()
+        } else {
+            args::to_hex(&p.salt)
+        };
+        println!("Salt:            \t{salt}");
+        if let Some(root) = self.root {
+            println!("Root hash:      \t{root}");
+        }
+        if let Some(size) = self.hash_device_size() {
+            println!("Hash device size: \t{size} [bytes]");
+        }
+        if let Some(size) = self.fec_device_size() {
+            println!("FEC device size: \t{size} [bytes]");
+        }
     }
 }
 
 /// `mdu verity dump`.
 pub(super) fn dump(a: DumpArgs) -> Result<(), CliError> {
-    if !a.hash_offset.is_multiple_of(512) {
-        return Err(CliError::Usage(format!(
-            "--hash-offset {} is invalid: it must be a multiple of 512",
-            a.hash_offset
-        )));
-    }
+    check_hash_offset(a.hash_offset)?;
     let mut hash = input::open_read(&a.hash_dev)?;
-    let sb = Superblock::read_from(&mut hash, a.hash_offset).map_err(|e| match e {
-        VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
-        e => CliError::Input {
-            path: a.hash_dev.clone(),
-            offset: a.hash_offset,
-            rule: format!("no valid dm-verity superblock: {e}"),
-        },
+    let sb = read_superblock_at(&a.hash_dev, &mut hash, a.hash_offset, |e| CliError::Input {
+        path: a.hash_dev.clone(),
+        offset: a.hash_offset,
+        rule: format!("no valid dm-verity superblock: {e}"),
     })?;
     let p = sb.params(a.hash_offset);
     let n = sb.data_blocks;
@@ -118,16 +140,16 @@ pub(super) fn dump(a: DumpArgs) -> Result<(), CliError> {
     let fec = describe_parity(&a.fec, &a.hash_dev, &p, sb.data_blocks)?;
     // The algorithm as the superblock spells it (an OpenSSL alias such as
     // `blake2b512` is printed as written, as veritysetup does).
-    print_summary(
-        &a.hash_dev,
-        &p,
-        &sb.hash_name,
-        sb.data_blocks,
+    Summary {
+        hash_dev: &a.hash_dev,
+        p: &p,
+        hash_name: &sb.hash_name,
+        data_blocks: sb.data_blocks,
         hash_blocks,
-        None,
-        device_size(a.hash_offset, size, fec.as_ref()),
-        fec.as_ref(),
-        a.json,
-    );
+        root: None,
+        tree_end: size,
+        fec: fec.as_ref(),
+    }
+    .print(a.json);
     Ok(())
 }

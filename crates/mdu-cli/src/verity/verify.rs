@@ -87,28 +87,21 @@ pub(super) fn read_superblock(
     hash: &mut File,
     root_bytes: &[u8],
 ) -> Result<dmverity::Params, CliError> {
-    if !a.opts.hash_offset.is_multiple_of(512) {
-        return Err(CliError::Usage(format!(
-            "--hash-offset {} is invalid: it must be a multiple of 512",
-            a.opts.hash_offset
-        )));
-    }
-    let sb = Superblock::read_from(&mut *hash, a.opts.hash_offset).map_err(|e| match e {
-        VerityError::Io(io) => CliError::io(&a.hash_dev, "read the superblock", io),
+    let offset = a.opts.hash_offset;
+    let sb = read_superblock_at(&a.hash_dev, &mut *hash, offset, |e| match e {
         // No superblock at all: most likely the wrong file or a missing
         // --no-superblock; a superblock with bad fields is a damaged image.
         VerityError::BadSignature | VerityError::HashAreaTooSmall { .. } => CliError::Input {
             path: a.hash_dev.clone(),
-            offset: a.opts.hash_offset,
+            offset,
             rule: format!(
                 "no dm-verity superblock here ({e}); a hash device formatted with \
                  --no-superblock needs --no-superblock and every parameter again"
             ),
         },
         e => CliError::VerifyFailed(format!(
-            "{}: no valid dm-verity superblock at byte {}: {e}",
+            "{}: no valid dm-verity superblock at byte {offset}: {e}",
             a.hash_dev.display(),
-            a.opts.hash_offset
         )),
     })?;
     let p = sb.params(a.opts.hash_offset);

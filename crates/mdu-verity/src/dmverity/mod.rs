@@ -75,6 +75,7 @@
 
 pub mod fec;
 mod format;
+mod options;
 mod reader;
 mod superblock;
 mod verifier;
@@ -82,6 +83,7 @@ mod verify;
 
 pub use fec::{FecOutcome, verify_with_fec, verify_with_fec_after};
 pub use format::{Formatted, Hasher, format};
+pub use options::{parse_uuid, random_uuid, uuid_string};
 pub use reader::{CACHE_BYTES, Reader};
 pub use superblock::{Pins, Superblock};
 pub use verifier::Verifier;

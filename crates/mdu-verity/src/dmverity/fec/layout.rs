@@ -192,6 +192,40 @@ impl FecParams {
     }
 }
 
+impl FecParams {
+    /// Checks where the parity goes on a hash device of `device_len` bytes
+    /// whose tree ends at byte `tree_end`, for parity that shares the hash
+    /// device: past the tree, and not past the device's end (as
+    /// `veritysetup` requires). Parity on a device of its own may go
+    /// anywhere.
+    ///
+    /// ```
+    /// use mdu_verity::{dmverity::fec::FecParams, Error};
+    /// let f = FecParams { offset: 8192, in_hash_device: true, ..FecParams::default() };
+    /// assert!(f.check_placement(8192, 8192).is_ok());
+    /// assert!(matches!(f.check_placement(12288, 16384), Err(Error::FecOffsetInTree { .. })));
+    /// assert!(matches!(f.check_placement(4096, 4096), Err(Error::FecOffsetPastEnd { .. })));
+    /// ```
+    pub fn check_placement(&self, tree_end: u64, device_len: u64) -> Result<(), Error> {
+        if !self.in_hash_device {
+            return Ok(());
+        }
+        if self.offset < tree_end {
+            return Err(Error::FecOffsetInTree {
+                offset: self.offset,
+                tree_end,
+            });
+        }
+        if self.offset > device_len {
+            return Err(Error::FecOffsetPastEnd {
+                offset: self.offset,
+                device_len,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// One of the two areas the FEC input is made of.
 ///
 /// ```

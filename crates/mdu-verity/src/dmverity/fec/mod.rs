@@ -69,7 +69,8 @@
 //! * [`VerityEncoder`], [`encode_verity`] (`parity`): the parity of a
 //!   dm-verity image from its devices, written where its layout puts it
 //!   ([`Layout::for_new_verity`] predicts the layout of a new image, so
-//!   the data can feed the encoder while it is hashed);
+//!   the data can feed the encoder while it is hashed, through an
+//!   [`EarlyEncoder`] (`early`));
 //! * [`correct`] (`correct`): every round of an image decoded from its
 //!   devices;
 //! * [`verify_with_fec`] (`verify`): verify, correct, verify again, and
@@ -80,6 +81,7 @@ mod backend;
 mod correct;
 mod decode;
 mod device;
+mod early;
 mod encode;
 mod gf;
 mod layout;
@@ -91,6 +93,7 @@ pub use correct::{Decoded, correct};
 pub use decode::{RoundFix, correct_round};
 pub(crate) use device::AtCursor;
 pub use device::{Corrections, Overlay};
+pub use early::EarlyEncoder;
 pub use encode::{Encoder, encode_bytes};
 pub use layout::{Area, FecParams, Layout, VerityLayout};
 /// A device read by position (mdu-core's one positioned-read trait,
