@@ -224,10 +224,18 @@ mod tests {
                     let mut h = Sha256::with_backend(backend).unwrap();
                     Digest::update(&mut h, &msg[..split]);
                     Digest::update(&mut h, &msg[split..]);
-                    assert_eq!(h.finalize(), want, "{backend}: {len} bytes split at {split}");
+                    assert_eq!(
+                        h.finalize(),
+                        want,
+                        "{backend}: {len} bytes split at {split}"
+                    );
                 }
                 Digest::update(&mut reused, msg);
-                assert_eq!(reused.finalize_reset(), want, "{backend}: {len} bytes, reset");
+                assert_eq!(
+                    reused.finalize_reset(),
+                    want,
+                    "{backend}: {len} bytes, reset"
+                );
                 assert_eq!(reused.backend(), backend);
             }
         }
