@@ -85,11 +85,13 @@ use alloc::boxed::Box;
 use chacha20::XChaCha12;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use mdu_aes::Ecb;
+use mdu_aes::crypto_common::typenum::U32;
+use mdu_aes::crypto_common::{InvalidKey, Key, KeyInit, KeySizeUser, TryKeyInit};
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::hash::{HashKeys, MESSAGE_KEY_BYTES};
 
-pub use mdu_aes::{Aes256, SetupError};
+pub use mdu_aes::{Aes256, SetupError, crypto_common};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
 /// Adiantum's key length in bytes: one XChaCha12 key.
@@ -197,6 +199,11 @@ impl Adiantum {
             len: key.len(),
             expected: KEY_LEN,
         })?;
+        Ok(Self::with_key(key))
+    }
+
+    /// The subkeys of `key`, with the stack of their derivation wiped.
+    fn with_key(key: &[u8; KEY_LEN]) -> Adiantum {
         let cipher = Self::setup(key);
         // The derivation ran in a frame below this one: wipe what it left.
         mdu_aes::__private::wipe::after_key_setup();
@@ -208,20 +215,20 @@ impl Adiantum {
     /// stack frame (the keystream, the Poly1305 and NH keys passed by
     /// value).
     #[inline(never)]
-    fn setup(key: &[u8; KEY_LEN]) -> Result<Adiantum, SetupError> {
+    fn setup(key: &[u8; KEY_LEN]) -> Adiantum {
         let mut derived = Zeroizing::new([0u8; DERIVED_BYTES]);
         XChaCha12::new(key.into(), &DERIVATION_NONCE.into()).apply_keystream(&mut derived[..]);
         let (ke, rest) = derived.split_at(32);
         let (kt, km) = rest.split_at(16);
-        let aes = Ecb::<Aes256>::new(ke)?;
+        let aes = <Ecb<Aes256> as KeyInit>::new(ke.try_into().expect("32 bytes"));
         let hash = HashKeys::new(
             kt.try_into().expect("16 bytes"),
             km.try_into().expect("the NHPoly1305 key length"),
         );
-        Ok(Adiantum {
+        Adiantum {
             keys: Box::new(Keys { stream: *key, hash }),
             aes,
-        })
+        }
     }
 
     /// Encrypts `buf` in place as one message under the 32-byte `tweak`.
@@ -399,6 +406,67 @@ impl Clone for Adiantum {
         copy
     }
 }
+
+/// RustCrypto's key size: the 32-byte XChaCha12 key ([`KEY_LEN`]).
+///
+/// ```
+/// use mdu_adiantum::crypto_common::KeySizeUser;
+/// assert_eq!(mdu_adiantum::Adiantum::key_size(), mdu_adiantum::KEY_LEN);
+/// ```
+impl KeySizeUser for Adiantum {
+    type KeySize = U32;
+}
+
+/// RustCrypto's infallible construction: the subkeys derived as
+/// [`new`](Adiantum::new) derives them (Adiantum has no weak keys);
+/// `new_from_slice` refuses a key of another length with `InvalidLength`.
+///
+/// ```
+/// use mdu_adiantum::crypto_common::KeyInit;
+/// use mdu_adiantum::{Adiantum, Iv};
+///
+/// let key = [0x42; 32];
+/// let contents = Adiantum::new_from_slice(&key).unwrap();
+/// let mut a = vec![0u8; 4096];
+/// let mut b = vec![0u8; 4096];
+/// contents.encrypt(Iv::ZERO, &mut a)?;
+/// Adiantum::new(&key)?.encrypt(Iv::ZERO, &mut b)?;
+/// assert_eq!(a, b);
+/// assert!(Adiantum::new_from_slice(&key[..16]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl KeyInit for Adiantum {
+    fn new(key: &Key<Self>) -> Self {
+        Self::with_key(key.as_ref())
+    }
+}
+
+/// RustCrypto's fallible construction, as every cipher type of mdu has
+/// it: never refuses a 32-byte key; `new_from_slice` refuses another
+/// length with `InvalidKey`.
+///
+/// ```
+/// use mdu_adiantum::Adiantum;
+/// use mdu_adiantum::crypto_common::TryKeyInit;
+///
+/// assert!(Adiantum::new_from_slice(&[1; 32]).is_ok());
+/// assert!(Adiantum::new_from_slice(&[1; 31]).is_err());
+/// ```
+impl TryKeyInit for Adiantum {
+    fn new(key: &Key<Self>) -> Result<Self, InvalidKey> {
+        Ok(<Self as KeyInit>::new(key))
+    }
+}
+
+/// Every subkey is zeroized on drop: the XChaCha12 key and the hash keys
+/// on the heap, the AES-256 round keys by [`Ecb`]'s own drop.
+///
+/// ```
+/// fn wipes<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+/// wipes(&mdu_adiantum::Adiantum::new(&[1; 32])?);
+/// # Ok::<(), mdu_adiantum::SetupError>(())
+/// ```
+impl zeroize::ZeroizeOnDrop for Adiantum {}
 
 impl DataUnitCipher for Adiantum {
     type Iv = Iv<TWEAK_LEN>;

@@ -7,8 +7,11 @@
 use core::fmt;
 use core::marker::PhantomData;
 
+use crypto_common::{InvalidKey, Key, KeyInit, KeySizeUser, TryKeyInit};
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
+use zeroize::ZeroizeOnDrop;
 
+use crate::mode::{EveryKey, Mode};
 use crate::{Backend, Engine, Io, Kernels, KeySize, SetupError};
 
 /// A key of AES mode `M` (XTS, CBC) and AES key size `K` ([`Aes128`] or
@@ -226,6 +229,96 @@ impl<M: Kernels, K: KeySize> Clone for Cipher<M, K> {
         }
     }
 }
+
+/// RustCrypto's key size: the whole key of the mode,
+/// [`KEY_LEN`](Cipher::KEY_LEN) bytes (XTS: both AES keys, twice the AES
+/// key size).
+///
+/// ```
+/// use mdu_xts::crypto_common::KeySizeUser;
+///
+/// assert_eq!(mdu_xts::XtsAes128::key_size(), 32);
+/// assert_eq!(mdu_xts::XtsAes256::key_size(), 64);
+/// assert_eq!(mdu_cbc::AesCbc256::key_size(), 32);
+/// ```
+impl<M: Kernels, K: KeySize> KeySizeUser for Cipher<M, K> {
+    type KeySize = M::KeyLen<K>;
+}
+
+/// RustCrypto's infallible construction, for the modes that refuse no key
+/// of the right length (CBC): the key expanded for the best backend of
+/// this CPU, as [`new`](Cipher::new) does. `new_from_slice` refuses a key
+/// of another length with `InvalidLength`.
+///
+/// XTS does not implement it: `KeyInit::new` cannot fail, and accepting a
+/// key with equal halves there would let through what
+/// [`new`](Cipher::new) refuses. XTS implements [`TryKeyInit`] instead.
+///
+/// ```
+/// use mdu_cbc::crypto_common::KeyInit;
+/// use mdu_cbc::{AesCbc256, Iv};
+///
+/// let key = [7u8; 32];
+/// let cbc = <AesCbc256 as KeyInit>::new(&key.into());
+/// let mut a = [0u8; 64];
+/// let mut b = [0u8; 64];
+/// cbc.encrypt(Iv::plain64(3), &mut a)?;
+/// AesCbc256::new(&key)?.encrypt(Iv::plain64(3), &mut b)?;
+/// assert_eq!(a, b);
+/// assert!(<AesCbc256 as KeyInit>::new_from_slice(&key[..16]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<M: Kernels + Mode<KeyRule = EveryKey>, K: KeySize> KeyInit for Cipher<M, K> {
+    fn new(key: &Key<Self>) -> Self {
+        Cipher {
+            engine: Engine::best(key.as_slice()),
+            size: PhantomData,
+        }
+    }
+}
+
+/// RustCrypto's fallible construction, for every mode: the checked
+/// constructor [`new`](Cipher::new) (the best backend of this CPU, the
+/// mode's weak-key rule applied). A key the mode calls weak (XTS: equal
+/// halves) is refused with `InvalidKey`, and so is a key of another length
+/// given to `new_from_slice` (RustCrypto's one error for both).
+/// [`new_allow_weak_key`](Cipher::new_allow_weak_key) stays the explicit
+/// way to accept a weak key.
+///
+/// ```
+/// use mdu_xts::crypto_common::TryKeyInit;
+/// use mdu_xts::{Iv, XtsAes256};
+///
+/// let key: Vec<u8> = (0..64).collect();
+/// let xts = XtsAes256::new_from_slice(&key).expect("a strong 64-byte key");
+/// let mut a = [0u8; 512];
+/// let mut b = [0u8; 512];
+/// xts.encrypt(Iv::plain64(9), &mut a)?;
+/// XtsAes256::new(&key)?.encrypt(Iv::plain64(9), &mut b)?;
+/// assert_eq!(a, b);
+/// // Equal halves, and a wrong length, are refused.
+/// assert!(XtsAes256::new_from_slice(&[7; 64]).is_err());
+/// assert!(XtsAes256::new_from_slice(&key[..32]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<M: Kernels, K: KeySize> TryKeyInit for Cipher<M, K> {
+    fn new(key: &Key<Self>) -> Result<Self, InvalidKey> {
+        Self::build(key.as_slice(), Backend::detect(), false).map_err(|_| InvalidKey)
+    }
+}
+
+/// The round keys live on the heap and are zeroized when the cipher is
+/// dropped (the SIMD schedules by their own `Drop`, the portable backend's
+/// by the `aes` crate's `zeroize` feature: [`Mode`]'s key types are
+/// `ZeroizeOnDrop` themselves); the stack of every key setup is wiped.
+///
+/// ```
+/// fn wipes<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+/// wipes(&mdu_xts::XtsAes256::new(&(0..64).collect::<Vec<u8>>())?);
+/// wipes(&mdu_cbc::AesCbc128::new(&[1; 16])?);
+/// # Ok::<(), mdu_xts::SetupError>(())
+/// ```
+impl<M: Kernels, K: KeySize> ZeroizeOnDrop for Cipher<M, K> {}
 
 impl<M: Kernels, K: KeySize> DataUnitCipher for Cipher<M, K> {
     type Iv = Iv;

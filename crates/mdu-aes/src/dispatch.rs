@@ -24,7 +24,7 @@ pub use arch::Kernels;
 /// The round keys of a mode's SIMD backends, on every SIMD target.
 pub trait SimdKeys: Mode {
     /// The key expanded for the SIMD backends; zeroized on drop.
-    type RoundKeys: Send + Sync;
+    type RoundKeys: Send + Sync + zeroize::ZeroizeOnDrop;
 
     /// Expands `key` (whose length has been checked) into a new heap
     /// allocation for the SIMD backends, writing the round keys in place

@@ -11,9 +11,10 @@
 
 use alloc::boxed::Box;
 
+use crypto_common::{Key, KeyInit, KeySizeUser};
 use mdu_core::Direction;
 
-use crate::mode::{BlockAes, Engine, Io, KeySize, Mode};
+use crate::mode::{BlockAes, Engine, EveryKey, Io, KeySize, Mode};
 use crate::{Backend, Ivs, SetupError};
 
 /// ECB as the AES skeleton sees it: the mode behind [`Ecb`].
@@ -149,6 +150,50 @@ impl<K: KeySize> Clone for Ecb<K> {
     }
 }
 
+/// RustCrypto's key size: one AES key of size `K`.
+///
+/// ```
+/// use mdu_aes::crypto_common::KeySizeUser;
+/// use mdu_aes::{Aes128, Ecb};
+/// assert_eq!(Ecb::<Aes128>::key_size(), 16);
+/// ```
+impl<K: KeySize> KeySizeUser for Ecb<K> {
+    type KeySize = K::Len;
+}
+
+/// RustCrypto's infallible construction: the key expanded for the best
+/// backend of this CPU, as [`Ecb::new`] does (AES has no weak keys).
+///
+/// ```
+/// use mdu_aes::crypto_common::KeyInit;
+/// use mdu_aes::{Aes256, Ecb};
+///
+/// let ecb = <Ecb<Aes256> as KeyInit>::new(&[3u8; 32].into());
+/// let (mut a, mut b) = ([5u8; 32], [5u8; 32]);
+/// ecb.encrypt_blocks(&mut a);
+/// Ecb::<Aes256>::new(&[3; 32])?.encrypt_blocks(&mut b);
+/// assert_eq!(a, b);
+/// assert!(<Ecb<Aes256> as KeyInit>::new_from_slice(&[3; 16]).is_err());
+/// # Ok::<(), mdu_aes::SetupError>(())
+/// ```
+impl<K: KeySize> KeyInit for Ecb<K> {
+    fn new(key: &Key<Self>) -> Self {
+        Ecb {
+            engine: Engine::best(key.as_slice()),
+        }
+    }
+}
+
+/// The round keys live on the heap and are zeroized on drop; the stack of
+/// the key setup is wiped.
+///
+/// ```
+/// fn wipes<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+/// wipes(&mdu_aes::Ecb::<mdu_aes::Aes128>::new(&[1; 16])?);
+/// # Ok::<(), mdu_aes::SetupError>(())
+/// ```
+impl<K: KeySize> zeroize::ZeroizeOnDrop for Ecb<K> {}
+
 impl<K: KeySize> core::fmt::Debug for Ecb<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Ecb")
@@ -177,7 +222,8 @@ mod needs {
 
 impl Mode for EcbMode {
     const CRATE: &'static str = "mdu-aes";
-    const AES_KEYS: usize = 1;
+    type KeyLen<K: KeySize> = K::Len;
+    type KeyRule = EveryKey;
     const UNIT_ALIGN: usize = 16;
     const NAMES: [&'static str; 2] = ["AesEcb128", "AesEcb256"];
     type Vaes512 = needs::Vaes512;

@@ -62,3 +62,6 @@ impl Drop for RoundKeys {
         self.dec.zeroize();
     }
 }
+
+/// Both schedules are zeroized by `Drop`.
+impl zeroize::ZeroizeOnDrop for RoundKeys {}

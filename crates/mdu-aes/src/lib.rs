@@ -128,6 +128,9 @@ mod dispatch {
 }
 
 pub use cipher::Cipher;
+/// RustCrypto's key traits, in the version the cipher types implement
+/// (`KeySizeUser`, `KeyInit`, `TryKeyInit`).
+pub use crypto_common;
 pub use ecb::{Ecb, EcbMode};
 pub use error::SetupError;
 pub use essiv::Essiv;
@@ -176,7 +179,7 @@ pub mod __private {
     ))]
     pub use crate::kernels;
     pub use crate::keys::RoundKeys;
-    pub use crate::mode::{BlockAes, Engine, ForMode, Io, Mode, Request};
+    pub use crate::mode::{BlockAes, Engine, EveryKey, ForMode, Io, KeyRule, Mode, Request};
 
     /// Round keys as stored bytes: `[u8; 16]` each, 15 slots (AES-128
     /// uses 11).

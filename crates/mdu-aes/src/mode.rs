@@ -17,11 +17,14 @@ use alloc::boxed::Box;
 use core::fmt;
 use core::marker::PhantomData;
 
-use aes::cipher::consts::U16;
+use aes::cipher::array::ArraySize;
+use aes::cipher::consts::{U16, U32, U64};
+use aes::cipher::typenum::Unsigned;
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, BlockSizeUser, KeyInit};
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Error, Iv};
 use mdu_platform::backend::{BackendSet, Preference};
 use mdu_platform::cpu::{Features, Needs};
+use zeroize::ZeroizeOnDrop;
 
 use crate::dispatch::{Kernels, Simd};
 use crate::{CpuFeatures, Ivs, SetupError};
@@ -29,8 +32,9 @@ use crate::{CpuFeatures, Ivs, SetupError};
 /// What the portable backends need of a 128-bit block cipher: RustCrypto's
 /// `aes::Aes128` and `aes::Aes256`, and every other block cipher of its
 /// traits with 16-byte blocks (`serpent`, `twofish`, `sm4`, `camellia`),
-/// which `mdu_xts::BlockXts` and `mdu_cbc::BlockCbc` run. Implemented for
-/// every type that has the bounds.
+/// which `mdu_xts::BlockXts` and `mdu_cbc::BlockCbc` run, whose key
+/// schedules zeroize themselves on drop (their `zeroize` feature).
+/// Implemented for every type that has the bounds.
 ///
 /// ```
 /// fn takes<C: mdu_aes::BlockAes>() {}
@@ -41,6 +45,7 @@ pub trait BlockAes:
     + BlockCipherDecrypt
     + BlockSizeUser<BlockSize = U16>
     + KeyInit
+    + ZeroizeOnDrop
     + Clone
     + Send
     + Sync
@@ -53,6 +58,7 @@ impl<A> BlockAes for A where
         + BlockCipherDecrypt
         + BlockSizeUser<BlockSize = U16>
         + KeyInit
+        + ZeroizeOnDrop
         + Clone
         + Send
         + Sync
@@ -88,6 +94,12 @@ pub trait KeySize: sealed::Sealed + Send + Sync + 'static {
     const NR: usize;
     /// Key bits, for names and `Debug`: 128 or 256.
     const BITS: u32;
+    /// [`LEN`](Self::LEN) as a type-level number (`U16`, `U32`), as
+    /// RustCrypto's `KeySizeUser` counts key bytes.
+    type Len: ArraySize;
+    /// Two keys of this size, one after the other (`U32`, `U64`): the
+    /// whole key of XTS, its data key then its tweak key.
+    type DoubleLen: ArraySize;
     /// The portable AES of this key size.
     type Block: BlockAes;
 }
@@ -114,6 +126,8 @@ impl KeySize for Aes128 {
     const LEN: usize = 16;
     const NR: usize = 10;
     const BITS: u32 = 128;
+    type Len = U16;
+    type DoubleLen = U32;
     type Block = aes::Aes128;
 }
 
@@ -121,6 +135,8 @@ impl KeySize for Aes256 {
     const LEN: usize = 32;
     const NR: usize = 14;
     const BITS: u32 = 256;
+    type Len = U32;
+    type DoubleLen = U64;
     type Block = aes::Aes256;
 }
 
@@ -160,9 +176,11 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     /// The crate, as errors name it (`"mdu-xts"`).
     const CRATE: &'static str;
 
-    /// AES keys in one key of this mode: 2 for XTS (data and tweak), 1 for
-    /// CBC.
-    const AES_KEYS: usize;
+    /// The length of a whole key of this mode with AES key size `K`, as a
+    /// type-level number: `K::Len` for one AES key (CBC, ECB),
+    /// `K::DoubleLen` for two (XTS: the data key, then the tweak key). The
+    /// cipher type's `KEY_LEN` and its RustCrypto `KeySizeUser::KeySize`.
+    type KeyLen<K: KeySize>: ArraySize;
 
     /// Data-unit lengths must be a multiple of this (1 for XTS, with
     /// ciphertext stealing; 16 for CBC): the cipher type's
@@ -187,19 +205,13 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
     /// What [`Backend::ArmCe`] needs of the CPU in this mode.
     type ArmCe: Needs;
 
-    /// Refuses a key this mode calls weak, unless `allow_weak`. The length
-    /// has been checked. The default refuses nothing.
-    ///
-    /// # Errors
-    ///
-    /// [`SetupError::WeakKey`].
-    fn check_key(key: &[u8], allow_weak: bool) -> Result<(), SetupError> {
-        let _ = (key, allow_weak);
-        Ok(())
-    }
+    /// The keys of the right length that this mode refuses as weak:
+    /// [`EveryKey`] for a mode that refuses none (CBC, ECB), whose cipher
+    /// type then implements RustCrypto's infallible `KeyInit`.
+    type KeyRule: KeyRule;
 
-    /// The key expanded for the portable backend.
-    type Portable<A: BlockAes>: Send + Sync;
+    /// The key expanded for the portable backend, zeroized on drop.
+    type Portable<A: BlockAes>: Send + Sync + ZeroizeOnDrop;
 
     /// Expands `key` (whose length has been checked) into a new heap
     /// allocation for the portable backend. Not inlined: the caller wipes
@@ -220,6 +232,42 @@ pub trait Mode: Copy + Eq + Ord + core::hash::Hash + fmt::Debug + Send + Sync + 
         unit: usize,
         buf: &mut [u8],
     );
+}
+
+/// A mode's weak-key rule: which keys of the right length its checked
+/// constructors refuse (unless built with `new_allow_weak_key`). A mode
+/// with a rule (XTS: equal halves) can only be built fallibly, so its
+/// cipher type implements RustCrypto's `TryKeyInit` but not `KeyInit`.
+///
+/// ```
+/// use mdu_aes::__private::{EveryKey, KeyRule};
+/// assert!(EveryKey::check(&[0; 32]).is_ok());
+/// ```
+pub trait KeyRule {
+    /// Refuses `key` (whose length has been checked) if the rule calls it
+    /// weak.
+    ///
+    /// # Errors
+    ///
+    /// [`SetupError::WeakKey`].
+    fn check(key: &[u8]) -> Result<(), SetupError>;
+}
+
+/// The rule of a mode without weak keys: every key of the right length is
+/// accepted. No value of it exists.
+///
+/// ```
+/// use mdu_aes::__private::{EveryKey, KeyRule};
+/// assert!(EveryKey::check(&[7; 16]).is_ok());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EveryKey {}
+
+impl KeyRule for EveryKey {
+    fn check(key: &[u8]) -> Result<(), SetupError> {
+        let _ = key;
+        Ok(())
+    }
 }
 
 /// An uninhabited value that ties a [`Backend`] to its mode.
@@ -464,7 +512,7 @@ pub struct Engine<M: Kernels, K: KeySize> {
 
 impl<M: Kernels, K: KeySize> Engine<M, K> {
     /// Bytes in a whole key of this mode and size.
-    pub const KEY_LEN: usize = M::AES_KEYS * K::LEN;
+    pub const KEY_LEN: usize = <M::KeyLen<K> as Unsigned>::USIZE;
 
     /// Checks `key` (length, then the mode's weak-key rule unless
     /// `allow_weak`) and expands it for `backend`.
@@ -487,19 +535,42 @@ impl<M: Kernels, K: KeySize> Engine<M, K> {
                 expected: Self::KEY_LEN,
             });
         }
-        M::check_key(key, allow_weak)?;
+        if !allow_weak {
+            M::KeyRule::check(key)?;
+        }
+        Self::expand(key, backend).ok_or_else(|| backend.unavailable())
+    }
+
+    /// `key`, whose length the caller has checked (or its type fixes) and
+    /// whose weak-key rule it has applied (or the mode has none), expanded
+    /// for the best backend this CPU runs: the infallible construction of
+    /// RustCrypto's `KeyInit`. Should that backend's witness not be made
+    /// after all, the keys are expanded for the portable backend, which
+    /// gives the same bytes.
+    pub fn best(key: &[u8]) -> Self {
+        debug_assert_eq!(key.len(), Self::KEY_LEN);
+        Self::expand(key, Backend::detect()).unwrap_or_else(|| {
+            let keys = Expanded::Portable(M::portable::<K::Block>(key));
+            crate::wipe::after_key_setup();
+            Engine { keys }
+        })
+    }
+
+    /// `key` (checked) expanded for `backend`, or `None` if this CPU does
+    /// not run it; the stack of the setup is wiped.
+    fn expand(key: &[u8], backend: Backend<M>) -> Option<Self> {
         let keys = match backend {
             Backend::Generic => Expanded::Portable(M::portable::<K::Block>(key)),
             // The witness of the backend's needs, if this CPU has them
             // and the backend is compiled here, and the keys expanded for
             // it.
             Backend::Vaes512 | Backend::Vaes256 | Backend::AesNi | Backend::ArmCe => {
-                Expanded::Simd(Simd::new(backend, key).ok_or_else(|| backend.unavailable())?)
+                Expanded::Simd(Simd::new(backend, key)?)
             }
             Backend::_Mode(never) => never.unreachable(),
         };
         crate::wipe::after_key_setup();
-        Ok(Engine { keys })
+        Some(Engine { keys })
     }
 
     /// The backend the keys were expanded for.

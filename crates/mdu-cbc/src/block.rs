@@ -6,8 +6,8 @@
 use alloc::boxed::Box;
 use core::fmt;
 
-use aes::cipher::KeySizeUser;
 use aes::cipher::typenum::Unsigned;
+use mdu_aes::crypto_common::{InvalidKey, InvalidLength, Key, KeyInit, KeySizeUser, TryKeyInit};
 use mdu_aes::{BlockAes, SetupError};
 use mdu_core::{DataUnitCipher, Direction, Error, Iv};
 
@@ -166,3 +166,69 @@ impl<C: BlockAes + zeroize::ZeroizeOnDrop> fmt::Debug for BlockCbc<C> {
 
 /// Dropping the cipher drops `C`'s key schedule, which zeroizes itself.
 impl<C: BlockAes + zeroize::ZeroizeOnDrop> zeroize::ZeroizeOnDrop for BlockCbc<C> {}
+
+/// RustCrypto's key size: `C`'s ([`KEY_LEN`](BlockCbc::KEY_LEN)).
+///
+/// ```
+/// use mdu_cbc::BlockCbc;
+/// use mdu_cbc::crypto_common::KeySizeUser;
+/// assert_eq!(BlockCbc::<sm4::Sm4>::key_size(), 16);
+/// ```
+impl<C: BlockAes + zeroize::ZeroizeOnDrop> KeySizeUser for BlockCbc<C> {
+    type KeySize = C::KeySize;
+}
+
+/// RustCrypto's infallible construction: `C`'s key schedule of `key`, as
+/// [`new`](BlockCbc::new) makes it (CBC has no weak keys).
+/// `new_from_slice` takes every length `C` takes (Serpent: 16 to 32
+/// bytes), as [`new`](BlockCbc::new) does, and refuses the others with
+/// `InvalidLength`.
+///
+/// ```
+/// use mdu_cbc::crypto_common::KeyInit;
+/// use mdu_cbc::{BlockCbc, Iv};
+///
+/// let key: Vec<u8> = (0..32).collect();
+/// let cbc = BlockCbc::<serpent::Serpent>::new_from_slice(&key).unwrap();
+/// let mut a = [0u8; 32];
+/// let mut b = [0u8; 32];
+/// cbc.encrypt(Iv::plain64(1), &mut a)?;
+/// BlockCbc::<serpent::Serpent>::new(&key)?.encrypt(Iv::plain64(1), &mut b)?;
+/// assert_eq!(a, b);
+/// assert!(BlockCbc::<serpent::Serpent>::new_from_slice(&key[..15]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<C: BlockAes + zeroize::ZeroizeOnDrop> KeyInit for BlockCbc<C> {
+    fn new(key: &Key<Self>) -> Self {
+        let cipher = generic::boxed::<C>(key.as_slice());
+        // The schedule may have passed through the stack on its way to the
+        // heap.
+        mdu_aes::__private::wipe::after_key_setup();
+        BlockCbc { cipher }
+    }
+
+    fn new_from_slice(key: &[u8]) -> Result<Self, InvalidLength> {
+        BlockCbc::new(key).map_err(|_| InvalidLength)
+    }
+}
+
+/// RustCrypto's fallible construction, as every cipher type of mdu has
+/// it: [`new`](BlockCbc::new), whose only refusal (a length `C` does not
+/// take) is `InvalidKey` here.
+///
+/// ```
+/// use mdu_cbc::BlockCbc;
+/// use mdu_cbc::crypto_common::TryKeyInit;
+///
+/// assert!(BlockCbc::<twofish::Twofish>::new_from_slice(&[1; 24]).is_ok());
+/// assert!(BlockCbc::<twofish::Twofish>::new_from_slice(&[1; 20]).is_err());
+/// ```
+impl<C: BlockAes + zeroize::ZeroizeOnDrop> TryKeyInit for BlockCbc<C> {
+    fn new(key: &Key<Self>) -> Result<Self, InvalidKey> {
+        Ok(<Self as KeyInit>::new(key))
+    }
+
+    fn new_from_slice(key: &[u8]) -> Result<Self, InvalidKey> {
+        BlockCbc::new(key).map_err(|_| InvalidKey)
+    }
+}

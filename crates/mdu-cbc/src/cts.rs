@@ -12,6 +12,7 @@
 //! Both directions run through [`Cbc`]'s backends: all blocks but the last
 //! as one CBC unit, the stolen block as one more.
 
+use mdu_aes::crypto_common::{InvalidKey, Key, KeyInit, KeySizeUser, TryKeyInit};
 use mdu_core::{DataUnitCipher, Error, Iv};
 
 use crate::{Aes128, Aes256, Backend, Cbc, CbcMode, KeySize, SetupError};
@@ -229,6 +230,65 @@ impl<K: KeySize> DataUnitCipher for CtsCbc<K> {
         self.decrypt(iv, unit)
     }
 }
+
+/// RustCrypto's key size: one AES key of size `K`.
+///
+/// ```
+/// use mdu_cbc::crypto_common::KeySizeUser;
+/// assert_eq!(mdu_cbc::AesCtsCbc256::key_size(), 32);
+/// ```
+impl<K: KeySize> KeySizeUser for CtsCbc<K> {
+    type KeySize = K::Len;
+}
+
+/// RustCrypto's infallible construction: the key expanded for the best
+/// CBC backend of this CPU, as [`new`](CtsCbc::new) does (no weak keys);
+/// `new_from_slice` refuses a key of another length with `InvalidLength`.
+///
+/// ```
+/// use mdu_cbc::crypto_common::KeyInit;
+/// use mdu_cbc::{AesCtsCbc128, Iv};
+///
+/// let cts = <AesCtsCbc128 as KeyInit>::new(b"chicken teriyaki".into());
+/// let mut msg = *b"I would like the ";
+/// cts.encrypt(Iv::default(), &mut msg)?;
+/// assert_eq!(msg[..4], [0xc6, 0x35, 0x35, 0x68]);
+/// assert!(<AesCtsCbc128 as KeyInit>::new_from_slice(&[0; 32]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<K: KeySize> KeyInit for CtsCbc<K> {
+    fn new(key: &Key<Self>) -> Self {
+        CtsCbc {
+            cbc: <Cbc<K> as KeyInit>::new(key),
+        }
+    }
+}
+
+/// RustCrypto's fallible construction, as every cipher type of mdu has
+/// it: never refuses a key of the right length; `new_from_slice` refuses
+/// another length with `InvalidKey`.
+///
+/// ```
+/// use mdu_cbc::AesCtsCbc256;
+/// use mdu_cbc::crypto_common::TryKeyInit;
+///
+/// assert!(AesCtsCbc256::new_from_slice(&[4; 32]).is_ok());
+/// assert!(AesCtsCbc256::new_from_slice(&[4; 16]).is_err());
+/// ```
+impl<K: KeySize> TryKeyInit for CtsCbc<K> {
+    fn new(key: &Key<Self>) -> Result<Self, InvalidKey> {
+        Ok(<Self as KeyInit>::new(key))
+    }
+}
+
+/// The CBC key's round keys are zeroized on drop ([`Cbc`]'s).
+///
+/// ```
+/// fn wipes<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+/// wipes(&mdu_cbc::AesCtsCbc128::new(&[1; 16])?);
+/// # Ok::<(), mdu_cbc::SetupError>(())
+/// ```
+impl<K: KeySize> zeroize::ZeroizeOnDrop for CtsCbc<K> {}
 
 impl<K: KeySize> core::fmt::Debug for CtsCbc<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

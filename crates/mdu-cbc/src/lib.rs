@@ -58,6 +58,30 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # RustCrypto's key traits
+//!
+//! Every cipher type of this crate is `KeySizeUser`, `KeyInit` (CBC has
+//! no weak keys, so the infallible construction refuses nothing the
+//! type's `new` would take) and `TryKeyInit` (re-exported as
+//! [`crypto_common`]), and `zeroize::ZeroizeOnDrop`.
+//!
+//! ```
+//! use mdu_cbc::crypto_common::KeyInit;
+//! use mdu_cbc::{AesCbc256, BlockCbc, DataUnitCipher, DataUnits, Iv};
+//!
+//! // Code generic over the RustCrypto construction takes every CBC type.
+//! fn first_sector<C: KeyInit + DataUnitCipher<Iv = Iv>>(key: &[u8]) -> Option<Vec<u8>> {
+//!     let units = DataUnits::new(C::new_from_slice(key).ok()?, 512).ok()?;
+//!     let mut sector = vec![0u8; 512];
+//!     units.encrypt(Iv::plain64(0), &mut sector).ok()?;
+//!     Some(sector)
+//! }
+//! let key = [7u8; 32];
+//! assert!(first_sector::<AesCbc256>(&key).is_some());
+//! assert!(first_sector::<BlockCbc<sm4::Sm4>>(&key[..16]).is_some());
+//! assert!(first_sector::<AesCbc256>(&key[..16]).is_none());
+//! ```
+//!
 //! # Features
 //!
 //! * `std` (default): `std::error::Error` for [`Error`] and
@@ -78,7 +102,7 @@ mod cts;
 pub use backend::{Backend, CbcMode};
 pub use block::BlockCbc;
 pub use cts::{AesCtsCbc128, AesCtsCbc256, CtsCbc};
-pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
+pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError, crypto_common};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
 /// AES-CBC with AES key size `K` ([`Aes128`] or [`Aes256`]): the type

@@ -56,12 +56,13 @@
 #![no_std]
 #![deny(unsafe_code)]
 
+use mdu_aes::crypto_common::{InvalidKey, Key, KeyInit, KeySizeUser, TryKeyInit};
 use mdu_aes::{Ecb, EcbMode};
 use polyval::Polyval;
 use polyval::universal_hash::UniversalHash;
 use zeroize::Zeroize;
 
-pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
+pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError, crypto_common};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 
 /// The AES backend the XCTR keystream and the wide-block step run on.
@@ -176,7 +177,11 @@ impl<K: KeySize> Hctr2<K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<Self, SetupError> {
-        let aes = Ecb::with_backend(key, backend)?;
+        Ok(Self::from_aes(Ecb::with_backend(key, backend)?))
+    }
+
+    /// The hash key and `L` of the AES key `aes`.
+    fn from_aes(aes: Ecb<K>) -> Self {
         // h = E_K(le128(0)), L = E_K(le128(1)).
         let mut hl = [0u8; 32];
         hl[16] = 1;
@@ -188,7 +193,7 @@ impl<K: KeySize> Hctr2<K> {
         let hash = Polyval::new(&h.into());
         hl.zeroize();
         h.zeroize();
-        Ok(Hctr2 { aes, hash, l })
+        Hctr2 { aes, hash, l }
     }
 
     /// The AES backend this key runs on.
@@ -384,6 +389,67 @@ impl<K: KeySize> Drop for Hctr2<K> {
         self.l.zeroize();
     }
 }
+
+/// RustCrypto's key size: one AES key of size `K`.
+///
+/// ```
+/// use mdu_hctr2::crypto_common::KeySizeUser;
+/// assert_eq!(mdu_hctr2::Hctr2Aes256::key_size(), 32);
+/// ```
+impl<K: KeySize> KeySizeUser for Hctr2<K> {
+    type KeySize = K::Len;
+}
+
+/// RustCrypto's infallible construction: the key expanded for the best
+/// AES backend of this CPU, as [`new`](Hctr2::new) does (HCTR2 has no
+/// weak keys); `new_from_slice` refuses a key of another length with
+/// `InvalidLength`.
+///
+/// ```
+/// use mdu_hctr2::crypto_common::KeyInit;
+/// use mdu_hctr2::{Hctr2Aes256, Iv};
+///
+/// let key = [0x5a; 32];
+/// let names = Hctr2Aes256::new_from_slice(&key).unwrap();
+/// let mut a = *b"holiday-photos-2026.tar\0\0\0\0\0\0\0\0\0";
+/// let mut b = a;
+/// names.encrypt(Iv::ZERO, &mut a)?;
+/// Hctr2Aes256::new(&key)?.encrypt(Iv::ZERO, &mut b)?;
+/// assert_eq!(a, b);
+/// assert!(Hctr2Aes256::new_from_slice(&key[..16]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<K: KeySize> KeyInit for Hctr2<K> {
+    fn new(key: &Key<Self>) -> Self {
+        Self::from_aes(<Ecb<K> as KeyInit>::new(key))
+    }
+}
+
+/// RustCrypto's fallible construction, as every cipher type of mdu has
+/// it: never refuses a key of the right length; `new_from_slice` refuses
+/// another length with `InvalidKey`.
+///
+/// ```
+/// use mdu_hctr2::Hctr2Aes128;
+/// use mdu_hctr2::crypto_common::TryKeyInit;
+///
+/// assert!(Hctr2Aes128::new_from_slice(&[1; 16]).is_ok());
+/// assert!(Hctr2Aes128::new_from_slice(&[1; 32]).is_err());
+/// ```
+impl<K: KeySize> TryKeyInit for Hctr2<K> {
+    fn new(key: &Key<Self>) -> Result<Self, InvalidKey> {
+        Ok(<Self as KeyInit>::new(key))
+    }
+}
+
+/// The AES round keys, POLYVAL's hash key and `L` are zeroized on drop.
+///
+/// ```
+/// fn wipes<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+/// wipes(&mdu_hctr2::Hctr2Aes256::new(&[1; 32])?);
+/// # Ok::<(), mdu_hctr2::SetupError>(())
+/// ```
+impl<K: KeySize> zeroize::ZeroizeOnDrop for Hctr2<K> {}
 
 /// Prints the backend only, never key material.
 ///

@@ -6,8 +6,11 @@
 use alloc::boxed::Box;
 use core::fmt;
 
-use aes::cipher::KeySizeUser;
-use aes::cipher::typenum::Unsigned;
+use core::ops::Add;
+
+use aes::cipher::array::ArraySize;
+use aes::cipher::typenum::{Sum, Unsigned};
+use mdu_aes::crypto_common::{InvalidKey, Key, KeySizeUser, TryKeyInit};
 use mdu_aes::{BlockAes, SetupError};
 use mdu_core::{DataUnitCipher, Error, Iv};
 
@@ -215,3 +218,57 @@ impl<C: BlockAes + zeroize::ZeroizeOnDrop> fmt::Debug for BlockXts<C> {
 /// Dropping the cipher drops `C`'s two key schedules, which zeroize
 /// themselves.
 impl<C: BlockAes + zeroize::ZeroizeOnDrop> zeroize::ZeroizeOnDrop for BlockXts<C> {}
+
+/// RustCrypto's key size: two keys of `C`'s nominal size, K1 then K2
+/// ([`KEY_LEN`](BlockXts::KEY_LEN)).
+///
+/// ```
+/// use mdu_xts::BlockXts;
+/// use mdu_xts::crypto_common::KeySizeUser;
+/// assert_eq!(BlockXts::<twofish::Twofish>::key_size(), 64);
+/// ```
+impl<C> KeySizeUser for BlockXts<C>
+where
+    C: BlockAes + zeroize::ZeroizeOnDrop,
+    C::KeySize: Add<C::KeySize>,
+    Sum<C::KeySize, C::KeySize>: ArraySize,
+{
+    type KeySize = Sum<C::KeySize, C::KeySize>;
+}
+
+/// RustCrypto's fallible construction: [`new`](BlockXts::new), with its
+/// refusals (equal halves, a length `C` does not take) as `InvalidKey`;
+/// `new_from_slice` takes every length [`new`](BlockXts::new) takes.
+/// There is no `KeyInit`: it cannot fail, and XTS must refuse keys whose
+/// halves are equal ([`new_allow_weak_key`](BlockXts::new_allow_weak_key)
+/// is the explicit way to accept one).
+///
+/// ```
+/// use mdu_xts::crypto_common::TryKeyInit;
+/// use mdu_xts::{BlockXts, Iv};
+///
+/// let key: Vec<u8> = (0..32).collect();
+/// let xts = BlockXts::<sm4::Sm4>::new_from_slice(&key).expect("a strong key");
+/// let mut a = [0u8; 48];
+/// let mut b = [0u8; 48];
+/// xts.encrypt(Iv::plain64(2), &mut a)?;
+/// BlockXts::<sm4::Sm4>::new(&key)?.encrypt(Iv::plain64(2), &mut b)?;
+/// assert_eq!(a, b);
+/// assert!(BlockXts::<sm4::Sm4>::new_from_slice(&[5; 32]).is_err());
+/// assert!(BlockXts::<sm4::Sm4>::new_from_slice(&key[..31]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<C> TryKeyInit for BlockXts<C>
+where
+    C: BlockAes + zeroize::ZeroizeOnDrop,
+    C::KeySize: Add<C::KeySize>,
+    Sum<C::KeySize, C::KeySize>: ArraySize,
+{
+    fn new(key: &Key<Self>) -> Result<Self, InvalidKey> {
+        BlockXts::new(key.as_slice()).map_err(|_| InvalidKey)
+    }
+
+    fn new_from_slice(key: &[u8]) -> Result<Self, InvalidKey> {
+        BlockXts::new(key).map_err(|_| InvalidKey)
+    }
+}

@@ -72,6 +72,39 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # RustCrypto's key traits
+//!
+//! Every cipher type of this crate is `KeySizeUser` (the whole key: twice
+//! the AES key) and `TryKeyInit` (re-exported as [`crypto_common`]), and
+//! `zeroize::ZeroizeOnDrop`. `TryKeyInit` is the checked constructor: it
+//! refuses a key whose halves are equal, as `new` does. The infallible
+//! `KeyInit` is not implemented, as it could only accept such a key or
+//! panic; [`Xts::new_allow_weak_key`](mdu_aes::Cipher::new_allow_weak_key)
+//! remains the explicit way to accept one.
+//!
+//! ```
+//! use mdu_xts::crypto_common::TryKeyInit;
+//! use mdu_xts::{BlockXts, DataUnitCipher, DataUnits, Iv, XtsAes256};
+//!
+//! // Code generic over the RustCrypto construction takes every XTS type.
+//! fn first_sector<C: TryKeyInit + DataUnitCipher<Iv = Iv>>(key: &[u8]) -> Option<Vec<u8>> {
+//!     let units = DataUnits::new(C::new_from_slice(key).ok()?, 512).ok()?;
+//!     let mut sector = vec![0u8; 512];
+//!     units.encrypt(Iv::plain64(0), &mut sector).ok()?;
+//!     Some(sector)
+//! }
+//! let key: Vec<u8> = (0..64).collect();
+//! assert!(first_sector::<XtsAes256>(&key).is_some());
+//! assert!(first_sector::<BlockXts<twofish::Twofish>>(&key).is_some());
+//! assert!(first_sector::<XtsAes256>(&[9; 64]).is_none()); // equal halves
+//! ```
+//!
+//! ```compile_fail
+//! // No infallible construction for XTS: it would accept weak keys.
+//! use mdu_xts::crypto_common::KeyInit;
+//! let _ = <mdu_xts::XtsAes256 as KeyInit>::new(&[9; 64].into());
+//! ```
+//!
 //! # Features
 //!
 //! * `std` (default): `std::error::Error` for [`Error`] and
@@ -94,7 +127,7 @@ mod weak;
 
 pub use backend::{Backend, XtsMode};
 pub use block::BlockXts;
-pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError};
+pub use mdu_aes::{Aes128, Aes256, KeySize, SetupError, crypto_common};
 pub use mdu_core::{DataUnitCipher, DataUnitSize, DataUnits, Direction, Error, Iv};
 pub use weak::verify_key;
 

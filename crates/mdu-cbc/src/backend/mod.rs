@@ -7,7 +7,8 @@
 
 use alloc::boxed::Box;
 
-use mdu_aes::__private::{BlockAes, Ivs, Mode};
+use mdu_aes::__private::{BlockAes, EveryKey, Ivs, Mode};
+use mdu_aes::KeySize;
 use mdu_core::Direction;
 
 // The only target conditions of the crate: each SIMD module is compiled
@@ -87,7 +88,8 @@ pub(crate) mod needs {
 
 impl Mode for CbcMode {
     const CRATE: &'static str = "mdu-cbc";
-    const AES_KEYS: usize = 1;
+    type KeyLen<K: KeySize> = K::Len;
+    type KeyRule = EveryKey;
     const UNIT_ALIGN: usize = 16;
     const NAMES: [&'static str; 2] = ["AesCbc128", "AesCbc256"];
     type Vaes512 = needs::Vaes512;

@@ -33,7 +33,7 @@ const MAX_BATCH: usize = 512;
 /// the trees of all of them are built together: each level of every input
 /// is one list of equal-length blocks, hashed in pairs across inputs, and
 /// the descriptors are hashed in pairs too. Larger inputs are hashed like
-/// [`digest`], with every thread of the pool. Each file is opened and read
+/// [`digest()`], with every thread of the pool. Each file is opened and read
 /// on the thread that hashes it.
 ///
 /// A caller that stops at the first error (as `fsverity digest` does) stops

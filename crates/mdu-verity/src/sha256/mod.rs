@@ -24,12 +24,20 @@
 //! assert_eq!(a, salted.finup(&[1u8; 4096]));
 //! assert_eq!(b, salted.finup(&[2u8; 4096]));
 //! ```
+//!
+//! [`Sha256`] is the same hashing behind RustCrypto's `digest` traits
+//! (re-exported as [`digest`]), for code generic over `digest::Digest`.
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
 mod generic;
+mod hasher;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+
+/// RustCrypto's hash traits, in the version [`Sha256`] implements.
+pub use digest;
+pub use hasher::Sha256;
 
 use core::fmt;
 

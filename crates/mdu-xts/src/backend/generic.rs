@@ -65,6 +65,10 @@ impl<A: BlockAes> Keys<A> {
     }
 }
 
+/// Both keys are block ciphers of [`BlockAes`], which zeroize their
+/// schedules on drop.
+impl<A: BlockAes> zeroize::ZeroizeOnDrop for Keys<A> {}
+
 /// Multiplies a tweak by x in GF(2^128) (little-endian convention).
 #[inline]
 fn mul_x(t: u128) -> u128 {

@@ -7,7 +7,8 @@
 
 use alloc::boxed::Box;
 
-use mdu_aes::__private::{BlockAes, Ivs, Mode};
+use mdu_aes::__private::{BlockAes, Ivs, KeyRule, Mode};
+use mdu_aes::KeySize;
 use mdu_aes::SetupError;
 use mdu_core::Direction;
 
@@ -89,20 +90,14 @@ pub(crate) mod needs {
 
 impl Mode for XtsMode {
     const CRATE: &'static str = "mdu-xts";
-    const AES_KEYS: usize = 2;
+    type KeyLen<K: KeySize> = K::DoubleLen;
+    type KeyRule = XtsMode;
     const UNIT_ALIGN: usize = 1;
     const NAMES: [&'static str; 2] = ["XtsAes128", "XtsAes256"];
     type Vaes512 = needs::Vaes512;
     type Vaes256 = needs::Vaes256;
     type AesNi = needs::AesNi;
     type ArmCe = needs::ArmCe;
-
-    fn check_key(key: &[u8], allow_weak: bool) -> Result<(), SetupError> {
-        if allow_weak {
-            return Ok(());
-        }
-        crate::verify_key(key)
-    }
 
     type Portable<A: BlockAes> = generic::Keys<A>;
 
@@ -123,6 +118,14 @@ impl Mode for XtsMode {
         buf: &mut [u8],
     ) {
         generic::crypt(keys, dir, ivs, unit, buf);
+    }
+}
+
+/// XTS's weak-key rule: the two halves of a key must differ
+/// ([`verify_key`](crate::verify_key)).
+impl KeyRule for XtsMode {
+    fn check(key: &[u8]) -> Result<(), SetupError> {
+        crate::verify_key(key)
     }
 }
 

@@ -88,6 +88,9 @@ impl Drop for RoundKeys {
     }
 }
 
+/// The tweak schedule is zeroized by `Drop`, K1's by its own.
+impl zeroize::ZeroizeOnDrop for RoundKeys {}
+
 /// The number of whole blocks of a `len`-byte unit processed before
 /// stealing: decryption of a ragged unit keeps its last full block back.
 #[inline(always)]

@@ -101,5 +101,12 @@ mod tests {
             assert!(!contains(&seen, &key[..16]), "{backend}: AES-128 key");
             drop(cbc);
         }
+        // RustCrypto's infallible construction, on the best backend.
+        let cbc = <AesCbc256 as mdu_aes::crypto_common::KeyInit>::new_from_slice(&key).unwrap();
+        dead_stack(&mut seen);
+        for (i, piece) in key.chunks(16).enumerate() {
+            assert!(!contains(&seen, piece), "KeyInit: AES-256 key piece {i}");
+        }
+        drop(cbc);
     }
 }
