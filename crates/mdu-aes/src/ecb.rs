@@ -314,7 +314,7 @@ pub mod kernels {
         // SAFETY: vector `i < N` lies in the `16 * BLOCKS * N` bytes; every
         // vector is loaded before the first store.
         unsafe {
-            let s: [V; N] = core::array::from_fn(|i| V::load(src.add(step * i)));
+            let s: [V; N] = mdu_platform::simd::array(|i| V::load(src.add(step * i)));
             for (i, v) in k.crypt::<NR, ENC, N>(s, None, None).iter().enumerate() {
                 v.store(dst.add(step * i));
             }

@@ -156,8 +156,9 @@ impl<V: Vector> Keys<V> {
     #[inline(always)]
     pub unsafe fn new(schedule: &Schedule) -> Keys<V> {
         // Every round key straight from its slot to its register (an
-        // unrolled `from_fn`: an iterator chain here was left as calls).
-        let rk = core::array::from_fn(|i| {
+        // unrolled array: an iterator chain here was left as calls, and so
+        // can `core::array::from_fn` be; see `mdu_platform::simd::array`).
+        let rk = mdu_platform::simd::array(|i| {
             // SAFETY: 16 readable bytes per round key; the features are the
             // caller's contract.
             unsafe { V::splat(<V::Block as Register>::load(schedule[i].as_ptr())) }
@@ -217,7 +218,7 @@ impl<V: Vector> Keys<V> {
     #[inline(always)]
     pub fn blocks(&self) -> Keys<V::Block> {
         Keys {
-            rk: core::array::from_fn(|i| self.rk[i].lane(0)),
+            rk: mdu_platform::simd::array(|i| self.rk[i].lane(0)),
         }
     }
 

@@ -6,7 +6,7 @@ use core::fmt;
 use mdu_aes::Essiv;
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Iv, Tweak};
 
-use crate::{DmCryptError, Geometry, IvMode};
+use crate::{Cipher, CipherSpec, DmCryptError, Geometry, IvMode};
 
 /// Sectors per explicit-IV batch: their IVs are computed together (one ECB
 /// pass for `essiv`, one cipher call for `eboiv`) into a stack array, and
@@ -101,9 +101,11 @@ impl fmt::Debug for IvGenerator {
 }
 
 impl IvGenerator {
-    /// A generator for `mode` over `geometry`. `volume_key` is the full key
-    /// of the volume (K1 || K2 for XTS); only `essiv` reads it (its salt is
-    /// `SHA-256(volume_key)`).
+    /// A generator for `mode` over `geometry`, for an AES data cipher.
+    /// `volume_key` is the full key of the volume (K1 || K2 for XTS); only
+    /// `essiv` reads it (its salt is `SHA-256(volume_key)`, its IV cipher
+    /// AES-256). [`for_spec`](Self::for_spec) builds the generator of any
+    /// spec.
     ///
     /// # Errors
     ///
@@ -129,6 +131,56 @@ impl IvGenerator {
             mode,
             geometry,
             essiv,
+        })
+    }
+
+    /// The generator of `spec` over `geometry`: as [`new`](Self::new),
+    /// with the `essiv` IV cipher the kernel's `essiv` template runs for
+    /// the spec's cipher, that cipher keyed with the 32-byte salt (AES-256
+    /// for `aes-*`, Serpent-256 for `serpent-*`, Camellia-256 for
+    /// `camellia-*`, ...).
+    ///
+    /// # Errors
+    ///
+    /// [`DmCryptError::IvWidth`] if the spec's IV mode cannot fill its
+    /// cipher's IVs (a spec built with [`CipherSpec::new`] that no row
+    /// lists); [`DmCryptError::CipherSetup`] if the cipher takes no 32-byte
+    /// key for `essiv` (SM4: [`SUPPORTED`](crate::SUPPORTED) lists no such
+    /// spec).
+    ///
+    /// ```
+    /// use mdu_dmcrypt::{CipherSpec, Geometry, IvGenerator, IvMode};
+    /// let spec: CipherSpec = "serpent-cbc-essiv:sha256".parse()?;
+    /// let g = IvGenerator::for_spec(spec, Geometry::new(512, 0, false)?, &[7; 32])?;
+    /// assert_eq!(g.mode(), IvMode::EssivSha256);
+    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// ```
+    pub fn for_spec(
+        spec: CipherSpec,
+        geometry: Geometry,
+        volume_key: &[u8],
+    ) -> Result<IvGenerator, DmCryptError> {
+        let mode = spec.iv_mode();
+        if !mode.iv_len_fits(spec.iv_len()) {
+            return Err(DmCryptError::IvWidth {
+                mode,
+                len: spec.iv_len(),
+            });
+        }
+        if mode != IvMode::EssivSha256 {
+            return IvGenerator::new(mode, geometry, volume_key);
+        }
+        let essiv = match spec.cipher() {
+            Cipher::Aes | Cipher::XChaCha12Aes => Essiv::new(volume_key)?,
+            Cipher::Serpent => Essiv::with_cipher::<serpent::Serpent>(volume_key)?,
+            Cipher::Twofish => Essiv::with_cipher::<twofish::Twofish>(volume_key)?,
+            Cipher::Camellia => Essiv::with_cipher::<camellia::Camellia256>(volume_key)?,
+            Cipher::Sm4 => Essiv::with_cipher::<sm4::Sm4>(volume_key)?,
+        };
+        Ok(IvGenerator {
+            mode,
+            geometry,
+            essiv: Some(essiv),
         })
     }
 

@@ -14,14 +14,16 @@
 //!   2, ...
 //!
 //! [`CipherSpec`] parses `aes-xts-plain64`, `aes-cbc-essiv:sha256`,
-//! `aes-hctr2-plain64`, `xchacha12,aes-adiantum-plain64`, ... against one
+//! `aes-hctr2-plain64`, `xchacha12,aes-adiantum-plain64`,
+//! `serpent-xts-plain64`, `twofish-cbc-essiv:sha256`, ... against one
 //! table, [`SUPPORTED`] (cipher, chaining mode, IV width, IV modes, key
-//! lengths): the chaining mode ([`ChainMode`])
+//! lengths): the [`Cipher`], the chaining mode ([`ChainMode`])
 //! and the [`IvMode`]: `plain`, `plain64`, `plain64be`, `essiv:sha256`,
 //! `benbi`, `null` and `eboiv`. [`Geometry`] holds the sector size,
 //! `iv_offset` and the flag. [`SectorCipher`] makes a spec, a key and a
 //! geometry into a running cipher (mdu's AES-XTS, AES-CBC, HCTR2 or
-//! Adiantum), with the one
+//! Adiantum; the portable XTS or CBC over Serpent, Twofish, Camellia or
+//! SM4), with the one
 //! weak-key policy ([`WeakKeys`]: an XTS key with equal halves is refused
 //! unless the caller opts in). Underneath, [`IvGenerator`] combines an IV
 //! mode and a geometry with the volume key, computes IVs one at a time or a
@@ -101,7 +103,9 @@ pub use geometry::{Geometry, SECTOR_SIZES};
 pub use ivgen::IvGenerator;
 pub use mdu_core::{DataUnitCipher, Direction, Iv};
 pub use sector::SectorCipher;
-pub use spec::{ChainMode, CipherSpec, IvMode, MAX_KEY_LEN, SUPPORTED, SupportedCipher, WeakKeys};
+pub use spec::{
+    ChainMode, Cipher, CipherSpec, IvMode, MAX_KEY_LEN, SUPPORTED, SupportedCipher, WeakKeys,
+};
 pub use volume::{Volume, VolumeError};
 
 // The README's example runs with the doc tests.

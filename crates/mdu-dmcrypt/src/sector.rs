@@ -3,13 +3,17 @@
 
 use core::fmt;
 
+use camellia::{Camellia128, Camellia192, Camellia256};
 use mdu_adiantum::Adiantum;
-use mdu_cbc::{AesCbc128, AesCbc256};
+use mdu_cbc::{AesCbc128, AesCbc256, BlockCbc};
 use mdu_core::Direction;
 use mdu_hctr2::{Hctr2Aes128, Hctr2Aes256};
-use mdu_xts::{XtsAes128, XtsAes256};
+use mdu_xts::{BlockXts, XtsAes128, XtsAes256};
+use serpent::Serpent;
+use sm4::Sm4;
+use twofish::Twofish;
 
-use crate::{ChainMode, CipherSpec, DmCryptError, Geometry, IvGenerator, WeakKeys};
+use crate::{ChainMode, Cipher, CipherSpec, DmCryptError, Geometry, IvGenerator, WeakKeys};
 
 /// The concrete cipher of a spec and key length.
 enum Inner {
@@ -20,6 +24,20 @@ enum Inner {
     Hctr2Aes128(Hctr2Aes128),
     Hctr2Aes256(Hctr2Aes256),
     Adiantum(Adiantum),
+    // The other block ciphers: one portable XTS or CBC over each (Serpent
+    // and Twofish take every key length of their rows in one type).
+    SerpentXts(BlockXts<Serpent>),
+    SerpentCbc(BlockCbc<Serpent>),
+    TwofishXts(BlockXts<Twofish>),
+    TwofishCbc(BlockCbc<Twofish>),
+    Camellia128Xts(BlockXts<Camellia128>),
+    Camellia192Xts(BlockXts<Camellia192>),
+    Camellia256Xts(BlockXts<Camellia256>),
+    Camellia128Cbc(BlockCbc<Camellia128>),
+    Camellia192Cbc(BlockCbc<Camellia192>),
+    Camellia256Cbc(BlockCbc<Camellia256>),
+    Sm4Xts(BlockXts<Sm4>),
+    Sm4Cbc(BlockCbc<Sm4>),
 }
 
 /// `$e` with `$c` bound to the concrete cipher of `$s.inner` (the IV
@@ -34,13 +52,26 @@ macro_rules! with_cipher {
             Inner::Hctr2Aes128($c) => $e,
             Inner::Hctr2Aes256($c) => $e,
             Inner::Adiantum($c) => $e,
+            Inner::SerpentXts($c) => $e,
+            Inner::SerpentCbc($c) => $e,
+            Inner::TwofishXts($c) => $e,
+            Inner::TwofishCbc($c) => $e,
+            Inner::Camellia128Xts($c) => $e,
+            Inner::Camellia192Xts($c) => $e,
+            Inner::Camellia256Xts($c) => $e,
+            Inner::Camellia128Cbc($c) => $e,
+            Inner::Camellia192Cbc($c) => $e,
+            Inner::Camellia256Cbc($c) => $e,
+            Inner::Sm4Xts($c) => $e,
+            Inner::Sm4Cbc($c) => $e,
         }
     };
 }
 
 /// A dm-crypt mapping's cipher, ready to run: the [`CipherSpec`], the key
 /// and the [`Geometry`] made into mdu's AES-XTS, AES-CBC, HCTR2 or
-/// Adiantum cipher (the fastest backend of this CPU) and the spec's
+/// Adiantum cipher (the fastest backend of this CPU), or the portable XTS
+/// or CBC over Serpent, Twofish, Camellia or SM4, and the spec's
 /// [`IvGenerator`] over the cipher's IV width.
 ///
 /// This is the one place a spec becomes a cipher: `mdu crypt` (a plain
@@ -117,24 +148,35 @@ impl SectorCipher {
         weak: WeakKeys,
     ) -> Result<SectorCipher, DmCryptError> {
         spec.check_key(key, weak)?;
-        if !spec.iv_mode().iv_len_fits(spec.iv_len()) {
-            // A pair built with `CipherSpec::new` that no row lists.
-            return Err(DmCryptError::IvWidth {
-                mode: spec.iv_mode(),
-                len: spec.iv_len(),
-            });
-        }
-        let ivgen = IvGenerator::new(spec.iv_mode(), geometry, key)?;
+        // The IV width is checked there, for a pair built with
+        // `CipherSpec::new` that no row lists.
+        let ivgen = IvGenerator::for_spec(spec, geometry, key)?;
         // The policy was applied above, once for every chaining mode: the
-        // XTS constructors that take any key are the ones to call here.
-        let inner = match (spec.chain(), key.len()) {
-            (ChainMode::Cbc, 16) => Inner::Cbc128(AesCbc128::new(key)?),
-            (ChainMode::Cbc, _) => Inner::Cbc256(AesCbc256::new(key)?),
-            (ChainMode::Xts, 32) => Inner::Xts128(XtsAes128::new_allow_weak_key(key)?),
-            (ChainMode::Xts, _) => Inner::Xts256(XtsAes256::new_allow_weak_key(key)?),
-            (ChainMode::Hctr2, 16) => Inner::Hctr2Aes128(Hctr2Aes128::new(key)?),
-            (ChainMode::Hctr2, _) => Inner::Hctr2Aes256(Hctr2Aes256::new(key)?),
-            (ChainMode::Adiantum, _) => Inner::Adiantum(Adiantum::new(key)?),
+        // XTS constructors that take any key are the ones to call here. The
+        // key length is one of the row's.
+        use ChainMode::{Adiantum as Wide, Cbc, Hctr2, Xts};
+        use Cipher::{Aes, Camellia, Serpent, Sm4, Twofish, XChaCha12Aes};
+        let inner = match (spec.cipher(), spec.chain(), key.len()) {
+            (Aes, Cbc, 16) => Inner::Cbc128(AesCbc128::new(key)?),
+            (Aes, Cbc, _) => Inner::Cbc256(AesCbc256::new(key)?),
+            (Aes, Xts, 32) => Inner::Xts128(XtsAes128::new_allow_weak_key(key)?),
+            (Aes, Xts, _) => Inner::Xts256(XtsAes256::new_allow_weak_key(key)?),
+            (_, Hctr2, 16) => Inner::Hctr2Aes128(Hctr2Aes128::new(key)?),
+            (_, Hctr2, _) => Inner::Hctr2Aes256(Hctr2Aes256::new(key)?),
+            (_, Wide, _) => Inner::Adiantum(Adiantum::new(key)?),
+            (Serpent, Xts, _) => Inner::SerpentXts(BlockXts::new_allow_weak_key(key)?),
+            (Serpent, _, _) => Inner::SerpentCbc(BlockCbc::new(key)?),
+            (Twofish, Xts, _) => Inner::TwofishXts(BlockXts::new_allow_weak_key(key)?),
+            (Twofish, _, _) => Inner::TwofishCbc(BlockCbc::new(key)?),
+            (Camellia, Xts, 32) => Inner::Camellia128Xts(BlockXts::new_allow_weak_key(key)?),
+            (Camellia, Xts, 48) => Inner::Camellia192Xts(BlockXts::new_allow_weak_key(key)?),
+            (Camellia, Xts, _) => Inner::Camellia256Xts(BlockXts::new_allow_weak_key(key)?),
+            (Camellia, _, 16) => Inner::Camellia128Cbc(BlockCbc::new(key)?),
+            (Camellia, _, 24) => Inner::Camellia192Cbc(BlockCbc::new(key)?),
+            (Camellia, _, _) => Inner::Camellia256Cbc(BlockCbc::new(key)?),
+            (Sm4, Xts, _) => Inner::Sm4Xts(BlockXts::new_allow_weak_key(key)?),
+            (Sm4, _, _) => Inner::Sm4Cbc(BlockCbc::new(key)?),
+            (XChaCha12Aes, ..) => unreachable!("xchacha12,aes has only the Adiantum row"),
         };
         Ok(SectorCipher { inner, ivgen, spec })
     }
@@ -248,7 +290,11 @@ mod tests {
     )]
     fn same_bytes_as_the_generator_over_the_cipher_built_by_hand() {
         let g = Geometry::new(1024, 6, false).unwrap();
-        for row in crate::SUPPORTED {
+        // The AES rows (the other block ciphers: tests/block_ciphers.rs).
+        let aes_rows = crate::SUPPORTED
+            .iter()
+            .filter(|r| matches!(r.cipher, Cipher::Aes | Cipher::XChaCha12Aes));
+        for row in aes_rows {
             for &len in row.key_lens {
                 for mode in row.iv_modes {
                     let spec = CipherSpec::new(row.chain, *mode);

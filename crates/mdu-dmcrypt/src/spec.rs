@@ -7,24 +7,94 @@ use core::str::FromStr;
 
 use crate::DmCryptError;
 
+/// The cipher of a spec, the part before the chaining mode: AES, the
+/// other 128-bit block ciphers of dm-crypt and LUKS (Serpent, Twofish,
+/// Camellia, SM4), or Adiantum's `xchacha12,aes`.
+///
+/// ```
+/// use mdu_dmcrypt::{Cipher, CipherSpec};
+/// assert_eq!(CipherSpec::parse("serpent-xts-plain64")?.cipher(), Cipher::Serpent);
+/// assert_eq!(Cipher::Twofish.name(), "twofish");
+/// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Cipher {
+    /// AES (FIPS 197), mdu's own backends.
+    Aes,
+    /// Serpent, through the RustCrypto `serpent` crate.
+    Serpent,
+    /// Twofish, through the RustCrypto `twofish` crate.
+    Twofish,
+    /// Camellia (RFC 3713), through the RustCrypto `camellia` crate.
+    Camellia,
+    /// SM4 (GB/T 32907), through the RustCrypto `sm4` crate: 128-bit keys
+    /// only.
+    Sm4,
+    /// Adiantum's XChaCha12 and AES (`xchacha12,aes`).
+    XChaCha12Aes,
+}
+
+impl Cipher {
+    /// The name in a spec (`aes`, `serpent`, `xchacha12,aes`, ...).
+    ///
+    /// ```
+    /// assert_eq!(mdu_dmcrypt::Cipher::XChaCha12Aes.name(), "xchacha12,aes");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Cipher::Aes => "aes",
+            Cipher::Serpent => "serpent",
+            Cipher::Twofish => "twofish",
+            Cipher::Camellia => "camellia",
+            Cipher::Sm4 => "sm4",
+            Cipher::XChaCha12Aes => "xchacha12,aes",
+        }
+    }
+
+    /// The name of its keys in messages (`AES` in `AES-256`, `Serpent` in
+    /// `Serpent-128`); Adiantum's key is the AES-256-sized key it derives
+    /// everything from.
+    ///
+    /// ```
+    /// assert_eq!(mdu_dmcrypt::Cipher::Sm4.key_label(), "SM4");
+    /// ```
+    pub const fn key_label(self) -> &'static str {
+        match self {
+            Cipher::Aes | Cipher::XChaCha12Aes => "AES",
+            Cipher::Serpent => "Serpent",
+            Cipher::Twofish => "Twofish",
+            Cipher::Camellia => "Camellia",
+            Cipher::Sm4 => "SM4",
+        }
+    }
+}
+
+impl fmt::Display for Cipher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One row of [`SUPPORTED`]: a cipher and chaining mode this crate runs,
 /// its IV width, the IV modes it takes and its key lengths.
 ///
 /// ```
-/// use mdu_dmcrypt::{ChainMode, SUPPORTED};
+/// use mdu_dmcrypt::{ChainMode, Cipher, SUPPORTED};
 /// let xts = SUPPORTED.iter().find(|c| c.chain == ChainMode::Xts).unwrap();
 /// assert_eq!((xts.name, xts.iv_len, xts.key_lens), ("aes-xts", 16, &[32, 64][..]));
 /// let hctr2 = SUPPORTED.iter().find(|c| c.chain == ChainMode::Hctr2).unwrap();
 /// assert_eq!(hctr2.iv_len, 32);
+/// let sm4 = SUPPORTED.iter().find(|c| c.cipher == Cipher::Sm4 && c.chain == ChainMode::Xts);
+/// assert_eq!(sm4.unwrap().key_lens, [32]);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct SupportedCipher {
     /// The cipher and chaining mode as a spec names them (`aes-xts`).
     pub name: &'static str,
-    /// The block cipher (`aes`; Adiantum's `xchacha12,aes` names its
-    /// stream cipher and its block cipher).
-    pub cipher: &'static str,
+    /// The cipher before the chaining mode.
+    pub cipher: Cipher,
     /// Its chaining mode.
     pub chain: ChainMode,
     /// Its IV (tweak) width in bytes, the kernel's `ivsize`: 16 for XTS and
@@ -42,6 +112,16 @@ pub struct SupportedCipher {
 /// mode: parsing, key checks, IV widths and error messages all read it,
 /// and nothing else lists key lengths.
 ///
+/// The AES rows come first: each chaining mode's first row is the one
+/// [`CipherSpec::new`] names. The Serpent, Twofish, Camellia and SM4 rows
+/// run mdu's portable XTS and CBC over the RustCrypto block ciphers
+/// (`mdu_xts::BlockXts`, `mdu_cbc::BlockCbc`), one sector per call; their
+/// `essiv:sha256` encrypts IVs with the same block cipher keyed by the
+/// 32-byte salt, as the kernel's `essiv` template does, so SM4, which has
+/// only 128-bit keys, takes no `essiv` (the kernel refuses it too). Their
+/// key lengths are those cryptsetup uses (128, 192 and 256 bits per key;
+/// SM4 128).
+///
 /// The wide-block rows are spelled as dm-crypt and cryptsetup spell them
 /// (dm-crypt makes `<cipher>-<chainmode>` the kernel algorithm
 /// `<chainmode>(<cipher>)`: `hctr2(aes)`, `adiantum(xchacha12,aes)`), and
@@ -53,12 +133,13 @@ pub struct SupportedCipher {
 /// ```
 /// use mdu_dmcrypt::SUPPORTED;
 /// let names: Vec<&str> = SUPPORTED.iter().map(|c| c.name).collect();
-/// assert_eq!(names, ["aes-xts", "aes-cbc", "aes-hctr2", "xchacha12,aes-adiantum"]);
+/// assert_eq!(names[..4], ["aes-xts", "aes-cbc", "aes-hctr2", "xchacha12,aes-adiantum"]);
+/// assert!(names.contains(&"serpent-xts") && names.contains(&"sm4-cbc"));
 /// ```
 pub const SUPPORTED: &[SupportedCipher] = &[
     SupportedCipher {
         name: "aes-xts",
-        cipher: "aes",
+        cipher: Cipher::Aes,
         chain: ChainMode::Xts,
         iv_len: 16,
         iv_modes: &IvMode::ALL,
@@ -66,7 +147,7 @@ pub const SUPPORTED: &[SupportedCipher] = &[
     },
     SupportedCipher {
         name: "aes-cbc",
-        cipher: "aes",
+        cipher: Cipher::Aes,
         chain: ChainMode::Cbc,
         iv_len: 16,
         iv_modes: &IvMode::ALL,
@@ -74,7 +155,7 @@ pub const SUPPORTED: &[SupportedCipher] = &[
     },
     SupportedCipher {
         name: "aes-hctr2",
-        cipher: "aes",
+        cipher: Cipher::Aes,
         chain: ChainMode::Hctr2,
         iv_len: 32,
         iv_modes: &IvMode::WIDE,
@@ -82,16 +163,90 @@ pub const SUPPORTED: &[SupportedCipher] = &[
     },
     SupportedCipher {
         name: "xchacha12,aes-adiantum",
-        cipher: "xchacha12,aes",
+        cipher: Cipher::XChaCha12Aes,
         chain: ChainMode::Adiantum,
         iv_len: 32,
         iv_modes: &IvMode::WIDE,
         key_lens: &[32],
     },
+    block_row(
+        "serpent-xts",
+        Cipher::Serpent,
+        ChainMode::Xts,
+        &IvMode::ALL,
+        &[32, 48, 64],
+    ),
+    block_row(
+        "serpent-cbc",
+        Cipher::Serpent,
+        ChainMode::Cbc,
+        &IvMode::ALL,
+        &[16, 24, 32],
+    ),
+    block_row(
+        "twofish-xts",
+        Cipher::Twofish,
+        ChainMode::Xts,
+        &IvMode::ALL,
+        &[32, 48, 64],
+    ),
+    block_row(
+        "twofish-cbc",
+        Cipher::Twofish,
+        ChainMode::Cbc,
+        &IvMode::ALL,
+        &[16, 24, 32],
+    ),
+    block_row(
+        "camellia-xts",
+        Cipher::Camellia,
+        ChainMode::Xts,
+        &IvMode::ALL,
+        &[32, 48, 64],
+    ),
+    block_row(
+        "camellia-cbc",
+        Cipher::Camellia,
+        ChainMode::Cbc,
+        &IvMode::ALL,
+        &[16, 24, 32],
+    ),
+    block_row(
+        "sm4-xts",
+        Cipher::Sm4,
+        ChainMode::Xts,
+        &IvMode::NO_ESSIV,
+        &[32],
+    ),
+    block_row(
+        "sm4-cbc",
+        Cipher::Sm4,
+        ChainMode::Cbc,
+        &IvMode::NO_ESSIV,
+        &[16],
+    ),
 ];
 
-/// The row of `chain` (every chaining mode has one: see the test
-/// `table_has_a_row_per_chain_mode`).
+/// A row of a 128-bit block cipher other than AES (16-byte IVs).
+const fn block_row(
+    name: &'static str,
+    cipher: Cipher,
+    chain: ChainMode,
+    iv_modes: &'static [IvMode],
+    key_lens: &'static [usize],
+) -> SupportedCipher {
+    SupportedCipher {
+        name,
+        cipher,
+        chain,
+        iv_len: 16,
+        iv_modes,
+        key_lens,
+    }
+}
+
+/// The first row of `chain`, its AES row (Adiantum's only row; every
+/// chaining mode has one: see the test `table_has_a_row_per_chain_mode`).
 const fn row(chain: ChainMode) -> &'static SupportedCipher {
     let mut i = 0;
     while i < SUPPORTED.len() {
@@ -101,6 +256,19 @@ const fn row(chain: ChainMode) -> &'static SupportedCipher {
         i += 1;
     }
     &SUPPORTED[0]
+}
+
+/// The row of `cipher` and `chain`, if the table has one.
+const fn find_row(cipher: Cipher, chain: ChainMode) -> Option<&'static SupportedCipher> {
+    let mut i = 0;
+    while i < SUPPORTED.len() {
+        let r = &SUPPORTED[i];
+        if r.chain as u8 == chain as u8 && r.cipher as u8 == cipher as u8 {
+            return Some(r);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The longest key of any supported spec, in bytes (AES-256-XTS: 64).
@@ -189,9 +357,10 @@ impl WeakKeys {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ChainMode {
-    /// XTS (IEEE 1619): the key is two AES keys, 32 or 64 bytes in all.
+    /// XTS (IEEE 1619): the key is two keys of the cipher (AES: 32 or 64
+    /// bytes in all).
     Xts,
-    /// CBC: one AES key of 16 or 32 bytes.
+    /// CBC: one key of the cipher (AES: 16 or 32 bytes).
     Cbc,
     /// HCTR2 (`aes-hctr2`): one AES key of 16 or 32 bytes, 32-byte tweaks.
     Hctr2,
@@ -214,8 +383,9 @@ impl ChainMode {
         }
     }
 
-    /// The key lengths in bytes the mdu ciphers of this mode take, shortest
-    /// first, from [`SUPPORTED`].
+    /// The key lengths in bytes of this mode's first (AES) row of
+    /// [`SUPPORTED`], shortest first; a spec's own are
+    /// [`CipherSpec::key_lens`].
     ///
     /// ```
     /// assert_eq!(mdu_dmcrypt::ChainMode::Xts.key_lens(), [32, 64]);
@@ -224,7 +394,8 @@ impl ChainMode {
         row(self).key_lens
     }
 
-    /// The IV width in bytes of this mode's cipher, from [`SUPPORTED`].
+    /// The IV width in bytes of this mode's ciphers, from [`SUPPORTED`]
+    /// (every row of a chaining mode has the same).
     ///
     /// ```
     /// use mdu_dmcrypt::ChainMode;
@@ -305,6 +476,24 @@ impl IvMode {
         IvMode::Null,
     ];
 
+    /// The modes of a 16-byte-IV cipher without 32-byte keys (SM4): all
+    /// but `essiv:sha256`, whose IV cipher is the data cipher keyed with a
+    /// 32-byte hash.
+    ///
+    /// ```
+    /// use mdu_dmcrypt::IvMode;
+    /// assert!(!IvMode::NO_ESSIV.contains(&IvMode::EssivSha256));
+    /// assert_eq!(IvMode::NO_ESSIV.len(), IvMode::ALL.len() - 1);
+    /// ```
+    pub const NO_ESSIV: [IvMode; 6] = [
+        IvMode::Plain,
+        IvMode::Plain64,
+        IvMode::Plain64Be,
+        IvMode::Benbi,
+        IvMode::Null,
+        IvMode::Eboiv,
+    ];
+
     /// Whether this mode fills IVs of `len` bytes as dm-crypt does:
     /// `essiv:sha256`, `eboiv` and `benbi` need one 16-byte cipher block
     /// (the first two encrypt the IV as a block, the last counts blocks);
@@ -383,12 +572,13 @@ impl fmt::Display for IvMode {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CipherSpec {
-    chain: ChainMode,
+    row: &'static SupportedCipher,
     iv_mode: IvMode,
 }
 
 impl CipherSpec {
-    /// A spec from its parts.
+    /// A spec of the chaining mode's first row (AES; Adiantum's
+    /// `xchacha12,aes`) from its parts.
     ///
     /// ```
     /// use mdu_dmcrypt::{ChainMode, CipherSpec, IvMode};
@@ -396,7 +586,43 @@ impl CipherSpec {
     /// assert_eq!(spec.to_string(), "aes-xts-plain64");
     /// ```
     pub const fn new(chain: ChainMode, iv_mode: IvMode) -> CipherSpec {
-        CipherSpec { chain, iv_mode }
+        CipherSpec {
+            row: row(chain),
+            iv_mode,
+        }
+    }
+
+    /// A spec of any cipher from its parts.
+    ///
+    /// # Errors
+    ///
+    /// [`DmCryptError::UnsupportedCipher`] unless [`SUPPORTED`] has a row
+    /// for `cipher` and `chain`; [`DmCryptError::UnknownIvMode`] if that
+    /// row does not take `iv_mode`.
+    ///
+    /// ```
+    /// use mdu_dmcrypt::{ChainMode, Cipher, CipherSpec, IvMode};
+    /// let spec = CipherSpec::with_cipher(Cipher::Twofish, ChainMode::Cbc, IvMode::EssivSha256)?;
+    /// assert_eq!(spec.to_string(), "twofish-cbc-essiv:sha256");
+    /// assert!(CipherSpec::with_cipher(Cipher::Sm4, ChainMode::Cbc, IvMode::EssivSha256).is_err());
+    /// assert!(CipherSpec::with_cipher(Cipher::Serpent, ChainMode::Hctr2, IvMode::Plain64).is_err());
+    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// ```
+    pub fn with_cipher(
+        cipher: Cipher,
+        chain: ChainMode,
+        iv_mode: IvMode,
+    ) -> Result<CipherSpec, DmCryptError> {
+        let row = find_row(cipher, chain).ok_or_else(|| DmCryptError::UnsupportedCipher {
+            spec: alloc::format!("{cipher}-{chain}-{iv_mode}"),
+        })?;
+        if !row.iv_modes.contains(&iv_mode) {
+            return Err(DmCryptError::UnknownIvMode {
+                mode: iv_mode.name().into(),
+                supported: row.iv_modes,
+            });
+        }
+        Ok(CipherSpec { row, iv_mode })
     }
 
     /// Parses `<cipher>-<chainmode>-<ivmode>` against [`SUPPORTED`] (the
@@ -406,7 +632,8 @@ impl CipherSpec {
     /// # Errors
     ///
     /// [`DmCryptError::UnsupportedCipher`] unless the spec's cipher and
-    /// chaining mode are a row of [`SUPPORTED`] (`aes-xts-`, `aes-cbc-`);
+    /// chaining mode are a row of [`SUPPORTED`] (`aes-xts-`,
+    /// `serpent-cbc-`, ...);
     /// [`DmCryptError::UnknownIvMode`] for an IV generator that row does
     /// not take (including `lmk`, `tcw`, `random`, `elephant`). Both
     /// messages list what is supported.
@@ -414,7 +641,8 @@ impl CipherSpec {
     /// ```
     /// use mdu_dmcrypt::{CipherSpec, DmCryptError, IvMode};
     /// assert_eq!(CipherSpec::parse("AES-XTS-plain64")?.iv_mode(), IvMode::Plain64);
-    /// let err = CipherSpec::parse("twofish-cbc-plain64").unwrap_err();
+    /// assert_eq!(CipherSpec::parse("twofish-cbc-plain64")?.key_lens(), [16, 24, 32]);
+    /// let err = CipherSpec::parse("blowfish-cbc-plain64").unwrap_err();
     /// assert!(matches!(err, DmCryptError::UnsupportedCipher { .. }));
     /// assert!(err.to_string().contains("aes-xts"), "{err}");
     /// assert!(matches!(
@@ -435,7 +663,8 @@ impl CipherSpec {
         let row = SUPPORTED
             .iter()
             .find(|r| {
-                cipher.eq_ignore_ascii_case(r.cipher) && chain.eq_ignore_ascii_case(r.chain.name())
+                cipher.eq_ignore_ascii_case(r.cipher.name())
+                    && chain.eq_ignore_ascii_case(r.chain.name())
             })
             .ok_or_else(unsupported)?;
         let iv_mode = row
@@ -447,10 +676,7 @@ impl CipherSpec {
                 mode: iv.into(),
                 supported: row.iv_modes,
             })?;
-        Ok(CipherSpec {
-            chain: row.chain,
-            iv_mode,
-        })
+        Ok(CipherSpec { row, iv_mode })
     }
 
     /// The chaining mode.
@@ -461,7 +687,19 @@ impl CipherSpec {
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
     pub const fn chain(&self) -> ChainMode {
-        self.chain
+        self.row.chain
+    }
+
+    /// The cipher.
+    ///
+    /// ```
+    /// use mdu_dmcrypt::{Cipher, CipherSpec};
+    /// assert_eq!(CipherSpec::parse("camellia-cbc-plain64")?.cipher(), Cipher::Camellia);
+    /// assert_eq!(CipherSpec::parse("aes-xts-plain64")?.cipher(), Cipher::Aes);
+    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// ```
+    pub const fn cipher(&self) -> Cipher {
+        self.row.cipher
     }
 
     /// The IV generator.
@@ -483,7 +721,7 @@ impl CipherSpec {
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
     pub const fn cipher_name(&self) -> &'static str {
-        row(self.chain).name
+        self.row.name
     }
 
     /// The IV width in bytes of the spec's cipher (from [`SUPPORTED`]).
@@ -494,7 +732,7 @@ impl CipherSpec {
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
     pub const fn iv_len(&self) -> usize {
-        row(self.chain).iv_len
+        self.row.iv_len
     }
 
     /// The whole key lengths in bytes the spec's cipher takes, shortest
@@ -506,11 +744,11 @@ impl CipherSpec {
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
     pub const fn key_lens(&self) -> &'static [usize] {
-        row(self.chain).key_lens
+        self.row.key_lens
     }
 
     /// The key length cryptsetup picks when none is given: the longest
-    /// (AES-256: 64 bytes for XTS, 32 for CBC).
+    /// (256-bit keys: 64 bytes for XTS, 32 for CBC; SM4's 128-bit keys).
     ///
     /// ```
     /// use mdu_dmcrypt::CipherSpec;
@@ -540,7 +778,7 @@ impl CipherSpec {
     /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
     /// ```
     pub fn check_key_len(&self, len: usize) -> Result<(), DmCryptError> {
-        let row = row(self.chain);
+        let row = self.row;
         if row.key_lens.contains(&len) {
             return Ok(());
         }
@@ -576,7 +814,7 @@ impl CipherSpec {
     /// ```
     pub fn check_key(&self, key: &[u8], weak: WeakKeys) -> Result<(), DmCryptError> {
         self.check_key_len(key.len())?;
-        if self.chain == ChainMode::Xts && weak == WeakKeys::Refuse {
+        if self.row.chain == ChainMode::Xts && weak == WeakKeys::Refuse {
             mdu_xts::verify_key(key)?;
         }
         Ok(())
@@ -613,20 +851,36 @@ mod tests {
             ChainMode::Adiantum,
         ];
         for chain in chains {
-            let rows = SUPPORTED.iter().filter(|r| r.chain == chain).count();
-            assert_eq!(rows, 1, "{chain}");
             assert_eq!(row(chain).chain, chain);
-            assert_eq!(row(chain).name, format!("{}-{chain}", row(chain).cipher));
+            assert_eq!(
+                SUPPORTED.iter().find(|r| r.chain == chain),
+                Some(row(chain))
+            );
         }
-        assert_eq!(SUPPORTED.len(), chains.len());
+        assert_eq!(row(ChainMode::Xts).cipher, Cipher::Aes);
+        assert_eq!(row(ChainMode::Cbc).cipher, Cipher::Aes);
+        for (i, r) in SUPPORTED.iter().enumerate() {
+            assert_eq!(r.name, format!("{}-{}", r.cipher, r.chain));
+            assert_eq!(find_row(r.cipher, r.chain), Some(r));
+            // One row per cipher and chaining mode.
+            assert!(
+                !SUPPORTED[..i]
+                    .iter()
+                    .any(|o| (o.cipher, o.chain) == (r.cipher, r.chain))
+            );
+        }
     }
 
     #[test]
     fn every_row_takes_exactly_the_iv_modes_that_fit_its_width() {
         for r in SUPPORTED {
+            // SM4, which has no 32-byte keys, cannot key its own ESSIV
+            // cipher with the hash.
+            let essiv_keyable = r.cipher != Cipher::Sm4;
             let fit: Vec<IvMode> = IvMode::ALL
                 .into_iter()
                 .filter(|m| m.iv_len_fits(r.iv_len))
+                .filter(|&m| essiv_keyable || m != IvMode::EssivSha256)
                 .collect();
             assert_eq!(r.iv_modes, &fit[..], "{}", r.name);
         }

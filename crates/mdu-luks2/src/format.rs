@@ -543,3 +543,79 @@ pub fn format_detached(
     region[..copies.len()].copy_from_slice(&copies);
     Ok(region)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Image, KdfParams};
+    use mdu_dmcrypt::{Direction, Geometry, SectorCipher};
+
+    /// Images over the other block ciphers: the keyslot area and the data
+    /// segment use the spec; the image loads, unlocks through the keyslot
+    /// (whose area is encrypted with that cipher) and its segment cipher
+    /// is dm-crypt's for the spec. (cryptsetup cannot open these where
+    /// the kernel lacks the cipher's module.)
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "PBKDF2 and whole key areas are minutes in the interpreter"
+    )]
+    fn images_over_serpent_twofish_camellia_and_sm4_unlock_and_encrypt() {
+        let cases = [
+            ("serpent-xts-plain64", 64),
+            ("twofish-xts-plain64", 32),
+            ("camellia-xts-plain64", 48),
+            ("sm4-xts-plain64", 32),
+            ("serpent-cbc-essiv:sha256", 32),
+            ("twofish-cbc-essiv:sha256", 32),
+            ("camellia-cbc-essiv:sha256", 16),
+            ("sm4-cbc-plain64", 16),
+        ];
+        for (spec, key_size) in cases {
+            let p = FormatParams {
+                cipher: spec.parse().unwrap(),
+                key_size,
+                kdf: KdfParams::Pbkdf2 {
+                    hash: crate::Hash::Sha256,
+                    iterations: 1000,
+                },
+                digest_iterations: 1000,
+                data_offset: 1 << 20,
+                ..FormatParams::default()
+            };
+            let vk: Vec<u8> = (0..key_size as u8)
+                .map(|b| b.wrapping_mul(11) ^ 5)
+                .collect();
+            let mut img = format(&p, b"pw", &vk, &mut os_random).unwrap();
+            img.resize((1 << 20) + 4096, 0);
+            let loaded = Image::load(&img[..]).unwrap();
+            let json = loaded.metadata.to_json();
+            assert_eq!(
+                json.matches(&format!("\"encryption\":\"{spec}\"")).count(),
+                2,
+                "{json}"
+            );
+            let key = loaded.unlock(&img[..], b"pw").unwrap();
+            assert_eq!(&key.key[..], &vk[..], "{spec}");
+            assert!(
+                loaded
+                    .unlock(&img[..], b"px")
+                    .unwrap_err()
+                    .is_wrong_passphrase()
+            );
+            let c = loaded.segment_cipher(&key, WeakKeys::Refuse).unwrap();
+            let direct = SectorCipher::new(
+                p.cipher,
+                &vk,
+                Geometry::new(p.sector_size, 0, false).unwrap(),
+                WeakKeys::Refuse,
+            )
+            .unwrap();
+            let (mut a, mut b) = (vec![7u8; 2048], vec![7u8; 2048]);
+            c.crypt(Direction::Encrypt, 3, &mut a).unwrap();
+            direct.crypt(Direction::Encrypt, 3, &mut b).unwrap();
+            assert_eq!(a, b, "{spec}");
+            assert_ne!(a, vec![7u8; 2048]);
+        }
+    }
+}

@@ -51,12 +51,17 @@ pub(crate) struct CryptArgs {
     /// plain, plain64, plain64be, essiv:sha256, benbi, null or eboiv
     /// (aes-cbc-essiv:sha256 is LUKS1's and old plain mode's default);
     /// the wide-block aes-hctr2-IVMODE and xchacha12,aes-adiantum-IVMODE,
-    /// with IVMODE plain, plain64, plain64be or null.
+    /// with IVMODE plain, plain64, plain64be or null; and serpent-, twofish-,
+    /// camellia- and sm4- in place of aes- for xts and cbc (portable code,
+    /// one sector at a time; sm4 takes no essiv:sha256).
     #[arg(long, value_name = "SPEC", default_value = "aes-xts-plain64")]
     cipher: String,
     /// File holding the raw volume key, nothing else: for aes-xts 32 bytes
     /// (AES-128) or 64 (AES-256), for aes-cbc and aes-hctr2 16 bytes
-    /// (AES-128) or 32 (AES-256), for xchacha12,aes-adiantum 32 bytes.
+    /// (AES-128) or 32 (AES-256), for xchacha12,aes-adiantum 32 bytes;
+    /// serpent, twofish and camellia take 128-, 192- and 256-bit keys (xts
+    /// 32, 48 or 64 bytes, cbc 16, 24 or 32), sm4 128-bit keys (xts 32,
+    /// cbc 16).
     #[arg(long, value_name = "F")]
     key_file: PathBuf,
     #[command(flatten)]
@@ -140,13 +145,14 @@ fn read_key(path: &Path, spec: &CipherSpec) -> Result<Zeroizing<Vec<u8>>, CliErr
             _ if n > MAX_KEY_LEN => format!("more than {MAX_KEY_LEN}"),
             _ => n.to_string(),
         };
-        // The lengths of the spec's table row, with the AES key size each
-        // means (an XTS key is two AES keys).
+        // The lengths of the spec's table row, with the cipher's key size
+        // each means (an XTS key is two keys: AES-256 for 64 bytes).
         let keys = if spec.chain() == ChainMode::Xts { 2 } else { 1 };
+        let label = spec.cipher().key_label();
         let lens: Vec<String> = spec
             .key_lens()
             .iter()
-            .map(|n| format!("{n} (AES-{})", n * 8 / keys))
+            .map(|n| format!("{n} ({label}-{})", n * 8 / keys))
             .collect();
         return Err(CliError::Input {
             path: path.to_owned(),

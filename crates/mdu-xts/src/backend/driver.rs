@@ -136,7 +136,7 @@ impl<V: Tweaks> Kernel<V> {
         // features.
         unsafe {
             let src = ivs.as_ptr().cast::<u8>();
-            let s: [V; W] = core::array::from_fn(|i| V::load(src.add(16 * V::BLOCKS * i)));
+            let s: [V; W] = mdu_platform::simd::array(|i| V::load(src.add(16 * V::BLOCKS * i)));
             let s = self.k2.encrypt::<NR, W>(s, None, None);
             let dst = out.as_mut_ptr().cast::<u8>();
             for (i, v) in s.iter().enumerate() {

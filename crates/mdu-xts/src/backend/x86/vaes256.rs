@@ -77,7 +77,7 @@ impl Tweaks for Ymm {
             let low = [tw0, mul_xk(tw0, 2), mul_xk(tw0, 4), mul_xk(tw0, 6)];
             // The upper eight are the lower eight times x^8: byte shifts,
             // which leave the vector shift units to the AES rounds.
-            core::array::from_fn(|i| {
+            mdu_platform::simd::array(|i| {
                 Ymm::from_raw(if i < 4 {
                     low[i]
                 } else {
