@@ -6,7 +6,7 @@ use core::fmt;
 use mdu_aes::Essiv;
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Iv, Tweak};
 
-use crate::{DmCryptError, Geometry, IvMode};
+use crate::{Error, Geometry, IvMode};
 
 /// Sectors per explicit-IV batch: their IVs are computed together (one ECB
 /// pass for `essiv`, one cipher call for `eboiv`) into a stack array, and
@@ -46,7 +46,7 @@ const BATCH: usize = 64;
 /// let mut expect = [0u8; 16];
 /// expect[15] = 9;
 /// assert_eq!(g.iv(&xts, 9)?, Iv(expect));
-/// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+/// # Ok::<(), mdu_dmcrypt::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct IvGenerator {
@@ -60,10 +60,7 @@ pub struct IvGenerator {
 /// Replaces each of the (at most [`BATCH`]) byte offsets in `ivs` by the
 /// encryption of one zero block under the volume's `cipher` with the offset
 /// as IV, in one explicit-IV call (16-byte IVs only: [`IvMode::iv_len_fits`]).
-fn eboiv_ivs<C: DataUnitCipher + ?Sized>(
-    cipher: &C,
-    ivs: &mut [C::Iv],
-) -> Result<(), DmCryptError> {
+fn eboiv_ivs<C: DataUnitCipher + ?Sized>(cipher: &C, ivs: &mut [C::Iv]) -> Result<(), Error> {
     let mut blocks = [0u8; 16 * BATCH];
     let blocks = &mut blocks[..16 * ivs.len()];
     if let [one] = ivs {
@@ -114,13 +111,9 @@ impl IvGenerator {
     /// use mdu_dmcrypt::{Geometry, IvGenerator, IvMode};
     /// let g = IvGenerator::new(IvMode::Null, Geometry::new(512, 0, false)?, &[])?;
     /// assert_eq!(g.mode(), IvMode::Null);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
-    pub fn new(
-        mode: IvMode,
-        geometry: Geometry,
-        volume_key: &[u8],
-    ) -> Result<IvGenerator, DmCryptError> {
+    pub fn new(mode: IvMode, geometry: Geometry, volume_key: &[u8]) -> Result<IvGenerator, Error> {
         let essiv = match mode {
             IvMode::EssivSha256 => Some(Essiv::new(volume_key)?),
             _ => None,
@@ -138,7 +131,7 @@ impl IvGenerator {
     /// use mdu_dmcrypt::{Geometry, IvGenerator, IvMode};
     /// let g = IvGenerator::new(IvMode::Benbi, Geometry::new(512, 0, false)?, &[])?;
     /// assert_eq!(g.mode(), IvMode::Benbi);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn mode(&self) -> IvMode {
         self.mode
@@ -150,7 +143,7 @@ impl IvGenerator {
     /// use mdu_dmcrypt::{Geometry, IvGenerator, IvMode};
     /// let geo = Geometry::new(1024, 2, false)?;
     /// assert_eq!(IvGenerator::new(IvMode::Plain, geo, &[])?.geometry(), geo);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn geometry(&self) -> Geometry {
         self.geometry
@@ -161,7 +154,7 @@ impl IvGenerator {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::IvWidth`] if the mode cannot fill IVs of the
+    /// [`Error::IvWidth`] if the mode cannot fill IVs of the
     /// cipher's width ([`IvMode::iv_len_fits`]); what `cipher` returns for
     /// a one-block `eboiv` request (never, for the XTS and CBC ciphers of
     /// mdu).
@@ -173,13 +166,9 @@ impl IvGenerator {
     /// let xts = XtsAes128::new(&key)?;
     /// let g = IvGenerator::new(IvMode::Plain, Geometry::new(512, (1 << 32) - 1, false)?, &key)?;
     /// assert_eq!(g.iv(&xts, 1)?, Iv::ZERO); // plain wraps at 2^32
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
-    pub fn iv<C: DataUnitCipher + ?Sized>(
-        &self,
-        cipher: &C,
-        index: u64,
-    ) -> Result<C::Iv, DmCryptError> {
+    pub fn iv<C: DataUnitCipher + ?Sized>(&self, cipher: &C, index: u64) -> Result<C::Iv, Error> {
         let mut iv = C::Iv::ZERO;
         self.ivs(cipher, index, core::slice::from_mut(&mut iv))?;
         Ok(iv)
@@ -198,7 +187,7 @@ impl IvGenerator {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::IvWidth`] if the mode cannot fill IVs of the
+    /// [`Error::IvWidth`] if the mode cannot fill IVs of the
     /// cipher's width (nothing is written); what `cipher` returns for the
     /// 16-byte units of `eboiv` (never, for the XTS and CBC ciphers of
     /// mdu; `out` is then partly written).
@@ -212,14 +201,14 @@ impl IvGenerator {
     /// let mut ivs = [Iv::ZERO; 3];
     /// g.ivs(&xts, 5, &mut ivs)?;
     /// assert_eq!(ivs[2], g.iv(&xts, 7)?);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn ivs<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         out: &mut [C::Iv],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.check_iv_len(<C::Iv as Tweak>::LEN)?;
         let mut index = first;
         for chunk in out.chunks_mut(BATCH) {
@@ -230,11 +219,11 @@ impl IvGenerator {
     }
 
     /// Refuses an IV width the mode cannot fill.
-    fn check_iv_len(&self, len: usize) -> Result<(), DmCryptError> {
+    fn check_iv_len(&self, len: usize) -> Result<(), Error> {
         if self.mode.iv_len_fits(len) {
             return Ok(());
         }
-        Err(DmCryptError::IvWidth {
+        Err(Error::IvWidth {
             mode: self.mode,
             len,
         })
@@ -246,7 +235,7 @@ impl IvGenerator {
         cipher: &C,
         first: u64,
         out: &mut [C::Iv],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         let ss = u64::from(self.geometry.sector_size());
         for (i, slot) in out.iter_mut().enumerate() {
             let s = self.geometry.iv_sector(first.wrapping_add(i as u64));
@@ -288,7 +277,7 @@ impl IvGenerator {
     /// let geo = Geometry::new(4096, 0, false)?;
     /// assert_eq!(IvGenerator::new(IvMode::Plain64, geo, &[])?.affine_step(), Some(8));
     /// assert_eq!(IvGenerator::new(IvMode::Plain64Be, geo, &[])?.affine_step(), None);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn affine_step(&self) -> Option<u64> {
         match self.mode {
@@ -313,7 +302,7 @@ impl IvGenerator {
     /// assert_eq!(plain.affine_run_len(3, 100), 100);
     /// let plain64 = IvGenerator::new(IvMode::Plain64, geo, &[])?;
     /// assert_eq!(plain64.affine_run_len(0, 100), 100);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn affine_run_len(&self, index: u64, max: u64) -> u64 {
         let Some(step) = self.affine_step() else {
@@ -337,7 +326,7 @@ impl IvGenerator {
     /// let plain = IvGenerator::new(IvMode::Plain, geo, &[])?;
     /// assert_eq!(plain.affine(0, 3), Some(1));
     /// assert_eq!(plain.affine(0, 4), None);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn affine(&self, index: u64, count: u64) -> Option<u64> {
         let step = self.affine_step()?;
@@ -346,14 +335,11 @@ impl IvGenerator {
 
     /// The number of sectors in `len` bytes, and the sector size as a
     /// [`DataUnitSize`], for cipher `C`.
-    fn check<C: DataUnitCipher + ?Sized>(
-        &self,
-        len: usize,
-    ) -> Result<(u64, DataUnitSize), DmCryptError> {
+    fn check<C: DataUnitCipher + ?Sized>(&self, len: usize) -> Result<(u64, DataUnitSize), Error> {
         let sector_size = self.geometry.sector_size();
         let ss = sector_size as usize;
         if len == 0 || !len.is_multiple_of(ss) {
-            return Err(DmCryptError::Length { len, sector_size });
+            return Err(Error::Length { len, sector_size });
         }
         self.check_iv_len(<C::Iv as Tweak>::LEN)?;
         let unit = DataUnitSize::new(ss)?;
@@ -372,8 +358,8 @@ impl IvGenerator {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::Length`] unless `buf` is a whole, non-zero number of
-    /// sectors; [`DmCryptError::IvWidth`] if the mode cannot fill the
+    /// [`Error::Length`] unless `buf` is a whole, non-zero number of
+    /// sectors; [`Error::IvWidth`] if the mode cannot fill the
     /// cipher's IVs; a cipher error if `cipher` refuses the sector size
     /// (not the ciphers of mdu). `buf` is then unchanged.
     ///
@@ -387,7 +373,7 @@ impl IvGenerator {
     /// g.crypt(Direction::Encrypt, &xts, 4, &mut buf)?;
     /// g.crypt(Direction::Decrypt, &xts, 4, &mut buf)?;
     /// assert!(buf.iter().all(|&b| b == 7));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn crypt<C: DataUnitCipher + ?Sized>(
         &self,
@@ -395,7 +381,7 @@ impl IvGenerator {
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         let (n, unit) = self.check::<C>(buf.len())?;
         let ss = unit.get();
         let mut i = 0u64;
@@ -451,14 +437,14 @@ impl IvGenerator {
     /// g.encrypt(&xts, 12, &mut one)?;
     /// assert_eq!(buf[1024..1536], one[..]);
     /// assert!(g.encrypt(&xts, 0, &mut [0u8; 100]).is_err());
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn encrypt<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.crypt(Direction::Encrypt, cipher, first, buf)
     }
 
@@ -478,14 +464,14 @@ impl IvGenerator {
     /// g.encrypt(&xts, 0, &mut buf)?;
     /// g.decrypt(&xts, 0, &mut buf)?;
     /// assert!(buf.iter().all(|&b| b == 7));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn decrypt<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.crypt(Direction::Decrypt, cipher, first, buf)
     }
 }
@@ -509,7 +495,7 @@ impl IvGenerator {
     /// g.par_crypt(Direction::Encrypt, &xts, 5, &mut a)?;
     /// g.encrypt(&xts, 5, &mut b)?;
     /// assert_eq!(a, b);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn par_crypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
@@ -517,7 +503,7 @@ impl IvGenerator {
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         use rayon::prelude::*;
 
         let (n, unit) = self.check::<C>(buf.len())?;
@@ -553,14 +539,14 @@ impl IvGenerator {
     /// g.par_encrypt(&xts, 0, &mut a)?;
     /// g.par_decrypt(&xts, 0, &mut a)?;
     /// assert!(a.iter().all(|&b| b == 1));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn par_encrypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.par_crypt(Direction::Encrypt, cipher, first, buf)
     }
 
@@ -580,14 +566,14 @@ impl IvGenerator {
     /// g.par_encrypt(&xts, 0, &mut a)?;
     /// g.par_decrypt(&xts, 0, &mut a)?;
     /// assert!(a.iter().all(|&b| b == 1));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn par_decrypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.par_crypt(Direction::Decrypt, cipher, first, buf)
     }
 }

@@ -7,10 +7,10 @@
 use mdu_cbc::{AesCbc128, AesCbc256};
 use mdu_core::testing::sample;
 use mdu_dmcrypt::{
-    ChainMode, CipherSpec, DataUnitCipher, Direction, DmCryptError, Geometry, IvGenerator, IvMode,
+    ChainMode, CipherSpec, DataUnitCipher, Direction, Error, Geometry, IvGenerator, IvMode,
     SECTOR_SIZES,
 };
-use mdu_xts::{DataUnitSize, Error, Iv, XtsAes128, XtsAes256};
+use mdu_xts::{DataUnitSize, Iv, XtsAes128, XtsAes256};
 use openssl::sha::sha256;
 use openssl::symm::{Cipher, Crypter, Mode, encrypt};
 use proptest::prelude::*;
@@ -56,10 +56,7 @@ fn parse_cipher_specs() {
         "",
     ] {
         let err = CipherSpec::parse(bad).unwrap_err();
-        assert!(
-            matches!(err, DmCryptError::UnsupportedCipher { .. }),
-            "{bad}"
-        );
+        assert!(matches!(err, Error::UnsupportedCipher { .. }), "{bad}");
         assert!(err.to_string().contains("aes-cbc-essiv:sha256"), "{err}");
     }
     for bad in [
@@ -70,7 +67,7 @@ fn parse_cipher_specs() {
         "aes-cbc-",
     ] {
         let err = CipherSpec::parse(bad).unwrap_err();
-        assert!(matches!(err, DmCryptError::UnknownIvMode { .. }), "{bad}");
+        assert!(matches!(err, Error::UnknownIvMode { .. }), "{bad}");
         assert!(err.to_string().contains("plain64"));
     }
 }
@@ -93,7 +90,7 @@ fn key_lengths_per_chaining_mode() {
     }
     assert_eq!(
         cbc.check_key_len(24).unwrap_err(),
-        DmCryptError::KeyLength {
+        Error::KeyLength {
             cipher: "aes-cbc",
             len: 24,
             expected: &[16, 32]
@@ -106,7 +103,7 @@ fn geometry_rules() {
     for ss in [0, 256, 513, 8192] {
         assert_eq!(
             Geometry::new(ss, 0, false).unwrap_err(),
-            DmCryptError::SectorSize { size: ss }
+            Error::SectorSize { size: ss }
         );
     }
     for ss in SECTOR_SIZES {
@@ -116,7 +113,7 @@ fn geometry_rules() {
             let err = Geometry::new(ss, 5 * d + 1, false).unwrap_err();
             assert_eq!(
                 err,
-                DmCryptError::IvOffsetAlignment {
+                Error::IvOffsetAlignment {
                     iv_offset: 5 * d + 1,
                     sector_size: ss
                 }
@@ -292,7 +289,7 @@ fn length_errors_leave_buffer_alone() {
     let err = g.encrypt(&xts, 0, &mut buf).unwrap_err();
     assert_eq!(
         err,
-        DmCryptError::Length {
+        Error::Length {
             len: 1536,
             sector_size: 1024
         }
@@ -443,13 +440,13 @@ struct Recorder {
 
 impl DataUnitCipher for Recorder {
     type Iv = Iv;
-    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), mdu_xts::Error> {
         self.singles
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.encrypt(iv, unit)
     }
 
-    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), mdu_xts::Error> {
         self.singles
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.decrypt(iv, unit)
@@ -462,7 +459,7 @@ impl DataUnitCipher for Recorder {
         iv_step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
-    ) -> Result<(), Error> {
+    ) -> Result<(), mdu_xts::Error> {
         self.batches
             .lock()
             .unwrap()
@@ -476,7 +473,7 @@ impl DataUnitCipher for Recorder {
         ivs: &[Iv],
         unit: DataUnitSize,
         buf: &mut [u8],
-    ) -> Result<(), Error> {
+    ) -> Result<(), mdu_xts::Error> {
         self.listed.lock().unwrap().push((ivs.to_vec(), unit.get()));
         self.inner.crypt_units_with_ivs(dir, ivs, unit, buf)
     }

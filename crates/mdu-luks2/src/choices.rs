@@ -5,7 +5,7 @@ use mdu_dmcrypt::{CipherSpec, WeakKeys};
 
 use crate::format::FormatParams;
 use crate::kdf::{Argon2Variant, Hash};
-use crate::{KdfParams, Luks2Error};
+use crate::{Error, KdfParams};
 
 /// The key derivation of a new keyslot, as `cryptsetup --pbkdf` names it.
 ///
@@ -39,7 +39,7 @@ pub enum Pbkdf {
 /// // Forced iterations: the volume-key digest takes the minimum, as cryptsetup.
 /// let c = FormatChoices { iterations: Some(1000), ..FormatChoices::default() };
 /// assert_eq!(c.params()?.digest_iterations, 1000);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FormatChoices {
@@ -108,14 +108,14 @@ impl FormatChoices {
     /// let c = FormatChoices { sector_size: Some(300), ..FormatChoices::default() };
     /// assert!(c.params().is_err());
     /// ```
-    pub fn params(&self) -> Result<FormatParams, Luks2Error> {
+    pub fn params(&self) -> Result<FormatParams, Error> {
         let cipher = match self.cipher {
             Some(c) => c,
             None => CipherSpec::parse(Self::CIPHER)?,
         };
         let hash = match self.hash {
             Some(h) => h,
-            None => Hash::parse(Self::HASH).ok_or_else(|| Luks2Error::Params {
+            None => Hash::parse(Self::HASH).ok_or_else(|| Error::Params {
                 problem: format!("unknown hash {}", Self::HASH),
             })?,
         };

@@ -2,8 +2,8 @@
 //! validation rule has a test that breaks it and names the error it gives.
 
 use mdu_luks2::{
-    Argon2Variant, CipherSpec, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image,
-    KdfParams, Luks2Error, Metadata, SectorCipher, WeakKeys, format, header_checksum, os_random,
+    Argon2Variant, CipherSpec, Direction, Error, FormatParams, Geometry, Hash, HeaderCopy, Image,
+    KdfParams, Metadata, SectorCipher, WeakKeys, format, header_checksum, os_random,
 };
 use serde_json::{Value, json};
 
@@ -66,10 +66,10 @@ fn mutate(image: &mut [u8], f: impl Fn(&mut Value)) {
     }
 }
 
-fn load_err(image: &[u8]) -> Luks2Error {
+fn load_err(image: &[u8]) -> Error {
     match Image::load(image) {
         Ok(_) => panic!("a broken image was accepted"),
-        Err(Luks2Error::NoValidHeader { primary, .. }) => *primary,
+        Err(Error::NoValidHeader { primary, .. }) => *primary,
         Err(e) => panic!("expected NoValidHeader, got {e}"),
     }
 }
@@ -181,7 +181,7 @@ fn a_damaged_primary_falls_back_to_the_secondary_and_says_so() {
     assert_eq!(loaded.copy, HeaderCopy::Secondary);
     assert!(matches!(
         loaded.primary_error,
-        Some(Luks2Error::ChecksumMismatch { offset: 0 })
+        Some(Error::ChecksumMismatch { offset: 0 })
     ));
     assert_eq!(
         &loaded.unlock(&img[..], b"pw").unwrap().key[..],
@@ -193,7 +193,7 @@ fn a_damaged_primary_falls_back_to_the_secondary_and_says_so() {
     assert_eq!(loaded.copy, HeaderCopy::Secondary);
     assert!(matches!(
         loaded.primary_error,
-        Some(Luks2Error::BadMagic { offset: 0 })
+        Some(Error::BadMagic { offset: 0 })
     ));
 }
 
@@ -205,19 +205,16 @@ fn a_damaged_secondary_is_reported_and_the_primary_used() {
     assert_eq!(loaded.copy, HeaderCopy::Primary);
     assert!(matches!(
         loaded.secondary_error,
-        Some(Luks2Error::ChecksumMismatch { offset: 16384 })
+        Some(Error::ChecksumMismatch { offset: 16384 })
     ));
     // Both damaged: no header, both reasons.
     img[4096 + 3] ^= 1;
     match Image::load(&img[..]) {
-        Err(Luks2Error::NoValidHeader { primary, secondary }) => {
-            assert!(matches!(
-                *primary,
-                Luks2Error::ChecksumMismatch { offset: 0 }
-            ));
+        Err(Error::NoValidHeader { primary, secondary }) => {
+            assert!(matches!(*primary, Error::ChecksumMismatch { offset: 0 }));
             assert!(matches!(
                 *secondary,
-                Luks2Error::ChecksumMismatch { offset: 16384 }
+                Error::ChecksumMismatch { offset: 16384 }
             ));
         }
         other => panic!("{other:?}"),
@@ -243,18 +240,15 @@ fn the_json_area_must_be_json_then_nul_bytes() {
     v.extend_from_slice(b"\0x");
     put_json(&mut img, 0, &v);
     img[HDR..2 * HDR].fill(0);
-    assert!(matches!(
-        load_err(&img),
-        Luks2Error::JsonArea { offset: 0, .. }
-    ));
+    assert!(matches!(load_err(&img), Error::JsonArea { offset: 0, .. }));
     put_json(&mut img, 0, b" {}");
-    assert!(matches!(load_err(&img), Luks2Error::JsonArea { .. }));
+    assert!(matches!(load_err(&img), Error::JsonArea { .. }));
     put_json(&mut img, 0, b"{\"keyslots\":");
-    assert!(matches!(load_err(&img), Luks2Error::JsonSyntax { .. }));
+    assert!(matches!(load_err(&img), Error::JsonSyntax { .. }));
     let mut full = vec![b' '; HDR - 4096];
     full[0] = b'{';
     put_json(&mut img, 0, &full);
-    assert!(matches!(load_err(&img), Luks2Error::JsonArea { .. }));
+    assert!(matches!(load_err(&img), Error::JsonArea { .. }));
 }
 
 #[test]
@@ -265,43 +259,40 @@ fn a_bad_checksum_is_never_accepted() {
         bad[at] ^= 0x80;
         bad[HDR + at] ^= 0x80;
         let e = Image::load(&bad[..]).unwrap_err();
-        assert!(
-            matches!(e, Luks2Error::NoValidHeader { .. }),
-            "byte {at}: {e}"
-        );
+        assert!(matches!(e, Error::NoValidHeader { .. }), "byte {at}: {e}");
     }
 }
 
 /// Each mutation of the metadata (in both copies) and the error it gives.
 #[test]
 fn every_validation_rule_has_its_error() {
-    type Check = fn(&Luks2Error) -> bool;
+    type Check = fn(&Error) -> bool;
     type Case = (&'static str, Box<dyn Fn(&mut Value)>, Check);
     let cases: Vec<Case> = vec![
         (
             "json_size",
             Box::new(|v| v["config"]["json_size"] = json!("4096")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.json_size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "config.json_size"),
         ),
         (
             "keyslots_size alignment",
             Box::new(|v| v["config"]["keyslots_size"] = json!("1000")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.keyslots_size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "config.keyslots_size"),
         ),
         (
             "area outside the keyslots area",
             Box::new(|v| v["keyslots"]["0"]["area"]["offset"] = json!("16384")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area"),
         ),
         (
             "area too small",
             Box::new(|v| v["keyslots"]["0"]["area"]["size"] = json!("4096")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area.size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area.size"),
         ),
         (
             "area unaligned",
             Box::new(|v| v["keyslots"]["0"]["area"]["offset"] = json!("32769")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area.offset"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area.offset"),
         ),
         (
             "overlapping areas",
@@ -313,7 +304,7 @@ fn every_validation_rule_has_its_error() {
             |e| {
                 matches!(
                     e,
-                    Luks2Error::KeyslotAreasOverlap {
+                    Error::KeyslotAreasOverlap {
                         first: 0,
                         second: 1
                     }
@@ -327,29 +318,29 @@ fn every_validation_rule_has_its_error() {
                 k["area"]["offset"] = json!("294912");
                 v["keyslots"]["32"] = k;
             }),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.32"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.32"),
         ),
         (
             "zero key size",
             Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(0)),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.key_size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.key_size"),
         ),
         (
             "stripes not an integer",
             Box::new(|v| v["keyslots"]["0"]["af"]["stripes"] = json!("4000")),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.af.stripes"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.0.af.stripes"),
         ),
         (
             "Argon2 memory above the maximum",
             Box::new(
                 |v| v["keyslots"]["0"]["kdf"] = json!({"type":"argon2id","time":4,"memory":4194305,"cpus":1,"salt":"AAAAAAAAAAA="}),
             ),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.kdf.memory"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.kdf.memory"),
         ),
         (
             "zero iterations",
             Box::new(|v| v["keyslots"]["0"]["kdf"]["iterations"] = json!(0)),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.kdf.iterations"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.kdf.iterations"),
         ),
         (
             "segment offset not a multiple of the sector size",
@@ -357,22 +348,22 @@ fn every_validation_rule_has_its_error() {
                 v["segments"]["0"]["sector_size"] = json!(4096);
                 v["segments"]["0"]["offset"] = json!("1049088");
             }),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.offset"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.offset"),
         ),
         (
             "segment inside the keyslots area",
             Box::new(|v| v["segments"]["0"]["offset"] = json!("65536")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.offset"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.offset"),
         ),
         (
             "sector size",
             Box::new(|v| v["segments"]["0"]["sector_size"] = json!(768)),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.sector_size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.sector_size"),
         ),
         (
             "segment size",
             Box::new(|v| v["segments"]["0"]["size"] = json!("1000")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.size"),
         ),
         (
             "digest names a missing keyslot",
@@ -380,7 +371,7 @@ fn every_validation_rule_has_its_error() {
             |e| {
                 matches!(
                     e,
-                    Luks2Error::DanglingReference {
+                    Error::DanglingReference {
                         kind: "keyslot",
                         id: 7,
                         ..
@@ -394,7 +385,7 @@ fn every_validation_rule_has_its_error() {
             |e| {
                 matches!(
                     e,
-                    Luks2Error::DanglingReference {
+                    Error::DanglingReference {
                         kind: "segment",
                         id: 3,
                         ..
@@ -410,22 +401,22 @@ fn every_validation_rule_has_its_error() {
                     .unwrap()
                     .remove("encryption");
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.area.encryption"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.0.area.encryption"),
         ),
         (
             "64-bit number as a JSON number",
             Box::new(|v| v["segments"]["0"]["offset"] = json!(1048576)),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.0.offset"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "segments.0.offset"),
         ),
         (
             "32-bit number as a string",
             Box::new(|v| v["segments"]["0"]["sector_size"] = json!("512")),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.0.sector_size"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "segments.0.sector_size"),
         ),
         (
             "negative number",
             Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(-64)),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.key_size"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.0.key_size"),
         ),
         (
             "id that is not a number",
@@ -433,47 +424,47 @@ fn every_validation_rule_has_its_error() {
                 let k = v["keyslots"]["0"].clone();
                 v["keyslots"]["x"] = k;
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.x"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.x"),
         ),
         (
             "short digest",
             Box::new(|v| v["digests"]["0"]["digest"] = json!("AAAAAAAAAAAAAAAAAAAAAAAAAA==")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "digests.0.digest"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "digests.0.digest"),
         ),
         (
             "bad base64",
             Box::new(|v| v["digests"]["0"]["salt"] = json!("not base64!")),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.salt"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "digests.0.salt"),
         ),
         (
             "unknown keyslot type",
             Box::new(|v| v["keyslots"]["0"]["type"] = json!("luks1")),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "keyslots.0.type"),
+            |e| matches!(e, Error::Unsupported { field, .. } if field == "keyslots.0.type"),
         ),
         (
             "unknown hash",
             Box::new(|v| v["keyslots"]["0"]["af"]["hash"] = json!("whirlpool")),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "keyslots.0.af.hash"),
+            |e| matches!(e, Error::Unsupported { field, .. } if field == "keyslots.0.af.hash"),
         ),
         (
             "a reencryption requirement without its keyslot",
             Box::new(|v| v["config"]["requirements"] = json!({"mandatory":["online-reencrypt"]})),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.requirements"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "config.requirements"),
         ),
         (
             "requirements of an unknown form",
             Box::new(|v| v["config"]["requirements"] = json!({"optional":["x"]})),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "config.requirements.optional"),
+            |e| matches!(e, Error::Unsupported { field, .. } if field == "config.requirements.optional"),
         ),
         (
             "integrity segment",
             Box::new(|v| v["segments"]["0"]["integrity"] = json!({"type":"hmac(sha256)"})),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "segments.0.integrity"),
+            |e| matches!(e, Error::Unsupported { field, .. } if field == "segments.0.integrity"),
         ),
         (
             "not an object",
             Box::new(|v| v["tokens"] = json!([])),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "tokens"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "tokens"),
         ),
     ];
     let mut cases = cases;
@@ -487,17 +478,13 @@ fn every_validation_rule_has_its_error() {
     }
 }
 
-type Rule = (
-    &'static str,
-    Box<dyn Fn(&mut Value)>,
-    fn(&Luks2Error) -> bool,
-);
+type Rule = (&'static str, Box<dyn Fn(&mut Value)>, fn(&Error) -> bool);
 
 /// The rules of cryptsetup 2.6.1's header validation on ids and on how
 /// keyslots, digests and segments are bound (each one checked against
 /// cryptsetup itself by the CLI's interop tests).
 fn cryptsetup_binding_rules() -> Vec<Rule> {
-    let layout = |want: &'static str| move |e: &Luks2Error| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains(want));
+    let layout = |want: &'static str| move |e: &Error| matches!(e, Error::Layout { problem, .. } if problem.contains(want));
     let _ = layout;
     vec![
         (
@@ -506,7 +493,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 let k = v["keyslots"]["0"].take();
                 v["keyslots"] = json!({ "00": k });
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.00"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.00"),
         ),
         (
             "segment id with a leading zero",
@@ -514,7 +501,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 let s = v["segments"]["0"].take();
                 v["segments"] = json!({ "00": s });
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.00"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "segments.00"),
         ),
         (
             "digest id with a leading zero",
@@ -522,37 +509,37 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 let d = v["digests"]["0"].take();
                 v["digests"] = json!({ "00": d });
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.00"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "digests.00"),
         ),
         (
             "keyslot reference with a leading zero",
             Box::new(|v| v["digests"]["0"]["keyslots"] = json!(["00"])),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.keyslots"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "digests.0.keyslots"),
         ),
         (
             "segment reference with a leading zero",
             Box::new(|v| v["digests"]["0"]["segments"] = json!(["00"])),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.segments"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "digests.0.segments"),
         ),
         (
             "a keyslot in two digests",
             Box::new(|v| v["digests"]["1"] = v["digests"]["0"].clone()),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("listed by 2 digests [0, 1]")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.contains("listed by 2 digests [0, 1]")),
         ),
         (
             "a keyslot in no digest",
             Box::new(|v| v["digests"]["0"]["keyslots"] = json!([])),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("listed by 0 digests")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.contains("listed by 0 digests")),
         ),
         (
             "a segment in no digest",
             Box::new(|v| v["digests"]["0"]["segments"] = json!([])),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0"),
         ),
         (
             "the only segment a backup",
             Box::new(|v| v["segments"]["0"]["flags"] = json!(["backup-previous"])),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
         ),
         (
             "a gap before the first segment",
@@ -561,7 +548,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 v["segments"] = json!({ "1": s });
                 v["digests"]["0"]["segments"] = json!(["1"]);
             }),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no segment 0 before segment 1")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.starts_with("no segment 0 before segment 1")),
         ),
         (
             "a backup segment before a regular one",
@@ -573,7 +560,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 v["segments"]["1"] = s;
                 v["digests"]["0"]["segments"] = json!(["0", "1"]);
             }),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
         ),
         (
             "a regular segment after a backup one",
@@ -587,7 +574,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 v["segments"]["2"] = s;
                 v["digests"]["0"]["segments"] = json!(["0", "1", "2"]);
             }),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("regular segment 2 comes after backup segment 1")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.contains("regular segment 2 comes after backup segment 1")),
         ),
     ]
 }
@@ -613,7 +600,7 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     assert!(
         matches!(
             e,
-            Luks2Error::UnboundKeyslot {
+            Error::UnboundKeyslot {
                 slot: 0,
                 segment: 0
             }
@@ -629,7 +616,7 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     assert!(
         matches!(
             e,
-            Luks2Error::KeyslotNotBound {
+            Error::KeyslotNotBound {
                 slot: 0,
                 segment: 0
             }
@@ -639,7 +626,7 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     // No keyslot is bound to segment 0 at all.
     assert!(matches!(
         loaded.unlock(&img[..], b"nope"),
-        Err(Luks2Error::NoKeyslot)
+        Err(Error::NoKeyslot)
     ));
     // Asked for by name, the unbound key opens, with no segment.
     let k = loaded.unlock_unbound(&img[..], 0, b"pw").unwrap();
@@ -656,11 +643,11 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     let loaded = Image::load(&fresh[..]).unwrap();
     assert!(matches!(
         loaded.unlock_unbound(&fresh[..], 0, b"pw"),
-        Err(Luks2Error::NotUnbound { slot: 0 })
+        Err(Error::NotUnbound { slot: 0 })
     ));
     assert!(matches!(
         loaded.unlock_unbound(&fresh[..], 5, b"pw"),
-        Err(Luks2Error::NoSuchKeyslot { slot: 5 })
+        Err(Error::NoSuchKeyslot { slot: 5 })
     ));
 }
 
@@ -693,7 +680,7 @@ fn keyslots_of_an_unknown_priority_are_tried_only_by_name() {
         let loaded = Image::load(&img[..]).unwrap();
         let e = loaded.unlock(&img[..], b"pw").unwrap_err();
         assert!(
-            matches!(&e, Luks2Error::NoUsableKeyslot { segment: 0, why } if why.contains(want)),
+            matches!(&e, Error::NoUsableKeyslot { segment: 0, why } if why.contains(want)),
             "{prio}: {e}"
         );
         let k = loaded.unlock_slot(&img[..], 0, b"pw").unwrap();
@@ -736,7 +723,7 @@ fn a_segment_bound_to_two_digests_opens_with_no_passphrase() {
     let loaded = Image::load(&img[..]).unwrap();
     let e = loaded.unlock(&img[..], b"pw").unwrap_err();
     assert!(
-        matches!(&e, Luks2Error::Layout { problem, .. } if problem.starts_with("segment 0 is bound to 2 digests [0, 1]")),
+        matches!(&e, Error::Layout { problem, .. } if problem.starts_with("segment 0 is bound to 2 digests [0, 1]")),
         "{e}"
     );
 }
@@ -883,7 +870,7 @@ fn a_keyslot_area_beyond_the_end_of_the_image_is_refused() {
     assert!(
         matches!(
             e,
-            Luks2Error::Truncated {
+            Error::Truncated {
                 what: "keyslot area",
                 ..
             }
@@ -891,7 +878,7 @@ fn a_keyslot_area_beyond_the_end_of_the_image_is_refused() {
         "{e:?}"
     );
     let e = load_err(&img[..20000]);
-    assert!(matches!(e, Luks2Error::Truncated { .. }), "{e:?}");
+    assert!(matches!(e, Error::Truncated { .. }), "{e:?}");
 }
 
 #[test]
@@ -902,7 +889,7 @@ fn the_payload_must_be_whole_sectors_inside_the_image() {
     let (_, seg) = loaded.segment().unwrap();
     assert!(matches!(
         loaded.payload_range(seg),
-        Err(Luks2Error::Layout { .. })
+        Err(Error::Layout { .. })
     ));
 }
 
@@ -1021,7 +1008,7 @@ fn a_valid_primary_is_never_passed_over_for_a_header_elsewhere() {
     assert_eq!(loaded.header.uuid, Image::load(&a[..]).unwrap().header.uuid);
     assert!(matches!(
         loaded.secondary_error,
-        Some(Luks2Error::BadMagic { offset: 16384 })
+        Some(Error::BadMagic { offset: 16384 })
     ));
     // With A's primary damaged too, the scan finds B's copy: the image is
     // then B's, as a reader with nothing else to go on must take it.
@@ -1040,10 +1027,7 @@ fn a_weak_volume_key_is_refused_unless_allowed() {
     // cipher is refused unless allowed.
     let weak = [0x11u8; 64];
     let e = format(&pbkdf2(), b"pw", &weak, &mut os_random).unwrap_err();
-    assert!(
-        matches!(e, Luks2Error::Cipher(ref c) if c.is_weak_key()),
-        "{e}"
-    );
+    assert!(matches!(e, Error::Cipher(ref c) if c.is_weak_key()), "{e}");
     let p = FormatParams {
         weak_keys: WeakKeys::Allow,
         ..pbkdf2()
@@ -1098,7 +1082,7 @@ fn an_unsupported_cipher_loads_dumps_and_fails_where_it_is_used() {
         let unlocked = loaded.unlock(&img[..], b"pw");
         match (field, spec) {
             ("keyslot", _) => match unlocked.unwrap_err() {
-                Luks2Error::UnsupportedCipher { field, error } => {
+                Error::UnsupportedCipher { field, error } => {
                     assert_eq!(field, "keyslots.0.area.encryption");
                     assert!(error.to_string().contains("aes-xts-<ivmode>"), "{error}");
                 }
@@ -1113,7 +1097,7 @@ fn an_unsupported_cipher_loads_dumps_and_fails_where_it_is_used() {
             _ => {
                 let key = unlocked.unwrap();
                 match loaded.segment_cipher(&key, WeakKeys::Refuse).unwrap_err() {
-                    Luks2Error::UnsupportedCipher { field, error } => {
+                    Error::UnsupportedCipher { field, error } => {
                         assert_eq!(field, "segments.0.encryption");
                         assert!(error.to_string().contains("plain64"), "{error}");
                     }
