@@ -55,31 +55,28 @@
 //! # }
 //! ```
 
-#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+#[cfg(arm_simd)]
 mod neon;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod xmm;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod ymm;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod zmm;
 
-#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+#[cfg(arm_simd)]
 pub use neon::Neon;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub use xmm::Xmm;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub use ymm::Ymm;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub use zmm::Zmm;
 
 mod sealed {
     pub trait Sealed {}
 }
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 use sealed::Sealed;
 
 /// A SIMD register of one width: [`Register::LANES`] lanes of 16 bytes.
@@ -171,14 +168,7 @@ pub trait Register: Copy + core::fmt::Debug + sealed::Sealed {
     fn shift_in(carry: Self, v: Self) -> Self;
 }
 
-#[cfg(all(
-    test,
-    feature = "std",
-    any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    )
-))]
+#[cfg(all(test, feature = "std", simd))]
 mod tests {
     use super::*;
 
@@ -285,7 +275,7 @@ mod tests {
     #[test]
     fn moves_follow_the_byte_model() {
         let mut ran: std::vec::Vec<&str> = std::vec::Vec::new();
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         {
             let f = crate::cpu::Features::get();
             // SAFETY: SSE2 is the x86_64 baseline.
@@ -302,7 +292,7 @@ mod tests {
                 ran.push("zmm");
             }
         }
-        #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+        #[cfg(arm_simd)]
         {
             // SAFETY: NEON is the arm64 baseline.
             unsafe { check::<Neon>() };
