@@ -46,11 +46,9 @@ pub fn conditions(arch: &str, endian: &str, miri: bool) -> [bool; 4] {
 /// `cfg`s as `CARGO_CFG_*`; `cargo miri` adds `CARGO_CFG_MIRI`.
 ///
 /// ```no_run
-/// // build.rs of a crate with SIMD kernels, with `mdu-platform` (feature
-/// // `std`) among its [build-dependencies]:
-/// fn main() {
-///     mdu_platform::target::emit();
-/// }
+/// // All that `main` of the build.rs of a crate with SIMD kernels does
+/// // (`mdu-platform`, feature `std`, among its [build-dependencies]):
+/// mdu_platform::target::emit();
 /// ```
 pub fn emit() {
     let var = |name| std::env::var(name).unwrap_or_default();
