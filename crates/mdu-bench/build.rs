@@ -1,4 +1,5 @@
-//! Builds the C baselines the report measures beside mdu, looks for Intel
+//! Names the target conditions (`cfg(x86_simd)`, as `mdu_platform::target`
+//! defines them), builds the C baselines the report measures beside mdu, looks for Intel
 //! ISA-L (`libisal`), a peer of the dm-verity FEC encoder, and builds a
 //! recent OpenSSL, a peer of the XTS and CBC paths.
 //!
@@ -22,6 +23,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
+    mdu_platform::target::emit();
     build_facts();
     println!("cargo:rerun-if-changed=csrc/kernel_base64.c");
     cc::Build::new()

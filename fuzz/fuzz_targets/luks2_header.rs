@@ -95,7 +95,7 @@ fn cheap_params(uuid: &str, data_offset: u64) -> FormatParams {
 
 /// A fixed xorshift generator for salts and stripes, so runs are
 /// reproducible.
-fn fixed_random(mut state: u64) -> impl FnMut(&mut [u8]) -> Result<(), mdu_luks2::Luks2Error> {
+fn fixed_random(mut state: u64) -> impl FnMut(&mut [u8]) -> Result<(), mdu_luks2::Error> {
     move |buf: &mut [u8]| {
         for b in buf {
             state ^= state << 13;

@@ -263,10 +263,7 @@ impl Mode for EcbMode {
 /// The batched ECB kernel, written once over [`Vector`](crate::vector::Vector),
 /// and its entry point per width, each taking the witness of its
 /// backend's needs (`<EcbMode as Mode>::Vaes512` and its siblings).
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 pub mod kernels {
     use alloc::boxed::Box;
 

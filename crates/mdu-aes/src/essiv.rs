@@ -258,7 +258,7 @@ mod tests {
     /// crates: no 16-byte piece of the salt is left on the stack after the
     /// setup or a clone.
     #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     fn essiv_setup_leaves_no_salt_on_the_stack() {
         use crate::wipe::{PROBE_DEPTH, contains, dead_stack};
 

@@ -46,19 +46,18 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
-// The SIMD code is compiled on x86_64 and on little-endian aarch64, never
-// under Miri (it cannot run the vendor intrinsics). The modules declared
+// The SIMD code is compiled on x86_64 (`cfg(x86_simd)`) and on
+// little-endian aarch64 (`cfg(arm_simd)`; either: `cfg(simd)`), never under
+// Miri (it cannot run the vendor intrinsics): build.rs names these
+// conditions, as `mdu_platform::target` defines them. The modules declared
 // under these conditions need no more than a `target_arch` inside; the
 // rest of the crate reaches the SIMD half through `dispatch`, which has a
 // stand-in everywhere else.
-#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+#[cfg(arm_simd)]
 mod aarch64;
 mod cipher;
 mod detect;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 mod dispatch;
 mod ecb;
 mod error;
@@ -67,22 +66,16 @@ mod ivs;
 mod keyed;
 mod keys;
 mod mode;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 mod vector;
 mod wipe;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod x86;
 
 /// Where no SIMD backend is compiled (other targets, Miri): the stand-ins
 /// of the SIMD half of the skeleton. Every mode has the (empty) kernel
 /// list of this target, and no SIMD backend value can exist.
-#[cfg(not(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-)))]
+#[cfg(not(simd))]
 mod dispatch {
     use mdu_core::Direction;
 
@@ -141,20 +134,11 @@ pub use mode::{Aes128, Aes256, Backend, BlockAes, KeySize};
 pub mod testing;
 
 // The crate's own paths to what it keeps behind `__private`.
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 use __private::SimdKeys;
 // Where no SIMD backend is compiled (other targets, Miri) the portable
 // half alone leaves some of these unused.
-#[cfg_attr(
-    not(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    )),
-    allow(unused_imports)
-)]
+#[cfg_attr(not(simd), allow(unused_imports))]
 use __private::{CpuFeatures, Engine, Io, Ivs, Kernels, Request, RoundKeys, Schedule, rounds};
 
 /// What the mode crates (`mdu-xts`, `mdu-cbc`, `mdu-hctr2`,
@@ -167,16 +151,10 @@ use __private::{CpuFeatures, Engine, Io, Ivs, Kernels, Request, RoundKeys, Sched
 pub mod __private {
     pub use crate::detect::CpuFeatures;
     pub use crate::dispatch::Kernels;
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
+    #[cfg(simd)]
     pub use crate::dispatch::{SimdKeys, ecb_kernels, expand};
     pub use crate::ivs::Ivs;
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
+    #[cfg(simd)]
     pub use crate::kernels;
     pub use crate::keys::RoundKeys;
     pub use crate::mode::{BlockAes, Engine, EveryKey, ForMode, Io, KeyRule, Mode, Request};
@@ -202,16 +180,13 @@ pub mod __private {
     }
 
     /// The arm64 AES primitives: key expansion, loads and stores, rounds.
-    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+    #[cfg(arm_simd)]
     pub mod aarch64 {
         pub use crate::aarch64::*;
     }
 
     /// The vector layer: the AES view of each register width.
-    #[cfg(any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    ))]
+    #[cfg(simd)]
     pub mod vector {
         pub use crate::vector::*;
     }
@@ -222,7 +197,7 @@ pub mod __private {
     }
 
     /// The x86_64 AES primitives: key expansion, loads and stores.
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     pub mod x86 {
         pub use crate::x86::*;
     }

@@ -51,7 +51,7 @@ pub const PROBE_DEPTH: usize = 2 * KEY_SETUP_STACK;
 /// mdu_aes::__private::wipe::dead_stack(&mut seen);
 /// # }
 /// ```
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 #[inline(always)]
 pub fn dead_stack(out: &mut [u8]) {
     if out.len() != PROBE_DEPTH {

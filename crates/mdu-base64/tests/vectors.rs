@@ -319,7 +319,7 @@ fn output_too_small_writes_nothing() {
 }
 
 #[test]
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 fn detection_matches_std() {
     use mdu_base64::Backend;
     assert_eq!(
@@ -341,7 +341,7 @@ fn detection_matches_std() {
 }
 
 #[test]
-#[cfg(all(target_arch = "aarch64", not(miri)))]
+#[cfg(arm_cpu)]
 fn detection_matches_std() {
     use mdu_base64::Backend;
     assert_eq!(

@@ -161,7 +161,7 @@ pub fn ecb_encrypt(how: AesBound, rk: &[[u8; 16]], buf: &mut [u8]) -> bool {
     if !buf.len().is_multiple_of(512) || !(rk.len() == 11 || rk.len() == 15) {
         return false;
     }
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     {
         use mdu_aes::__private::ecb_kernels::{xmm, ymm, zmm};
         use mdu_platform::cpu::Witness;
@@ -194,7 +194,7 @@ pub fn ecb_encrypt(how: AesBound, rk: &[[u8; 16]], buf: &mut [u8]) -> bool {
         }
         true
     }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    #[cfg(not(x86_simd))]
     {
         let _ = how;
         false

@@ -94,7 +94,7 @@ impl fmt::Display for CliError {
 
 /// A key refused by the library, as a CLI error about `path`: a weak key
 /// names the option that accepts it (exit 2).
-pub(crate) fn key_error(path: &Path, what: &str, e: mdu_dmcrypt::DmCryptError) -> CliError {
+pub(crate) fn key_error(path: &Path, what: &str, e: mdu_dmcrypt::Error) -> CliError {
     match e {
         e if e.is_weak_key() => CliError::Input {
             path: path.to_owned(),

@@ -3,20 +3,19 @@
 use alloc::string::String;
 use core::fmt;
 
-use mdu_core::Error;
 use mdu_xts::SetupError;
 
 /// What was wrong with a cipher spec, a dm-crypt layout or a request.
 ///
 /// ```
-/// use mdu_dmcrypt::{DmCryptError, Geometry};
+/// use mdu_dmcrypt::{Error, Geometry};
 /// let err = Geometry::new(4096, 3, false).unwrap_err();
-/// assert_eq!(err, DmCryptError::IvOffsetAlignment { iv_offset: 3, sector_size: 4096 });
+/// assert_eq!(err, Error::IvOffsetAlignment { iv_offset: 3, sector_size: 4096 });
 /// assert!(err.to_string().contains("multiple of 8"));
 /// ```
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DmCryptError {
+pub enum Error {
     /// The cipher and chaining mode of the spec are not a row of
     /// [`SUPPORTED`](crate::SUPPORTED) (`aes-xts-<ivmode>`,
     /// `aes-cbc-<ivmode>`); the message lists the rows.
@@ -72,14 +71,14 @@ pub enum DmCryptError {
         sector_size: u32,
     },
     /// The cipher refused a request.
-    Cipher(Error),
+    Cipher(mdu_core::Error),
     /// The cipher could not be set up: it refused the key (a weak XTS key
     /// among others: [`is_weak_key`](Self::is_weak_key)), or the backend it
     /// was asked for cannot run here.
     CipherSetup(SetupError),
 }
 
-impl DmCryptError {
+impl Error {
     /// Whether this is the refusal of a weak key (an XTS key with equal
     /// halves, under [`WeakKeys::Refuse`](crate::WeakKeys::Refuse)): the
     /// one error of the one rule, [`mdu_xts::verify_key`].
@@ -89,17 +88,17 @@ impl DmCryptError {
     /// let xts = CipherSpec::parse("aes-xts-plain64")?;
     /// assert!(xts.check_key(&[3; 64], WeakKeys::Refuse).unwrap_err().is_weak_key());
     /// assert!(!xts.check_key(&[3; 63], WeakKeys::Refuse).unwrap_err().is_weak_key());
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn is_weak_key(&self) -> bool {
-        matches!(self, DmCryptError::CipherSetup(SetupError::WeakKey { .. }))
+        matches!(self, Error::CipherSetup(SetupError::WeakKey { .. }))
     }
 }
 
-impl fmt::Display for DmCryptError {
+impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DmCryptError::UnsupportedCipher { spec } => {
+            Error::UnsupportedCipher { spec } => {
                 write!(f, "unsupported cipher {spec:?}: supported are ")?;
                 for (i, row) in crate::SUPPORTED.iter().enumerate() {
                     let sep = if i == 0 { "" } else { ", " };
@@ -107,7 +106,7 @@ impl fmt::Display for DmCryptError {
                 }
                 f.write_str(" (e.g. aes-xts-plain64 or aes-cbc-essiv:sha256)")
             }
-            DmCryptError::UnknownIvMode { mode, supported } => {
+            Error::UnknownIvMode { mode, supported } => {
                 write!(f, "unknown IV mode {mode:?}: supported are ")?;
                 for (i, m) in supported.iter().enumerate() {
                     let sep = if i == 0 { "" } else { ", " };
@@ -115,7 +114,7 @@ impl fmt::Display for DmCryptError {
                 }
                 Ok(())
             }
-            DmCryptError::IvWidth { mode, len } => {
+            Error::IvWidth { mode, len } => {
                 let takes = if mode.iv_len_fits(16) && !mode.iv_len_fits(32) {
                     "16-byte IVs only (one cipher block)"
                 } else {
@@ -127,7 +126,7 @@ impl fmt::Display for DmCryptError {
                      dm-crypt runs it over {takes}"
                 )
             }
-            DmCryptError::KeyLength {
+            Error::KeyLength {
                 cipher,
                 len,
                 expected,
@@ -146,11 +145,11 @@ impl fmt::Display for DmCryptError {
                 }
                 f.write_str(" bytes")
             }
-            DmCryptError::SectorSize { size } => write!(
+            Error::SectorSize { size } => write!(
                 f,
                 "sector size {size} is invalid: it must be 512, 1024, 2048 or 4096 bytes"
             ),
-            DmCryptError::IvOffsetAlignment {
+            Error::IvOffsetAlignment {
                 iv_offset,
                 sector_size,
             } => write!(
@@ -159,7 +158,7 @@ impl fmt::Display for DmCryptError {
                  a multiple of {} (512-byte units)",
                 sector_size / 512
             ),
-            DmCryptError::Length { len, sector_size } => {
+            Error::Length { len, sector_size } => {
                 write!(
                     f,
                     "buffer of {len} bytes is not a whole, non-zero number of {sector_size}-byte \
@@ -175,32 +174,32 @@ impl fmt::Display for DmCryptError {
                     _ => Ok(()),
                 }
             }
-            DmCryptError::Cipher(e) => write!(f, "cipher error: {e}"),
-            DmCryptError::CipherSetup(e) => write!(f, "cipher setup failed: {e}"),
+            Error::Cipher(e) => write!(f, "cipher error: {e}"),
+            Error::CipherSetup(e) => write!(f, "cipher setup failed: {e}"),
         }
     }
 }
 
 #[cfg(feature = "std")]
-impl std::error::Error for DmCryptError {
+impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            DmCryptError::Cipher(e) => Some(e),
-            DmCryptError::CipherSetup(e) => Some(e),
+            Error::Cipher(e) => Some(e),
+            Error::CipherSetup(e) => Some(e),
             _ => None,
         }
     }
 }
 
-impl From<Error> for DmCryptError {
-    fn from(e: Error) -> Self {
-        DmCryptError::Cipher(e)
+impl From<mdu_core::Error> for Error {
+    fn from(e: mdu_core::Error) -> Self {
+        Error::Cipher(e)
     }
 }
 
-impl From<SetupError> for DmCryptError {
+impl From<SetupError> for Error {
     fn from(e: SetupError) -> Self {
-        DmCryptError::CipherSetup(e)
+        Error::CipherSetup(e)
     }
 }
 
@@ -216,7 +215,7 @@ mod tests {
         // constructor of this crate produces but the public fields allow.
         for sector_size in [0, 1, 512, 4096, u32::MAX] {
             for len in [0, 1, 100, 4096, usize::MAX] {
-                let msg = DmCryptError::Length { len, sector_size }.to_string();
+                let msg = Error::Length { len, sector_size }.to_string();
                 assert!(msg.contains(&format!("buffer of {len} bytes")), "{msg}");
                 assert!(
                     msg.contains(&format!("{sector_size}-byte sectors")),
@@ -225,7 +224,7 @@ mod tests {
                 assert_eq!(msg.contains("left over"), sector_size != 0, "{msg}");
             }
         }
-        let msg = DmCryptError::Length {
+        let msg = Error::Length {
             len: 1100,
             sector_size: 512,
         }
@@ -238,12 +237,12 @@ mod tests {
 
     #[test]
     fn refusals_name_what_is_supported() {
-        let msg = DmCryptError::UnsupportedCipher {
+        let msg = Error::UnsupportedCipher {
             spec: "serpent-xts-plain64".into(),
         }
         .to_string();
         assert!(msg.contains("aes-xts-<ivmode>, aes-cbc-<ivmode>"), "{msg}");
-        let msg = DmCryptError::UnknownIvMode {
+        let msg = Error::UnknownIvMode {
             mode: "lmk".into(),
             supported: &crate::IvMode::ALL,
         }
@@ -253,13 +252,13 @@ mod tests {
 
     #[test]
     fn a_cipher_setup_error_keeps_the_cipher_message() {
-        let e = DmCryptError::from(SetupError::BackendUnavailable {
+        let e = Error::from(SetupError::BackendUnavailable {
             cipher: "mdu-xts",
             backend: "vaes512",
         });
         assert_eq!(
             e,
-            DmCryptError::CipherSetup(SetupError::BackendUnavailable {
+            Error::CipherSetup(SetupError::BackendUnavailable {
                 cipher: "mdu-xts",
                 backend: "vaes512",
             })
@@ -273,7 +272,7 @@ mod tests {
 
     #[test]
     fn key_length_lists_what_fits() {
-        let msg = DmCryptError::KeyLength {
+        let msg = Error::KeyLength {
             cipher: "aes-cbc",
             len: 24,
             expected: &[16, 32],
@@ -283,7 +282,7 @@ mod tests {
             msg,
             "a 24-byte key does not fit aes-cbc: it takes 16 or 32 bytes"
         );
-        let msg = DmCryptError::KeyLength {
+        let msg = Error::KeyLength {
             cipher: "x",
             len: 1,
             expected: &[],

@@ -1,7 +1,7 @@
 //! The geometry of a dm-crypt mapping: sector size, `iv_offset`,
 //! `iv_large_sectors`, and the sector numbers the IV generators see.
 
-use crate::DmCryptError;
+use crate::Error;
 
 /// The sector sizes dm-crypt accepts.
 ///
@@ -18,7 +18,7 @@ pub const SECTOR_SIZES: [u32; 4] = [512, 1024, 2048, 4096];
 /// assert_eq!((g.iv_sector(0), g.iv_sector(1), g.iv_step()), (16, 24, 8));
 /// let g = Geometry::new(4096, 16, true)?;
 /// assert_eq!((g.iv_sector(0), g.iv_sector(1), g.iv_step()), (2, 3, 1));
-/// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+/// # Ok::<(), mdu_dmcrypt::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Geometry {
@@ -33,25 +33,25 @@ impl Geometry {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::SectorSize`] unless `sector_size` is one of
-    /// [`SECTOR_SIZES`]; [`DmCryptError::IvOffsetAlignment`] unless
+    /// [`Error::SectorSize`] unless `sector_size` is one of
+    /// [`SECTOR_SIZES`]; [`Error::IvOffsetAlignment`] unless
     /// `iv_offset` is a multiple of `sector_size / 512`.
     ///
     /// ```
-    /// use mdu_dmcrypt::{DmCryptError, Geometry};
+    /// use mdu_dmcrypt::{Error, Geometry};
     /// assert!(Geometry::new(2048, 4, true).is_ok());
-    /// assert_eq!(Geometry::new(8192, 0, false).unwrap_err(), DmCryptError::SectorSize { size: 8192 });
+    /// assert_eq!(Geometry::new(8192, 0, false).unwrap_err(), Error::SectorSize { size: 8192 });
     /// ```
     pub fn new(
         sector_size: u32,
         iv_offset: u64,
         iv_large_sectors: bool,
-    ) -> Result<Geometry, DmCryptError> {
+    ) -> Result<Geometry, Error> {
         if !SECTOR_SIZES.contains(&sector_size) {
-            return Err(DmCryptError::SectorSize { size: sector_size });
+            return Err(Error::SectorSize { size: sector_size });
         }
         if !iv_offset.is_multiple_of(u64::from(sector_size / 512)) {
-            return Err(DmCryptError::IvOffsetAlignment {
+            return Err(Error::IvOffsetAlignment {
                 iv_offset,
                 sector_size,
             });
@@ -68,7 +68,7 @@ impl Geometry {
     /// ```
     /// use mdu_dmcrypt::Geometry;
     /// assert_eq!(Geometry::new(1024, 0, false)?.sector_size(), 1024);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn sector_size(&self) -> u32 {
         self.sector_size
@@ -79,7 +79,7 @@ impl Geometry {
     /// ```
     /// use mdu_dmcrypt::Geometry;
     /// assert_eq!(Geometry::new(512, 7, false)?.iv_offset(), 7);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn iv_offset(&self) -> u64 {
         self.iv_offset
@@ -90,7 +90,7 @@ impl Geometry {
     /// ```
     /// use mdu_dmcrypt::Geometry;
     /// assert!(Geometry::new(512, 0, true)?.iv_large_sectors());
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn iv_large_sectors(&self) -> bool {
         self.iv_large_sectors
@@ -108,7 +108,7 @@ impl Geometry {
     /// ```
     /// use mdu_dmcrypt::Geometry;
     /// assert_eq!(Geometry::new(2048, 4, true)?.cc_sector(2), 12);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn cc_sector(&self, index: u64) -> u64 {
         self.iv_offset
@@ -123,7 +123,7 @@ impl Geometry {
     /// use mdu_dmcrypt::Geometry;
     /// assert_eq!(Geometry::new(4096, 0, false)?.iv_sector(5), 40);
     /// assert_eq!(Geometry::new(4096, 0, true)?.iv_sector(5), 5);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn iv_sector(&self, index: u64) -> u64 {
         let cc = self.cc_sector(index);
@@ -141,7 +141,7 @@ impl Geometry {
     /// use mdu_dmcrypt::Geometry;
     /// assert_eq!(Geometry::new(4096, 0, false)?.iv_step(), 8);
     /// assert_eq!(Geometry::new(4096, 0, true)?.iv_step(), 1);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn iv_step(&self) -> u64 {
         if self.iv_large_sectors {

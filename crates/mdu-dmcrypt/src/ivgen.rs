@@ -6,7 +6,7 @@ use core::fmt;
 use mdu_aes::Essiv;
 use mdu_core::{DataUnitCipher, DataUnitSize, Direction, Iv, Tweak};
 
-use crate::{Cipher, CipherSpec, DmCryptError, Geometry, IvMode};
+use crate::{Cipher, CipherSpec, Error, Geometry, IvMode};
 
 /// Sectors per explicit-IV batch: their IVs are computed together (one ECB
 /// pass for `essiv`, one cipher call for `eboiv`) into a stack array, and
@@ -46,7 +46,7 @@ const BATCH: usize = 64;
 /// let mut expect = [0u8; 16];
 /// expect[15] = 9;
 /// assert_eq!(g.iv(&xts, 9)?, Iv(expect));
-/// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+/// # Ok::<(), mdu_dmcrypt::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct IvGenerator {
@@ -63,7 +63,7 @@ pub struct IvGenerator {
 fn eboiv_ivs<C: DataUnitCipher + ?Sized>(
     cipher: &C,
     ivs: &mut [C::Iv],
-) -> Result<(), DmCryptError> {
+) -> Result<(), Error> {
     let mut blocks = [0u8; 16 * BATCH];
     let blocks = &mut blocks[..16 * ivs.len()];
     if let [one] = ivs {
@@ -116,13 +116,13 @@ impl IvGenerator {
     /// use mdu_dmcrypt::{Geometry, IvGenerator, IvMode};
     /// let g = IvGenerator::new(IvMode::Null, Geometry::new(512, 0, false)?, &[])?;
     /// assert_eq!(g.mode(), IvMode::Null);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn new(
         mode: IvMode,
         geometry: Geometry,
         volume_key: &[u8],
-    ) -> Result<IvGenerator, DmCryptError> {
+    ) -> Result<IvGenerator, Error> {
         let essiv = match mode {
             IvMode::EssivSha256 => Some(Essiv::new(volume_key)?),
             _ => None,
@@ -142,9 +142,9 @@ impl IvGenerator {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::IvWidth`] if the spec's IV mode cannot fill its
+    /// [`Error::IvWidth`] if the spec's IV mode cannot fill its
     /// cipher's IVs (a spec built with [`CipherSpec::new`] that no row
-    /// lists); [`DmCryptError::CipherSetup`] if the cipher takes no 32-byte
+    /// lists); [`Error::CipherSetup`] if the cipher takes no 32-byte
     /// key for `essiv` (SM4: [`SUPPORTED`](crate::SUPPORTED) lists no such
     /// spec).
     ///
@@ -153,16 +153,16 @@ impl IvGenerator {
     /// let spec: CipherSpec = "serpent-cbc-essiv:sha256".parse()?;
     /// let g = IvGenerator::for_spec(spec, Geometry::new(512, 0, false)?, &[7; 32])?;
     /// assert_eq!(g.mode(), IvMode::EssivSha256);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn for_spec(
         spec: CipherSpec,
         geometry: Geometry,
         volume_key: &[u8],
-    ) -> Result<IvGenerator, DmCryptError> {
+    ) -> Result<IvGenerator, Error> {
         let mode = spec.iv_mode();
         if !mode.iv_len_fits(spec.iv_len()) {
-            return Err(DmCryptError::IvWidth {
+            return Err(Error::IvWidth {
                 mode,
                 len: spec.iv_len(),
             });
@@ -190,7 +190,7 @@ impl IvGenerator {
     /// use mdu_dmcrypt::{Geometry, IvGenerator, IvMode};
     /// let g = IvGenerator::new(IvMode::Benbi, Geometry::new(512, 0, false)?, &[])?;
     /// assert_eq!(g.mode(), IvMode::Benbi);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn mode(&self) -> IvMode {
         self.mode
@@ -202,7 +202,7 @@ impl IvGenerator {
     /// use mdu_dmcrypt::{Geometry, IvGenerator, IvMode};
     /// let geo = Geometry::new(1024, 2, false)?;
     /// assert_eq!(IvGenerator::new(IvMode::Plain, geo, &[])?.geometry(), geo);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn geometry(&self) -> Geometry {
         self.geometry
@@ -213,7 +213,7 @@ impl IvGenerator {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::IvWidth`] if the mode cannot fill IVs of the
+    /// [`Error::IvWidth`] if the mode cannot fill IVs of the
     /// cipher's width ([`IvMode::iv_len_fits`]); what `cipher` returns for
     /// a one-block `eboiv` request (never, for the XTS and CBC ciphers of
     /// mdu).
@@ -225,13 +225,13 @@ impl IvGenerator {
     /// let xts = XtsAes128::new(&key)?;
     /// let g = IvGenerator::new(IvMode::Plain, Geometry::new(512, (1 << 32) - 1, false)?, &key)?;
     /// assert_eq!(g.iv(&xts, 1)?, Iv::ZERO); // plain wraps at 2^32
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn iv<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         index: u64,
-    ) -> Result<C::Iv, DmCryptError> {
+    ) -> Result<C::Iv, Error> {
         let mut iv = C::Iv::ZERO;
         self.ivs(cipher, index, core::slice::from_mut(&mut iv))?;
         Ok(iv)
@@ -250,7 +250,7 @@ impl IvGenerator {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::IvWidth`] if the mode cannot fill IVs of the
+    /// [`Error::IvWidth`] if the mode cannot fill IVs of the
     /// cipher's width (nothing is written); what `cipher` returns for the
     /// 16-byte units of `eboiv` (never, for the XTS and CBC ciphers of
     /// mdu; `out` is then partly written).
@@ -264,14 +264,14 @@ impl IvGenerator {
     /// let mut ivs = [Iv::ZERO; 3];
     /// g.ivs(&xts, 5, &mut ivs)?;
     /// assert_eq!(ivs[2], g.iv(&xts, 7)?);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn ivs<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         out: &mut [C::Iv],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.check_iv_len(<C::Iv as Tweak>::LEN)?;
         let mut index = first;
         for chunk in out.chunks_mut(BATCH) {
@@ -282,11 +282,11 @@ impl IvGenerator {
     }
 
     /// Refuses an IV width the mode cannot fill.
-    fn check_iv_len(&self, len: usize) -> Result<(), DmCryptError> {
+    fn check_iv_len(&self, len: usize) -> Result<(), Error> {
         if self.mode.iv_len_fits(len) {
             return Ok(());
         }
-        Err(DmCryptError::IvWidth {
+        Err(Error::IvWidth {
             mode: self.mode,
             len,
         })
@@ -298,7 +298,7 @@ impl IvGenerator {
         cipher: &C,
         first: u64,
         out: &mut [C::Iv],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         let ss = u64::from(self.geometry.sector_size());
         for (i, slot) in out.iter_mut().enumerate() {
             let s = self.geometry.iv_sector(first.wrapping_add(i as u64));
@@ -340,7 +340,7 @@ impl IvGenerator {
     /// let geo = Geometry::new(4096, 0, false)?;
     /// assert_eq!(IvGenerator::new(IvMode::Plain64, geo, &[])?.affine_step(), Some(8));
     /// assert_eq!(IvGenerator::new(IvMode::Plain64Be, geo, &[])?.affine_step(), None);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn affine_step(&self) -> Option<u64> {
         match self.mode {
@@ -365,7 +365,7 @@ impl IvGenerator {
     /// assert_eq!(plain.affine_run_len(3, 100), 100);
     /// let plain64 = IvGenerator::new(IvMode::Plain64, geo, &[])?;
     /// assert_eq!(plain64.affine_run_len(0, 100), 100);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn affine_run_len(&self, index: u64, max: u64) -> u64 {
         let Some(step) = self.affine_step() else {
@@ -389,7 +389,7 @@ impl IvGenerator {
     /// let plain = IvGenerator::new(IvMode::Plain, geo, &[])?;
     /// assert_eq!(plain.affine(0, 3), Some(1));
     /// assert_eq!(plain.affine(0, 4), None);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn affine(&self, index: u64, count: u64) -> Option<u64> {
         let step = self.affine_step()?;
@@ -401,11 +401,11 @@ impl IvGenerator {
     fn check<C: DataUnitCipher + ?Sized>(
         &self,
         len: usize,
-    ) -> Result<(u64, DataUnitSize), DmCryptError> {
+    ) -> Result<(u64, DataUnitSize), Error> {
         let sector_size = self.geometry.sector_size();
         let ss = sector_size as usize;
         if len == 0 || !len.is_multiple_of(ss) {
-            return Err(DmCryptError::Length { len, sector_size });
+            return Err(Error::Length { len, sector_size });
         }
         self.check_iv_len(<C::Iv as Tweak>::LEN)?;
         let unit = DataUnitSize::new(ss)?;
@@ -424,8 +424,8 @@ impl IvGenerator {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::Length`] unless `buf` is a whole, non-zero number of
-    /// sectors; [`DmCryptError::IvWidth`] if the mode cannot fill the
+    /// [`Error::Length`] unless `buf` is a whole, non-zero number of
+    /// sectors; [`Error::IvWidth`] if the mode cannot fill the
     /// cipher's IVs; a cipher error if `cipher` refuses the sector size
     /// (not the ciphers of mdu). `buf` is then unchanged.
     ///
@@ -439,7 +439,7 @@ impl IvGenerator {
     /// g.crypt(Direction::Encrypt, &xts, 4, &mut buf)?;
     /// g.crypt(Direction::Decrypt, &xts, 4, &mut buf)?;
     /// assert!(buf.iter().all(|&b| b == 7));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn crypt<C: DataUnitCipher + ?Sized>(
         &self,
@@ -447,7 +447,7 @@ impl IvGenerator {
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         let (n, unit) = self.check::<C>(buf.len())?;
         let ss = unit.get();
         let mut i = 0u64;
@@ -503,14 +503,14 @@ impl IvGenerator {
     /// g.encrypt(&xts, 12, &mut one)?;
     /// assert_eq!(buf[1024..1536], one[..]);
     /// assert!(g.encrypt(&xts, 0, &mut [0u8; 100]).is_err());
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn encrypt<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.crypt(Direction::Encrypt, cipher, first, buf)
     }
 
@@ -530,14 +530,14 @@ impl IvGenerator {
     /// g.encrypt(&xts, 0, &mut buf)?;
     /// g.decrypt(&xts, 0, &mut buf)?;
     /// assert!(buf.iter().all(|&b| b == 7));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn decrypt<C: DataUnitCipher + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.crypt(Direction::Decrypt, cipher, first, buf)
     }
 }
@@ -561,7 +561,7 @@ impl IvGenerator {
     /// g.par_crypt(Direction::Encrypt, &xts, 5, &mut a)?;
     /// g.encrypt(&xts, 5, &mut b)?;
     /// assert_eq!(a, b);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn par_crypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
@@ -569,7 +569,7 @@ impl IvGenerator {
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         use rayon::prelude::*;
 
         let (n, unit) = self.check::<C>(buf.len())?;
@@ -605,14 +605,14 @@ impl IvGenerator {
     /// g.par_encrypt(&xts, 0, &mut a)?;
     /// g.par_decrypt(&xts, 0, &mut a)?;
     /// assert!(a.iter().all(|&b| b == 1));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn par_encrypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.par_crypt(Direction::Encrypt, cipher, first, buf)
     }
 
@@ -632,14 +632,14 @@ impl IvGenerator {
     /// g.par_encrypt(&xts, 0, &mut a)?;
     /// g.par_decrypt(&xts, 0, &mut a)?;
     /// assert!(a.iter().all(|&b| b == 1));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn par_decrypt<C: DataUnitCipher + Sync + ?Sized>(
         &self,
         cipher: &C,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         self.par_crypt(Direction::Decrypt, cipher, first, buf)
     }
 }

@@ -50,7 +50,7 @@
 //! c.crypt(Direction::Encrypt, 0, &mut disk)?;
 //! // Equal halves are a weak XTS key: refused unless allowed.
 //! assert!(SectorCipher::new(spec, &[7u8; 64], c.geometry(), WeakKeys::Refuse).is_err());
-//! # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+//! # Ok::<(), mdu_dmcrypt::Error>(())
 //! ```
 //!
 //! The same with a cipher of your own choosing, through the IV generator:
@@ -75,12 +75,12 @@
 //! assert_eq!(disk[5 * 512..6 * 512], five[..]);
 //! ivgen.decrypt(&cbc, 0, &mut disk)?;
 //! assert!(disk.iter().all(|&b| b == 0));
-//! # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+//! # Ok::<(), mdu_dmcrypt::Error>(())
 //! ```
 //!
 //! # Features
 //!
-//! * `std` (default): `std::error::Error` for [`DmCryptError`]. Without it
+//! * `std` (default): `std::error::Error` for [`Error`]. Without it
 //!   the crate is `no_std` (with `alloc`).
 //! * `rayon`: `IvGenerator::par_crypt` (and `par_encrypt`, `par_decrypt`)
 //!   and `SectorCipher::par_crypt` split a large request across the rayon
@@ -98,7 +98,7 @@ mod sector;
 mod spec;
 mod volume;
 
-pub use error::DmCryptError;
+pub use error::Error;
 pub use geometry::{Geometry, SECTOR_SIZES};
 pub use ivgen::IvGenerator;
 pub use mdu_core::{DataUnitCipher, Direction, Iv};

@@ -13,7 +13,7 @@ use serpent::Serpent;
 use sm4::Sm4;
 use twofish::Twofish;
 
-use crate::{ChainMode, Cipher, CipherSpec, DmCryptError, Geometry, IvGenerator, WeakKeys};
+use crate::{ChainMode, Cipher, CipherSpec, Error, Geometry, IvGenerator, WeakKeys};
 
 /// The concrete cipher of a spec and key length.
 enum Inner {
@@ -96,7 +96,7 @@ macro_rules! with_cipher {
 /// assert_eq!(one[..], buf[2 * 4096..]);
 /// c.crypt(Direction::Decrypt, 0, &mut buf)?;
 /// assert!(buf.iter().all(|&b| b == 0));
-/// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+/// # Ok::<(), mdu_dmcrypt::Error>(())
 /// ```
 pub struct SectorCipher {
     inner: Inner,
@@ -120,33 +120,33 @@ impl SectorCipher {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::KeyLength`] if the key does not fit the spec,
-    /// [`DmCryptError::CipherSetup`] with the weak-key error
-    /// ([`DmCryptError::is_weak_key`]) for a weak key under
-    /// [`WeakKeys::Refuse`], [`DmCryptError::IvWidth`] for a spec built
+    /// [`Error::KeyLength`] if the key does not fit the spec,
+    /// [`Error::CipherSetup`] with the weak-key error
+    /// ([`Error::is_weak_key`]) for a weak key under
+    /// [`WeakKeys::Refuse`], [`Error::IvWidth`] for a spec built
     /// with [`CipherSpec::new`] whose IV mode cannot fill its cipher's IVs,
-    /// [`DmCryptError::CipherSetup`] if the cipher refuses the key.
+    /// [`Error::CipherSetup`] if the cipher refuses the key.
     ///
     /// ```
-    /// use mdu_dmcrypt::{CipherSpec, DmCryptError, Geometry, SectorCipher, WeakKeys};
+    /// use mdu_dmcrypt::{CipherSpec, Error, Geometry, SectorCipher, WeakKeys};
     /// let g = Geometry::new(512, 0, false)?;
     /// let cbc: CipherSpec = "aes-cbc-essiv:sha256".parse()?;
     /// assert!(SectorCipher::new(cbc, &[1u8; 32], g, WeakKeys::Refuse).is_ok());
     /// assert!(matches!(
     ///     SectorCipher::new(cbc, &[1u8; 20], g, WeakKeys::Refuse),
-    ///     Err(DmCryptError::KeyLength { len: 20, .. })
+    ///     Err(Error::KeyLength { len: 20, .. })
     /// ));
     /// let xts: CipherSpec = "aes-xts-plain64".parse()?;
     /// assert!(SectorCipher::new(xts, &[1u8; 64], g, WeakKeys::Refuse).unwrap_err().is_weak_key());
     /// assert!(SectorCipher::new(xts, &[1u8; 64], g, WeakKeys::Allow).is_ok());
-    /// # Ok::<(), DmCryptError>(())
+    /// # Ok::<(), Error>(())
     /// ```
     pub fn new(
         spec: CipherSpec,
         key: &[u8],
         geometry: Geometry,
         weak: WeakKeys,
-    ) -> Result<SectorCipher, DmCryptError> {
+    ) -> Result<SectorCipher, Error> {
         spec.check_key(key, weak)?;
         // The IV width is checked there, for a pair built with
         // `CipherSpec::new` that no row lists.
@@ -188,7 +188,7 @@ impl SectorCipher {
     /// let g = Geometry::new(512, 0, false)?;
     /// let c = SectorCipher::new("aes-cbc-plain64".parse()?, &[3u8; 16], g, WeakKeys::Refuse)?;
     /// assert_eq!(c.spec().to_string(), "aes-cbc-plain64");
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn spec(&self) -> CipherSpec {
         self.spec
@@ -201,7 +201,7 @@ impl SectorCipher {
     /// let g = Geometry::new(2048, 4, true)?;
     /// let c = SectorCipher::new("aes-cbc-plain64".parse()?, &[3u8; 16], g, WeakKeys::Refuse)?;
     /// assert_eq!(c.geometry(), g);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn geometry(&self) -> Geometry {
         self.ivgen.geometry()
@@ -214,7 +214,7 @@ impl SectorCipher {
     /// let g = Geometry::new(1024, 0, false)?;
     /// let c = SectorCipher::new("aes-cbc-plain64".parse()?, &[3u8; 32], g, WeakKeys::Refuse)?;
     /// assert_eq!(c.sector_size(), 1024);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn sector_size(&self) -> u32 {
         self.ivgen.geometry().sector_size()
@@ -226,7 +226,7 @@ impl SectorCipher {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::Length`] if `buf` is not a whole, non-zero number
+    /// [`Error::Length`] if `buf` is not a whole, non-zero number
     /// of sectors (the buffer is left unchanged).
     ///
     /// ```
@@ -238,9 +238,9 @@ impl SectorCipher {
     /// c.crypt(Direction::Decrypt, 7, &mut buf)?;
     /// assert!(buf.iter().all(|&b| b == 1));
     /// assert!(c.crypt(Direction::Encrypt, 0, &mut buf[..100]).is_err());
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
-    pub fn crypt(&self, dir: Direction, first: u64, buf: &mut [u8]) -> Result<(), DmCryptError> {
+    pub fn crypt(&self, dir: Direction, first: u64, buf: &mut [u8]) -> Result<(), Error> {
         with_cipher!(self, c => self.ivgen.crypt(dir, c, first, buf))
     }
 }
@@ -263,14 +263,14 @@ impl SectorCipher {
     /// c.par_crypt(Direction::Encrypt, 3, &mut a)?;
     /// c.crypt(Direction::Encrypt, 3, &mut b)?;
     /// assert_eq!(a, b);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn par_crypt(
         &self,
         dir: Direction,
         first: u64,
         buf: &mut [u8],
-    ) -> Result<(), DmCryptError> {
+    ) -> Result<(), Error> {
         with_cipher!(self, c => self.ivgen.par_crypt(dir, c, first, buf))
     }
 }

@@ -5,7 +5,7 @@ use alloc::string::ToString;
 use core::fmt;
 use core::str::FromStr;
 
-use crate::DmCryptError;
+use crate::Error;
 
 /// The cipher of a spec, the part before the chaining mode: AES, the
 /// other 128-bit block ciphers of dm-crypt and LUKS (Serpent, Twofish,
@@ -15,7 +15,7 @@ use crate::DmCryptError;
 /// use mdu_dmcrypt::{Cipher, CipherSpec};
 /// assert_eq!(CipherSpec::parse("serpent-xts-plain64")?.cipher(), Cipher::Serpent);
 /// assert_eq!(Cipher::Twofish.name(), "twofish");
-/// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+/// # Ok::<(), mdu_dmcrypt::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -299,20 +299,20 @@ pub const MAX_KEY_LEN: usize = {
 /// The policy is the kernel's where weak keys are forbidden (its
 /// `xts_verify_key`, in FIPS mode or for a caller that asks for it): such a
 /// key is refused (by the one rule, [`mdu_xts::verify_key`], and its error,
-/// `SetupError::WeakKey`: see [`DmCryptError::is_weak_key`]) unless the
+/// `SetupError::WeakKey`: see [`Error::is_weak_key`]) unless the
 /// caller opts in with [`WeakKeys::Allow`]. IEEE 1619 test vector 1 and images made with
 /// such a key need the opt-in; nothing else should. It is applied in one
 /// place, [`CipherSpec::check_key`], which every
 /// [`SectorCipher`](crate::SectorCipher) calls; CBC has no weak keys.
 ///
 /// ```
-/// use mdu_dmcrypt::{CipherSpec, DmCryptError, WeakKeys};
+/// use mdu_dmcrypt::{CipherSpec, Error, WeakKeys};
 /// let spec = CipherSpec::parse("aes-xts-plain64")?;
 /// let weak = [7u8; 64];
 /// assert!(spec.check_key(&weak, WeakKeys::Refuse).unwrap_err().is_weak_key());
 /// assert!(spec.check_key(&weak, WeakKeys::Allow).is_ok());
 /// assert_eq!(WeakKeys::default(), WeakKeys::Refuse);
-/// # Ok::<(), DmCryptError>(())
+/// # Ok::<(), Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum WeakKeys {
@@ -418,7 +418,7 @@ impl fmt::Display for ChainMode {
 /// use mdu_dmcrypt::IvMode;
 /// assert_eq!("essiv:sha256".parse::<IvMode>()?, IvMode::EssivSha256);
 /// assert_eq!(IvMode::Plain64Be.name(), "plain64be");
-/// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+/// # Ok::<(), mdu_dmcrypt::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IvMode {
@@ -533,14 +533,14 @@ impl IvMode {
 }
 
 impl FromStr for IvMode {
-    type Err = DmCryptError;
+    type Err = Error;
 
     /// Parses an IV generator name as it appears after `aes-xts-`.
-    fn from_str(s: &str) -> Result<IvMode, DmCryptError> {
+    fn from_str(s: &str) -> Result<IvMode, Error> {
         IvMode::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| DmCryptError::UnknownIvMode {
+            .ok_or_else(|| Error::UnknownIvMode {
                 mode: s.into(),
                 supported: &IvMode::ALL,
             })
@@ -568,7 +568,7 @@ impl fmt::Display for IvMode {
 /// assert_eq!(spec.to_string(), "aes-cbc-essiv:sha256");
 /// assert!(spec.check_key_len(32).is_ok());
 /// assert!(spec.check_key_len(64).is_err());
-/// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+/// # Ok::<(), mdu_dmcrypt::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CipherSpec {
@@ -596,8 +596,8 @@ impl CipherSpec {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::UnsupportedCipher`] unless [`SUPPORTED`] has a row
-    /// for `cipher` and `chain`; [`DmCryptError::UnknownIvMode`] if that
+    /// [`Error::UnsupportedCipher`] unless [`SUPPORTED`] has a row
+    /// for `cipher` and `chain`; [`Error::UnknownIvMode`] if that
     /// row does not take `iv_mode`.
     ///
     /// ```
@@ -606,18 +606,18 @@ impl CipherSpec {
     /// assert_eq!(spec.to_string(), "twofish-cbc-essiv:sha256");
     /// assert!(CipherSpec::with_cipher(Cipher::Sm4, ChainMode::Cbc, IvMode::EssivSha256).is_err());
     /// assert!(CipherSpec::with_cipher(Cipher::Serpent, ChainMode::Hctr2, IvMode::Plain64).is_err());
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub fn with_cipher(
         cipher: Cipher,
         chain: ChainMode,
         iv_mode: IvMode,
-    ) -> Result<CipherSpec, DmCryptError> {
-        let row = find_row(cipher, chain).ok_or_else(|| DmCryptError::UnsupportedCipher {
+    ) -> Result<CipherSpec, Error> {
+        let row = find_row(cipher, chain).ok_or_else(|| Error::UnsupportedCipher {
             spec: alloc::format!("{cipher}-{chain}-{iv_mode}"),
         })?;
         if !row.iv_modes.contains(&iv_mode) {
-            return Err(DmCryptError::UnknownIvMode {
+            return Err(Error::UnknownIvMode {
                 mode: iv_mode.name().into(),
                 supported: row.iv_modes,
             });
@@ -631,28 +631,28 @@ impl CipherSpec {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::UnsupportedCipher`] unless the spec's cipher and
+    /// [`Error::UnsupportedCipher`] unless the spec's cipher and
     /// chaining mode are a row of [`SUPPORTED`] (`aes-xts-`,
     /// `serpent-cbc-`, ...);
-    /// [`DmCryptError::UnknownIvMode`] for an IV generator that row does
+    /// [`Error::UnknownIvMode`] for an IV generator that row does
     /// not take (including `lmk`, `tcw`, `random`, `elephant`). Both
     /// messages list what is supported.
     ///
     /// ```
-    /// use mdu_dmcrypt::{CipherSpec, DmCryptError, IvMode};
+    /// use mdu_dmcrypt::{CipherSpec, Error, IvMode};
     /// assert_eq!(CipherSpec::parse("AES-XTS-plain64")?.iv_mode(), IvMode::Plain64);
     /// assert_eq!(CipherSpec::parse("twofish-cbc-plain64")?.key_lens(), [16, 24, 32]);
     /// let err = CipherSpec::parse("blowfish-cbc-plain64").unwrap_err();
-    /// assert!(matches!(err, DmCryptError::UnsupportedCipher { .. }));
+    /// assert!(matches!(err, Error::UnsupportedCipher { .. }));
     /// assert!(err.to_string().contains("aes-xts"), "{err}");
     /// assert!(matches!(
     ///     CipherSpec::parse("aes-cbc-lmk"),
-    ///     Err(DmCryptError::UnknownIvMode { .. })
+    ///     Err(Error::UnknownIvMode { .. })
     /// ));
-    /// # Ok::<(), DmCryptError>(())
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn parse(spec: &str) -> Result<CipherSpec, DmCryptError> {
-        let unsupported = || DmCryptError::UnsupportedCipher {
+    pub fn parse(spec: &str) -> Result<CipherSpec, Error> {
+        let unsupported = || Error::UnsupportedCipher {
             spec: spec.to_string(),
         };
         let mut parts = spec.splitn(3, '-');
@@ -672,7 +672,7 @@ impl CipherSpec {
             .iter()
             .copied()
             .find(|m| m.name() == iv)
-            .ok_or_else(|| DmCryptError::UnknownIvMode {
+            .ok_or_else(|| Error::UnknownIvMode {
                 mode: iv.into(),
                 supported: row.iv_modes,
             })?;
@@ -684,7 +684,7 @@ impl CipherSpec {
     /// ```
     /// use mdu_dmcrypt::{ChainMode, CipherSpec};
     /// assert_eq!(CipherSpec::parse("aes-xts-null")?.chain(), ChainMode::Xts);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn chain(&self) -> ChainMode {
         self.row.chain
@@ -696,7 +696,7 @@ impl CipherSpec {
     /// use mdu_dmcrypt::{Cipher, CipherSpec};
     /// assert_eq!(CipherSpec::parse("camellia-cbc-plain64")?.cipher(), Cipher::Camellia);
     /// assert_eq!(CipherSpec::parse("aes-xts-plain64")?.cipher(), Cipher::Aes);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn cipher(&self) -> Cipher {
         self.row.cipher
@@ -707,7 +707,7 @@ impl CipherSpec {
     /// ```
     /// use mdu_dmcrypt::{CipherSpec, IvMode};
     /// assert_eq!(CipherSpec::parse("aes-cbc-benbi")?.iv_mode(), IvMode::Benbi);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn iv_mode(&self) -> IvMode {
         self.iv_mode
@@ -718,7 +718,7 @@ impl CipherSpec {
     /// ```
     /// use mdu_dmcrypt::CipherSpec;
     /// assert_eq!(CipherSpec::parse("aes-cbc-essiv:sha256")?.cipher_name(), "aes-cbc");
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn cipher_name(&self) -> &'static str {
         self.row.name
@@ -729,7 +729,7 @@ impl CipherSpec {
     /// ```
     /// use mdu_dmcrypt::CipherSpec;
     /// assert_eq!(CipherSpec::parse("xchacha12,aes-adiantum-plain64")?.iv_len(), 32);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn iv_len(&self) -> usize {
         self.row.iv_len
@@ -741,7 +741,7 @@ impl CipherSpec {
     /// ```
     /// use mdu_dmcrypt::CipherSpec;
     /// assert_eq!(CipherSpec::parse("aes-xts-plain64")?.key_lens(), [32, 64]);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn key_lens(&self) -> &'static [usize] {
         self.row.key_lens
@@ -754,7 +754,7 @@ impl CipherSpec {
     /// use mdu_dmcrypt::CipherSpec;
     /// assert_eq!(CipherSpec::parse("aes-xts-plain64")?.default_key_len(), 64);
     /// assert_eq!(CipherSpec::parse("aes-cbc-plain64")?.default_key_len(), 32);
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
     pub const fn default_key_len(&self) -> usize {
         match self.key_lens() {
@@ -767,7 +767,7 @@ impl CipherSpec {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::KeyLength`] unless `len` is one of
+    /// [`Error::KeyLength`] unless `len` is one of
     /// [`key_lens`](Self::key_lens).
     ///
     /// ```
@@ -775,14 +775,14 @@ impl CipherSpec {
     /// let xts = CipherSpec::parse("aes-xts-plain64")?;
     /// assert!(xts.check_key_len(64).is_ok());
     /// assert!(xts.check_key_len(16).unwrap_err().to_string().contains("32 or 64"));
-    /// # Ok::<(), mdu_dmcrypt::DmCryptError>(())
+    /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
-    pub fn check_key_len(&self, len: usize) -> Result<(), DmCryptError> {
+    pub fn check_key_len(&self, len: usize) -> Result<(), Error> {
         let row = self.row;
         if row.key_lens.contains(&len) {
             return Ok(());
         }
-        Err(DmCryptError::KeyLength {
+        Err(Error::KeyLength {
             cipher: row.name,
             len,
             expected: row.key_lens,
@@ -797,11 +797,11 @@ impl CipherSpec {
     ///
     /// # Errors
     ///
-    /// [`DmCryptError::KeyLength`], or the weak-key error of
-    /// [`mdu_xts::verify_key`] ([`DmCryptError::is_weak_key`]).
+    /// [`Error::KeyLength`], or the weak-key error of
+    /// [`mdu_xts::verify_key`] ([`Error::is_weak_key`]).
     ///
     /// ```
-    /// use mdu_dmcrypt::{CipherSpec, DmCryptError, WeakKeys};
+    /// use mdu_dmcrypt::{CipherSpec, Error, WeakKeys};
     /// let xts = CipherSpec::parse("aes-xts-plain64")?;
     /// let good: Vec<u8> = (0..64).collect();
     /// assert!(xts.check_key(&good, WeakKeys::Refuse).is_ok());
@@ -810,9 +810,9 @@ impl CipherSpec {
     /// // CBC has no weak keys.
     /// let cbc = CipherSpec::parse("aes-cbc-plain64")?;
     /// assert!(cbc.check_key(&[1u8; 32], WeakKeys::Refuse).is_ok());
-    /// # Ok::<(), DmCryptError>(())
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn check_key(&self, key: &[u8], weak: WeakKeys) -> Result<(), DmCryptError> {
+    pub fn check_key(&self, key: &[u8], weak: WeakKeys) -> Result<(), Error> {
         self.check_key_len(key.len())?;
         if self.row.chain == ChainMode::Xts && weak == WeakKeys::Refuse {
             mdu_xts::verify_key(key)?;
@@ -822,10 +822,10 @@ impl CipherSpec {
 }
 
 impl FromStr for CipherSpec {
-    type Err = DmCryptError;
+    type Err = Error;
 
     /// As [`CipherSpec::parse`].
-    fn from_str(s: &str) -> Result<CipherSpec, DmCryptError> {
+    fn from_str(s: &str) -> Result<CipherSpec, Error> {
         CipherSpec::parse(s)
     }
 }

@@ -7,7 +7,7 @@ use mdu_core::Direction;
 use mdu_core::io::{IoError, ReadAt, WriteAt};
 use zeroize::Zeroizing;
 
-use crate::{DmCryptError, SectorCipher};
+use crate::{Error, SectorCipher};
 
 /// Why a volume could not be mapped, read or written.
 ///
@@ -41,7 +41,7 @@ pub enum VolumeError {
     /// The device failed.
     Io(IoError),
     /// The cipher refused the request.
-    Cipher(DmCryptError),
+    Cipher(Error),
 }
 
 impl fmt::Display for VolumeError {
@@ -82,8 +82,8 @@ impl From<IoError> for VolumeError {
     }
 }
 
-impl From<DmCryptError> for VolumeError {
-    fn from(e: DmCryptError) -> VolumeError {
+impl From<Error> for VolumeError {
+    fn from(e: Error) -> VolumeError {
         VolumeError::Cipher(e)
     }
 }

@@ -7,10 +7,10 @@
 use mdu_cbc::{AesCbc128, AesCbc256};
 use mdu_core::testing::sample;
 use mdu_dmcrypt::{
-    ChainMode, CipherSpec, DataUnitCipher, Direction, DmCryptError, Geometry, IvGenerator, IvMode,
+    ChainMode, CipherSpec, DataUnitCipher, Direction, Error, Geometry, IvGenerator, IvMode,
     SECTOR_SIZES,
 };
-use mdu_xts::{DataUnitSize, Error, Iv, XtsAes128, XtsAes256};
+use mdu_xts::{DataUnitSize, Iv, XtsAes128, XtsAes256};
 use openssl::sha::sha256;
 use openssl::symm::{Cipher, Crypter, Mode, encrypt};
 use proptest::prelude::*;
@@ -58,10 +58,7 @@ fn parse_cipher_specs() {
         "",
     ] {
         let err = CipherSpec::parse(bad).unwrap_err();
-        assert!(
-            matches!(err, DmCryptError::UnsupportedCipher { .. }),
-            "{bad}"
-        );
+        assert!(matches!(err, Error::UnsupportedCipher { .. }), "{bad}");
         assert!(err.to_string().contains("aes-cbc-essiv:sha256"), "{err}");
     }
     for bad in [
@@ -72,7 +69,7 @@ fn parse_cipher_specs() {
         "aes-cbc-",
     ] {
         let err = CipherSpec::parse(bad).unwrap_err();
-        assert!(matches!(err, DmCryptError::UnknownIvMode { .. }), "{bad}");
+        assert!(matches!(err, Error::UnknownIvMode { .. }), "{bad}");
         assert!(err.to_string().contains("plain64"));
     }
 }
@@ -95,7 +92,7 @@ fn key_lengths_per_chaining_mode() {
     }
     assert_eq!(
         cbc.check_key_len(24).unwrap_err(),
-        DmCryptError::KeyLength {
+        Error::KeyLength {
             cipher: "aes-cbc",
             len: 24,
             expected: &[16, 32]
@@ -108,7 +105,7 @@ fn geometry_rules() {
     for ss in [0, 256, 513, 8192] {
         assert_eq!(
             Geometry::new(ss, 0, false).unwrap_err(),
-            DmCryptError::SectorSize { size: ss }
+            Error::SectorSize { size: ss }
         );
     }
     for ss in SECTOR_SIZES {
@@ -118,7 +115,7 @@ fn geometry_rules() {
             let err = Geometry::new(ss, 5 * d + 1, false).unwrap_err();
             assert_eq!(
                 err,
-                DmCryptError::IvOffsetAlignment {
+                Error::IvOffsetAlignment {
                     iv_offset: 5 * d + 1,
                     sector_size: ss
                 }
@@ -294,7 +291,7 @@ fn length_errors_leave_buffer_alone() {
     let err = g.encrypt(&xts, 0, &mut buf).unwrap_err();
     assert_eq!(
         err,
-        DmCryptError::Length {
+        Error::Length {
             len: 1536,
             sector_size: 1024
         }
@@ -445,13 +442,13 @@ struct Recorder {
 
 impl DataUnitCipher for Recorder {
     type Iv = Iv;
-    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+    fn encrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), mdu_xts::Error> {
         self.singles
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.encrypt(iv, unit)
     }
 
-    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), Error> {
+    fn decrypt_unit(&self, iv: Iv, unit: &mut [u8]) -> Result<(), mdu_xts::Error> {
         self.singles
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.decrypt(iv, unit)
@@ -464,7 +461,7 @@ impl DataUnitCipher for Recorder {
         iv_step: u64,
         unit: DataUnitSize,
         buf: &mut [u8],
-    ) -> Result<(), Error> {
+    ) -> Result<(), mdu_xts::Error> {
         self.batches
             .lock()
             .unwrap()
@@ -478,7 +475,7 @@ impl DataUnitCipher for Recorder {
         ivs: &[Iv],
         unit: DataUnitSize,
         buf: &mut [u8],
-    ) -> Result<(), Error> {
+    ) -> Result<(), mdu_xts::Error> {
         self.listed.lock().unwrap().push((ivs.to_vec(), unit.get()));
         self.inner.crypt_units_with_ivs(dir, ivs, unit, buf)
     }

@@ -7,7 +7,7 @@
 
 use mdu_adiantum::Adiantum;
 use mdu_dmcrypt::{
-    CipherSpec, DataUnitCipher, Direction, DmCryptError, Geometry, IvGenerator, IvMode, SUPPORTED,
+    CipherSpec, DataUnitCipher, Direction, Error, Geometry, IvGenerator, IvMode, SUPPORTED,
     SectorCipher, WeakKeys,
 };
 use mdu_hctr2::{Hctr2Aes128, Hctr2Aes256};
@@ -99,7 +99,7 @@ fn kernel_spellings_parse_and_print_back() {
     assert_eq!(spec.key_lens(), [32]);
     assert!(matches!(
         "xchacha20,aes-adiantum-plain64".parse::<CipherSpec>(),
-        Err(DmCryptError::UnsupportedCipher { .. })
+        Err(Error::UnsupportedCipher { .. })
     ));
 }
 
@@ -108,7 +108,7 @@ fn iv_modes_that_need_one_cipher_block_are_refused_over_32_byte_ivs() {
     for spec in ["aes-hctr2", "xchacha12,aes-adiantum"] {
         for mode in ["essiv:sha256", "eboiv", "benbi"] {
             let err = format!("{spec}-{mode}").parse::<CipherSpec>().unwrap_err();
-            let DmCryptError::UnknownIvMode { supported, .. } = &err else {
+            let Error::UnknownIvMode { supported, .. } = &err else {
                 panic!("{spec}-{mode}: {err}");
             };
             assert_eq!(supported, &IvMode::WIDE);
@@ -127,7 +127,7 @@ fn iv_modes_that_need_one_cipher_block_are_refused_over_32_byte_ivs() {
         let ivgen = IvGenerator::new(mode, g, &key).unwrap();
         let mut buf = vec![4u8; 1024];
         let err = ivgen.encrypt(&adiantum, 0, &mut buf).unwrap_err();
-        assert_eq!(err, DmCryptError::IvWidth { mode, len: 32 });
+        assert_eq!(err, Error::IvWidth { mode, len: 32 });
         assert!(err.to_string().contains("16-byte IVs only"), "{err}");
         assert!(buf.iter().all(|&b| b == 4));
         assert!(ivgen.iv(&adiantum, 0).is_err());

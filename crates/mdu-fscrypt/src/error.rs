@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::key::KeyError;
+use crate::nokey::NoKeyError;
 use crate::policy::{Mode, PolicyError};
 
 /// Why an fscrypt operation failed. Nothing was written when it does.
@@ -13,6 +14,11 @@ use crate::policy::{Mode, PolicyError};
 /// let e = names::padded_len(300, 32, 255).unwrap_err();
 /// assert_eq!(e, Error::NameLength { len: 300, max: 255 });
 /// assert_eq!(e.to_string(), "a name of 300 bytes: must be 1 to 255 bytes");
+///
+/// // A no-key name that does not parse converts too, so names and no-key
+/// // names can share one `?`.
+/// let e = Error::from(mdu_fscrypt::nokey::decode(b"A").unwrap_err());
+/// assert!(matches!(e, Error::NoKey(_)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -21,6 +27,8 @@ pub enum Error {
     Policy(PolicyError),
     /// A master key that does not fit the policy.
     Key(KeyError),
+    /// A no-key name that could not be built, encoded or decoded.
+    NoKey(NoKeyError),
     /// A mode this crate does not implement yet.
     Unsupported {
         /// The mode.
@@ -83,6 +91,7 @@ impl fmt::Display for Error {
         match self {
             Error::Policy(e) => e.fmt(f),
             Error::Key(e) => e.fmt(f),
+            Error::NoKey(e) => e.fmt(f),
             Error::Unsupported { mode } => write!(f, "encryption mode {mode} is not supported"),
             Error::Setup(e) => write!(f, "cipher setup: {e}"),
             Error::Request(e) => e.fmt(f),
@@ -122,6 +131,7 @@ impl std::error::Error for Error {
         match self {
             Error::Policy(e) => Some(e),
             Error::Key(e) => Some(e),
+            Error::NoKey(e) => Some(e),
             Error::Setup(e) => Some(e),
             Error::Request(e) => Some(e),
             _ => None,
@@ -138,6 +148,12 @@ impl From<PolicyError> for Error {
 impl From<KeyError> for Error {
     fn from(e: KeyError) -> Error {
         Error::Key(e)
+    }
+}
+
+impl From<NoKeyError> for Error {
+    fn from(e: NoKeyError) -> Error {
+        Error::NoKey(e)
     }
 }
 

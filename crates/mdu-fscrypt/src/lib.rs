@@ -77,7 +77,7 @@
 //! let wanted = nokey::decode(shown.as_bytes())?;
 //! assert!(wanted.matches(&ciphertext));
 //! assert!(!wanted.matches(&ciphertext[..199]));
-//! # Ok::<(), nokey::Error>(())
+//! # Ok::<(), nokey::NoKeyError>(())
 //! ```
 #![no_std]
 #![forbid(unsafe_code)]

@@ -32,7 +32,7 @@
 //! let back = nokey::decode(text.as_bytes())?;
 //! assert_eq!(back, name);
 //! assert_eq!(back.ciphertext_prefix(), &ciphertext);
-//! # Ok::<(), nokey::Error>(())
+//! # Ok::<(), nokey::NoKeyError>(())
 //! ```
 
 use alloc::string::String;
@@ -57,14 +57,14 @@ const SHA_OFFSET: usize = HASHES + BYTES_MAX;
 /// Why a no-key name could not be built, encoded or decoded.
 ///
 /// ```
-/// use mdu_fscrypt::nokey::{self, Error};
+/// use mdu_fscrypt::nokey::{self, NoKeyError};
 ///
-/// assert_eq!(nokey::decode(&[b'A'; 253]), Err(Error::NameTooLong { len: 253 }));
-/// assert_eq!(nokey::decode(b"AAAAAAAAAAA"), Err(Error::DecodedLength { len: 8 }));
+/// assert_eq!(nokey::decode(&[b'A'; 253]), Err(NoKeyError::NameTooLong { len: 253 }));
+/// assert_eq!(nokey::decode(b"AAAAAAAAAAA"), Err(NoKeyError::DecodedLength { len: 8 }));
 /// ```
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Error {
+pub enum NoKeyError {
     /// The encoded name is longer than [`NOKEY_NAME_MAX_ENCODED`] (252).
     NameTooLong {
         /// Length of the name in bytes.
@@ -86,19 +86,19 @@ pub enum Error {
     },
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for NoKeyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Error::NameTooLong { len } => write!(
+            NoKeyError::NameTooLong { len } => write!(
                 f,
                 "no-key name of {len} bytes is too long: at most {NOKEY_NAME_MAX_ENCODED}"
             ),
-            Error::Decode(e) => write!(f, "no-key name is not unpadded base64url: {e}"),
-            Error::DecodedLength { len } => write!(
+            NoKeyError::Decode(e) => write!(f, "no-key name is not unpadded base64url: {e}"),
+            NoKeyError::DecodedLength { len } => write!(
                 f,
                 "no-key name decodes to {len} bytes: must be 9..=157 or exactly {NOKEY_NAME_MAX}"
             ),
-            Error::CiphertextLength { len } => write!(
+            NoKeyError::CiphertextLength { len } => write!(
                 f,
                 "ciphertext name of {len} bytes: must be 1..={NAME_MAX} bytes"
             ),
@@ -107,18 +107,18 @@ impl fmt::Display for Error {
 }
 
 #[cfg(feature = "std")]
-impl std::error::Error for Error {
+impl std::error::Error for NoKeyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Decode(e) => Some(e),
+            NoKeyError::Decode(e) => Some(e),
             _ => None,
         }
     }
 }
 
-impl From<DecodeError> for Error {
-    fn from(e: DecodeError) -> Error {
-        Error::Decode(e)
+impl From<DecodeError> for NoKeyError {
+    fn from(e: DecodeError) -> NoKeyError {
+        NoKeyError::Decode(e)
     }
 }
 
@@ -148,7 +148,7 @@ pub const fn is_valid_decoded_len(n: usize) -> bool {
 /// assert_eq!(name.sha256().map(|d| &d[..4]), Some(&[0xba, 0x78, 0x16, 0xbf][..]));
 /// assert!(name.matches(&ct));
 /// assert!(!name.matches(&ct[..151]));
-/// # Ok::<(), mdu_fscrypt::nokey::Error>(())
+/// # Ok::<(), mdu_fscrypt::nokey::NoKeyError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NoKeyName {
@@ -174,17 +174,17 @@ impl NoKeyName {
     /// 149 bytes, SHA-256 of `ciphertext[149..]` takes the place of the rest.
     ///
     /// ```
-    /// use mdu_fscrypt::nokey::{Error, NoKeyName};
+    /// use mdu_fscrypt::nokey::{NoKeyError, NoKeyName};
     ///
     /// let n = NoKeyName::new(0, 0, b"0123456789abcdef")?;
     /// assert_eq!(n.as_bytes().len(), 24);
-    /// assert_eq!(NoKeyName::new(0, 0, b""), Err(Error::CiphertextLength { len: 0 }));
-    /// # Ok::<(), Error>(())
+    /// assert_eq!(NoKeyName::new(0, 0, b""), Err(NoKeyError::CiphertextLength { len: 0 }));
+    /// # Ok::<(), NoKeyError>(())
     /// ```
-    pub fn new(dirhash: u32, minor_hash: u32, ciphertext: &[u8]) -> Result<NoKeyName, Error> {
+    pub fn new(dirhash: u32, minor_hash: u32, ciphertext: &[u8]) -> Result<NoKeyName, NoKeyError> {
         let l = ciphertext.len();
         if l == 0 || l > NAME_MAX {
-            return Err(Error::CiphertextLength { len: l });
+            return Err(NoKeyError::CiphertextLength { len: l });
         }
         Ok(NoKeyName::build(dirhash, minor_hash, ciphertext))
     }
@@ -194,16 +194,16 @@ impl NoKeyName {
     /// the block size (not only a name's 255 bytes).
     ///
     /// ```
-    /// use mdu_fscrypt::nokey::{Error, NoKeyName};
+    /// use mdu_fscrypt::nokey::{NoKeyError, NoKeyName};
     ///
     /// let target = [0x42u8; 4093];
     /// assert_eq!(NoKeyName::symlink(&target)?.encode().len(), 252);
-    /// assert_eq!(NoKeyName::symlink(b""), Err(Error::CiphertextLength { len: 0 }));
-    /// # Ok::<(), Error>(())
+    /// assert_eq!(NoKeyName::symlink(b""), Err(NoKeyError::CiphertextLength { len: 0 }));
+    /// # Ok::<(), NoKeyError>(())
     /// ```
-    pub fn symlink(ciphertext: &[u8]) -> Result<NoKeyName, Error> {
+    pub fn symlink(ciphertext: &[u8]) -> Result<NoKeyName, NoKeyError> {
         if ciphertext.is_empty() {
-            return Err(Error::CiphertextLength { len: 0 });
+            return Err(NoKeyError::CiphertextLength { len: 0 });
         }
         Ok(NoKeyName::build(0, 0, ciphertext))
     }
@@ -230,17 +230,17 @@ impl NoKeyName {
     /// Parses the decoded bytes of a no-key name (length 9..=157 or 189).
     ///
     /// ```
-    /// use mdu_fscrypt::nokey::{Error, NoKeyName};
+    /// use mdu_fscrypt::nokey::{NoKeyError, NoKeyName};
     ///
     /// let n = NoKeyName::from_bytes(&[1, 0, 0, 0, 2, 0, 0, 0, 0xee])?;
     /// assert_eq!((n.dirhash(), n.minor_hash(), n.ciphertext_prefix()), (1, 2, &[0xee][..]));
-    /// assert_eq!(NoKeyName::from_bytes(&[0; 160]), Err(Error::DecodedLength { len: 160 }));
-    /// # Ok::<(), Error>(())
+    /// assert_eq!(NoKeyName::from_bytes(&[0; 160]), Err(NoKeyError::DecodedLength { len: 160 }));
+    /// # Ok::<(), NoKeyError>(())
     /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<NoKeyName, Error> {
+    pub fn from_bytes(bytes: &[u8]) -> Result<NoKeyName, NoKeyError> {
         let len = bytes.len();
         if !is_valid_decoded_len(len) {
-            return Err(Error::DecodedLength { len });
+            return Err(NoKeyError::DecodedLength { len });
         }
         let mut raw = [0u8; NOKEY_NAME_MAX];
         raw[..len].copy_from_slice(bytes);
@@ -356,13 +356,13 @@ impl NoKeyName {
 /// the length rule first.
 ///
 /// ```
-/// use mdu_fscrypt::nokey::{self, Error};
+/// use mdu_fscrypt::nokey::{self, NoKeyError};
 ///
 /// assert_eq!(nokey::encode(&[0; 9])?, "AAAAAAAAAAAA");
-/// assert_eq!(nokey::encode(&[0; 8]), Err(Error::DecodedLength { len: 8 }));
-/// # Ok::<(), Error>(())
+/// assert_eq!(nokey::encode(&[0; 8]), Err(NoKeyError::DecodedLength { len: 8 }));
+/// # Ok::<(), NoKeyError>(())
 /// ```
-pub fn encode(raw: &[u8]) -> Result<String, Error> {
+pub fn encode(raw: &[u8]) -> Result<String, NoKeyError> {
     Ok(NoKeyName::from_bytes(raw)?.encode())
 }
 
@@ -375,24 +375,24 @@ pub fn encode(raw: &[u8]) -> Result<String, Error> {
 ///
 /// ```
 /// use mdu_fscrypt::DecodeError;
-/// use mdu_fscrypt::nokey::{self, Error};
+/// use mdu_fscrypt::nokey::{self, NoKeyError};
 ///
 /// let n = nokey::decode(b"AQAAAAIAAADu")?;
 /// assert_eq!(n.as_bytes(), &[1, 0, 0, 0, 2, 0, 0, 0, 0xee]);
 /// assert_eq!(
 ///     nokey::decode(b"AQAAAAIAAADuA"),
-///     Err(Error::Decode(DecodeError::InvalidLength { len: 13 }))
+///     Err(NoKeyError::Decode(DecodeError::InvalidLength { len: 13 }))
 /// );
-/// # Ok::<(), Error>(())
+/// # Ok::<(), NoKeyError>(())
 /// ```
-pub fn decode(name: &[u8]) -> Result<NoKeyName, Error> {
+pub fn decode(name: &[u8]) -> Result<NoKeyName, NoKeyError> {
     if name.len() > NOKEY_NAME_MAX_ENCODED {
-        return Err(Error::NameTooLong { len: name.len() });
+        return Err(NoKeyError::NameTooLong { len: name.len() });
     }
     let mut raw = [0u8; NOKEY_NAME_MAX];
     let len = URL_SAFE_NO_PAD.decode_slice(name, &mut raw)?;
     if !is_valid_decoded_len(len) {
-        return Err(Error::DecodedLength { len });
+        return Err(NoKeyError::DecodedLength { len });
     }
     Ok(NoKeyName {
         raw,

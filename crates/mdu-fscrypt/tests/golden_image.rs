@@ -19,7 +19,7 @@ use mdu_core::testing::sample;
 use mdu_fscrypt::ext4::{self, ROOT_INO};
 use mdu_fscrypt::key::MasterKey;
 use mdu_fscrypt::policy::KeySpec;
-use mdu_fscrypt::volume::{Error, Keyring, NameForm, NodeKind, Volume};
+use mdu_fscrypt::volume::{Keyring, NameForm, NodeKind, Volume, VolumeError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -306,7 +306,7 @@ fn without_the_keys_names_and_targets_are_the_kernels_no_key_forms() {
             "file" if g.encrypted(path) => {
                 assert_eq!(
                     vol.contents(&inode).unwrap_err(),
-                    Error::NoKey { ino },
+                    VolumeError::NoKey { ino },
                     "{path}"
                 );
             }
@@ -353,7 +353,7 @@ fn a_missing_or_wrong_key_is_an_error_not_wrong_output() {
         keys.add(key(given));
         let vol = Volume::open(&g.image[..], keys).unwrap();
         let v2 = g.ino("v2");
-        let want = Error::KeyMissing {
+        let want = VolumeError::KeyMissing {
             ino: v2,
             wanted: spec(KEY_V2_A),
             given: vec![spec(given)],
@@ -363,7 +363,7 @@ fn a_missing_or_wrong_key_is_an_error_not_wrong_output() {
         let file = vol.inode(g.ino("v2/file")).unwrap();
         assert!(matches!(
             vol.contents(&file).unwrap_err(),
-            Error::KeyMissing { .. }
+            VolumeError::KeyMissing { .. }
         ));
         let message = vol.walk(ROOT_INO).unwrap_err().to_string();
         assert!(
@@ -387,7 +387,7 @@ fn a_missing_or_wrong_key_is_an_error_not_wrong_output() {
             assert!(
                 matches!(
                     err,
-                    Error::Crypto {
+                    VolumeError::Crypto {
                         error: mdu_fscrypt::Error::InvalidName,
                         ..
                     }
@@ -432,12 +432,12 @@ fn a_flipped_byte_in_a_checked_structure_is_a_typed_error() {
     let gdt = (vol.ext4().superblock().first_data_block as usize + 1) * bs;
     drop(vol);
 
-    type Check = fn(&Result<(), Error>) -> bool;
+    type Check = fn(&Result<(), VolumeError>) -> bool;
     let cases: [(&str, usize, u8, Check); 8] = [
         ("superblock s_magic", 1024 + 0x38, 0xff, |r| {
             matches!(
                 r,
-                Err(Error::Ext4(ext4::Error::Superblock {
+                Err(VolumeError::Ext4(ext4::Ext4Error::Superblock {
                     field: "s_magic",
                     ..
                 }))
@@ -446,19 +446,22 @@ fn a_flipped_byte_in_a_checked_structure_is_a_typed_error() {
         ("superblock s_log_block_size", 1024 + 0x18, 0x10, |r| {
             matches!(
                 r,
-                Err(Error::Ext4(ext4::Error::Superblock {
+                Err(VolumeError::Ext4(ext4::Ext4Error::Superblock {
                     field: "s_log_block_size",
                     ..
                 }))
             )
         }),
         ("superblock s_inodes_per_group", 1024 + 0x2b, 0x40, |r| {
-            matches!(r, Err(Error::Ext4(ext4::Error::Superblock { .. })))
+            matches!(
+                r,
+                Err(VolumeError::Ext4(ext4::Ext4Error::Superblock { .. }))
+            )
         }),
         ("group descriptor bg_inode_table", gdt + 0x0a, 0x10, |r| {
             matches!(
                 r,
-                Err(Error::Ext4(ext4::Error::Group {
+                Err(VolumeError::Ext4(ext4::Ext4Error::Group {
                     field: "bg_inode_table",
                     ..
                 }))
@@ -467,7 +470,7 @@ fn a_flipped_byte_in_a_checked_structure_is_a_typed_error() {
         ("inode extent header magic", file_at + 0x28, 0xff, |r| {
             matches!(
                 r,
-                Err(Error::Ext4(ext4::Error::Inode {
+                Err(VolumeError::Ext4(ext4::Ext4Error::Inode {
                     field: "extent header magic",
                     ..
                 }))
@@ -476,14 +479,14 @@ fn a_flipped_byte_in_a_checked_structure_is_a_typed_error() {
         ("extent ee_start_hi", file_at + 0x28 + 12 + 6, 0x01, |r| {
             matches!(
                 r,
-                Err(Error::Ext4(ext4::Error::Inode {
+                Err(VolumeError::Ext4(ext4::Ext4Error::Inode {
                     field: "extent physical block",
                     ..
                 }))
             )
         }),
         ("encryption context version", ctx_at, 0xff, |r| {
-            matches!(r, Err(Error::Context { error: Some(_), .. }))
+            matches!(r, Err(VolumeError::Context { error: Some(_), .. }))
         }),
         (
             "directory block rec_len",
@@ -492,7 +495,7 @@ fn a_flipped_byte_in_a_checked_structure_is_a_typed_error() {
             |r| {
                 matches!(
                     r,
-                    Err(Error::Ext4(ext4::Error::Inode {
+                    Err(VolumeError::Ext4(ext4::Ext4Error::Inode {
                         field: "directory entry rec_len",
                         ..
                     }))
@@ -514,7 +517,10 @@ fn a_flipped_byte_in_a_checked_structure_is_a_typed_error() {
     let cut = &g.image[..g.image.len() / 2];
     let r = Volume::open(cut, all_keys()).and_then(|vol| vol.walk(ROOT_INO).map(drop));
     assert!(
-        matches!(r, Err(Error::Ext4(ext4::Error::OutOfImage { .. }))),
+        matches!(
+            r,
+            Err(VolumeError::Ext4(ext4::Ext4Error::OutOfImage { .. }))
+        ),
         "cut in half: {r:?}"
     );
 }
@@ -522,7 +528,7 @@ fn a_flipped_byte_in_a_checked_structure_is_a_typed_error() {
 fn read_every_file<R: ext4::ReadAt>(
     vol: &Volume<R>,
     tree: &mdu_fscrypt::volume::Tree,
-) -> Result<(), Error> {
+) -> Result<(), VolumeError> {
     for n in tree.nodes.iter().filter(|n| n.kind == NodeKind::File) {
         vol.contents(&vol.inode(n.ino)?)?.read_to_vec()?;
     }

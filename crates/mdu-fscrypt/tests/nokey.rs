@@ -3,7 +3,7 @@
 
 use mdu_base64::URL_SAFE_NO_PAD;
 use mdu_fscrypt::DecodeError;
-use mdu_fscrypt::nokey::{self, Error, NOKEY_NAME_MAX, NOKEY_NAME_MAX_ENCODED, NoKeyName};
+use mdu_fscrypt::nokey::{self, NOKEY_NAME_MAX, NOKEY_NAME_MAX_ENCODED, NoKeyError, NoKeyName};
 use sha2::{Digest, Sha256};
 
 fn sha256(data: &[u8]) -> [u8; 32] {
@@ -41,8 +41,11 @@ fn decoded_length_rule() {
             }
             Err(e) => {
                 assert!(!valid, "{n} bytes rejected: {e}");
-                assert_eq!(e, Error::DecodedLength { len: n });
-                assert_eq!(nokey::encode(&raw), Err(Error::DecodedLength { len: n }));
+                assert_eq!(e, NoKeyError::DecodedLength { len: n });
+                assert_eq!(
+                    nokey::encode(&raw),
+                    Err(NoKeyError::DecodedLength { len: n })
+                );
             }
         }
     }
@@ -62,7 +65,7 @@ fn encoded_length_limit() {
     for len in [253, 255, 256, 1000] {
         assert_eq!(
             nokey::decode(&vec![b'A'; len]),
-            Err(Error::NameTooLong { len })
+            Err(NoKeyError::NameTooLong { len })
         );
     }
 }
@@ -75,22 +78,24 @@ fn strict_decoding_errors_pass_through() {
     name.push('A');
     assert_eq!(
         nokey::decode(name.as_bytes()),
-        Err(Error::Decode(DecodeError::InvalidLength { len: 33 }))
+        Err(NoKeyError::Decode(DecodeError::InvalidLength { len: 33 }))
     );
     assert_eq!(
         nokey::decode(b"AAAAAAAAAAAAAA=="),
-        Err(Error::Decode(DecodeError::InvalidPadding { index: 14 }))
+        Err(NoKeyError::Decode(DecodeError::InvalidPadding {
+            index: 14
+        }))
     );
     assert_eq!(
         nokey::decode(b"AAAAAAAA+AAAAAAA"),
-        Err(Error::Decode(DecodeError::InvalidByte {
+        Err(NoKeyError::Decode(DecodeError::InvalidByte {
             index: 8,
             byte: b'+'
         }))
     );
     assert_eq!(
         nokey::decode(b"AAAAAAAAAAAAAAB"),
-        Err(Error::Decode(DecodeError::NonCanonical { index: 14 }))
+        Err(NoKeyError::Decode(DecodeError::NonCanonical { index: 14 }))
     );
     let e = nokey::decode(b"AAAAAAAA+AAAAAAA").unwrap_err();
     assert!(e.to_string().contains("index 8"), "{e}");
@@ -101,7 +106,7 @@ fn names_of_every_ciphertext_length() {
     let mut rng = Rng(11);
     assert_eq!(
         NoKeyName::new(0, 0, &[0; 256]),
-        Err(Error::CiphertextLength { len: 256 })
+        Err(NoKeyError::CiphertextLength { len: 256 })
     );
     for len in 1..=nokey::NAME_MAX {
         let ct = rng.bytes(len);

@@ -94,7 +94,7 @@ use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 
-use mdu_dmcrypt::{Direction, DmCryptError, SectorCipher};
+use mdu_dmcrypt::{Direction, SectorCipher};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
@@ -177,12 +177,12 @@ impl Params {
 /// Why a run could not start, resume or go on.
 ///
 /// ```
-/// let e = mdu_inplace::plain::Error::Refused("a journal of format 1".into());
+/// let e = mdu_inplace::plain::PlainError::Refused("a journal of format 1".into());
 /// assert!(e.to_string().contains("format 1"));
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Error {
+pub enum PlainError {
     /// The data device failed.
     Device(DeviceError),
     /// The journal could not be read or written (`action` says which).
@@ -205,44 +205,44 @@ pub enum Error {
         rule: String,
     },
     /// The cipher refused the data.
-    Cipher(DmCryptError),
+    Cipher(mdu_dmcrypt::Error),
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for PlainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Device(e) => e.fmt(f),
-            Error::Journal { action, error } => write!(f, "{action}: {error}"),
-            Error::Refused(m) => f.write_str(m),
-            Error::OtherRun => f.write_str(
+            PlainError::Device(e) => e.fmt(f),
+            PlainError::Journal { action, error } => write!(f, "{action}: {error}"),
+            PlainError::Refused(m) => f.write_str(m),
+            PlainError::OtherRun => f.write_str(
                 "the journal was written by a run with another cipher, key, sector size, data \
                  offset or direction: give the same ones to resume it",
             ),
-            Error::Data { offset, rule } => write!(f, "at byte {offset}: {rule}"),
-            Error::Cipher(e) => e.fmt(f),
+            PlainError::Data { offset, rule } => write!(f, "at byte {offset}: {rule}"),
+            PlainError::Cipher(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for Error {
+impl std::error::Error for PlainError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Device(e) => Some(e),
-            Error::Journal { error, .. } => Some(error),
-            Error::Cipher(e) => Some(e),
+            PlainError::Device(e) => Some(e),
+            PlainError::Journal { error, .. } => Some(error),
+            PlainError::Cipher(e) => Some(e),
             _ => None,
         }
     }
 }
 
-impl From<DeviceError> for Error {
-    fn from(e: DeviceError) -> Error {
-        Error::Device(e)
+impl From<DeviceError> for PlainError {
+    fn from(e: DeviceError) -> PlainError {
+        PlainError::Device(e)
     }
 }
 
-fn refused(rule: impl fmt::Display) -> Error {
-    Error::Refused(format!("{rule}; nothing was changed"))
+fn refused(rule: impl fmt::Display) -> PlainError {
+    PlainError::Refused(format!("{rule}; nothing was changed"))
 }
 
 /// The run's data length and chunk size, fixed when it starts.
@@ -304,9 +304,9 @@ impl fmt::Debug for Plain<'_> {
 }
 
 /// The size of the open file or block device `f`.
-fn device_len(mut f: &File) -> Result<u64, Error> {
+fn device_len(mut f: &File) -> Result<u64, PlainError> {
     f.seek(SeekFrom::End(0)).map_err(|error| {
-        Error::Device(DeviceError {
+        PlainError::Device(DeviceError {
             op: Op::Read,
             offset: 0,
             len: 0,
@@ -315,9 +315,9 @@ fn device_len(mut f: &File) -> Result<u64, Error> {
     })
 }
 
-fn read_dev(f: &File, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+fn read_dev(f: &File, buf: &mut [u8], offset: u64) -> Result<(), PlainError> {
     f.read_exact_at(buf, offset).map_err(|error| {
-        Error::Device(DeviceError {
+        PlainError::Device(DeviceError {
             op: Op::Read,
             offset,
             len: buf.len() as u64,
@@ -335,7 +335,7 @@ impl<'c> Plain<'c> {
     ///
     /// # Errors
     ///
-    /// [`Error::Data`] for data that are empty, not whole sectors, or end
+    /// [`PlainError::Data`] for data that are empty, not whole sectors, or end
     /// before `in_base`; I/O errors.
     ///
     /// (Example: the [module documentation](self).)
@@ -345,24 +345,26 @@ impl<'c> Plain<'c> {
         cipher: &'c SectorCipher,
         params: Params,
         chunk: u64,
-    ) -> Result<Plain<'c>, Error> {
+    ) -> Result<Plain<'c>, PlainError> {
         let len = device_len(&data)?;
         let ss = u64::from(params.sector_size);
-        let data_len = len.checked_sub(params.in_base).ok_or_else(|| Error::Data {
-            offset: len,
-            rule: format!(
-                "the device ends before byte {}, where the data start",
-                params.in_base
-            ),
-        })?;
+        let data_len = len
+            .checked_sub(params.in_base)
+            .ok_or_else(|| PlainError::Data {
+                offset: len,
+                rule: format!(
+                    "the device ends before byte {}, where the data start",
+                    params.in_base
+                ),
+            })?;
         if data_len == 0 {
-            return Err(Error::Data {
+            return Err(PlainError::Data {
                 offset: params.in_base,
                 rule: format!("no data: the input must hold at least one {ss}-byte sector"),
             });
         }
         if !data_len.is_multiple_of(ss) {
-            return Err(Error::Data {
+            return Err(PlainError::Data {
                 offset: len - data_len % ss,
                 rule: format!(
                     "{} trailing bytes are not a whole sector: the data must be a whole number of {ss}-byte sectors",
@@ -386,7 +388,7 @@ impl<'c> Plain<'c> {
             all_written: false,
         };
         let n = p.plan.chunks();
-        let sum_of = |k: u64| -> Result<[u8; 32], Error> {
+        let sum_of = |k: u64| -> Result<[u8; 32], PlainError> {
             let mut b = Zeroizing::new(vec![0u8; p.len_of(k)]);
             read_dev(&p.data, &mut b, p.params.in_base + p.position(k))?;
             Ok(sha256(&[&b]))
@@ -407,7 +409,7 @@ impl<'c> Plain<'c> {
         p.header_sum = sha256(&[&h]);
         p.journal
             .write_all_at(&h, 0)
-            .map_err(|error| Error::Journal {
+            .map_err(|error| PlainError::Journal {
                 action: "write the journal",
                 error,
             })?;
@@ -421,8 +423,8 @@ impl<'c> Plain<'c> {
     ///
     /// # Errors
     ///
-    /// [`Error::Refused`] for a journal that is damaged, of another format,
-    /// or of another device; [`Error::OtherRun`] for other parameters; I/O
+    /// [`PlainError::Refused`] for a journal that is damaged, of another format,
+    /// or of another device; [`PlainError::OtherRun`] for other parameters; I/O
     /// errors.
     ///
     /// ```no_run
@@ -436,7 +438,7 @@ impl<'c> Plain<'c> {
         data: File,
         cipher: &'c SectorCipher,
         params: Params,
-    ) -> Result<Plain<'c>, Error> {
+    ) -> Result<Plain<'c>, PlainError> {
         let mut h = [0u8; SLOT];
         if journal.read_exact_at(&mut h, 0).is_err() {
             return Err(refused(
@@ -458,7 +460,7 @@ impl<'c> Plain<'c> {
             ));
         }
         if h[8..40] != params.digest() {
-            return Err(Error::OtherRun);
+            return Err(PlainError::OtherRun);
         }
         let u = |at: usize| u64::from_le_bytes(h[at..at + 8].try_into().expect("8 bytes"));
         let plan = Plan {
@@ -515,7 +517,7 @@ impl<'c> Plain<'c> {
                 in_base.max(out_base)
             )));
         }
-        let hash_new = |k: u64| -> Result<[u8; 32], Error> {
+        let hash_new = |k: u64| -> Result<[u8; 32], PlainError> {
             let mut b = Zeroizing::new(vec![0u8; p.len_of(k)]);
             read_dev(&p.data, &mut b, out_base + p.position(k))?;
             Ok(sha256(&[&b]))
@@ -552,47 +554,49 @@ impl<'c> Plain<'c> {
         }
         // Each chunk in doubt: its old bytes on the device, or a copy
         // proven by its sum, or a refusal.
-        let decide =
-            |c: u64, sum: &[u8; 32], copy_ok: bool| -> Result<Option<Zeroizing<Vec<u8>>>, Error> {
-                let mut on_device = Zeroizing::new(vec![0u8; p.len_of(c)]);
-                read_dev(&p.data, &mut on_device, in_base + p.position(c))?;
-                if sha256(&[&on_device]) == *sum {
-                    return Ok(None);
-                }
-                let mut copy = Zeroizing::new(vec![0u8; p.len_of(c)]);
-                let copy_ok = copy_ok
-                    && p.journal
-                        .read_exact_at(&mut copy, COPIES + (c % 2) * plan.chunk)
-                        .is_ok()
-                    && sha256(&[&copy]) == *sum;
-                if !copy_ok {
-                    return Err(refused(format!(
-                        "chunk {c} of {n} was being written and its copy in the journal is damaged \
+        let decide = |c: u64,
+                      sum: &[u8; 32],
+                      copy_ok: bool|
+         -> Result<Option<Zeroizing<Vec<u8>>>, PlainError> {
+            let mut on_device = Zeroizing::new(vec![0u8; p.len_of(c)]);
+            read_dev(&p.data, &mut on_device, in_base + p.position(c))?;
+            if sha256(&[&on_device]) == *sum {
+                return Ok(None);
+            }
+            let mut copy = Zeroizing::new(vec![0u8; p.len_of(c)]);
+            let copy_ok = copy_ok
+                && p.journal
+                    .read_exact_at(&mut copy, COPIES + (c % 2) * plan.chunk)
+                    .is_ok()
+                && sha256(&[&copy]) == *sum;
+            if !copy_ok {
+                return Err(refused(format!(
+                    "chunk {c} of {n} was being written and its copy in the journal is damaged \
                      or missing: it cannot be finished safely"
+                )));
+            }
+            if !proven {
+                // The data do not move: each sector is either still old or
+                // already new.
+                if in_base != out_base {
+                    return Err(refused(format!(
+                        "chunk {c} of {n} was being written, and nothing shows that the device \
+                         is the one the journal was written for"
                     )));
                 }
-                if !proven {
-                    // The data do not move: each sector is either still old or
-                    // already new.
-                    if in_base != out_base {
-                        return Err(refused(format!(
-                            "chunk {c} of {n} was being written, and nothing shows that the device \
-                         is the one the journal was written for"
-                        )));
-                    }
-                    let mut new = copy.clone();
-                    p.crypt(p.position(c), &mut new)?;
-                    let ss = p.params.sector_size as usize;
-                    let consistent = on_device
-                        .chunks(ss)
-                        .zip(copy.chunks(ss).zip(new.chunks(ss)))
-                        .all(|(d, (o, w))| d == o || d == w);
-                    if !consistent {
-                        return Err(foreign());
-                    }
+                let mut new = copy.clone();
+                p.crypt(p.position(c), &mut new)?;
+                let ss = p.params.sector_size as usize;
+                let consistent = on_device
+                    .chunks(ss)
+                    .zip(copy.chunks(ss).zip(new.chunks(ss)))
+                    .all(|(d, (o, w))| d == o || d == w);
+                if !consistent {
+                    return Err(foreign());
                 }
-                Ok(Some(copy))
-            };
+            }
+            Ok(Some(copy))
+        };
         let mut copies = Vec::new();
         if let Some(c) = decide(k, &r.this, r.has_copy)? {
             copies.push((k, c));
@@ -638,13 +642,13 @@ impl<'c> Plain<'c> {
     }
 
     /// Converts the bytes at data position `p`.
-    fn crypt(&self, p: u64, buf: &mut [u8]) -> Result<(), Error> {
+    fn crypt(&self, p: u64, buf: &mut [u8]) -> Result<(), PlainError> {
         let sector = p / u64::from(self.params.sector_size);
         #[cfg(feature = "rayon")]
         let r = self.cipher.par_crypt(self.params.direction, sector, buf);
         #[cfg(not(feature = "rayon"))]
         let r = self.cipher.crypt(self.params.direction, sector, buf);
-        r.map_err(Error::Cipher)
+        r.map_err(PlainError::Cipher)
     }
 
     /// The newest record that is valid and belongs to this header.
@@ -694,7 +698,7 @@ impl<'c> Plain<'c> {
         this: &[u8; 32],
         next: &[u8; 32],
         prev_out: &[u8; 32],
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlainError> {
         self.seq += 1;
         let mut r = [0u8; SLOT];
         r[..8].copy_from_slice(RECORD_MAGIC);
@@ -712,7 +716,7 @@ impl<'c> Plain<'c> {
         self.journal
             .write_all_at(&r, at)
             .and_then(|()| self.journal.sync_data())
-            .map_err(|error| Error::Journal {
+            .map_err(|error| PlainError::Journal {
                 action: "write the journal",
                 error,
             })
@@ -729,7 +733,7 @@ impl<'c> Plain<'c> {
 }
 
 impl Journal for Plain<'_> {
-    type Error = Error;
+    type Error = PlainError;
     const PROTECTS_NEXT: bool = true;
 
     fn device(&self) -> &File {
@@ -779,12 +783,12 @@ impl Journal for Plain<'_> {
         Some(self.copies.swap_remove(i).1)
     }
 
-    fn protect(&mut self, hz: &Hotzone, old: &[u8], next: Option<&[u8]>) -> Result<(), Error> {
+    fn protect(&mut self, hz: &Hotzone, old: &[u8], next: Option<&[u8]>) -> Result<(), PlainError> {
         let this = sha256(&[old]);
         let next = next.map_or([0; 32], |b| sha256(&[b]));
         self.journal
             .write_all_at(old, COPIES + (hz.seq % 2) * self.plan.chunk)
-            .map_err(|error| Error::Journal {
+            .map_err(|error| PlainError::Journal {
                 action: "write the journal",
                 error,
             })?;
@@ -792,11 +796,11 @@ impl Journal for Plain<'_> {
         self.record(HOT, true, hz.seq, &this, &next, &prev_out)
     }
 
-    fn convert(&self, hz: &Hotzone, buf: &mut [u8]) -> Result<(), Error> {
+    fn convert(&self, hz: &Hotzone, buf: &mut [u8]) -> Result<(), PlainError> {
         self.crypt(hz.pos, buf)
     }
 
-    fn converted(&mut self, hz: &Hotzone, written: &[u8]) -> Result<(), Error> {
+    fn converted(&mut self, hz: &Hotzone, written: &[u8]) -> Result<(), PlainError> {
         self.prev_out = sha256(&[written]);
         self.converted += 1;
         if hz.done == self.plan.data_len {
@@ -812,13 +816,13 @@ impl Journal for Plain<'_> {
     /// there; one that lost it ends with the data), syncs it, then wipes
     /// the journal's copies (they may hold plaintext) and syncs the
     /// journal. Done again, the same, by a resume.
-    fn finish(&mut self) -> Result<(), Error> {
+    fn finish(&mut self) -> Result<(), PlainError> {
         debug_assert!(self.all_written);
         let (in_base, out_base) = (self.params.in_base, self.params.out_base);
         let regular = self.data.metadata().map(|m| m.is_file()).unwrap_or(false);
         let dev_err = |op, offset, len| {
             move |error| {
-                Error::Device(DeviceError {
+                PlainError::Device(DeviceError {
                     op,
                     offset,
                     len,

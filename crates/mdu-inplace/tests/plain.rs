@@ -8,7 +8,7 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
-use mdu_inplace::plain::{Error, Params, Plain};
+use mdu_inplace::plain::{Params, Plain, PlainError};
 use mdu_inplace::{Journal, Outcome, run};
 
 const CHUNK: u64 = 64 << 10;
@@ -183,7 +183,7 @@ fn a_damaged_copy_another_device_or_other_parameters_are_refused() {
     let mut other = p0.clone();
     other.key_check = Params::key_check(b"another key");
     let e = Plain::resume(rw(&jp), rw(&img), &c, other).unwrap_err();
-    assert!(matches!(e, Error::OtherRun), "{e}");
+    assert!(matches!(e, PlainError::OtherRun), "{e}");
 
     // Another device: chunk 0 as written differs.
     let foreign = dir.path().join("foreign");
@@ -192,7 +192,7 @@ fn a_damaged_copy_another_device_or_other_parameters_are_refused() {
     std::fs::write(&foreign, &f).unwrap();
     let e = Plain::resume(rw(&jp), rw(&foreign), &c, p0.clone()).unwrap_err();
     assert!(
-        matches!(&e, Error::Refused(m) if m.contains("not the device")),
+        matches!(&e, PlainError::Refused(m) if m.contains("not the device")),
         "{e}"
     );
     assert!(std::fs::read(&foreign).unwrap() == f);
@@ -205,7 +205,7 @@ fn a_damaged_copy_another_device_or_other_parameters_are_refused() {
     j.write_all_at(&[b[0] ^ 0x80], at).unwrap();
     let e = Plain::resume(rw(&jp), rw(&img), &c, p0.clone()).unwrap_err();
     assert!(
-        matches!(&e, Error::Refused(m) if m.contains("copy in the journal is damaged")),
+        matches!(&e, PlainError::Refused(m) if m.contains("copy in the journal is damaged")),
         "{e}"
     );
     assert!(std::fs::read(&img).unwrap() == torn, "nothing was changed");
@@ -214,7 +214,7 @@ fn a_damaged_copy_another_device_or_other_parameters_are_refused() {
     j.write_all_at(b"X", 100).unwrap();
     let e = Plain::resume(rw(&jp), rw(&img), &c, p0).unwrap_err();
     assert!(
-        matches!(&e, Error::Refused(m) if m.contains("header is damaged")),
+        matches!(&e, PlainError::Refused(m) if m.contains("header is damaged")),
         "{e}"
     );
 }
@@ -235,7 +235,7 @@ fn data_that_are_not_whole_sectors_are_refused_before_the_journal_is_written() {
     )
     .unwrap_err();
     assert!(
-        matches!(&e, Error::Data { offset: 4096, rule } if rule.contains("whole number")),
+        matches!(&e, PlainError::Data { offset: 4096, rule } if rule.contains("whole number")),
         "{e}"
     );
     assert_eq!(std::fs::metadata(&jp).unwrap().len(), 0);

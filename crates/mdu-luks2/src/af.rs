@@ -20,12 +20,12 @@
 //! let material = af::split(&key, 10, Hash::Sha1, &mut mdu_luks2::os_random)?;
 //! assert_eq!(material.len(), 320);
 //! assert_eq!(&af::merge(&material, 32, 10, Hash::Sha1)?[..], &key[..]);
-//! # Ok::<(), mdu_luks2::Luks2Error>(())
+//! # Ok::<(), mdu_luks2::Error>(())
 //! ```
 
 use zeroize::{Zeroize, Zeroizing};
 
-use crate::{Hash, Luks2Error};
+use crate::{Error, Hash};
 
 /// `diffuse` in place.
 fn diffuse(hash: Hash, buf: &mut [u8]) {
@@ -59,17 +59,17 @@ pub fn split_len(key_len: usize, stripes: u32) -> Option<usize> {
 /// let src: Vec<u8> = (0..16 * 4000).map(|i| i as u8).collect();
 /// let key = af::merge(&src, 16, 4000, Hash::Sha256)?;
 /// assert_eq!(key[..4], [0xe1, 0xbd, 0x61, 0xa6]);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn merge(
     material: &[u8],
     key_len: usize,
     stripes: u32,
     hash: Hash,
-) -> Result<Zeroizing<Vec<u8>>, Luks2Error> {
+) -> Result<Zeroizing<Vec<u8>>, Error> {
     let need = split_len(key_len, stripes)
         .filter(|&n| n <= material.len() && stripes > 0 && key_len > 0)
-        .ok_or_else(|| Luks2Error::Params {
+        .ok_or_else(|| Error::Params {
             problem: format!(
                 "AF merge of a {key_len}-byte key in {stripes} stripes needs more than the {} bytes given",
                 material.len()
@@ -99,18 +99,18 @@ pub fn merge(
 ///     Ok(())
 /// })?;
 /// assert_eq!(&af::merge(&material, 64, 4000, Hash::Sha256)?[..], &key[..]);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn split(
     key: &[u8],
     stripes: u32,
     hash: Hash,
-    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Luks2Error>,
-) -> Result<Zeroizing<Vec<u8>>, Luks2Error> {
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Error>,
+) -> Result<Zeroizing<Vec<u8>>, Error> {
     let k = key.len();
     let total = split_len(k, stripes)
         .filter(|_| stripes > 0 && k > 0)
-        .ok_or_else(|| Luks2Error::Params {
+        .ok_or_else(|| Error::Params {
             problem: format!("cannot split a {k}-byte key into {stripes} stripes"),
         })?;
     let mut out = Zeroizing::new(vec![0u8; total]);

@@ -47,7 +47,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::image::{ReadAt, load_copy};
-use crate::{BinaryHeader, Image, Kdf, Luks2Error, Metadata, Segment};
+use crate::{BinaryHeader, Error, Image, Kdf, Metadata, Segment};
 use mdu_dmcrypt::{CipherSpec, IvMode};
 
 /// What kind of problem a [`Finding`] is.
@@ -183,7 +183,7 @@ impl Report {
 /// let p = Policy::from_json(r#"{"cipher": "aes-xts-plain64", "key_size": 64, "sector_size": 4096}"#)?;
 /// assert_eq!(p.key_size, Some(64));
 /// assert!(Policy::from_json(r#"{"ciphr": "aes"}"#).is_err());
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Policy {
@@ -217,31 +217,31 @@ impl Policy {
     ///
     /// # Errors
     ///
-    /// [`Luks2Error::PolicySyntax`] for text that is not JSON,
-    /// [`Luks2Error::Schema`] for an unknown field or a value of the wrong
+    /// [`Error::PolicySyntax`] for text that is not JSON,
+    /// [`Error::Schema`] for an unknown field or a value of the wrong
     /// type (a misspelt field must not silently check nothing).
     ///
     /// See [`Policy`].
-    pub fn from_json(text: &str) -> Result<Policy, Luks2Error> {
-        let v: Value = serde_json::from_str(text).map_err(|e| Luks2Error::PolicySyntax {
+    pub fn from_json(text: &str) -> Result<Policy, Error> {
+        let v: Value = serde_json::from_str(text).map_err(|e| Error::PolicySyntax {
             message: e.to_string(),
         })?;
         let o = v
             .as_object()
-            .ok_or_else(|| Luks2Error::schema("policy", "a JSON object"))?;
+            .ok_or_else(|| Error::schema("policy", "a JSON object"))?;
         let mut p = Policy::default();
         for (k, val) in o {
             let field = format!("policy.{k}");
             let num = |max: u64| {
                 val.as_u64()
                     .filter(|&n| n <= max)
-                    .ok_or_else(|| Luks2Error::schema(field.clone(), "a non-negative integer"))
+                    .ok_or_else(|| Error::schema(field.clone(), "a non-negative integer"))
             };
             match k.as_str() {
                 "cipher" => {
                     p.cipher = Some(
                         val.as_str()
-                            .ok_or_else(|| Luks2Error::schema(field.clone(), "a string"))?
+                            .ok_or_else(|| Error::schema(field.clone(), "a string"))?
                             .to_owned(),
                     );
                 }
@@ -253,7 +253,7 @@ impl Policy {
                         None
                     } else {
                         Some(val.as_u64().ok_or_else(|| {
-                            Luks2Error::schema(field.clone(), "a byte count or \"dynamic\"")
+                            Error::schema(field.clone(), "a byte count or \"dynamic\"")
                         })?)
                     });
                 }
@@ -271,10 +271,10 @@ impl Policy {
                 "allow_unbound_keyslots" => {
                     p.allow_unbound_keyslots = val
                         .as_bool()
-                        .ok_or_else(|| Luks2Error::schema(field.clone(), "true or false"))?;
+                        .ok_or_else(|| Error::schema(field.clone(), "true or false"))?;
                 }
                 _ => {
-                    return Err(Luks2Error::schema(
+                    return Err(Error::schema(
                         field,
                         "one of cipher, key_size, sector_size, data_offset, data_size, \
                          max_keyslots, pbkdf2_min_iterations, argon2_min_time, \
@@ -296,7 +296,7 @@ impl Policy {
 /// and is a [`Kind::Requirements`] finding.
 ///
 /// See the [module](self) documentation.
-pub fn check<R: ReadAt + ?Sized>(r: &R, policy: Option<&Policy>) -> Result<Report, Luks2Error> {
+pub fn check<R: ReadAt + ?Sized>(r: &R, policy: Option<&Policy>) -> Result<Report, Error> {
     let image = Image::load(r)?;
     let mut findings = Vec::new();
     copies(r, &image, &mut findings);
@@ -407,7 +407,7 @@ fn is_fill(block: &[u8]) -> bool {
 ///
 /// # Errors
 ///
-/// [`Luks2Error::ReadAt`] when a free range cannot be read (an image that
+/// [`Error::ReadAt`] when a free range cannot be read (an image that
 /// shrank since it was loaded).
 ///
 /// ```
@@ -424,7 +424,7 @@ fn is_fill(block: &[u8]) -> bool {
 /// assert_eq!(found, [check::Leftover { offset: free, len: 8192 }]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftover>, Luks2Error> {
+pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftover>, Error> {
     let mut found: Vec<Leftover> = Vec::new();
     let mut buf = vec![0u8; JUDGED_BLOCK as usize];
     for (offset, len) in image.free_areas() {
@@ -442,7 +442,7 @@ pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftove
                 buf.resize(n, 0);
             }
             r.read_exact_at(&mut buf[..n], at)
-                .map_err(|error| Luks2Error::ReadAt {
+                .map_err(|error| Error::ReadAt {
                     what: "free keyslots area",
                     offset: at,
                     len: n as u64,
@@ -473,7 +473,7 @@ pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftove
 ///
 /// # Errors
 ///
-/// A failed write or sync ([`Luks2Error::Io`]), or no random bytes.
+/// A failed write or sync ([`Error::Io`]), or no random bytes.
 ///
 /// ```no_run
 /// let dev = std::fs::OpenOptions::new().read(true).write(true).open("luks.img")?;
@@ -481,14 +481,14 @@ pub fn leftovers<R: ReadAt + ?Sized>(r: &R, image: &Image) -> Result<Vec<Leftove
 /// mdu_luks2::check::wipe_free_areas(&dev, &image)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn wipe_free_areas(dev: &std::fs::File, image: &Image) -> Result<u64, Luks2Error> {
+pub fn wipe_free_areas(dev: &std::fs::File, image: &Image) -> Result<u64, Error> {
     let mut total = 0;
     for (offset, len) in image.free_areas() {
         crate::reencrypt::wipe(dev, offset, len)?;
         total += len;
     }
     if total > 0 {
-        dev.sync_data().map_err(Luks2Error::Io)?;
+        dev.sync_data().map_err(Error::Io)?;
     }
     Ok(total)
 }

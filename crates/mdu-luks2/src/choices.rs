@@ -5,7 +5,7 @@ use mdu_dmcrypt::{CipherSpec, WeakKeys};
 
 use crate::format::FormatParams;
 use crate::kdf::{Argon2Variant, Hash};
-use crate::{KdfParams, Luks2Error};
+use crate::{Error, KdfParams};
 
 /// The key derivation of a new keyslot, as `cryptsetup --pbkdf` names it.
 ///
@@ -39,7 +39,7 @@ pub enum Pbkdf {
 /// // Forced iterations: the volume-key digest takes the minimum, as cryptsetup.
 /// let c = FormatChoices { iterations: Some(1000), ..FormatChoices::default() };
 /// assert_eq!(c.params()?.digest_iterations, 1000);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FormatChoices {
@@ -102,7 +102,7 @@ impl FormatChoices {
     ///
     /// # Errors
     ///
-    /// [`Luks2Error::Params`] saying which rule the count breaks.
+    /// [`Error::Params`] saying which rule the count breaks.
     ///
     /// ```
     /// use mdu_luks2::FormatChoices;
@@ -110,18 +110,18 @@ impl FormatChoices {
     /// let e = FormatChoices::data_offset_sectors(9).unwrap_err();
     /// assert_eq!(e.to_string(), "must be a multiple of 8 sectors (4096 bytes)");
     /// assert!(FormatChoices::data_offset_sectors(1 << 60).is_err());
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
-    pub fn data_offset_sectors(sectors: u64) -> Result<u64, Luks2Error> {
+    pub fn data_offset_sectors(sectors: u64) -> Result<u64, Error> {
         if !sectors.is_multiple_of(8) {
-            return Err(Luks2Error::Params {
+            return Err(Error::Params {
                 problem: "must be a multiple of 8 sectors (4096 bytes)".into(),
             });
         }
         sectors
             .checked_mul(512)
             .filter(|&b| b <= crate::MAX_DATA_OFFSET)
-            .ok_or_else(|| Luks2Error::Params {
+            .ok_or_else(|| Error::Params {
                 problem: format!(
                     "{sectors} sectors of 512 bytes lie beyond the largest data offset, {} \
                      bytes (a file offset is below 2^63)",
@@ -136,8 +136,8 @@ impl FormatChoices {
     ///
     /// # Errors
     ///
-    /// [`Luks2Error::Cipher`] for a spec that does not parse;
-    /// [`Luks2Error::Params`] naming the sizes the cipher takes for a size
+    /// [`Error::Cipher`] for a spec that does not parse;
+    /// [`Error::Params`] naming the sizes the cipher takes for a size
     /// it does not.
     ///
     /// ```
@@ -146,13 +146,13 @@ impl FormatChoices {
     /// assert_eq!((spec.to_string(), bytes), ("aes-xts-plain64".into(), Some(32)));
     /// let e = FormatChoices::cipher_and_key_bits("aes-xts-plain64", Some(128)).unwrap_err();
     /// assert_eq!(e.to_string(), "aes-xts-plain64 takes 256 or 512");
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn cipher_and_key_bits(
         cipher: &str,
         key_bits: Option<u32>,
-    ) -> Result<(CipherSpec, Option<usize>), Luks2Error> {
-        let spec = CipherSpec::parse(cipher).map_err(Luks2Error::Cipher)?;
+    ) -> Result<(CipherSpec, Option<usize>), Error> {
+        let spec = CipherSpec::parse(cipher).map_err(Error::Cipher)?;
         let Some(bits) = key_bits else {
             return Ok((spec, None));
         };
@@ -163,7 +163,7 @@ impl FormatChoices {
                 .iter()
                 .map(|n| (n * 8).to_string())
                 .collect();
-            return Err(Luks2Error::Params {
+            return Err(Error::Params {
                 problem: format!("{cipher} takes {}", lens.join(" or ")),
             });
         }
@@ -182,14 +182,14 @@ impl FormatChoices {
     /// let c = FormatChoices { sector_size: Some(300), ..FormatChoices::default() };
     /// assert!(c.params().is_err());
     /// ```
-    pub fn params(&self) -> Result<FormatParams, Luks2Error> {
+    pub fn params(&self) -> Result<FormatParams, Error> {
         let cipher = match self.cipher {
             Some(c) => c,
             None => CipherSpec::parse(Self::CIPHER)?,
         };
         let hash = match self.hash {
             Some(h) => h,
-            None => Hash::parse(Self::HASH).ok_or_else(|| Luks2Error::Params {
+            None => Hash::parse(Self::HASH).ok_or_else(|| Error::Params {
                 problem: format!("unknown hash {}", Self::HASH),
             })?,
         };
@@ -254,11 +254,11 @@ mod tests {
         assert_eq!(ok.1, Some(16));
         for bits in [100, 64, 1024] {
             let e = FormatChoices::cipher_and_key_bits("aes-xts-plain64", Some(bits));
-            assert!(matches!(e, Err(Luks2Error::Params { .. })), "{bits}");
+            assert!(matches!(e, Err(Error::Params { .. })), "{bits}");
         }
         assert!(matches!(
             FormatChoices::cipher_and_key_bits("rot13-ecb", None),
-            Err(Luks2Error::Cipher(_))
+            Err(Error::Cipher(_))
         ));
     }
 

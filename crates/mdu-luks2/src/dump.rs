@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::{HeaderCopy, Image, Kdf, Luks2Error, VolumeKey};
+use crate::{Error, HeaderCopy, Image, Kdf, VolumeKey};
 
 fn hex_lines(out: &mut String, bytes: &[u8], indent: &str) {
     for (i, line) in bytes.chunks(16).enumerate() {
@@ -46,7 +46,7 @@ fn priority_name(p: Option<i64>) -> &'static str {
 /// let text = dump::text(&Image::load(&image[..])?);
 /// assert!(text.starts_with("LUKS header information\nVersion:       \t2\n"));
 /// assert!(text.contains("  0: luks2\n\tKey:        512 bits\n"));
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn text(img: &Image) -> String {
     let h = &img.header;
@@ -216,9 +216,9 @@ pub fn text(img: &Image) -> String {
 /// let text = dump::volume_key_text(std::path::Path::new("disk.img"), &img, &key)?;
 /// assert!(text.contains("Cipher name:   \taes\nCipher mode:   \txts-plain64\n"));
 /// assert!(text.contains("MK dump:\t00 01 02"));
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
-pub fn volume_key_text(path: &Path, img: &Image, key: &VolumeKey) -> Result<String, Luks2Error> {
+pub fn volume_key_text(path: &Path, img: &Image, key: &VolumeKey) -> Result<String, Error> {
     let (_, seg) = img.segment()?;
     let mut parts = seg.encryption.as_str().splitn(2, '-');
     let name = parts.next().unwrap_or_default();
@@ -250,7 +250,7 @@ pub fn volume_key_text(path: &Path, img: &Image, key: &VolumeKey) -> Result<Stri
 /// let key = img.unlock(&image[..], b"pass")?;
 /// let text = dump::unbound_key_text(std::path::Path::new("disk.img"), &img, &key);
 /// assert!(text.starts_with("LUKS header information for disk.img\n"));
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn unbound_key_text(path: &Path, img: &Image, key: &VolumeKey) -> String {
     let mut o = String::new();
@@ -279,7 +279,7 @@ pub fn unbound_key_text(path: &Path, img: &Image, key: &VolumeKey) -> String {
 /// let v = dump::json(&Image::load(&image[..])?, None);
 /// assert_eq!(v["keyslots"]["0"]["priority"], "normal");
 /// assert_eq!(v["header_copy"], "primary");
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn json(img: &Image, key: Option<&VolumeKey>) -> Value {
     let h = &img.header;

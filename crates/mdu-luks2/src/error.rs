@@ -2,22 +2,20 @@
 
 use std::fmt;
 
-use mdu_dmcrypt::DmCryptError;
-
 /// Why an image, a header field, a passphrase or a parameter was refused.
 ///
 /// Every variant names the field or offset at fault and what was expected,
 /// so a damaged or hostile image is reported precisely and never used.
 ///
 /// ```
-/// use mdu_luks2::{Image, Luks2Error};
+/// use mdu_luks2::{Image, Error};
 /// let err = Image::load(&[0u8; 100][..]).unwrap_err();
-/// assert!(matches!(err, Luks2Error::NoValidHeader { .. }));
+/// assert!(matches!(err, Error::NoValidHeader { .. }));
 /// assert!(err.to_string().contains("no valid LUKS2 header"));
 /// ```
 #[non_exhaustive]
 #[derive(Debug)]
-pub enum Luks2Error {
+pub enum Error {
     /// Reading the image failed.
     Io(std::io::Error),
     /// Reading `len` bytes at `offset` failed: the file ends before them
@@ -152,9 +150,9 @@ pub enum Luks2Error {
     /// Neither header copy is valid; both reasons are kept.
     NoValidHeader {
         /// Why the primary header (at 0) was refused.
-        primary: Box<Luks2Error>,
+        primary: Box<Error>,
         /// Why no secondary header was found or accepted.
-        secondary: Box<Luks2Error>,
+        secondary: Box<Error>,
     },
     /// No keyslot opened with the passphrase.
     WrongPassphrase,
@@ -201,7 +199,7 @@ pub enum Luks2Error {
         message: String,
     },
     /// A cipher spec, key or sector size was refused.
-    Cipher(DmCryptError),
+    Cipher(mdu_dmcrypt::Error),
     /// A keyslot area or segment names a cipher spec this crate does not
     /// run; the header still loads and dumps, and the error comes when that
     /// keyslot or segment is used.
@@ -209,7 +207,7 @@ pub enum Luks2Error {
         /// The field, like `keyslots.1.area.encryption`.
         field: String,
         /// Why the spec was refused (it lists what is supported).
-        error: DmCryptError,
+        error: mdu_dmcrypt::Error,
     },
     /// The header carries `config.requirements` this crate must honour
     /// before the data can be used: a reencryption in progress
@@ -255,48 +253,45 @@ pub enum Luks2Error {
     },
 }
 
-impl Luks2Error {
+impl Error {
     /// Whether the error means the passphrase opened no keyslot (as
     /// opposed to a damaged image or a bad parameter).
     ///
     /// ```
-    /// assert!(mdu_luks2::Luks2Error::WrongPassphrase.is_wrong_passphrase());
+    /// assert!(mdu_luks2::Error::WrongPassphrase.is_wrong_passphrase());
     /// ```
     ///
     /// A passphrase that opens only an unbound keyslot is a wrong one for
     /// the data:
     ///
     /// ```
-    /// let e = mdu_luks2::Luks2Error::UnboundKeyslot { slot: 1, segment: 0 };
+    /// let e = mdu_luks2::Error::UnboundKeyslot { slot: 1, segment: 0 };
     /// assert!(e.is_wrong_passphrase());
     /// ```
     pub fn is_wrong_passphrase(&self) -> bool {
-        matches!(
-            self,
-            Luks2Error::WrongPassphrase | Luks2Error::UnboundKeyslot { .. }
-        )
+        matches!(self, Error::WrongPassphrase | Error::UnboundKeyslot { .. })
     }
 
-    pub(crate) fn schema(field: impl Into<String>, expected: &'static str) -> Luks2Error {
-        Luks2Error::Schema {
+    pub(crate) fn schema(field: impl Into<String>, expected: &'static str) -> Error {
+        Error::Schema {
             field: field.into(),
             expected,
         }
     }
 
-    pub(crate) fn layout(field: impl Into<String>, problem: impl Into<String>) -> Luks2Error {
-        Luks2Error::Layout {
+    pub(crate) fn layout(field: impl Into<String>, problem: impl Into<String>) -> Error {
+        Error::Layout {
             field: field.into(),
             problem: problem.into(),
         }
     }
 }
 
-impl fmt::Display for Luks2Error {
+impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Luks2Error::Io(e) => write!(f, "cannot read the image: {e}"),
-            Luks2Error::ReadAt {
+            Error::Io(e) => write!(f, "cannot read the image: {e}"),
+            Error::ReadAt {
                 what,
                 offset,
                 len,
@@ -306,7 +301,7 @@ impl fmt::Display for Luks2Error {
                 "cannot read the {what} ({len} bytes at offset {offset}): the file ends before \
                  them (it is shorter than its header says, or shrank while it was read)"
             ),
-            Luks2Error::ReadAt {
+            Error::ReadAt {
                 what,
                 offset,
                 len,
@@ -315,7 +310,7 @@ impl fmt::Display for Luks2Error {
                 f,
                 "cannot read the {what} ({len} bytes at offset {offset}): {error}"
             ),
-            Luks2Error::Truncated {
+            Error::Truncated {
                 what,
                 offset,
                 len,
@@ -324,94 +319,94 @@ impl fmt::Display for Luks2Error {
                 f,
                 "the {what} ({len} bytes at offset {offset}) does not fit in the {image_len}-byte image"
             ),
-            Luks2Error::BadMagic { offset } => {
+            Error::BadMagic { offset } => {
                 write!(f, "no LUKS magic at offset {offset}")
             }
-            Luks2Error::UnsupportedVersion { offset, version } => write!(
+            Error::UnsupportedVersion { offset, version } => write!(
                 f,
                 "the header at offset {offset} is LUKS version {version}; only version 2 is supported"
             ),
-            Luks2Error::HeaderSize { offset, size } => write!(
+            Error::HeaderSize { offset, size } => write!(
                 f,
                 "the header at offset {offset} gives hdr_size {size}; it must be 16 KiB..4 MiB, a power of two (and equal to a secondary header's offset)"
             ),
-            Luks2Error::HeaderOffset { offset, found } => write!(
+            Error::HeaderOffset { offset, found } => write!(
                 f,
                 "the header at offset {offset} says it lies at offset {found}"
             ),
-            Luks2Error::ChecksumAlgorithm { offset, name } => write!(
+            Error::ChecksumAlgorithm { offset, name } => write!(
                 f,
                 "the header at offset {offset} uses checksum algorithm {name:?}; only sha256 is supported"
             ),
-            Luks2Error::ChecksumMismatch { offset } => write!(
+            Error::ChecksumMismatch { offset } => write!(
                 f,
                 "the header at offset {offset} fails its SHA-256 checksum: it is damaged"
             ),
-            Luks2Error::HeaderText { offset, field } => write!(
+            Error::HeaderText { offset, field } => write!(
                 f,
                 "the {field} field of the header at offset {offset} is not NUL-terminated UTF-8"
             ),
-            Luks2Error::JsonArea { offset, problem } => {
+            Error::JsonArea { offset, problem } => {
                 write!(
                     f,
                     "the JSON area of the header at offset {offset}: {problem}"
                 )
             }
-            Luks2Error::JsonSyntax { offset, message } => write!(
+            Error::JsonSyntax { offset, message } => write!(
                 f,
                 "the JSON metadata of the header at offset {offset} does not parse: {message}"
             ),
-            Luks2Error::PolicySyntax { message } => {
+            Error::PolicySyntax { message } => {
                 write!(f, "the check policy is not valid JSON: {message}")
             }
-            Luks2Error::Schema { field, expected } => {
+            Error::Schema { field, expected } => {
                 write!(f, "JSON field {field}: expected {expected}")
             }
-            Luks2Error::Unsupported { field, value } => {
+            Error::Unsupported { field, value } => {
                 write!(f, "JSON field {field}: {value:?} is not supported")
             }
-            Luks2Error::Layout { field, problem } => write!(f, "{field}: {problem}"),
-            Luks2Error::KeyslotAreasOverlap { first, second } => {
+            Error::Layout { field, problem } => write!(f, "{field}: {problem}"),
+            Error::KeyslotAreasOverlap { first, second } => {
                 write!(f, "the areas of keyslots {first} and {second} overlap")
             }
-            Luks2Error::DanglingReference { digest, kind, id } => {
+            Error::DanglingReference { digest, kind, id } => {
                 write!(f, "digest {digest} lists {kind} {id}, which does not exist")
             }
-            Luks2Error::NoValidHeader { primary, secondary } => write!(
+            Error::NoValidHeader { primary, secondary } => write!(
                 f,
                 "no valid LUKS2 header: primary: {primary}; secondary: {secondary}"
             ),
-            Luks2Error::WrongPassphrase => {
+            Error::WrongPassphrase => {
                 f.write_str("no key available with this passphrase (no keyslot opened)")
             }
-            Luks2Error::NoKeyslot => f.write_str("the image has no usable keyslot"),
-            Luks2Error::NoUsableKeyslot { segment, why } => {
+            Error::NoKeyslot => f.write_str("the image has no usable keyslot"),
+            Error::NoUsableKeyslot { segment, why } => {
                 write!(f, "no keyslot bound to segment {segment} is usable: {why}")
             }
-            Luks2Error::UnboundKeyslot { slot, segment } => write!(
+            Error::UnboundKeyslot { slot, segment } => write!(
                 f,
                 "the passphrase opens only unbound keyslot {slot}, which holds no volume key of segment {segment}"
             ),
-            Luks2Error::KeyslotNotBound { slot, segment } => write!(
+            Error::KeyslotNotBound { slot, segment } => write!(
                 f,
                 "keyslot {slot} is not bound to segment {segment}: its key does not decrypt the data"
             ),
-            Luks2Error::NotUnbound { slot } => write!(
+            Error::NotUnbound { slot } => write!(
                 f,
                 "keyslot {slot} does not contain an unbound key (its digest is bound to a segment)"
             ),
-            Luks2Error::NoSuchKeyslot { slot } => write!(f, "keyslot {slot} does not exist"),
-            Luks2Error::Kdf { slot, message } => match slot {
+            Error::NoSuchKeyslot { slot } => write!(f, "keyslot {slot} does not exist"),
+            Error::Kdf { slot, message } => match slot {
                 Some(s) => write!(f, "keyslot {s}: key derivation refused: {message}"),
                 None => write!(f, "digest: key derivation refused: {message}"),
             },
-            Luks2Error::Cipher(e) => write!(f, "cipher: {e}"),
-            Luks2Error::UnsupportedCipher { field, error } => {
+            Error::Cipher(e) => write!(f, "cipher: {e}"),
+            Error::UnsupportedCipher { field, error } => {
                 write!(f, "JSON field {field}: {error}")
             }
-            Luks2Error::Params { problem } => f.write_str(problem),
-            Luks2Error::Volume(e) => write!(f, "the data segment: {e}"),
-            Luks2Error::Requirements { requirements } => {
+            Error::Params { problem } => f.write_str(problem),
+            Error::Volume(e) => write!(f, "the data segment: {e}"),
+            Error::Requirements { requirements } => {
                 if requirements
                     .iter()
                     .any(|r| r.starts_with("online-reencrypt"))
@@ -427,18 +422,18 @@ impl fmt::Display for Luks2Error {
                     )
                 }
             }
-            Luks2Error::ReencryptDigest { problem } => {
+            Error::ReencryptDigest { problem } => {
                 write!(f, "the reencryption record is not authentic: {problem}")
             }
-            Luks2Error::Reencrypt { problem } => write!(f, "reencryption: {problem}"),
-            Luks2Error::InProgress { other: false } => {
+            Error::Reencrypt { problem } => write!(f, "reencryption: {problem}"),
+            Error::InProgress { other: false } => {
                 f.write_str("a reencryption is already in progress")
             }
-            Luks2Error::InProgress { other: true } => f.write_str(
+            Error::InProgress { other: true } => f.write_str(
                 "a reencryption is already in progress, and not the one asked for: resume it \
                  as it was started",
             ),
-            Luks2Error::NotInProgress { refilled } => write!(
+            Error::NotInProgress { refilled } => write!(
                 f,
                 "no reencryption in progress (the {refilled} free bytes of the keyslots area were \
                  refilled with random bytes, so nothing an interrupted run left there remains)"
@@ -447,65 +442,65 @@ impl fmt::Display for Luks2Error {
     }
 }
 
-impl std::error::Error for Luks2Error {
+impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Luks2Error::Io(e) => Some(e),
-            Luks2Error::ReadAt { error, .. } => Some(error),
-            Luks2Error::Cipher(e) => Some(e),
-            Luks2Error::Volume(e) => Some(e),
-            Luks2Error::UnsupportedCipher { error, .. } => Some(error),
-            Luks2Error::NoValidHeader { primary, .. } => Some(primary.as_ref()),
+            Error::Io(e) => Some(e),
+            Error::ReadAt { error, .. } => Some(error),
+            Error::Cipher(e) => Some(e),
+            Error::Volume(e) => Some(e),
+            Error::UnsupportedCipher { error, .. } => Some(error),
+            Error::NoValidHeader { primary, .. } => Some(primary.as_ref()),
             _ => None,
         }
     }
 }
 
-impl From<std::io::Error> for Luks2Error {
-    fn from(e: std::io::Error) -> Luks2Error {
-        Luks2Error::Io(e)
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::Io(e)
     }
 }
 
 /// A failed positioned read or size query of the image, as the operating
-/// system's error ([`Luks2Error::Io`]); reads that name what they read map
-/// to [`Luks2Error::ReadAt`] where they are made.
-impl From<mdu_core::io::IoError> for Luks2Error {
-    fn from(e: mdu_core::io::IoError) -> Luks2Error {
-        Luks2Error::Io(e.into())
+/// system's error ([`Error::Io`]); reads that name what they read map
+/// to [`Error::ReadAt`] where they are made.
+impl From<mdu_core::io::IoError> for Error {
+    fn from(e: mdu_core::io::IoError) -> Error {
+        Error::Io(e.into())
     }
 }
 
-impl From<DmCryptError> for Luks2Error {
-    fn from(e: DmCryptError) -> Luks2Error {
-        Luks2Error::Cipher(e)
+impl From<mdu_dmcrypt::Error> for Error {
+    fn from(e: mdu_dmcrypt::Error) -> Error {
+        Error::Cipher(e)
     }
 }
 
-impl From<mdu_core::Error> for Luks2Error {
-    fn from(e: mdu_core::Error) -> Luks2Error {
-        Luks2Error::Cipher(DmCryptError::Cipher(e))
+impl From<mdu_core::Error> for Error {
+    fn from(e: mdu_core::Error) -> Error {
+        Error::Cipher(mdu_dmcrypt::Error::Cipher(e))
     }
 }
 
 /// The in-place engine's reads of the data device, as this crate's own
 /// reads say them; its writes and syncs as I/O errors.
-impl From<mdu_inplace::DeviceError> for Luks2Error {
-    fn from(e: mdu_inplace::DeviceError) -> Luks2Error {
+impl From<mdu_inplace::DeviceError> for Error {
+    fn from(e: mdu_inplace::DeviceError) -> Error {
         match e.op {
-            mdu_inplace::Op::Read => Luks2Error::ReadAt {
+            mdu_inplace::Op::Read => Error::ReadAt {
                 what: "data device",
                 offset: e.offset,
                 len: e.len,
                 error: e.error,
             },
-            _ => Luks2Error::Io(e.error),
+            _ => Error::Io(e.error),
         }
     }
 }
 
-impl From<mdu_dmcrypt::VolumeError> for Luks2Error {
-    fn from(e: mdu_dmcrypt::VolumeError) -> Luks2Error {
-        Luks2Error::Volume(e)
+impl From<mdu_dmcrypt::VolumeError> for Error {
+    fn from(e: mdu_dmcrypt::VolumeError) -> Error {
+        Error::Volume(e)
     }
 }

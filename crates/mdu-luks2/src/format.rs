@@ -13,7 +13,7 @@ use crate::kdf::{Argon2Variant, Hash, Kdf};
 use crate::metadata::{
     Config, Digest, Encryption, Keyslot, KeyslotArea, MAX_KEYSLOTS_SIZE, Metadata, Segment,
 };
-use crate::{Direction, FormatChoices, Luks2Error, af};
+use crate::{Direction, Error, FormatChoices, af};
 
 /// The key derivation of a new keyslot.
 ///
@@ -128,10 +128,10 @@ impl Default for FormatParams {
 /// let mut a = [0u8; 32];
 /// mdu_luks2::os_random(&mut a)?;
 /// assert!(a.iter().any(|&b| b != 0));
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
-pub fn os_random(buf: &mut [u8]) -> Result<(), Luks2Error> {
-    getrandom::fill(buf).map_err(|e| Luks2Error::Params {
+pub fn os_random(buf: &mut [u8]) -> Result<(), Error> {
+    getrandom::fill(buf).map_err(|e| Error::Params {
         problem: format!("cannot get random bytes: {e}"),
     })
 }
@@ -172,8 +172,8 @@ impl FormatParams {
     /// let err = p.validate().unwrap_err().to_string();
     /// assert!(err.contains("label"), "{err}");
     /// ```
-    pub fn validate(&self) -> Result<(), Luks2Error> {
-        let bad = |problem: String| Err(Luks2Error::Params { problem });
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad = |problem: String| Err(Error::Params { problem });
         let hdr = self.hdr_size;
         if !HEADER_SIZES.contains(&hdr) {
             return bad(format!(
@@ -306,16 +306,16 @@ impl FormatParams {
 /// let region = format(&far, b"pw", &[9u8; 32], &mut os_random)?;
 /// assert_eq!(region.len() as u64, far.header_region_len());
 /// assert_eq!(Image::load(&image[..])?.metadata.segments[&0].sector_size, 4096);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn format(
     params: &FormatParams,
     passphrase: &[u8],
     volume_key: &[u8],
-    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Luks2Error>,
-) -> Result<Vec<u8>, Luks2Error> {
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Error>,
+) -> Result<Vec<u8>, Error> {
     params.validate()?;
-    let bad = |problem: String| Err(Luks2Error::Params { problem });
+    let bad = |problem: String| Err(Error::Params { problem });
     let hdr = params.hdr_size;
     if volume_key.len() != params.key_size {
         return bad(format!(
@@ -416,10 +416,9 @@ pub fn format(
     }
 
     // At most 2 * 4 MiB + 128 MiB, whatever the data offset.
-    let region_len =
-        usize::try_from(params.header_region_len()).map_err(|_| Luks2Error::Params {
-            problem: "the header region does not fit in memory".into(),
-        })?;
+    let region_len = usize::try_from(params.header_region_len()).map_err(|_| Error::Params {
+        problem: "the header region does not fit in memory".into(),
+    })?;
     let mut image = vec![0u8; region_len];
     let area = area_offset as usize;
     random(&mut image[area..])?;
@@ -451,8 +450,8 @@ pub(crate) fn new_keyslot(
     volume_key: &[u8],
     (area_offset, area_size): (u64, u64),
     slot: u32,
-    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Luks2Error>,
-) -> Result<(Keyslot, Zeroizing<Vec<u8>>), Luks2Error> {
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Error>,
+) -> Result<(Keyslot, Zeroizing<Vec<u8>>), Error> {
     let key_size = u32::try_from(volume_key.len()).unwrap_or(u32::MAX);
     let material_len = volume_key.len() * AF_STRIPES as usize;
     let derived = kdf.derive(passphrase, volume_key.len(), slot)?;
@@ -484,15 +483,15 @@ pub(crate) fn header_copies(
     template: &BinaryHeader,
     seqid: u64,
     m: &Metadata,
-) -> Result<Vec<u8>, Luks2Error> {
+) -> Result<Vec<u8>, Error> {
     let hdr = template.hdr_size;
     m.validate(hdr, None)?;
     let json = m.to_json();
-    let hdr_len = usize::try_from(hdr).map_err(|_| Luks2Error::Params {
+    let hdr_len = usize::try_from(hdr).map_err(|_| Error::Params {
         problem: "the header does not fit in memory".into(),
     })?;
     if json.len() >= hdr_len - BINARY_HEADER_LEN {
-        return Err(Luks2Error::Params {
+        return Err(Error::Params {
             problem: format!(
                 "the metadata ({} bytes) do not fit the {hdr}-byte header",
                 json.len()
@@ -525,14 +524,14 @@ pub(crate) fn header_copies(
 /// let header = format_detached(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
 /// let img = Image::load(&header[..])?;
 /// assert_eq!(img.segment()?.1.offset, 0);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn format_detached(
     params: &FormatParams,
     passphrase: &[u8],
     volume_key: &[u8],
-    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Luks2Error>,
-) -> Result<Vec<u8>, Luks2Error> {
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Error>,
+) -> Result<Vec<u8>, Error> {
     let mut region = format(params, passphrase, volume_key, random)?;
     let img = crate::Image::load(&region[..])?;
     let mut m = img.metadata;

@@ -6,7 +6,7 @@
 //! bytes. The checksum is SHA-256 over the whole copy (binary header and
 //! JSON area, `hdr_size` bytes) with the csum field zeroed.
 
-use crate::Luks2Error;
+use crate::Error;
 use crate::kdf::sha256;
 
 /// The length of the binary header.
@@ -63,7 +63,7 @@ const SUBSYSTEM_LEN: usize = 48;
 /// let bytes = h.to_bytes()?;
 /// let back = BinaryHeader::parse(&bytes, 0)?;
 /// assert_eq!(back, h);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BinaryHeader {
@@ -118,13 +118,13 @@ impl BinaryHeader {
     /// too; [`Image::load`](crate::Image::load) checks it).
     ///
     /// ```
-    /// use mdu_luks2::{BinaryHeader, Luks2Error};
+    /// use mdu_luks2::{BinaryHeader, Error};
     /// let err = BinaryHeader::parse(&[0u8; 4096], 0).unwrap_err();
-    /// assert!(matches!(err, Luks2Error::BadMagic { offset: 0 }));
+    /// assert!(matches!(err, Error::BadMagic { offset: 0 }));
     /// ```
-    pub fn parse(bytes: &[u8], offset: u64) -> Result<BinaryHeader, Luks2Error> {
+    pub fn parse(bytes: &[u8], offset: u64) -> Result<BinaryHeader, Error> {
         if bytes.len() < BINARY_HEADER_LEN {
-            return Err(Luks2Error::Truncated {
+            return Err(Error::Truncated {
                 what: "binary header",
                 offset,
                 len: BINARY_HEADER_LEN as u64,
@@ -134,11 +134,11 @@ impl BinaryHeader {
         let secondary = match &bytes[..6] {
             m if m == MAGIC_PRIMARY => false,
             m if m == MAGIC_SECONDARY => true,
-            _ => return Err(Luks2Error::BadMagic { offset }),
+            _ => return Err(Error::BadMagic { offset }),
         };
         let version = u16::from_be_bytes([bytes[OFF_VERSION], bytes[OFF_VERSION + 1]]);
         if version != 2 {
-            return Err(Luks2Error::UnsupportedVersion { offset, version });
+            return Err(Error::UnsupportedVersion { offset, version });
         }
         let be64 = |at: usize| {
             let mut b = [0u8; 8];
@@ -147,27 +147,27 @@ impl BinaryHeader {
         };
         let hdr_size = be64(OFF_HDR_SIZE);
         if !HEADER_SIZES.contains(&hdr_size) {
-            return Err(Luks2Error::HeaderSize {
+            return Err(Error::HeaderSize {
                 offset,
                 size: hdr_size,
             });
         }
         let hdr_offset = be64(OFF_HDR_OFFSET);
         if hdr_offset != offset {
-            return Err(Luks2Error::HeaderOffset {
+            return Err(Error::HeaderOffset {
                 offset,
                 found: hdr_offset,
             });
         }
-        let text = |at: usize, len: usize, field: &'static str| -> Result<String, Luks2Error> {
+        let text = |at: usize, len: usize, field: &'static str| -> Result<String, Error> {
             let raw = &bytes[at..at + len];
             let end = raw
                 .iter()
                 .position(|&b| b == 0)
-                .ok_or(Luks2Error::HeaderText { offset, field })?;
+                .ok_or(Error::HeaderText { offset, field })?;
             std::str::from_utf8(&raw[..end])
                 .map(str::to_owned)
-                .map_err(|_| Luks2Error::HeaderText { offset, field })
+                .map_err(|_| Error::HeaderText { offset, field })
         };
         let mut salt = [0u8; 64];
         salt.copy_from_slice(&bytes[OFF_SALT..OFF_SALT + 64]);
@@ -189,14 +189,14 @@ impl BinaryHeader {
 
     /// The 4096 bytes of this header (with its `csum` field as it is).
     /// A text field too long for its slot (it needs a NUL) is a
-    /// [`Luks2Error::Params`].
+    /// [`Error::Params`].
     ///
     /// ```
     /// let mut h = mdu_luks2::BinaryHeader::new(16384, "u");
     /// h.label = "x".repeat(48);
     /// assert!(h.to_bytes().is_err());
     /// ```
-    pub fn to_bytes(&self) -> Result<Vec<u8>, Luks2Error> {
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
         let mut b = vec![0u8; BINARY_HEADER_LEN];
         b[..6].copy_from_slice(if self.secondary {
             &MAGIC_SECONDARY
@@ -208,7 +208,7 @@ impl BinaryHeader {
         b[OFF_SEQID..OFF_SEQID + 8].copy_from_slice(&self.seqid.to_be_bytes());
         let mut put = |at: usize, len: usize, s: &str, field: &str| {
             if s.len() >= len || s.as_bytes().contains(&0) {
-                return Err(Luks2Error::Params {
+                return Err(Error::Params {
                     problem: format!(
                         "the {field} {s:?} does not fit: at most {} bytes, no NUL",
                         len - 1
@@ -270,39 +270,39 @@ mod tests {
         b[6..8].copy_from_slice(&1u16.to_be_bytes());
         assert!(matches!(
             BinaryHeader::parse(&b, 0),
-            Err(Luks2Error::UnsupportedVersion { version: 1, .. })
+            Err(Error::UnsupportedVersion { version: 1, .. })
         ));
         let mut b = good.clone();
         b[8..16].copy_from_slice(&20000u64.to_be_bytes());
         assert!(matches!(
             BinaryHeader::parse(&b, 0),
-            Err(Luks2Error::HeaderSize { size: 20000, .. })
+            Err(Error::HeaderSize { size: 20000, .. })
         ));
         assert!(matches!(
             BinaryHeader::parse(&good, 16384),
-            Err(Luks2Error::HeaderOffset { found: 0, .. })
+            Err(Error::HeaderOffset { found: 0, .. })
         ));
         let mut b = good.clone();
         b[OFF_UUID..OFF_UUID + UUID_LEN].fill(b'a');
         assert!(matches!(
             BinaryHeader::parse(&b, 0),
-            Err(Luks2Error::HeaderText { field: "uuid", .. })
+            Err(Error::HeaderText { field: "uuid", .. })
         ));
         let mut b = good.clone();
         b[OFF_LABEL] = 0xff;
         assert!(matches!(
             BinaryHeader::parse(&b, 0),
-            Err(Luks2Error::HeaderText { field: "label", .. })
+            Err(Error::HeaderText { field: "label", .. })
         ));
         assert!(matches!(
             BinaryHeader::parse(&good[..4095], 0),
-            Err(Luks2Error::Truncated { .. })
+            Err(Error::Truncated { .. })
         ));
         let mut b = good;
         b[0] = b'X';
         assert!(matches!(
             BinaryHeader::parse(&b, 0),
-            Err(Luks2Error::BadMagic { offset: 0 })
+            Err(Error::BadMagic { offset: 0 })
         ));
     }
 

@@ -7,7 +7,7 @@ use zeroize::Zeroizing;
 
 use crate::header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
 use crate::metadata::{Digest, Metadata, Segment};
-use crate::{Direction, Luks2Error, af};
+use crate::{Direction, Error, af};
 
 /// Random access to an image: mdu-core's one positioned-read trait
 /// (`mdu_core::io::ReadAt`), re-exported here. Byte slices, vectors and
@@ -15,7 +15,7 @@ use crate::{Direction, Luks2Error, af};
 ///
 /// Every read the crate makes is checked against the image's
 /// [`size`](ReadAt::size) (taken once per load) first; a read that fails
-/// anyway is [`Luks2Error::ReadAt`], naming what was being read.
+/// anyway is [`Error::ReadAt`], naming what was being read.
 ///
 /// ```
 /// use mdu_luks2::ReadAt;
@@ -34,8 +34,8 @@ fn read_checked<R: ReadAt + ?Sized>(
     what: &'static str,
     offset: u64,
     len: u64,
-) -> Result<Vec<u8>, Luks2Error> {
-    let truncated = Luks2Error::Truncated {
+) -> Result<Vec<u8>, Error> {
+    let truncated = Error::Truncated {
         what,
         offset,
         len,
@@ -48,7 +48,7 @@ fn read_checked<R: ReadAt + ?Sized>(
     let n = usize::try_from(len).map_err(|_| truncated)?;
     let mut buf = vec![0u8; n];
     r.read_exact_at(&mut buf, offset)
-        .map_err(|error| Luks2Error::ReadAt {
+        .map_err(|error| Error::ReadAt {
             what,
             offset,
             len,
@@ -97,7 +97,7 @@ impl HeaderCopy {
 /// let img = Image::load(&image[..])?;
 /// assert_eq!(img.copy, HeaderCopy::Secondary);
 /// assert!(img.primary_error.is_some());
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct Image {
@@ -108,9 +108,9 @@ pub struct Image {
     /// Which copy is in use.
     pub copy: HeaderCopy,
     /// Why the primary copy was not used, if it was not valid.
-    pub primary_error: Option<Luks2Error>,
+    pub primary_error: Option<Error>,
     /// Why the secondary copy is not valid, if it is not.
-    pub secondary_error: Option<Luks2Error>,
+    pub secondary_error: Option<Error>,
     /// The image length the header was validated against.
     pub image_len: u64,
 }
@@ -126,7 +126,7 @@ pub struct Image {
 /// let key = img.unlock(&image[..], b"pw")?;
 /// assert_eq!((key.slot, key.segment, &key.key[..]), (0, Some(0), &(0..64).collect::<Vec<u8>>()[..]));
 /// assert!(img.unlock(&image[..], b"nope").unwrap_err().is_wrong_passphrase());
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct VolumeKey {
@@ -159,7 +159,7 @@ pub(crate) fn load_copy<R: ReadAt + ?Sized>(
     r: &R,
     image_len: u64,
     offset: u64,
-) -> Result<(BinaryHeader, Metadata), Luks2Error> {
+) -> Result<(BinaryHeader, Metadata), Error> {
     let bin = read_checked(
         r,
         image_len,
@@ -169,26 +169,26 @@ pub(crate) fn load_copy<R: ReadAt + ?Sized>(
     )?;
     let header = BinaryHeader::parse(&bin, offset)?;
     if header.secondary != (offset != 0) {
-        return Err(Luks2Error::BadMagic { offset });
+        return Err(Error::BadMagic { offset });
     }
     if header.secondary && header.hdr_size != offset {
-        return Err(Luks2Error::HeaderSize {
+        return Err(Error::HeaderSize {
             offset,
             size: header.hdr_size,
         });
     }
     if header.checksum_alg != "sha256" {
-        return Err(Luks2Error::ChecksumAlgorithm {
+        return Err(Error::ChecksumAlgorithm {
             offset,
             name: header.checksum_alg,
         });
     }
     let copy = read_checked(r, image_len, "header copy", offset, header.hdr_size)?;
     if header_checksum(&copy)[..] != header.csum[..32] {
-        return Err(Luks2Error::ChecksumMismatch { offset });
+        return Err(Error::ChecksumMismatch { offset });
     }
     let area = &copy[BINARY_HEADER_LEN..];
-    let area_err = |problem| Luks2Error::JsonArea { offset, problem };
+    let area_err = |problem| Error::JsonArea { offset, problem };
     if area.first() != Some(&b'{') {
         return Err(area_err("the JSON text does not start with '{'"));
     }
@@ -201,11 +201,10 @@ pub(crate) fn load_copy<R: ReadAt + ?Sized>(
     }
     let text =
         std::str::from_utf8(&area[..end]).map_err(|_| area_err("the JSON text is not UTF-8"))?;
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| Luks2Error::JsonSyntax {
-            offset,
-            message: e.to_string(),
-        })?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::JsonSyntax {
+        offset,
+        message: e.to_string(),
+    })?;
     let metadata = Metadata::from_value(&value)?;
     metadata.validate(header.hdr_size, Some(image_len))?;
     Ok((header, metadata))
@@ -217,13 +216,13 @@ impl Image {
     /// the secondary, found at the primary's `hdr_size` or, if the primary
     /// is damaged, at each of [`HEADER_SIZES`]; the reason is kept in
     /// [`primary_error`](Image::primary_error). Neither valid is
-    /// [`Luks2Error::NoValidHeader`].
+    /// [`Error::NoValidHeader`].
     ///
     /// ```
     /// let err = mdu_luks2::Image::load(&vec![0u8; 1 << 20][..]).unwrap_err();
     /// assert!(err.to_string().contains("no LUKS magic at offset 0"));
     /// ```
-    pub fn load<R: ReadAt + ?Sized>(r: &R) -> Result<Image, Luks2Error> {
+    pub fn load<R: ReadAt + ?Sized>(r: &R) -> Result<Image, Error> {
         let image_len = r.size()?;
         let primary = load_copy(r, image_len, 0);
         // Where to look for the secondary: at the hdr_size of a valid
@@ -235,7 +234,7 @@ impl Image {
             .ok()
             .and_then(|b| BinaryHeader::parse(&b, 0).ok())
             .map(|h| h.hdr_size);
-        let mut secondary = Err(Luks2Error::BadMagic {
+        let mut secondary = Err(Error::BadMagic {
             offset: HEADER_SIZES[0],
         });
         let offsets: Vec<u64> = match (&primary, hint) {
@@ -257,11 +256,8 @@ impl Image {
                     let keep = i == 0
                         || matches!(
                             secondary,
-                            Err(Luks2Error::BadMagic { .. } | Luks2Error::Truncated { .. })
-                        ) && !matches!(
-                            e,
-                            Luks2Error::BadMagic { .. } | Luks2Error::Truncated { .. }
-                        );
+                            Err(Error::BadMagic { .. } | Error::Truncated { .. })
+                        ) && !matches!(e, Error::BadMagic { .. } | Error::Truncated { .. });
                     if keep {
                         secondary = Err(e);
                     }
@@ -286,7 +282,7 @@ impl Image {
             }
             (Ok(p), Err(e)) => Ok(image(p, HeaderCopy::Primary, None, Some(e))),
             (Err(e), Ok(s)) => Ok(image(s, HeaderCopy::Secondary, Some(e), None)),
-            (Err(p), Err(s)) => Err(Luks2Error::NoValidHeader {
+            (Err(p), Err(s)) => Err(Error::NoValidHeader {
                 primary: Box::new(p),
                 secondary: Box::new(s),
             }),
@@ -300,7 +296,7 @@ impl Image {
     /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
     /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// assert_eq!(Image::load(&image[..])?.hdr_size(), 16384);
-    /// # Ok::<(), Luks2Error>(())
+    /// # Ok::<(), Error>(())
     /// ```
     pub fn hdr_size(&self) -> u64 {
         self.header.hdr_size
@@ -317,7 +313,7 @@ impl Image {
     /// let img = Image::load(&image[..])?;
     /// let (offset, len) = img.free_areas()[0];
     /// assert_eq!(offset + len, 1 << 20);
-    /// # Ok::<(), Luks2Error>(())
+    /// # Ok::<(), Error>(())
     /// ```
     pub fn free_areas(&self) -> Vec<(u64, u64)> {
         self.metadata
@@ -330,7 +326,7 @@ impl Image {
 
     /// The data segment to read: the one regular segment (the `backup-*`
     /// segments of a reencryption are never it). Several regular segments
-    /// (an unfinished reencryption) are [`Luks2Error::Unsupported`].
+    /// (an unfinished reencryption) are [`Error::Unsupported`].
     ///
     /// ```
     /// # use mdu_luks2::*;
@@ -339,13 +335,13 @@ impl Image {
     /// let img = Image::load(&image[..])?;
     /// let (id, seg) = img.segment()?;
     /// assert_eq!((id, seg.offset), (0, 1 << 20));
-    /// # Ok::<(), Luks2Error>(())
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn segment(&self) -> Result<(u32, &Segment), Luks2Error> {
+    pub fn segment(&self) -> Result<(u32, &Segment), Error> {
         if let Some(r) = &self.metadata.config.requirements
             && !r.is_empty()
         {
-            return Err(Luks2Error::Requirements {
+            return Err(Error::Requirements {
                 requirements: r.clone(),
             });
         }
@@ -355,13 +351,13 @@ impl Image {
             .iter()
             .filter(|(_, s)| !s.is_backup());
         match (regular.next(), regular.count()) {
-            (None, _) => Err(Luks2Error::schema("segments", "a regular crypt segment")),
-            (Some((&id, s)), 0) if !s.is_crypt() => Err(Luks2Error::Unsupported {
+            (None, _) => Err(Error::schema("segments", "a regular crypt segment")),
+            (Some((&id, s)), 0) if !s.is_crypt() => Err(Error::Unsupported {
                 field: format!("segments.{id}.type"),
                 value: "linear (the data are not encrypted: a decrypted volume)".into(),
             }),
             (Some((&id, s)), 0) => Ok((id, s)),
-            (Some(_), more) => Err(Luks2Error::Unsupported {
+            (Some(_), more) => Err(Error::Unsupported {
                 field: "segments".into(),
                 value: format!("{} regular segments (an unfinished reencryption)", more + 1),
             }),
@@ -369,22 +365,22 @@ impl Image {
     }
 
     /// The one digest bound to segment `seg`. None is
-    /// [`Luks2Error::NoKeyslot`]; several are refused: a segment has one
+    /// [`Error::NoKeyslot`]; several are refused: a segment has one
     /// volume key (cryptsetup takes the first in the JSON text).
-    fn segment_digest(&self, seg: u32) -> Result<(u32, &Digest), Luks2Error> {
+    fn segment_digest(&self, seg: u32) -> Result<(u32, &Digest), Error> {
         let mut bound = self
             .metadata
             .digests
             .iter()
             .filter(|(_, d)| d.segments.contains(&seg));
-        let first = bound.next().ok_or(Luks2Error::NoKeyslot)?;
+        let first = bound.next().ok_or(Error::NoKeyslot)?;
         let others: Vec<u32> = bound.map(|(&id, _)| id).collect();
         if others.is_empty() {
             return Ok((*first.0, first.1));
         }
         let mut all = vec![*first.0];
         all.extend(others);
-        Err(Luks2Error::layout(
+        Err(Error::layout(
             "digests",
             format!(
                 "segment {seg} is bound to {} digests {all:?}: a segment has one volume key (cryptsetup 2.6 takes the first digest in the JSON text and ignores the others)",
@@ -421,8 +417,8 @@ impl Image {
     /// that segment only: the one way a passphrase unlocks data. Keyslots
     /// of priority 0 (ignore) or an unknown priority are not tried.
     ///
-    /// [`Luks2Error::WrongPassphrase`] when no keyslot opens;
-    /// [`Luks2Error::UnboundKeyslot`] when only an unbound keyslot
+    /// [`Error::WrongPassphrase`] when no keyslot opens;
+    /// [`Error::UnboundKeyslot`] when only an unbound keyslot
     /// (`cryptsetup luksAddKey --unbound`) does, whose key is not the
     /// segment's (see [`unlock_unbound`](Self::unlock_unbound)).
     ///
@@ -433,25 +429,21 @@ impl Image {
     /// let img = Image::load(&image[..])?;
     /// let key = img.unlock(&image[..], b"pw")?;
     /// assert_eq!((&key.key[..], key.segment), (&(0..64).collect::<Vec<u8>>()[..], Some(0)));
-    /// # Ok::<(), Luks2Error>(())
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn unlock<R: ReadAt + ?Sized>(
-        &self,
-        r: &R,
-        passphrase: &[u8],
-    ) -> Result<VolumeKey, Luks2Error> {
+    pub fn unlock<R: ReadAt + ?Sized>(&self, r: &R, passphrase: &[u8]) -> Result<VolumeKey, Error> {
         let (seg, _) = self.segment()?;
         let (digest_id, digest) = self.segment_digest(seg)?;
         let (order, skipped) = self.unlock_order(digest);
         if order.is_empty() {
             return Err(if !skipped.is_empty() {
-                Luks2Error::NoUsableKeyslot {
+                Error::NoUsableKeyslot {
                     segment: seg,
                     why: skipped.join("; "),
                 }
             } else {
                 match self.explain_wrong_passphrase(r, seg, passphrase) {
-                    Luks2Error::WrongPassphrase => Luks2Error::NoKeyslot,
+                    Error::WrongPassphrase => Error::NoKeyslot,
                     e => e,
                 }
             });
@@ -461,7 +453,7 @@ impl Image {
         for slot in order {
             match self.open_keyslot(r, slot, digest, passphrase) {
                 Ok(key) => return Ok(VolumeKey::new(slot, digest_id, Some(seg), key)),
-                Err(Luks2Error::WrongPassphrase) => tried = true,
+                Err(Error::WrongPassphrase) => tried = true,
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -473,31 +465,31 @@ impl Image {
         }
     }
 
-    /// After no bound keyslot opened: [`Luks2Error::UnboundKeyslot`] if the
+    /// After no bound keyslot opened: [`Error::UnboundKeyslot`] if the
     /// passphrase opens an unbound keyslot (of priority 1 or 2), else
-    /// [`Luks2Error::WrongPassphrase`].
+    /// [`Error::WrongPassphrase`].
     fn explain_wrong_passphrase<R: ReadAt + ?Sized>(
         &self,
         r: &R,
         segment: u32,
         passphrase: &[u8],
-    ) -> Luks2Error {
+    ) -> Error {
         for (&slot, k) in &self.metadata.keyslots {
             if !matches!(k.priority.unwrap_or(1), 1 | 2) || !self.metadata.keyslot_is_unbound(slot)
             {
                 continue;
             }
             if self.unlock_unbound(r, slot, passphrase).is_ok() {
-                return Luks2Error::UnboundKeyslot { slot, segment };
+                return Error::UnboundKeyslot { slot, segment };
             }
         }
-        Luks2Error::WrongPassphrase
+        Error::WrongPassphrase
     }
 
     /// Opens the volume key of the data segment with `passphrase` through
     /// keyslot `slot` only, whatever its priority (as `cryptsetup open
     /// --key-slot`). A keyslot whose digest is not bound to the data
-    /// segment is [`Luks2Error::KeyslotNotBound`], before any key
+    /// segment is [`Error::KeyslotNotBound`], before any key
     /// derivation.
     ///
     /// ```
@@ -506,22 +498,22 @@ impl Image {
     /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// let img = Image::load(&image[..])?;
     /// assert_eq!(img.unlock_slot(&image[..], 0, b"pw")?.slot, 0);
-    /// assert!(matches!(img.unlock_slot(&image[..], 3, b"pw"), Err(Luks2Error::NoSuchKeyslot { slot: 3 })));
-    /// # Ok::<(), Luks2Error>(())
+    /// assert!(matches!(img.unlock_slot(&image[..], 3, b"pw"), Err(Error::NoSuchKeyslot { slot: 3 })));
+    /// # Ok::<(), Error>(())
     /// ```
     pub fn unlock_slot<R: ReadAt + ?Sized>(
         &self,
         r: &R,
         slot: u32,
         passphrase: &[u8],
-    ) -> Result<VolumeKey, Luks2Error> {
+    ) -> Result<VolumeKey, Error> {
         if !self.metadata.keyslots.contains_key(&slot) {
-            return Err(Luks2Error::NoSuchKeyslot { slot });
+            return Err(Error::NoSuchKeyslot { slot });
         }
         let (seg, _) = self.segment()?;
         let (digest_id, digest) = self.segment_digest(seg)?;
         if !digest.keyslots.contains(&slot) {
-            return Err(Luks2Error::KeyslotNotBound { slot, segment: seg });
+            return Err(Error::KeyslotNotBound { slot, segment: seg });
         }
         let key = self.open_keyslot(r, slot, digest, passphrase)?;
         Ok(VolumeKey::new(slot, digest_id, Some(seg), key))
@@ -531,7 +523,7 @@ impl Image {
     /// bound to no segment, made by `cryptsetup luksAddKey --unbound`), as
     /// `cryptsetup luksDump --unbound --key-slot`. The key opens no data:
     /// [`VolumeKey::segment`] is `None`. A bound keyslot is
-    /// [`Luks2Error::NotUnbound`].
+    /// [`Error::NotUnbound`].
     ///
     /// ```
     /// # use mdu_luks2::*;
@@ -539,26 +531,26 @@ impl Image {
     /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// let img = Image::load(&image[..])?;
     /// let err = img.unlock_unbound(&image[..], 0, b"pw").unwrap_err();
-    /// assert!(matches!(err, Luks2Error::NotUnbound { slot: 0 }));
-    /// # Ok::<(), Luks2Error>(())
+    /// assert!(matches!(err, Error::NotUnbound { slot: 0 }));
+    /// # Ok::<(), Error>(())
     /// ```
     pub fn unlock_unbound<R: ReadAt + ?Sized>(
         &self,
         r: &R,
         slot: u32,
         passphrase: &[u8],
-    ) -> Result<VolumeKey, Luks2Error> {
+    ) -> Result<VolumeKey, Error> {
         if !self.metadata.keyslots.contains_key(&slot) {
-            return Err(Luks2Error::NoSuchKeyslot { slot });
+            return Err(Error::NoSuchKeyslot { slot });
         }
         if !self.metadata.keyslot_is_unbound(slot) {
-            return Err(Luks2Error::NotUnbound { slot });
+            return Err(Error::NotUnbound { slot });
         }
         let (digest_id, digest) = self
             .metadata
             .keyslot_digest(slot)
             .and_then(|id| Some((id, self.metadata.digests.get(&id)?)))
-            .ok_or(Luks2Error::NoKeyslot)?;
+            .ok_or(Error::NoKeyslot)?;
         let key = self.open_keyslot(r, slot, digest, passphrase)?;
         Ok(VolumeKey::new(slot, digest_id, None, key))
     }
@@ -576,33 +568,33 @@ impl Image {
         digest_id: u32,
         only: Option<u32>,
         passphrase: &[u8],
-    ) -> Result<VolumeKey, Luks2Error> {
+    ) -> Result<VolumeKey, Error> {
         let digest = self
             .metadata
             .digests
             .get(&digest_id)
-            .ok_or(Luks2Error::NoKeyslot)?;
+            .ok_or(Error::NoKeyslot)?;
         let (mut order, _) = self.unlock_order(digest);
         if let Some(slot) = only {
             if !digest.keyslots.contains(&slot) {
-                return Err(Luks2Error::NoSuchKeyslot { slot });
+                return Err(Error::NoSuchKeyslot { slot });
             }
             order = vec![slot];
         }
         if order.is_empty() {
-            return Err(Luks2Error::NoKeyslot);
+            return Err(Error::NoKeyslot);
         }
         let mut first_error = None;
         for slot in order {
             match self.open_keyslot(r, slot, digest, passphrase) {
                 Ok(key) => return Ok(VolumeKey::new(slot, digest_id, None, key)),
-                Err(Luks2Error::WrongPassphrase) => {}
+                Err(Error::WrongPassphrase) => {}
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
             }
         }
-        Err(first_error.unwrap_or(Luks2Error::WrongPassphrase))
+        Err(first_error.unwrap_or(Error::WrongPassphrase))
     }
 
     fn open_keyslot<R: ReadAt + ?Sized>(
@@ -611,12 +603,12 @@ impl Image {
         slot: u32,
         digest: &Digest,
         passphrase: &[u8],
-    ) -> Result<Zeroizing<Vec<u8>>, Luks2Error> {
+    ) -> Result<Zeroizing<Vec<u8>>, Error> {
         let ks = self
             .metadata
             .keyslots
             .get(&slot)
-            .ok_or(Luks2Error::NoSuchKeyslot { slot })?;
+            .ok_or(Error::NoSuchKeyslot { slot })?;
         let key_len = ks.key_size as usize;
         let material_len = (key_len * AF_STRIPES as usize).div_ceil(512) * 512;
         let mut material = Zeroizing::new(read_checked(
@@ -636,7 +628,7 @@ impl Image {
         if digest.matches(&key) {
             Ok(key)
         } else {
-            Err(Luks2Error::WrongPassphrase)
+            Err(Error::WrongPassphrase)
         }
     }
 
@@ -649,10 +641,10 @@ impl Image {
     ///
     /// # Errors
     ///
-    /// [`Luks2Error::UnsupportedCipher`] (naming `segments.<id>.encryption`)
-    /// for a spec this crate does not run; [`Luks2Error::Cipher`] for a key
+    /// [`Error::UnsupportedCipher`] (naming `segments.<id>.encryption`)
+    /// for a spec this crate does not run; [`Error::Cipher`] for a key
     /// that does not fit it or a weak key
-    /// ([`DmCryptError::is_weak_key`](mdu_dmcrypt::DmCryptError::is_weak_key)).
+    /// ([`mdu_dmcrypt::Error::is_weak_key`](mdu_dmcrypt::Error::is_weak_key)).
     ///
     /// ```
     /// # use mdu_luks2::*;
@@ -662,15 +654,11 @@ impl Image {
     /// let img = Image::load(&image[..])?;
     /// let key = img.unlock(&image[..], b"pw")?;
     /// // Equal halves: refused unless allowed.
-    /// assert!(matches!(img.segment_cipher(&key, WeakKeys::Refuse), Err(Luks2Error::Cipher(_))));
+    /// assert!(matches!(img.segment_cipher(&key, WeakKeys::Refuse), Err(Error::Cipher(_))));
     /// assert_eq!(img.segment_cipher(&key, WeakKeys::Allow)?.sector_size(), 512);
-    /// # Ok::<(), Luks2Error>(())
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn segment_cipher(
-        &self,
-        key: &VolumeKey,
-        weak: WeakKeys,
-    ) -> Result<SectorCipher, Luks2Error> {
+    pub fn segment_cipher(&self, key: &VolumeKey, weak: WeakKeys) -> Result<SectorCipher, Error> {
         let (id, seg) = self.segment()?;
         let spec = seg
             .encryption
@@ -692,11 +680,11 @@ impl Image {
     /// let img = Image::load(&image[..])?;
     /// let (_, seg) = img.segment()?;
     /// assert_eq!(img.payload_range(seg)?, (1 << 20, 8192));
-    /// # Ok::<(), Luks2Error>(())
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn payload_range(&self, seg: &Segment) -> Result<(u64, u64), Luks2Error> {
+    pub fn payload_range(&self, seg: &Segment) -> Result<(u64, u64), Error> {
         if seg.offset == 0 {
-            return Err(Luks2Error::Unsupported {
+            return Err(Error::Unsupported {
                 field: "segments.offset".into(),
                 value: "0 (a detached header: the data are in another file)".into(),
             });
@@ -716,12 +704,12 @@ impl Image {
     /// let img = Image::load(&image[..])?;
     /// let (_, seg) = img.segment()?;
     /// assert_eq!(img.data_range(seg, (1 << 20) + 4096)?, (1 << 20, 4096));
-    /// # Ok::<(), Luks2Error>(())
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn data_range(&self, seg: &Segment, data_len: u64) -> Result<(u64, u64), Luks2Error> {
+    pub fn data_range(&self, seg: &Segment, data_len: u64) -> Result<(u64, u64), Error> {
         let len = data_len;
         if seg.offset > len {
-            return Err(Luks2Error::Truncated {
+            return Err(Error::Truncated {
                 what: "data segment",
                 offset: seg.offset,
                 len: seg.size.unwrap_or(0),
@@ -731,7 +719,7 @@ impl Image {
         match seg.size {
             Some(n) => {
                 if seg.offset.checked_add(n).is_none_or(|e| e > len) {
-                    return Err(Luks2Error::Truncated {
+                    return Err(Error::Truncated {
                         what: "data segment",
                         offset: seg.offset,
                         len: n,
@@ -743,7 +731,7 @@ impl Image {
             None => {
                 let n = len - seg.offset;
                 if !n.is_multiple_of(u64::from(seg.sector_size)) {
-                    return Err(Luks2Error::layout(
+                    return Err(Error::layout(
                         "segments.size",
                         format!(
                             "the data area ({n} bytes to the end of the image) is not a whole number of {}-byte sectors",
@@ -760,7 +748,7 @@ impl Image {
 /// The cipher of a keyslot area: 512-byte sectors numbered from the area
 /// start. Its key is a KDF output, checked by the same weak-key policy
 /// with no opt-in: equal XTS halves there come only from a broken KDF.
-pub(crate) fn area_cipher(spec: CipherSpec, derived: &[u8]) -> Result<SectorCipher, Luks2Error> {
+pub(crate) fn area_cipher(spec: CipherSpec, derived: &[u8]) -> Result<SectorCipher, Error> {
     let geometry = Geometry::new(512, 0, false)?;
     Ok(SectorCipher::new(
         spec,

@@ -6,7 +6,7 @@ use std::fmt;
 use sha2::Digest as _;
 use zeroize::Zeroizing;
 
-use crate::Luks2Error;
+use crate::Error;
 
 /// A hash of the `pbkdf2` KDF, the AF splitter or the digest.
 ///
@@ -158,7 +158,7 @@ pub const ARGON2_MAX_MEMORY_KIB: u32 = 4 * 1024 * 1024;
 /// let kdf = Kdf::Pbkdf2 { hash: Hash::Sha256, iterations: 1000, salt: vec![7; 32] };
 /// let key = kdf.derive(b"passphrase", 32, 0)?;
 /// assert_eq!(key.len(), 32);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Kdf {
@@ -215,7 +215,7 @@ impl Kdf {
     }
 
     /// Derives `len` bytes from `passphrase` (for keyslot `slot`, named in
-    /// errors). Argon2 parameters out of range are a [`Luks2Error::Kdf`].
+    /// errors). Argon2 parameters out of range are a [`Error::Kdf`].
     ///
     /// ```
     /// use mdu_luks2::{Argon2Variant, Kdf};
@@ -223,14 +223,14 @@ impl Kdf {
     /// let a = kdf.derive(b"pw", 64, 0)?;
     /// let b = kdf.derive(b"pw", 64, 0)?;
     /// assert_eq!(a, b);
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn derive(
         &self,
         passphrase: &[u8],
         len: usize,
         slot: u32,
-    ) -> Result<Zeroizing<Vec<u8>>, Luks2Error> {
+    ) -> Result<Zeroizing<Vec<u8>>, Error> {
         let mut out = Zeroizing::new(vec![0u8; len]);
         match self {
             Kdf::Pbkdf2 {
@@ -239,7 +239,7 @@ impl Kdf {
                 salt,
             } => {
                 if *iterations == 0 {
-                    return Err(Luks2Error::Kdf {
+                    return Err(Error::Kdf {
                         slot: Some(slot),
                         message: "zero PBKDF2 iterations".into(),
                     });
@@ -253,7 +253,7 @@ impl Kdf {
                 cpus,
                 salt,
             } => {
-                let err = |m: String| Luks2Error::Kdf {
+                let err = |m: String| Error::Kdf {
                     slot: Some(slot),
                     message: m,
                 };

@@ -38,7 +38,7 @@
 //! let mut plain = image[offset as usize..(offset + len) as usize].to_vec();
 //! img.segment_cipher(&key, WeakKeys::Refuse)?.crypt(Direction::Decrypt, 0, &mut plain)?;
 //! assert!(plain.iter().all(|&b| b == 0x42));
-//! # Ok::<(), mdu_luks2::Luks2Error>(())
+//! # Ok::<(), mdu_luks2::Error>(())
 //! ```
 //!
 //! The sector cipher is dm-crypt's [`SectorCipher`] (re-exported from
@@ -69,7 +69,7 @@ pub mod reencrypt;
 mod volume;
 
 pub use choices::{FormatChoices, Pbkdf};
-pub use error::Luks2Error;
+pub use error::Error;
 pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, format_detached, os_random};
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
 pub use image::{AF_STRIPES, HeaderCopy, Image, ReadAt, VolumeKey};

@@ -5,7 +5,7 @@
 
 use mdu_dmcrypt::{Volume, WeakKeys};
 
-use crate::{Image, Luks2Error, ReadAt, VolumeKey};
+use crate::{Error, Image, ReadAt, VolumeKey};
 
 impl Image {
     /// The decrypted volume of the data segment on `dev` (the image
@@ -36,7 +36,7 @@ impl Image {
         dev: D,
         key: &VolumeKey,
         weak: WeakKeys,
-    ) -> Result<Volume<D>, Luks2Error> {
+    ) -> Result<Volume<D>, Error> {
         let (_, seg) = self.segment()?;
         let cipher = self.segment_cipher(key, weak)?;
         Ok(Volume::new(dev, cipher, seg.offset, seg.size)?)
@@ -51,7 +51,7 @@ impl Image {
 ///
 /// # Errors
 ///
-/// A damaged or hostile header, [`Luks2Error::WrongPassphrase`], and what
+/// A damaged or hostile header, [`Error::WrongPassphrase`], and what
 /// [`Image::volume`] refuses.
 ///
 /// ```
@@ -69,7 +69,7 @@ pub fn open<H: ReadAt + ?Sized, D: ReadAt>(
     header: &H,
     data: D,
     passphrase: &[u8],
-) -> Result<Volume<D>, Luks2Error> {
+) -> Result<Volume<D>, Error> {
     let img = Image::load(header)?;
     let key = img.unlock(header, passphrase)?;
     img.volume(data, &key, WeakKeys::Refuse)

@@ -4,7 +4,7 @@
 //! (`mdu luks check`).
 
 use mdu_luks2::check::{self, Kind, Policy};
-use mdu_luks2::{FormatParams, Hash, Image, KdfParams, Luks2Error, format, header_checksum};
+use mdu_luks2::{Error, FormatParams, Hash, Image, KdfParams, format, header_checksum};
 use serde_json::{Value, json};
 
 const HDR: usize = 16384;
@@ -239,7 +239,7 @@ fn a_reencryption_in_progress_is_refused() {
         v["config"]["requirements"] = json!({"mandatory": ["online-reencrypt-v2"]});
     });
     match check::check(&image[..], None) {
-        Err(Luks2Error::NoValidHeader { primary, .. }) => {
+        Err(Error::NoValidHeader { primary, .. }) => {
             assert!(
                 primary.to_string().contains("config.requirements"),
                 "{primary}"
@@ -285,11 +285,11 @@ fn a_policy_reports_every_difference() {
 fn a_policy_with_an_unknown_field_or_bad_json_is_refused() {
     assert!(matches!(
         Policy::from_json(r#"{"chiper": "aes-xts-plain64"}"#),
-        Err(Luks2Error::Schema { .. })
+        Err(Error::Schema { .. })
     ));
     assert!(matches!(
         Policy::from_json("{"),
-        Err(Luks2Error::PolicySyntax { .. })
+        Err(Error::PolicySyntax { .. })
     ));
     assert!(Policy::from_json(r#"{"key_size": -1}"#).is_err());
     assert!(Policy::from_json(r#"{"data_size": "static"}"#).is_err());

@@ -2,7 +2,7 @@
 //! written back byte for byte, their digests recomputed, and hostile
 //! records refused.
 
-use mdu_luks2::{Image, Luks2Error, Metadata, ReencryptMode, Resilience, SegmentKind, reencrypt};
+use mdu_luks2::{Error, Image, Metadata, ReencryptMode, Resilience, SegmentKind, reencrypt};
 
 const RECORDS: [(&str, &str); 5] = [
     (
@@ -60,7 +60,7 @@ fn the_record_digest_is_cryptsetups() {
     bad.reencrypt.as_mut().unwrap().area.size += 512;
     assert!(matches!(
         reencrypt::verify_digest(&bad, None, Some(&key)),
-        Err(Luks2Error::ReencryptDigest { .. })
+        Err(Error::ReencryptDigest { .. })
     ));
     let mut bad = m.clone();
     let (_, fin) = bad
@@ -97,7 +97,7 @@ fn a_record_without_its_requirement_or_twice_is_refused() {
     let m = Metadata::from_value(&v).unwrap();
     assert!(matches!(
         m.validate(16384, None),
-        Err(Luks2Error::KeyslotAreasOverlap { .. })
+        Err(Error::KeyslotAreasOverlap { .. })
     ));
 }
 
@@ -108,7 +108,7 @@ fn a_volume_in_reencryption_does_not_open() {
     let image = image_with(&m, 32 << 20);
     let img = Image::load(&image[..]).unwrap();
     let err = img.unlock(&image[..], b"pw").unwrap_err();
-    assert!(matches!(err, Luks2Error::Requirements { .. }), "{err}");
+    assert!(matches!(err, Error::Requirements { .. }), "{err}");
     assert!(err.to_string().contains("reencryption is in progress"));
 }
 

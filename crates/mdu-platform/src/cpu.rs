@@ -226,7 +226,7 @@ impl Vendor {
 
     /// Asks the CPU, without the cache.
     pub fn detect() -> Vendor {
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         {
             #[allow(unused_unsafe)]
             // SAFETY: CPUID leaf 0 exists on every x86_64 CPU (older
@@ -238,7 +238,7 @@ impl Vendor {
                 _ => Vendor::Other,
             }
         }
-        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        #[cfg(not(x86_simd))]
         {
             Vendor::Other
         }
@@ -367,7 +367,7 @@ impl Features {
     /// assert_eq!(Features::detect(), Features::get());
     /// ```
     pub fn detect() -> Features {
-        #[cfg(all(target_arch = "x86_64", not(miri), feature = "std"))]
+        #[cfg(all(x86_simd, feature = "std"))]
         {
             use std::arch::is_x86_feature_detected as has;
             Features {
@@ -389,11 +389,11 @@ impl Features {
                 ..Features::NONE
             }
         }
-        #[cfg(all(target_arch = "x86_64", not(miri), not(feature = "std")))]
+        #[cfg(all(x86_simd, not(feature = "std")))]
         {
             cpuid::features()
         }
-        #[cfg(all(target_arch = "aarch64", not(miri), feature = "std"))]
+        #[cfg(all(arm_cpu, feature = "std"))]
         {
             use std::arch::is_aarch64_feature_detected as has;
             Features {
@@ -404,7 +404,7 @@ impl Features {
                 ..Features::NONE
             }
         }
-        #[cfg(all(target_arch = "aarch64", not(miri), not(feature = "std")))]
+        #[cfg(all(arm_cpu, not(feature = "std")))]
         {
             Features {
                 aes: cfg!(target_feature = "aes"),
@@ -416,7 +416,7 @@ impl Features {
                 ..Features::NONE
             }
         }
-        #[cfg(not(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri))))]
+        #[cfg(not(any(x86_simd, arm_cpu)))]
         {
             Features::NONE
         }
@@ -670,7 +670,7 @@ impl<N: Needs> fmt::Debug for Witness<N> {
 /// and VPCLMULQDQ on ymm; zmm and the mask registers for AVX-512). It
 /// answers as the standard library does, or more cautiously: VAES,
 /// VPCLMULQDQ and BMI2 count only with AVX usable.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 #[cfg_attr(feature = "std", allow(dead_code))]
 mod cpuid {
     use super::Features;
@@ -745,7 +745,7 @@ mod tests {
     use std::vec::Vec;
 
     #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri), feature = "std"))]
+    #[cfg(all(x86_simd, feature = "std"))]
     fn cpuid_agrees_with_the_standard_library() {
         assert_eq!(cpuid::features(), Features::detect());
     }
@@ -814,7 +814,7 @@ mod tests {
     /// find: for every name a kernel may list, the field it reads as is
     /// detected exactly when the standard library detects the name.
     #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri), feature = "std"))]
+    #[cfg(all(x86_simd, feature = "std"))]
     fn each_target_feature_is_detected_as_the_standard_library_detects_it() {
         use std::arch::is_x86_feature_detected as has;
         let here = Features::get();
@@ -847,7 +847,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(all(target_arch = "aarch64", not(miri), feature = "std"))]
+    #[cfg(all(arm_cpu, feature = "std"))]
     fn each_target_feature_is_detected_as_the_standard_library_detects_it() {
         use std::arch::is_aarch64_feature_detected as has;
         let here = Features::get();
@@ -879,7 +879,7 @@ mod tests {
         let f = Features::get();
         assert_eq!(Witness::<Avx2>::detect().is_some(), f.avx2);
         assert_eq!(Witness::<Sha2>::detect().is_some(), f.neon && f.sha2);
-        if cfg!(miri) || !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        if !cfg!(any(x86_simd, arm_cpu)) {
             assert_eq!(f, Features::NONE);
         }
         if let Some(w) = Witness::<Avx2>::detect() {

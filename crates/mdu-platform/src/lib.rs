@@ -18,6 +18,8 @@
 //! * [`simd`] is the register layer those kernels share: one type per SIMD
 //!   width whose values prove the width's features, with the loads,
 //!   stores, XORs and lane moves written once.
+//! * [`target`] names the target conditions of those kernels once
+//!   (`x86_simd`, `arm_simd`, ...) for the build scripts of the crates.
 //!
 //! ```
 //! use mdu_platform::cpu::Features;
@@ -41,6 +43,8 @@ extern crate std;
 pub mod backend;
 pub mod cpu;
 pub mod simd;
+#[cfg(feature = "std")]
+pub mod target;
 
 /// Declares what kernels need of the CPU, each list written once: for
 /// every `enum Name: arch "list";` an empty `enum Name` whose

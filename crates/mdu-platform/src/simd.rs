@@ -55,22 +55,22 @@
 //! # }
 //! ```
 
-#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+#[cfg(arm_simd)]
 mod neon;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod xmm;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod ymm;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod zmm;
 
-#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+#[cfg(arm_simd)]
 pub use neon::Neon;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub use xmm::Xmm;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub use ymm::Ymm;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub use zmm::Zmm;
 
 /// `[f(0), f(1), ..., f(N - 1)]`, always inlined: the array constructor of
@@ -103,10 +103,7 @@ pub fn array<T: Copy, const N: usize>(mut f: impl FnMut(usize) -> T) -> [T; N] {
 mod sealed {
     pub trait Sealed {}
 }
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 use sealed::Sealed;
 
 /// A SIMD register of one width: [`Register::LANES`] lanes of 16 bytes.
@@ -198,14 +195,7 @@ pub trait Register: Copy + core::fmt::Debug + sealed::Sealed {
     fn shift_in(carry: Self, v: Self) -> Self;
 }
 
-#[cfg(all(
-    test,
-    feature = "std",
-    any(
-        all(target_arch = "x86_64", not(miri)),
-        all(target_arch = "aarch64", target_endian = "little", not(miri))
-    )
-))]
+#[cfg(all(test, feature = "std", simd))]
 mod tests {
     use super::*;
 
@@ -312,7 +302,7 @@ mod tests {
     #[test]
     fn moves_follow_the_byte_model() {
         let mut ran: std::vec::Vec<&str> = std::vec::Vec::new();
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         {
             let f = crate::cpu::Features::get();
             // SAFETY: SSE2 is the x86_64 baseline.
@@ -329,7 +319,7 @@ mod tests {
                 ran.push("zmm");
             }
         }
-        #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+        #[cfg(arm_simd)]
         {
             // SAFETY: NEON is the arm64 baseline.
             unsafe { check::<Neon>() };

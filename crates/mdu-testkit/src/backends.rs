@@ -317,7 +317,7 @@ pub fn unavailable_reason(backend: &X86Backend) -> String {
 /// Whether the running CPU (and OS) supports the x86 feature `name`, asked
 /// of the standard library (not of `mdu_platform::cpu`, whose answers it
 /// checks); `None` for a name this table lacks, `Some(false)` off x86-64.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 fn x86_feature_detected(name: &str) -> Option<bool> {
     use std::arch::is_x86_feature_detected as has;
     Some(match name {
@@ -340,7 +340,7 @@ fn x86_feature_detected(name: &str) -> Option<bool> {
     })
 }
 
-#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+#[cfg(not(x86_simd))]
 fn x86_feature_detected(_name: &str) -> Option<bool> {
     Some(false)
 }
@@ -419,7 +419,7 @@ pub fn require_x86_backends(family: &str, every_backend: &[&str], available: &[&
             b.name,
             every_backend.join(", ")
         );
-        if cfg!(all(target_arch = "x86_64", not(miri))) {
+        if cfg!(x86_simd) {
             let features_present = b
                 .cpu_features
                 .iter()
@@ -608,7 +608,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     fn every_feature_the_registry_names_is_checked_against_the_standard_library() {
         for b in x86_backends() {
             for f in &b.cpu_features {

@@ -17,17 +17,17 @@
 //!   other byte of `dst` is touched.
 
 use mdu_platform::backend::{BackendSet, Preference};
-#[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri)))]
+#[cfg(any(x86_simd, arm_cpu))]
 use mdu_platform::cpu::Witness;
 use mdu_platform::cpu::{Features, Needs};
 
 use crate::alphabet::Alphabet;
 
-#[cfg(all(target_arch = "aarch64", not(miri)))]
+#[cfg(arm_cpu)]
 pub(crate) mod aarch64;
 pub(crate) mod nibble;
 pub(crate) mod scalar;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub(crate) mod x86;
 
 /// An implementation of the encode and decode kernels.
@@ -220,8 +220,8 @@ impl BackendSet for Backend {
     /// portable one under Miri.
     fn compiled(self) -> bool {
         match self {
-            Backend::Avx512Vbmi | Backend::Avx2 => cfg!(all(target_arch = "x86_64", not(miri))),
-            Backend::Neon => cfg!(all(target_arch = "aarch64", not(miri))),
+            Backend::Avx512Vbmi | Backend::Avx2 => cfg!(x86_simd),
+            Backend::Neon => cfg!(arm_cpu),
             Backend::Generic => true,
         }
     }
@@ -241,11 +241,11 @@ pub(crate) enum Unavailable {
 /// the CPU again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kernel {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     Avx512Vbmi(Witness<needs::Avx512Vbmi>),
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     Avx2(Witness<needs::Avx2>),
-    #[cfg(all(target_arch = "aarch64", not(miri)))]
+    #[cfg(arm_cpu)]
     Neon(Witness<needs::Neon>),
     Generic,
 }
@@ -256,11 +256,11 @@ impl Kernel {
     #[inline]
     pub(crate) fn of(backend: Backend) -> Option<Kernel> {
         match backend {
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Backend::Avx512Vbmi => Witness::detect().map(Kernel::Avx512Vbmi),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Backend::Avx2 => Witness::detect().map(Kernel::Avx2),
-            #[cfg(all(target_arch = "aarch64", not(miri)))]
+            #[cfg(arm_cpu)]
             Backend::Neon => Witness::detect().map(Kernel::Neon),
             Backend::Generic => Some(Kernel::Generic),
             #[allow(unreachable_patterns)]
@@ -275,13 +275,13 @@ impl Kernel {
         // Spelled out rather than searched through `Backend::ALL`: engines
         // that are not pinned ask on every call, so this is one load of the
         // cached features and a compare or two.
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         if let Some(w) = Witness::detect() {
             return Kernel::Avx512Vbmi(w);
         } else if let Some(w) = Witness::detect() {
             return Kernel::Avx2(w);
         }
-        #[cfg(all(target_arch = "aarch64", not(miri)))]
+        #[cfg(arm_cpu)]
         if let Some(w) = Witness::detect() {
             return Kernel::Neon(w);
         }
@@ -291,11 +291,11 @@ impl Kernel {
     /// The backend these kernels are.
     pub(crate) fn backend(self) -> Backend {
         match self {
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Kernel::Avx512Vbmi(_) => Backend::Avx512Vbmi,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Kernel::Avx2(_) => Backend::Avx2,
-            #[cfg(all(target_arch = "aarch64", not(miri)))]
+            #[cfg(arm_cpu)]
             Kernel::Neon(_) => Backend::Neon,
             Kernel::Generic => Backend::Generic,
         }
@@ -307,11 +307,11 @@ impl Kernel {
 pub(crate) fn encode(kernel: Kernel, alphabet: &Alphabet, src: &[u8], dst: &mut [u8]) {
     debug_assert_eq!(dst.len(), crate::engine::unpadded_len(src.len()));
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         Kernel::Avx512Vbmi(w) => x86::encode_avx512vbmi(w, alphabet, src, dst),
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         Kernel::Avx2(w) => x86::encode_avx2(w, alphabet, src, dst),
-        #[cfg(all(target_arch = "aarch64", not(miri)))]
+        #[cfg(arm_cpu)]
         Kernel::Neon(w) => aarch64::encode_neon(w, alphabet, src, dst),
         Kernel::Generic => scalar::encode(&alphabet.encode, src, dst),
     }
@@ -329,7 +329,7 @@ pub(crate) enum BodyError {
 impl BodyError {
     /// The same error for a body that starts `offset` bytes later (used by
     /// the SIMD backends when they hand a rest over to the scalar kernel).
-    #[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri)))]
+    #[cfg(any(x86_simd, arm_cpu))]
     #[inline]
     pub(crate) fn shift(self, offset: usize) -> BodyError {
         match self {
@@ -349,11 +349,11 @@ pub(crate) fn decode_body(
 ) -> Result<(), BodyError> {
     debug_assert!(src.len() % 4 != 1 && dst.len() == src.len() * 3 / 4);
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         Kernel::Avx512Vbmi(w) => x86::decode_avx512vbmi(w, alphabet, src, dst),
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(x86_simd)]
         Kernel::Avx2(w) => x86::decode_avx2(w, alphabet, src, dst),
-        #[cfg(all(target_arch = "aarch64", not(miri)))]
+        #[cfg(arm_cpu)]
         Kernel::Neon(w) => aarch64::decode_neon(w, alphabet, src, dst),
         Kernel::Generic => scalar::decode_body(&alphabet.decode, src, dst),
     }
@@ -367,8 +367,8 @@ mod tests {
     #[test]
     fn selection_is_a_function_of_the_features() {
         use Backend::*;
-        let x86 = cfg!(all(target_arch = "x86_64", not(miri)));
-        let arm = cfg!(all(target_arch = "aarch64", not(miri)));
+        let x86 = cfg!(x86_simd);
+        let arm = cfg!(arm_cpu);
         let avx2 = Features {
             avx2: true,
             bmi2: true,

@@ -144,7 +144,7 @@ pub(crate) fn decode_partial(
 /// 4, so byte `si / 4 * 3` of the output) on, with error indices made
 /// absolute: how a SIMD backend hands over the rest of a body, to find (and
 /// stop at) the first error or to finish a tail it does not handle.
-#[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri)))]
+#[cfg(any(x86_simd, arm_cpu))]
 pub(crate) fn decode_body_from(
     dec: &[u8; 256],
     src: &[u8],

@@ -13,16 +13,14 @@ use mdu_core::Direction;
 
 // The only target conditions of the crate: each SIMD module is compiled
 // where its kernels can run (never under Miri, which cannot run the vendor
-// intrinsics; the arm64 kernels on little-endian aarch64 only).
-#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+// intrinsics; the arm64 kernels on little-endian aarch64 only), as build.rs
+// names them (`x86_simd`, `arm_simd`, `simd`: `mdu_platform::target`).
+#[cfg(arm_simd)]
 pub(crate) mod aarch64;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 pub(crate) mod driver;
 pub(crate) mod generic;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 pub(crate) mod x86;
 
 /// CBC as the AES skeleton sees it: the mode behind [`Backend`] and

@@ -151,9 +151,9 @@ fn start<'c>(
 }
 
 /// The library's account of an in-place run, said about IN or the journal.
-fn plain_error(path: &Path, journal: &Path, e: plain::Error) -> CliError {
+fn plain_error(path: &Path, journal: &Path, e: plain::PlainError) -> CliError {
     match e {
-        plain::Error::Device(d) if d.is_eof() => CliError::Input {
+        plain::PlainError::Device(d) if d.is_eof() => CliError::Input {
             path: path.to_owned(),
             offset: d.offset,
             rule: format!(
@@ -162,7 +162,7 @@ fn plain_error(path: &Path, journal: &Path, e: plain::Error) -> CliError {
                 d.len
             ),
         },
-        plain::Error::Device(d) => {
+        plain::PlainError::Device(d) => {
             let action = match d.op {
                 Op::Read => "read",
                 Op::Write => "write",
@@ -170,17 +170,17 @@ fn plain_error(path: &Path, journal: &Path, e: plain::Error) -> CliError {
             };
             CliError::io(path, action, d.error)
         }
-        plain::Error::Journal { action, error } => CliError::io(journal, action, error),
-        plain::Error::Refused(message) => CliError::Refused {
+        plain::PlainError::Journal { action, error } => CliError::io(journal, action, error),
+        plain::PlainError::Refused(message) => CliError::Refused {
             path: journal.to_owned(),
             message,
         },
-        plain::Error::OtherRun => CliError::Usage(format!(
+        plain::PlainError::OtherRun => CliError::Usage(format!(
             "{}: the journal was written by a run with another cipher, key, sector size, \
              --offset or direction: give the same ones to resume it",
             journal.display()
         )),
-        plain::Error::Data { offset, rule } => CliError::Input {
+        plain::PlainError::Data { offset, rule } => CliError::Input {
             path: path.to_owned(),
             offset,
             rule,

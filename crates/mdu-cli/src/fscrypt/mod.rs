@@ -204,7 +204,7 @@ impl Image {
         })
     }
 
-    fn err(&self, e: mdu_fscrypt::volume::Error) -> CliError {
+    fn err(&self, e: mdu_fscrypt::volume::VolumeError) -> CliError {
         refused(&self.path, e)
     }
 
@@ -215,15 +215,15 @@ impl Image {
     }
 }
 
-fn refused(path: &Path, e: mdu_fscrypt::volume::Error) -> CliError {
-    use mdu_fscrypt::volume::Error as E;
+fn refused(path: &Path, e: mdu_fscrypt::volume::VolumeError) -> CliError {
+    use mdu_fscrypt::volume::VolumeError as E;
     match e {
         E::NotFound { .. } | E::NotADirectory { .. } => {
             CliError::Usage(format!("{}: {e}", path.display()))
         }
         // Taken when the image is opened: an I/O error of the opening, as
         // before anything is read (exit 2).
-        e @ E::Ext4(mdu_fscrypt::ext4::Error::ImageSize { .. }) => CliError::lib(path, e),
+        e @ E::Ext4(mdu_fscrypt::ext4::Ext4Error::ImageSize { .. }) => CliError::lib(path, e),
         e => CliError::Refused {
             path: path.to_owned(),
             message: e.to_string(),

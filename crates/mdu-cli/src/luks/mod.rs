@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand, ValueEnum};
 use mdu_dmcrypt::CipherSpec;
 use mdu_luks2::{
-    Direction, FormatChoices, FormatParams, Geometry, Hash, Image, Luks2Error, SectorCipher,
+    Direction, Error as Luks2Error, FormatChoices, FormatParams, Geometry, Hash, Image,
+    SectorCipher,
 };
 use zeroize::Zeroizing;
 

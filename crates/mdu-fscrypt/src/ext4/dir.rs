@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use super::hash::{DirHash, HashVersion};
 use super::inode::Inode;
 use super::xattr::INDEX_SYSTEM;
-use super::{Error, Ext4, ReadAt, le16, le32};
+use super::{Ext4, Ext4Error, ReadAt, le16, le32};
 
 /// A directory entry's file type (`EXT4_FT_*`).
 ///
@@ -88,14 +88,14 @@ impl<R: ReadAt> Ext4<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::NotADirectory`]; [`Error::Inode`] for an entry whose length
+    /// [`Ext4Error::NotADirectory`]; [`Ext4Error::Inode`] for an entry whose length
     /// fields overrun its block, and the errors of
     /// [`extents`](Self::extents).
     ///
     /// See [`DirEntry`].
-    pub fn read_dir(&self, dir: &Inode) -> Result<Vec<DirEntry>, Error> {
+    pub fn read_dir(&self, dir: &Inode) -> Result<Vec<DirEntry>, Ext4Error> {
         if !dir.is_dir() {
-            return Err(Error::NotADirectory { ino: dir.ino });
+            return Err(Ext4Error::NotADirectory { ino: dir.ino });
         }
         let hashed = dir.is_encrypted() && dir.is_casefolded();
         let mut out = Vec::new();
@@ -132,8 +132,8 @@ impl<R: ReadAt> Ext4<R> {
         region: &[u8],
         hashed: bool,
         out: &mut Vec<DirEntry>,
-    ) -> Result<(), Error> {
-        let corrupt = |field, value: usize| Error::Inode {
+    ) -> Result<(), Ext4Error> {
+        let corrupt = |field, value: usize| Ext4Error::Inode {
             ino,
             field,
             value: value as u64,
@@ -208,7 +208,7 @@ impl<R: ReadAt> Ext4<R> {
     /// }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn readdir_hash(&self, dir: &Inode) -> Result<Option<HashVersion>, Error> {
+    pub fn readdir_hash(&self, dir: &Inode) -> Result<Option<HashVersion>, Ext4Error> {
         let bs = u64::from(self.block_size());
         if !self.sb.dir_index || !(dir.is_indexed() || dir.size == bs || dir.has_inline_data()) {
             return Ok(None);
@@ -220,7 +220,7 @@ impl<R: ReadAt> Ext4<R> {
             .extents(dir)?
             .into_iter()
             .find(|e| e.logical == 0 && !e.unwritten)
-            .ok_or(Error::Inode {
+            .ok_or(Ext4Error::Inode {
                 ino: dir.ino,
                 field: "dx_root block",
                 value: 0,
@@ -255,7 +255,7 @@ impl<R: ReadAt> Ext4<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::Inode`] with field `i_size` when the size passes what the
+    /// [`Ext4Error::Inode`] with field `i_size` when the size passes what the
     /// image can hold, and with field `symlink i_size` for a symlink of a
     /// block or more, or of more than [`SYMLINK_MAX`] bytes (the kernel
     /// writes neither, nor reads past the first block less one byte); the
@@ -268,8 +268,8 @@ impl<R: ReadAt> Ext4<R> {
     /// println!("{}", String::from_utf8_lossy(&fs.read_all(&link)?));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn read_all(&self, inode: &Inode) -> Result<Vec<u8>, Error> {
-        let too_big = Error::Inode {
+    pub fn read_all(&self, inode: &Inode) -> Result<Vec<u8>, Ext4Error> {
+        let too_big = Ext4Error::Inode {
             ino: inode.ino,
             field: "i_size",
             value: inode.size,
@@ -280,7 +280,7 @@ impl<R: ReadAt> Ext4<R> {
         if inode.is_symlink()
             && (inode.size >= u64::from(self.block_size()) || inode.size > SYMLINK_MAX)
         {
-            return Err(Error::Inode {
+            return Err(Ext4Error::Inode {
                 ino: inode.ino,
                 field: "symlink i_size",
                 value: inode.size,
@@ -315,7 +315,7 @@ impl<R: ReadAt> Ext4<R> {
     /// `system.data`, the tail of inline data: only in the inode's own
     /// attribute area, where the kernel looks for it (so its size is
     /// bounded by the inode's).
-    fn inline_tail(&self, inode: &Inode) -> Result<Option<Vec<u8>>, Error> {
+    fn inline_tail(&self, inode: &Inode) -> Result<Option<Vec<u8>>, Ext4Error> {
         self.xattr_in_inode(inode, INDEX_SYSTEM, b"data")
     }
 

@@ -7,14 +7,14 @@ use core::fmt;
 /// system writes (naming the inode or group and the field).
 ///
 /// ```
-/// use mdu_fscrypt::ext4::Error;
+/// use mdu_fscrypt::ext4::Ext4Error;
 ///
-/// let e = Error::Inode { ino: 13, field: "extent header magic", value: 0x1234 };
+/// let e = Ext4Error::Inode { ino: 13, field: "extent header magic", value: 0x1234 };
 /// assert_eq!(e.to_string(), "inode 13: extent header magic: invalid value 4660 (0x1234)");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Error {
+pub enum Ext4Error {
     /// A read that passes the end of the image (a truncated image, or an
     /// offset no valid file system holds).
     OutOfImage {
@@ -97,28 +97,30 @@ pub enum Error {
     NeedsRecovery,
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for Ext4Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::OutOfImage { offset, len, size } => write!(
+            Ext4Error::OutOfImage { offset, len, size } => write!(
                 f,
                 "a read of {len} bytes at offset {offset} passes the end of the image ({size} bytes): truncated or damaged"
             ),
-            Error::Io { offset, message } => write!(f, "read at offset {offset}: {message}"),
-            Error::ImageSize { message } => write!(f, "cannot take the image's size: {message}"),
-            Error::Superblock { field, value } => {
+            Ext4Error::Io { offset, message } => write!(f, "read at offset {offset}: {message}"),
+            Ext4Error::ImageSize { message } => {
+                write!(f, "cannot take the image's size: {message}")
+            }
+            Ext4Error::Superblock { field, value } => {
                 write!(
                     f,
                     "superblock: {field}: invalid value {value} ({value:#x}); not an ext4 file system, or a damaged one"
                 )
             }
-            Error::Unsupported { feature } => {
+            Ext4Error::Unsupported { feature } => {
                 write!(
                     f,
                     "the file system uses the {feature} feature, which this reader does not read"
                 )
             }
-            Error::Group {
+            Ext4Error::Group {
                 group,
                 field,
                 value,
@@ -128,22 +130,22 @@ impl fmt::Display for Error {
                     "block group {group}: {field}: invalid value {value} ({value:#x})"
                 )
             }
-            Error::InodeNumber { ino } => {
+            Ext4Error::InodeNumber { ino } => {
                 write!(f, "inode number {ino} is outside the file system")
             }
-            Error::Inode { ino, field, value } => {
+            Ext4Error::Inode { ino, field, value } => {
                 write!(
                     f,
                     "inode {ino}: {field}: invalid value {value} ({value:#x})"
                 )
             }
-            Error::NotADirectory { ino } => write!(f, "inode {ino} is not a directory"),
-            Error::BlockMappedTwice { ino, block } => write!(
+            Ext4Error::NotADirectory { ino } => write!(f, "inode {ino} is not a directory"),
+            Ext4Error::BlockMappedTwice { ino, block } => write!(
                 f,
                 "inode {ino}: physical block {block} is mapped twice (twice in its extents or \
                  block map, or also by another directory read): a damaged or hostile image"
             ),
-            Error::NeedsRecovery => f.write_str(
+            Ext4Error::NeedsRecovery => f.write_str(
                 "the file system needs journal recovery (needs_recovery): it was not unmounted \
                  (a crash, or a copy of a mounted device), so its last writes are only in the \
                  journal and reading it as it is would show stale or missing files; replay the \
@@ -155,4 +157,4 @@ impl fmt::Display for Error {
 }
 
 #[cfg(feature = "std")]
-impl std::error::Error for Error {}
+impl std::error::Error for Ext4Error {}

@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use super::dir::FileType;
-use super::{Error, le16, le32};
+use super::{Ext4Error, le16, le32};
 
 /// `EXT4_ENCRYPT_FL`.
 pub(super) const FLAG_ENCRYPT: u32 = 0x800;
@@ -81,13 +81,13 @@ pub struct Inode {
 }
 
 impl Inode {
-    pub(super) fn parse(ino: u32, raw: &[u8]) -> Result<Inode, Error> {
+    pub(super) fn parse(ino: u32, raw: &[u8]) -> Result<Inode, Ext4Error> {
         let mut block = [0u8; 60];
         block.copy_from_slice(&raw[0x28..0x64]);
         let extra = if raw.len() > 128 {
             let isize = usize::from(le16(raw, 0x80));
             if 128 + isize > raw.len() || !isize.is_multiple_of(4) {
-                return Err(Error::Inode {
+                return Err(Ext4Error::Inode {
                     ino,
                     field: "i_extra_isize",
                     value: isize as u64,

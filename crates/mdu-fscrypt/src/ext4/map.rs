@@ -5,7 +5,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::inode::Inode;
-use super::{Error, Ext4, ReadAt, le16, le32};
+use super::{Ext4, Ext4Error, ReadAt, le16, le32};
 
 const EXTENT_MAGIC: u16 = 0xf30a;
 /// The kernel's limit on an extent tree's depth.
@@ -44,15 +44,15 @@ impl<R: ReadAt> Ext4<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::Inode`] naming the field for an extent tree or block map
+    /// [`Ext4Error::Inode`] naming the field for an extent tree or block map
     /// that no ext4 file system writes: a bad magic or depth, entries out
     /// of order or overlapping, a block past the file system's end, or a
-    /// node met twice (a loop); [`Error::BlockMappedTwice`] when two runs
+    /// node met twice (a loop); [`Ext4Error::BlockMappedTwice`] when two runs
     /// (or a run and a node of the tree) share a physical block, so that
     /// no file reads more blocks than the image holds.
     ///
     /// See [`Extent`].
-    pub fn extents(&self, inode: &Inode) -> Result<Vec<Extent>, Error> {
+    pub fn extents(&self, inode: &Inode) -> Result<Vec<Extent>, Ext4Error> {
         let limit = inode.size.div_ceil(u64::from(self.block_size()));
         let mut walk = Walk {
             fs: self,
@@ -88,8 +88,8 @@ struct Walk<'a, R> {
 }
 
 impl<R: ReadAt> Walk<'_, R> {
-    fn corrupt(&self, field: &'static str, value: u64) -> Error {
-        Error::Inode {
+    fn corrupt(&self, field: &'static str, value: u64) -> Ext4Error {
+        Ext4Error::Inode {
             ino: self.ino,
             field,
             value,
@@ -98,8 +98,8 @@ impl<R: ReadAt> Walk<'_, R> {
 
     /// Every physical block is mapped once: runs do not overlap each
     /// other nor the tree's own nodes.
-    fn check_disjoint(&self) -> Result<(), Error> {
-        let twice = |block| Error::BlockMappedTwice {
+    fn check_disjoint(&self) -> Result<(), Ext4Error> {
+        let twice = |block| Ext4Error::BlockMappedTwice {
             ino: self.ino,
             block,
         };
@@ -122,7 +122,7 @@ impl<R: ReadAt> Walk<'_, R> {
         Ok(())
     }
 
-    fn read_node(&mut self, block: u64, field: &'static str) -> Result<Vec<u8>, Error> {
+    fn read_node(&mut self, block: u64, field: &'static str) -> Result<Vec<u8>, Ext4Error> {
         if block == 0 || block >= self.fs.sb.blocks_count || !self.seen.insert(block) {
             return Err(self.corrupt(field, block));
         }
@@ -154,7 +154,7 @@ impl<R: ReadAt> Walk<'_, R> {
         });
     }
 
-    fn extent_node(&mut self, node: &[u8], want_depth: Option<u16>) -> Result<(), Error> {
+    fn extent_node(&mut self, node: &[u8], want_depth: Option<u16>) -> Result<(), Ext4Error> {
         let magic = le16(node, 0);
         if magic != EXTENT_MAGIC {
             return Err(self.corrupt("extent header magic", u64::from(magic)));
@@ -208,7 +208,7 @@ impl<R: ReadAt> Walk<'_, R> {
         Ok(())
     }
 
-    fn block_map(&mut self, root: &[u8; 60]) -> Result<(), Error> {
+    fn block_map(&mut self, root: &[u8; 60]) -> Result<(), Ext4Error> {
         let per_block = u64::from(self.fs.block_size() / 4);
         let ptr = |i: usize| u64::from(le32(root, 4 * i));
         for i in 0..12 {
@@ -231,7 +231,7 @@ impl<R: ReadAt> Walk<'_, R> {
         logical: u64,
         level: u32,
         per_block: u64,
-    ) -> Result<(), Error> {
+    ) -> Result<(), Ext4Error> {
         if block == 0 || logical >= self.limit {
             return Ok(());
         }

@@ -10,7 +10,7 @@
 //!
 //! Every count and offset read from the image is untrusted: arithmetic is
 //! checked, every read is bounded by the image, every loop by what the image
-//! can hold, and a damaged image gives a typed [`Error`] naming the inode
+//! can hold, and a damaged image gives a typed [`Ext4Error`] naming the inode
 //! and the field, never a panic.
 //!
 //! The image is anything that reads at an offset ([`ReadAt`], mdu-core's
@@ -20,12 +20,12 @@
 //! # Example
 //!
 //! ```
-//! use mdu_fscrypt::ext4::{Ext4, Error, ROOT_INO};
+//! use mdu_fscrypt::ext4::{Ext4, Ext4Error, ROOT_INO};
 //!
 //! // Not an ext4 image: the superblock's magic is checked first.
 //! let image = vec![0u8; 4096];
 //! match Ext4::open(&image[..]) {
-//!     Err(Error::Superblock { field: "s_magic", .. }) => {}
+//!     Err(Ext4Error::Superblock { field: "s_magic", .. }) => {}
 //!     other => panic!("{other:?}"),
 //! }
 //! # let _ = ROOT_INO;
@@ -46,7 +46,7 @@ use alloc::vec::Vec;
 use mdu_core::io::IoError;
 
 pub use dir::{DirEntry, FileType, SYMLINK_MAX};
-pub use error::Error;
+pub use error::Ext4Error;
 pub use hash::{DirHash, HashVersion};
 pub use inode::{Inode, Timestamp};
 pub use map::Extent;
@@ -58,29 +58,29 @@ pub const ROOT_INO: u32 = 2;
 /// An image read at offsets: mdu-core's one positioned-read trait
 /// (`mdu_core::io::ReadAt`), re-exported here. A byte slice or vector, and
 /// with `std` a [`std::fs::File`] (a file or block device) are images; a
-/// read past the end is [`Error::OutOfImage`], any other failure
-/// [`Error::Io`] naming the offset.
+/// read past the end is [`Ext4Error::OutOfImage`], any other failure
+/// [`Ext4Error::Io`] naming the offset.
 ///
 /// ```
-/// use mdu_fscrypt::ext4::{Ext4, Error, ReadAt};
+/// use mdu_fscrypt::ext4::{Ext4, Ext4Error, ReadAt};
 ///
 /// let image = [1u8, 2, 3, 4];
 /// let mut buf = [0u8; 2];
 /// image[..].read_exact_at(&mut buf, 1)?;
 /// assert_eq!((buf, image[..].size()?), ([2, 3], 4));
 /// // Too short for a superblock: the reader names the read that passes the end.
-/// assert!(matches!(Ext4::open(&image[..]), Err(Error::OutOfImage { offset: 1024, .. })));
+/// assert!(matches!(Ext4::open(&image[..]), Err(Ext4Error::OutOfImage { offset: 1024, .. })));
 /// # Ok::<(), mdu_core::io::IoError>(())
 /// ```
 pub use mdu_core::io::ReadAt;
 
 /// `e`, the failure of a read of the image at `offset`, as this reader's
-/// error: a range past the end is [`Error::OutOfImage`], anything else
-/// [`Error::Io`] with what the device said.
-fn read_error(e: IoError, offset: u64) -> Error {
+/// error: a range past the end is [`Ext4Error::OutOfImage`], anything else
+/// [`Ext4Error::Io`] with what the device said.
+fn read_error(e: IoError, offset: u64) -> Ext4Error {
     match e {
-        IoError::OutOfRange { offset, len, size } => Error::OutOfImage { offset, len, size },
-        e => Error::Io {
+        IoError::OutOfRange { offset, len, size } => Ext4Error::OutOfImage { offset, len, size },
+        e => Ext4Error::Io {
             offset,
             message: e.to_string(),
         },
@@ -88,7 +88,7 @@ fn read_error(e: IoError, offset: u64) -> Error {
 }
 
 /// Fills `buf` from `offset` of `image`, with this reader's errors.
-fn read_at<R: ReadAt + ?Sized>(image: &R, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+fn read_at<R: ReadAt + ?Sized>(image: &R, buf: &mut [u8], offset: u64) -> Result<(), Ext4Error> {
     image
         .read_exact_at(buf, offset)
         .map_err(|e| read_error(e, offset))
@@ -112,25 +112,25 @@ impl<R: ReadAt> Ext4<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::Superblock`] for a field no ext4 file system has,
-    /// [`Error::Unsupported`] for a feature this reader does not read
-    /// (`meta_bg`, a journal device, `dirdata`), [`Error::NeedsRecovery`]
+    /// [`Ext4Error::Superblock`] for a field no ext4 file system has,
+    /// [`Ext4Error::Unsupported`] for a feature this reader does not read
+    /// (`meta_bg`, a journal device, `dirdata`), [`Ext4Error::NeedsRecovery`]
     /// for a file system whose journal needs replaying (not unmounted: its
-    /// blocks may not hold what was last written), [`Error::Group`] for a
+    /// blocks may not hold what was last written), [`Ext4Error::Group`] for a
     /// descriptor whose inode table lies outside the file system,
-    /// [`Error::ImageSize`] when the image cannot say its size, and the
+    /// [`Ext4Error::ImageSize`] when the image cannot say its size, and the
     /// image's read errors.
     ///
     /// See the [module](self) documentation.
-    pub fn open(image: R) -> Result<Ext4<R>, Error> {
+    pub fn open(image: R) -> Result<Ext4<R>, Ext4Error> {
         let mut raw = vec![0u8; superblock::SIZE];
         read_at(&image, &mut raw, superblock::OFFSET)?;
         let sb = Superblock::parse(&raw)?;
-        let size = image.size().map_err(|e| Error::ImageSize {
+        let size = image.size().map_err(|e| Ext4Error::ImageSize {
             message: e.to_string(),
         })?;
         if sb.needs_recovery {
-            return Err(Error::NeedsRecovery);
+            return Err(Ext4Error::NeedsRecovery);
         }
         let bs = u64::from(sb.block_size);
         let desc_size = u64::from(sb.desc_size);
@@ -142,7 +142,7 @@ impl<R: ReadAt> Ext4<R> {
             .checked_add(table_len)
             .is_none_or(|end| end > size)
         {
-            return Err(Error::OutOfImage {
+            return Err(Ext4Error::OutOfImage {
                 offset: table_start,
                 len: table_len,
                 size,
@@ -165,7 +165,7 @@ impl<R: ReadAt> Ext4<R> {
                     .checked_add(table_blocks)
                     .is_none_or(|end| end > sb.blocks_count)
             {
-                return Err(Error::Group {
+                return Err(Ext4Error::Group {
                     group: group as u32,
                     field: "bg_inode_table",
                     value: start,
@@ -216,8 +216,8 @@ impl<R: ReadAt> Ext4<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::InodeNumber`] for 0 or a number past `s_inodes_count`;
-    /// [`Error::Inode`] for a field no inode has (an `i_extra_isize` past
+    /// [`Ext4Error::InodeNumber`] for 0 or a number past `s_inodes_count`;
+    /// [`Ext4Error::Inode`] for a field no inode has (an `i_extra_isize` past
     /// the inode); the image's read errors.
     ///
     /// ```no_run
@@ -227,9 +227,9 @@ impl<R: ReadAt> Ext4<R> {
     /// assert!(root.is_dir());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn inode(&self, ino: u32) -> Result<Inode, Error> {
+    pub fn inode(&self, ino: u32) -> Result<Inode, Ext4Error> {
         if ino == 0 || ino > self.sb.inodes_count {
-            return Err(Error::InodeNumber { ino });
+            return Err(Ext4Error::InodeNumber { ino });
         }
         let index = ino - 1;
         let group = index / self.sb.inodes_per_group;
@@ -237,7 +237,7 @@ impl<R: ReadAt> Ext4<R> {
         let table = *self
             .inode_tables
             .get(group as usize)
-            .ok_or(Error::InodeNumber { ino })?;
+            .ok_or(Ext4Error::InodeNumber { ino })?;
         let size = u64::from(self.sb.inode_size);
         let offset = table * u64::from(self.sb.block_size) + u64::from(slot) * size;
         let mut raw = vec![0u8; size as usize];
@@ -249,7 +249,7 @@ impl<R: ReadAt> Ext4<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::OutOfImage`] or [`Error::Io`].
+    /// [`Ext4Error::OutOfImage`] or [`Ext4Error::Io`].
     ///
     /// ```no_run
     /// # use mdu_fscrypt::ext4::Ext4;
@@ -258,14 +258,15 @@ impl<R: ReadAt> Ext4<R> {
     /// fs.read_blocks(0, &mut block)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn read_blocks(&self, block: u64, buf: &mut [u8]) -> Result<(), Error> {
-        let offset = block
-            .checked_mul(u64::from(self.sb.block_size))
-            .ok_or(Error::OutOfImage {
-                offset: u64::MAX,
-                len: buf.len() as u64,
-                size: self.size,
-            })?;
+    pub fn read_blocks(&self, block: u64, buf: &mut [u8]) -> Result<(), Ext4Error> {
+        let offset =
+            block
+                .checked_mul(u64::from(self.sb.block_size))
+                .ok_or(Ext4Error::OutOfImage {
+                    offset: u64::MAX,
+                    len: buf.len() as u64,
+                    size: self.size,
+                })?;
         read_at(&self.image, buf, offset)
     }
 
@@ -282,7 +283,7 @@ impl<R: ReadAt> Ext4<R> {
     /// let ctx = fs.encryption_context(&fs.inode(12)?)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn encryption_context(&self, inode: &Inode) -> Result<Option<Vec<u8>>, Error> {
+    pub fn encryption_context(&self, inode: &Inode) -> Result<Option<Vec<u8>>, Ext4Error> {
         self.xattr(inode, xattr::INDEX_ENCRYPTION, b"c")
     }
 }

@@ -1,7 +1,7 @@
 //! The superblock: geometry, features and the directory-hash settings.
 
 use super::hash::HashVersion;
-use super::{Error, le16, le32};
+use super::{Ext4Error, le16, le32};
 
 /// The superblock's offset in the image.
 pub(super) const OFFSET: u64 = 1024;
@@ -71,13 +71,13 @@ pub struct Superblock {
     pub filetype: bool,
     /// The journal needs recovery: what was last written may be missing
     /// from the blocks this reader sees ([`Ext4::open`](super::Ext4::open)
-    /// refuses such an image with [`Error::NeedsRecovery`]).
+    /// refuses such an image with [`Ext4Error::NeedsRecovery`]).
     pub needs_recovery: bool,
 }
 
 impl Superblock {
-    pub(super) fn parse(b: &[u8]) -> Result<Superblock, Error> {
-        let bad = |field, value: u64| Error::Superblock { field, value };
+    pub(super) fn parse(b: &[u8]) -> Result<Superblock, Ext4Error> {
+        let bad = |field, value: u64| Ext4Error::Superblock { field, value };
         let magic = le16(b, 0x38);
         if magic != MAGIC {
             return Err(bad("s_magic", u64::from(magic)));
@@ -95,7 +95,7 @@ impl Superblock {
             (INCOMPAT_DIRDATA, "dirdata"),
         ] {
             if incompat & bit != 0 {
-                return Err(Error::Unsupported { feature });
+                return Err(Ext4Error::Unsupported { feature });
             }
         }
         let is_64bit = incompat & INCOMPAT_64BIT != 0;

@@ -5,7 +5,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::inode::Inode;
-use super::{Error, Ext4, ReadAt, le16, le32};
+use super::{Ext4, Ext4Error, ReadAt, le16, le32};
 
 const MAGIC: u32 = 0xea02_0000;
 /// `EXT4_XATTR_INDEX_ENCRYPTION`.
@@ -20,7 +20,7 @@ impl<R: ReadAt> Ext4<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::Inode`] for an attribute area or block whose entries overrun
+    /// [`Ext4Error::Inode`] for an attribute area or block whose entries overrun
     /// it, or a value kept in an inode of its own (`ea_inode`, never used for
     /// the small values read here).
     ///
@@ -33,7 +33,12 @@ impl<R: ReadAt> Ext4<R> {
     /// }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn xattr(&self, inode: &Inode, index: u8, name: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+    pub fn xattr(
+        &self,
+        inode: &Inode,
+        index: u8,
+        name: &[u8],
+    ) -> Result<Option<Vec<u8>>, Ext4Error> {
         let found = self.xattr_in_inode(inode, index, name)?;
         if found.is_some() {
             return Ok(found);
@@ -42,7 +47,7 @@ impl<R: ReadAt> Ext4<R> {
             return Ok(None);
         }
         if inode.file_acl >= self.sb.blocks_count {
-            return Err(Error::Inode {
+            return Err(Ext4Error::Inode {
                 ino: inode.ino,
                 field: "i_file_acl",
                 value: inode.file_acl,
@@ -52,7 +57,7 @@ impl<R: ReadAt> Ext4<R> {
         self.read_blocks(inode.file_acl, &mut block)?;
         let magic = le32(&block, 0);
         if magic != MAGIC {
-            return Err(Error::Inode {
+            return Err(Ext4Error::Inode {
                 ino: inode.ino,
                 field: "xattr block magic",
                 value: u64::from(magic),
@@ -71,7 +76,7 @@ impl<R: ReadAt> Ext4<R> {
         inode: &Inode,
         index: u8,
         name: &[u8],
-    ) -> Result<Option<Vec<u8>>, Error> {
+    ) -> Result<Option<Vec<u8>>, Ext4Error> {
         let area = &inode.xattr_area;
         if area.len() >= 4 && le32(area, 0) == MAGIC {
             // Value offsets count from the first entry.
@@ -89,8 +94,8 @@ fn find(
     first: usize,
     index: u8,
     name: &[u8],
-) -> Result<Option<Vec<u8>>, Error> {
-    let corrupt = |field, value: usize| Error::Inode {
+) -> Result<Option<Vec<u8>>, Ext4Error> {
+    let corrupt = |field, value: usize| Ext4Error::Inode {
         ino,
         field,
         value: value as u64,

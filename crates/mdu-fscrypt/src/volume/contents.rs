@@ -77,13 +77,13 @@ impl<R: ReadAt> Contents<'_, R> {
     ///
     /// # Errors
     ///
-    /// [`Error::Crypto`] when `buf` is not a whole number of blocks or the
+    /// [`VolumeError::Crypto`] when `buf` is not a whole number of blocks or the
     /// IV cannot be formed; the image's read errors.
     ///
     /// See [`Contents`].
-    pub fn read(&self, first: u64, buf: &mut [u8]) -> Result<usize, Error> {
+    pub fn read(&self, first: u64, buf: &mut [u8]) -> Result<usize, VolumeError> {
         let bs = u64::from(self.fs.block_size());
-        let crypto = |error| Error::Crypto {
+        let crypto = |error| VolumeError::Crypto {
             ino: self.ino,
             error,
         };
@@ -142,13 +142,13 @@ impl<R: ReadAt> Contents<'_, R> {
     /// # Errors
     ///
     /// As for [`read`](Self::read); a file larger than the image (sparse)
-    /// is refused here with [`ext4::Error::Inode`] on `i_size`: read it a
+    /// is refused here with [`ext4::Ext4Error::Inode`] on `i_size`: read it a
     /// range at a time.
     ///
     /// See [`Contents`].
-    pub fn read_to_vec(&self) -> Result<Vec<u8>, Error> {
+    pub fn read_to_vec(&self) -> Result<Vec<u8>, VolumeError> {
         let bs = u64::from(self.fs.block_size());
-        let too_big = Error::Ext4(ext4::Error::Inode {
+        let too_big = VolumeError::Ext4(ext4::Ext4Error::Inode {
             ino: self.ino,
             field: "i_size",
             value: self.size,

@@ -6,16 +6,16 @@ use super::*;
 /// metadata, a missing key, or a path.
 ///
 /// ```
-/// use mdu_fscrypt::volume::Error;
+/// use mdu_fscrypt::volume::VolumeError;
 ///
-/// let e = Error::NotFound { path: "a/b".into() };
+/// let e = VolumeError::NotFound { path: "a/b".into() };
 /// assert_eq!(e.to_string(), "a/b: no such file or directory");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Error {
+pub enum VolumeError {
     /// The ext4 structures.
-    Ext4(ext4::Error),
+    Ext4(ext4::Ext4Error),
     /// An inode with the encryption flag and no context, or a context the
     /// kernel would not accept.
     Context {
@@ -92,9 +92,9 @@ pub enum Error {
     },
 }
 
-impl From<ext4::Error> for Error {
-    fn from(e: ext4::Error) -> Error {
-        Error::Ext4(e)
+impl From<ext4::Ext4Error> for VolumeError {
+    fn from(e: ext4::Ext4Error) -> VolumeError {
+        VolumeError::Ext4(e)
     }
 }
 
@@ -112,23 +112,23 @@ impl fmt::Display for Spec<'_> {
     }
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for VolumeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Ext4(e) => e.fmt(f),
-            Error::Context { ino, error: None } => {
+            VolumeError::Ext4(e) => e.fmt(f),
+            VolumeError::Context { ino, error: None } => {
                 write!(f, "inode {ino}: encrypted, but has no encryption context")
             }
-            Error::Context {
+            VolumeError::Context {
                 ino,
                 error: Some(e),
             } => write!(f, "inode {ino}: encryption context: {e}"),
-            Error::EncryptedInline { ino } => write!(
+            VolumeError::EncryptedInline { ino } => write!(
                 f,
                 "inode {ino}: encrypted and flagged inline data, which the kernel never writes \
                  (its bytes would not be decrypted): a damaged or hostile image"
             ),
-            Error::KeyMissing { ino, wanted, given } => {
+            VolumeError::KeyMissing { ino, wanted, given } => {
                 write!(
                     f,
                     "inode {ino} is encrypted with key {}; the keys given are ",
@@ -140,35 +140,35 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::NoKey { ino } => {
+            VolumeError::NoKey { ino } => {
                 write!(f, "inode {ino} is encrypted: its contents need its key")
             }
-            Error::Crypto {
+            VolumeError::Crypto {
                 ino,
                 error: crate::Error::InvalidName,
             } => write!(
                 f,
                 "inode {ino}: a name or symlink target does not decrypt to a valid one: the key is wrong (a v1 key cannot be checked any other way) or the image is damaged"
             ),
-            Error::Crypto { ino, error } => write!(f, "inode {ino}: {error}"),
-            Error::NotFound { path } => write!(f, "{path}: no such file or directory"),
-            Error::NotADirectory { path } => write!(f, "{path}: not a directory"),
-            Error::BadName { dir, name } => write!(
+            VolumeError::Crypto { ino, error } => write!(f, "inode {ino}: {error}"),
+            VolumeError::NotFound { path } => write!(f, "{path}: no such file or directory"),
+            VolumeError::NotADirectory { path } => write!(f, "{path}: not a directory"),
+            VolumeError::BadName { dir, name } => write!(
                 f,
                 "directory inode {dir}: an entry named {:?} cannot be written out (a name is \
                  1 to 255 bytes, without '/' or NUL, and not . or ..)",
                 String::from_utf8_lossy(name)
             ),
-            Error::DuplicateName { dir, name } => write!(
+            VolumeError::DuplicateName { dir, name } => write!(
                 f,
                 "directory inode {dir}: two entries are named {:?}: a damaged image",
                 String::from_utf8_lossy(name)
             ),
-            Error::DirectoryLoop { ino } => write!(
+            VolumeError::DirectoryLoop { ino } => write!(
                 f,
                 "directory inode {ino} is reached twice: a loop in a damaged image"
             ),
-            Error::BadTarget { ino } => write!(
+            VolumeError::BadTarget { ino } => write!(
                 f,
                 "symlink inode {ino}: its target is empty or holds a NUL: a damaged image"
             ),
@@ -177,4 +177,4 @@ impl fmt::Display for Error {
 }
 
 #[cfg(feature = "std")]
-impl std::error::Error for Error {}
+impl std::error::Error for VolumeError {}

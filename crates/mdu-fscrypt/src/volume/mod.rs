@@ -21,7 +21,7 @@ mod keyring;
 mod tree;
 
 pub use contents::Contents;
-pub use error::Error;
+pub use error::VolumeError;
 pub use keyring::Keyring;
 pub use tree::{Node, NodeKind, Tree};
 
@@ -111,7 +111,7 @@ impl<R: ReadAt> Volume<R> {
     /// The errors of [`Ext4::open`].
     ///
     /// See [`Volume`].
-    pub fn open(image: R, keys: Keyring) -> Result<Volume<R>, Error> {
+    pub fn open(image: R, keys: Keyring) -> Result<Volume<R>, VolumeError> {
         let fs = Ext4::open(image)?;
         let info = FsInfo {
             uuid: fs.superblock().uuid,
@@ -147,7 +147,7 @@ impl<R: ReadAt> Volume<R> {
     /// As for [`Ext4::inode`].
     ///
     /// See [`Volume`].
-    pub fn inode(&self, ino: u32) -> Result<Inode, Error> {
+    pub fn inode(&self, ino: u32) -> Result<Inode, VolumeError> {
         Ok(self.fs.inode(ino)?)
     }
 
@@ -155,31 +155,36 @@ impl<R: ReadAt> Volume<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::Context`] for the encryption flag without a context, or a
-    /// context the kernel would not accept; [`Error::EncryptedInline`] for
+    /// [`VolumeError::Context`] for the encryption flag without a context, or a
+    /// context the kernel would not accept; [`VolumeError::EncryptedInline`] for
     /// an encrypted inode flagged inline data.
     ///
     /// See [`Volume`].
-    pub fn context(&self, inode: &Inode) -> Result<Option<Context>, Error> {
+    pub fn context(&self, inode: &Inode) -> Result<Option<Context>, VolumeError> {
         if !inode.is_encrypted() {
             return Ok(None);
         }
         if inode.has_inline_data() {
-            return Err(Error::EncryptedInline { ino: inode.ino });
+            return Err(VolumeError::EncryptedInline { ino: inode.ino });
         }
-        let raw = self.fs.encryption_context(inode)?.ok_or(Error::Context {
-            ino: inode.ino,
-            error: None,
-        })?;
-        Context::parse(&raw).map(Some).map_err(|e| Error::Context {
-            ino: inode.ino,
-            error: Some(e),
-        })
+        let raw = self
+            .fs
+            .encryption_context(inode)?
+            .ok_or(VolumeError::Context {
+                ino: inode.ino,
+                error: None,
+            })?;
+        Context::parse(&raw)
+            .map(Some)
+            .map_err(|e| VolumeError::Context {
+                ino: inode.ino,
+                error: Some(e),
+            })
     }
 
     /// The key for `ctx`: `Ok(None)` when no keys were given at all. A v1
     /// key is checked through its names the first time (see [`V1Check`]).
-    fn key(&self, ino: u32, ctx: &Context) -> Result<Option<&MasterKey>, Error> {
+    fn key(&self, ino: u32, ctx: &Context) -> Result<Option<&MasterKey>, VolumeError> {
         let wanted = ctx.policy().key();
         if let KeySpec::V1 { descriptor } = wanted
             && let Some(i) = self.keys.v1.iter().position(|(d, _)| *d == descriptor)
@@ -190,7 +195,7 @@ impl<R: ReadAt> Volume<R> {
         match self.keys.find(&wanted) {
             Some(k) => Ok(Some(k)),
             None if self.keys.is_empty() => Ok(None),
-            None => Err(Error::KeyMissing {
+            None => Err(VolumeError::KeyMissing {
                 ino,
                 wanted,
                 given: self.keys.given(),
@@ -200,7 +205,7 @@ impl<R: ReadAt> Volume<R> {
 
     /// Checks v1 key `i` once (see [`V1Check`]), starting from inode
     /// `from`.
-    fn check_v1(&self, i: usize, from: u32) -> Result<(), Error> {
+    fn check_v1(&self, i: usize, from: u32) -> Result<(), VolumeError> {
         let check = &self.v1_checks[i];
         let state = match check.state.load(Ordering::Acquire) {
             0 => {
@@ -218,7 +223,7 @@ impl<R: ReadAt> Volume<R> {
             s => s,
         };
         if state == 2 {
-            return Err(Error::Crypto {
+            return Err(VolumeError::Crypto {
                 ino: check.refused_by.load(Ordering::Relaxed),
                 error: crate::Error::InvalidName,
             });
@@ -285,7 +290,7 @@ impl<R: ReadAt> Volume<R> {
         Ok(())
     }
 
-    fn names_cipher(&self, inode: &Inode) -> Result<Option<NamesCipher>, Error> {
+    fn names_cipher(&self, inode: &Inode) -> Result<Option<NamesCipher>, VolumeError> {
         let Some(ctx) = self.context(inode)? else {
             return Ok(None);
         };
@@ -294,7 +299,7 @@ impl<R: ReadAt> Volume<R> {
         };
         NamesCipher::new(master, &ctx, u64::from(inode.ino), &self.info)
             .map(Some)
-            .map_err(|error| Error::Crypto {
+            .map_err(|error| VolumeError::Crypto {
                 ino: inode.ino,
                 error,
             })
@@ -305,12 +310,12 @@ impl<R: ReadAt> Volume<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::KeyMissing`] when keys were given but not this directory's;
-    /// [`Error::Crypto`] for a stored name that cannot exist (shorter than
+    /// [`VolumeError::KeyMissing`] when keys were given but not this directory's;
+    /// [`VolumeError::Crypto`] for a stored name that cannot exist (shorter than
     /// 16 bytes) or does not decrypt to a valid name; the image's errors.
     ///
     /// See [`Volume`].
-    pub fn list(&self, dir: u32) -> Result<Vec<Entry>, Error> {
+    pub fn list(&self, dir: u32) -> Result<Vec<Entry>, VolumeError> {
         let inode = self.fs.inode(dir)?;
         let entries = self.fs.read_dir(&inode)?;
         if !inode.is_encrypted() {
@@ -324,7 +329,7 @@ impl<R: ReadAt> Volume<R> {
             Some(_) => None,
             None => self.fs.readdir_hash(&inode)?,
         };
-        let crypto = |error| Error::Crypto { ino: dir, error };
+        let crypto = |error| VolumeError::Crypto { ino: dir, error };
         entries
             .into_iter()
             .map(|e| {
@@ -371,11 +376,11 @@ impl<R: ReadAt> Volume<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::NotFound`], [`Error::NotADirectory`], and the errors of
+    /// [`VolumeError::NotFound`], [`VolumeError::NotADirectory`], and the errors of
     /// [`list`](Self::list).
     ///
     /// See [`Volume`].
-    pub fn lookup(&self, path: &[u8]) -> Result<u32, Error> {
+    pub fn lookup(&self, path: &[u8]) -> Result<u32, VolumeError> {
         let mut ino = ROOT_INO;
         let mut walked = 0;
         for part in path.split(|&b| b == b'/') {
@@ -387,13 +392,13 @@ impl<R: ReadAt> Volume<R> {
                 || String::from_utf8_lossy(&path[..(walked - 1).min(path.len())]).into_owned();
             let inode = self.fs.inode(ino)?;
             if !inode.is_dir() {
-                return Err(Error::NotADirectory { path: so_far() });
+                return Err(VolumeError::NotADirectory { path: so_far() });
             }
             ino = self
                 .list(ino)?
                 .into_iter()
                 .find(|e| e.name == part)
-                .ok_or_else(|| Error::NotFound { path: so_far() })?
+                .ok_or_else(|| VolumeError::NotFound { path: so_far() })?
                 .ino;
         }
         Ok(ino)
@@ -404,16 +409,16 @@ impl<R: ReadAt> Volume<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::Crypto`] for a payload that does not decrypt; the errors of
+    /// [`VolumeError::Crypto`] for a payload that does not decrypt; the errors of
     /// [`list`](Self::list).
     ///
     /// See [`Volume`].
-    pub fn read_link(&self, inode: &Inode) -> Result<Vec<u8>, Error> {
+    pub fn read_link(&self, inode: &Inode) -> Result<Vec<u8>, VolumeError> {
         let payload = self.fs.read_all(inode)?;
         if !inode.is_encrypted() {
             return Ok(payload);
         }
-        let crypto = |error| Error::Crypto {
+        let crypto = |error| VolumeError::Crypto {
             ino: inode.ino,
             error,
         };
@@ -442,21 +447,21 @@ impl<R: ReadAt> Volume<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::NoKey`] for an encrypted file and no keys,
-    /// [`Error::KeyMissing`] for keys without this file's,
-    /// [`Error::Crypto`] for a policy this crate cannot decrypt, and the
+    /// [`VolumeError::NoKey`] for an encrypted file and no keys,
+    /// [`VolumeError::KeyMissing`] for keys without this file's,
+    /// [`VolumeError::Crypto`] for a policy this crate cannot decrypt, and the
     /// errors of [`Ext4::extents`].
     ///
     /// See [`Contents`].
-    pub fn contents(&self, inode: &Inode) -> Result<Contents<'_, R>, Error> {
+    pub fn contents(&self, inode: &Inode) -> Result<Contents<'_, R>, VolumeError> {
         let cipher = match self.context(inode)? {
             None => None,
             Some(ctx) => {
                 let master = self
                     .key(inode.ino, &ctx)?
-                    .ok_or(Error::NoKey { ino: inode.ino })?;
+                    .ok_or(VolumeError::NoKey { ino: inode.ino })?;
                 let c = ContentsCipher::new(master, &ctx, u64::from(inode.ino), &self.info)
-                    .map_err(|error| Error::Crypto {
+                    .map_err(|error| VolumeError::Crypto {
                         ino: inode.ino,
                         error,
                     })?;

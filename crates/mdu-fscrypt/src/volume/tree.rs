@@ -87,10 +87,10 @@ impl<R: ReadAt> Volume<R> {
     ///
     /// # Errors
     ///
-    /// [`Error::NotADirectory`] when `top` is not one;
-    /// [`Error::BadName`], [`Error::DuplicateName`],
-    /// [`Error::DirectoryLoop`], [`Error::BadTarget`]; a directory block
-    /// shared by two directories as [`ext4::Error::BlockMappedTwice`];
+    /// [`VolumeError::NotADirectory`] when `top` is not one;
+    /// [`VolumeError::BadName`], [`VolumeError::DuplicateName`],
+    /// [`VolumeError::DirectoryLoop`], [`VolumeError::BadTarget`]; a directory block
+    /// shared by two directories as [`ext4::Ext4Error::BlockMappedTwice`];
     /// the errors of [`list`](Self::list), [`contents`](Self::contents)
     /// and [`read_link`](Self::read_link).
     ///
@@ -107,10 +107,10 @@ impl<R: ReadAt> Volume<R> {
     /// }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn walk(&self, top: u32) -> Result<Tree, Error> {
+    pub fn walk(&self, top: u32) -> Result<Tree, VolumeError> {
         let top_inode = self.fs.inode(top)?;
         if !top_inode.is_dir() {
-            return Err(Error::NotADirectory {
+            return Err(VolumeError::NotADirectory {
                 path: alloc::format!("inode {top}"),
             });
         }
@@ -142,7 +142,7 @@ impl<R: ReadAt> Volume<R> {
                     // starts before this one ends can overlap it.
                     let before = dir_blocks.range(..end).next_back();
                     if let Some((&prev_start, _)) = before.filter(|&(_, &pe)| pe > start) {
-                        return Err(Error::Ext4(ext4::Error::BlockMappedTwice {
+                        return Err(VolumeError::Ext4(ext4::Ext4Error::BlockMappedTwice {
                             ino: dir,
                             block: start.max(prev_start),
                         }));
@@ -162,16 +162,16 @@ impl<R: ReadAt> Volume<R> {
                     || e.name == b"."
                     || e.name == b"..";
                 if bad {
-                    return Err(Error::BadName { dir, name: e.name });
+                    return Err(VolumeError::BadName { dir, name: e.name });
                 }
                 if !names.insert(e.name.clone()) {
-                    return Err(Error::DuplicateName { dir, name: e.name });
+                    return Err(VolumeError::DuplicateName { dir, name: e.name });
                 }
                 let child = self.fs.inode(e.ino)?;
                 let kind = match child.file_type() {
                     FileType::Dir => {
                         if !dirs_seen.insert(e.ino) {
-                            return Err(Error::DirectoryLoop { ino: e.ino });
+                            return Err(VolumeError::DirectoryLoop { ino: e.ino });
                         }
                         NodeKind::Dir
                     }
@@ -187,7 +187,7 @@ impl<R: ReadAt> Volume<R> {
                         {
                             let target = self.read_link(&child)?;
                             if target.is_empty() || target.contains(&0) {
-                                return Err(Error::BadTarget { ino: e.ino });
+                                return Err(VolumeError::BadTarget { ino: e.ino });
                             }
                             slot.insert(target);
                         }

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use mdu_dmcrypt::{CipherSpec, DmCryptError};
+use mdu_dmcrypt::CipherSpec;
 use serde_json::{Map, Value};
 
-use crate::Luks2Error;
+use crate::Error;
 use crate::header::BINARY_HEADER_LEN;
 use crate::image::AF_STRIPES;
 use crate::kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
@@ -45,7 +45,7 @@ const MIN_DIGEST_BYTES: usize = 20;
 /// let m = Metadata::parse(text, 16384)?;
 /// assert_eq!(m.config.keyslots_size, 16744448);
 /// assert_eq!(m.to_json(), text);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metadata {
@@ -71,7 +71,7 @@ pub struct Metadata {
 /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
 /// let ks = &m.keyslots[&0];
 /// assert_eq!((ks.key_size, ks.af_stripes, ks.area.offset), (64, 4000, 32768));
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Keyslot {
@@ -100,7 +100,7 @@ pub struct Keyslot {
 /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
 /// assert_eq!(m.keyslots[&0].area.encryption.as_str(), "aes-xts-plain64");
 /// assert_eq!(m.keyslots[&0].area.encryption.spec()?.to_string(), "aes-xts-plain64");
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyslotArea {
@@ -120,7 +120,7 @@ pub struct KeyslotArea {
 /// A spec this crate does not run (`serpent-xts-plain64`,
 /// `aes-xts-random`) does not stop the metadata from loading, as
 /// cryptsetup loads and dumps such a header: the parse error is kept and
-/// becomes [`Luks2Error::UnsupportedCipher`], naming the field, when the
+/// becomes [`Error::UnsupportedCipher`], naming the field, when the
 /// keyslot or segment is used. The text is kept as written (case included),
 /// so [`Metadata::to_json`] gives back the same bytes.
 ///
@@ -132,12 +132,12 @@ pub struct KeyslotArea {
 /// assert_eq!(odd.as_str(), "serpent-xts-plain64");
 /// assert!(odd.spec().is_err());
 /// assert_eq!(Encryption::from("aes-cbc-essiv:sha256".parse::<CipherSpec>()?).as_str(), "aes-cbc-essiv:sha256");
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Encryption {
     text: String,
-    spec: Result<CipherSpec, DmCryptError>,
+    spec: Result<CipherSpec, mdu_dmcrypt::Error>,
 }
 
 impl Encryption {
@@ -148,7 +148,7 @@ impl Encryption {
     /// let e = mdu_luks2::Encryption::parse("AES-xts-plain64");
     /// assert_eq!(e.as_str(), "AES-xts-plain64");
     /// assert_eq!(e.spec()?.to_string(), "aes-xts-plain64");
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn parse(text: &str) -> Encryption {
         Encryption {
@@ -170,8 +170,8 @@ impl Encryption {
     ///
     /// # Errors
     ///
-    /// Why the spec is not one this crate runs ([`DmCryptError::UnsupportedCipher`]
-    /// or [`DmCryptError::UnknownIvMode`], listing what is supported).
+    /// Why the spec is not one this crate runs ([`mdu_dmcrypt::Error::UnsupportedCipher`]
+    /// or [`mdu_dmcrypt::Error::UnknownIvMode`], listing what is supported).
     ///
     /// ```
     /// use mdu_luks2::Encryption;
@@ -179,19 +179,17 @@ impl Encryption {
     /// let err = Encryption::parse("aes-xts-elephant").spec().unwrap_err();
     /// assert!(err.to_string().contains("plain64"), "{err}");
     /// ```
-    pub fn spec(&self) -> Result<CipherSpec, DmCryptError> {
+    pub fn spec(&self) -> Result<CipherSpec, mdu_dmcrypt::Error> {
         self.spec.clone()
     }
 
-    /// The parsed spec, or [`Luks2Error::UnsupportedCipher`] naming `field`
+    /// The parsed spec, or [`Error::UnsupportedCipher`] naming `field`
     /// (`segments.0.encryption`).
-    pub(crate) fn spec_of(&self, field: impl FnOnce() -> String) -> Result<CipherSpec, Luks2Error> {
-        self.spec
-            .clone()
-            .map_err(|error| Luks2Error::UnsupportedCipher {
-                field: field(),
-                error,
-            })
+    pub(crate) fn spec_of(&self, field: impl FnOnce() -> String) -> Result<CipherSpec, Error> {
+        self.spec.clone().map_err(|error| Error::UnsupportedCipher {
+            field: field(),
+            error,
+        })
     }
 }
 
@@ -219,7 +217,7 @@ impl std::fmt::Display for Encryption {
 /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
 /// let s = &m.segments[&0];
 /// assert_eq!((s.offset, s.size, s.sector_size), (16777216, None, 4096));
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
@@ -322,7 +320,7 @@ impl Segment {
     /// # let text = include_str!("../../tests/data/pbkdf2.json");
     /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
     /// assert!(m.segments[&0].is_crypt());
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn is_crypt(&self) -> bool {
         self.kind == SegmentKind::Crypt
@@ -349,7 +347,7 @@ impl Segment {
     /// assert!(!s.is_backup());
     /// s.flags.push("backup-previous".into());
     /// assert!(s.is_backup());
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn is_backup(&self) -> bool {
         self.flags.iter().any(|f| f.starts_with("backup-"))
@@ -362,7 +360,7 @@ impl Segment {
 /// # let text = include_str!("../../tests/data/pbkdf2.json");
 /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
 /// assert_eq!(m.digests[&0].keyslots, vec![0]);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Digest {
@@ -435,7 +433,7 @@ impl Digest {
 /// # let text = include_str!("../../tests/data/pbkdf2.json");
 /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
 /// assert_eq!(m.config.json_size, 12288);
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -460,7 +458,7 @@ impl Config {
     /// assert_eq!(m.config.reencrypt_requirement(), None);
     /// m.config.requirements = Some(vec!["online-reencrypt-v2".into()]);
     /// assert_eq!(m.config.reencrypt_requirement(), Some("online-reencrypt-v2"));
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn reencrypt_requirement(&self) -> Option<&str> {
         self.requirements
@@ -482,7 +480,7 @@ impl Config {
 /// let r = m.reencrypt.as_ref().unwrap();
 /// assert_eq!((r.id, r.mode, r.area.offset), (2, ReencryptMode::Reencrypt, 548864));
 /// assert!(matches!(r.area.resilience, Resilience::Checksum { sector_size: 4096, .. }));
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReencryptKeyslot {
@@ -657,7 +655,7 @@ impl Metadata {
     /// # let text = include_str!("../../tests/data/pbkdf2.json");
     /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
     /// assert_eq!(m.keyslots_area(16384), (32768, 16777216));
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn keyslots_area(&self, hdr_size: u64) -> (u64, u64) {
         let start = 2 * hdr_size;
@@ -673,7 +671,7 @@ impl Metadata {
     /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
     /// let k = &m.keyslots[&0].area;
     /// assert_eq!(m.free_areas(16384)[0], (k.offset + k.size, 16777216 - k.offset - k.size));
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn free_areas(&self, hdr_size: u64) -> Vec<(u64, u64)> {
         let (start, end) = self.keyslots_area(hdr_size);
@@ -713,7 +711,7 @@ impl Metadata {
     /// # let text = include_str!("../../tests/data/pbkdf2.json");
     /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
     /// assert_eq!((m.keyslot_digest(0), m.keyslot_digest(1)), (Some(0), None));
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn keyslot_digest(&self, slot: u32) -> Option<u32> {
         self.digests
@@ -733,7 +731,7 @@ impl Metadata {
     /// assert!(!m.keyslot_is_unbound(0));
     /// m.digests.get_mut(&0).unwrap().segments.clear();
     /// assert!(m.keyslot_is_unbound(0));
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn keyslot_is_unbound(&self, slot: u32) -> bool {
         self.keyslot_digest(slot)

@@ -2,35 +2,35 @@
 
 use super::*;
 
-pub(super) fn obj<'a>(v: &'a Value, field: &str) -> Result<&'a Map<String, Value>, Luks2Error> {
+pub(super) fn obj<'a>(v: &'a Value, field: &str) -> Result<&'a Map<String, Value>, Error> {
     v.as_object()
-        .ok_or_else(|| Luks2Error::schema(field, "a JSON object"))
+        .ok_or_else(|| Error::schema(field, "a JSON object"))
 }
 
 pub(super) fn get<'a>(
     o: &'a Map<String, Value>,
     path: &str,
     key: &str,
-) -> Result<&'a Value, Luks2Error> {
+) -> Result<&'a Value, Error> {
     o.get(key)
-        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "present"))
+        .ok_or_else(|| Error::schema(format!("{path}.{key}"), "present"))
 }
 
 pub(super) fn string<'a>(
     o: &'a Map<String, Value>,
     path: &str,
     key: &str,
-) -> Result<&'a str, Luks2Error> {
+) -> Result<&'a str, Error> {
     get(o, path, key)?
         .as_str()
-        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "a JSON string"))
+        .ok_or_else(|| Error::schema(format!("{path}.{key}"), "a JSON string"))
 }
 
 /// A 64-bit number written as a string of decimal digits.
-pub(super) fn u64_str(o: &Map<String, Value>, path: &str, key: &str) -> Result<u64, Luks2Error> {
+pub(super) fn u64_str(o: &Map<String, Value>, path: &str, key: &str) -> Result<u64, Error> {
     let s = string(o, path, key)?;
     parse_u64(s).ok_or_else(|| {
-        Luks2Error::schema(
+        Error::schema(
             format!("{path}.{key}"),
             "a string of decimal digits (a 64-bit number)",
         )
@@ -59,45 +59,41 @@ pub(super) const ID_FORM: &str =
     "a decimal id without leading zeros (cryptsetup finds ids by that form)";
 
 /// Any JSON integer (as cryptsetup reads `af.stripes` and `priority`).
-pub(super) fn int(o: &Map<String, Value>, path: &str, key: &str) -> Result<i64, Luks2Error> {
+pub(super) fn int(o: &Map<String, Value>, path: &str, key: &str) -> Result<i64, Error> {
     get(o, path, key)?
         .as_i64()
-        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "a JSON integer"))
+        .ok_or_else(|| Error::schema(format!("{path}.{key}"), "a JSON integer"))
 }
 
 /// A 32-bit number written as a JSON integer.
-pub(super) fn u32_num(o: &Map<String, Value>, path: &str, key: &str) -> Result<u32, Luks2Error> {
+pub(super) fn u32_num(o: &Map<String, Value>, path: &str, key: &str) -> Result<u32, Error> {
     get(o, path, key)?
         .as_u64()
         .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "a JSON integer in 0..2^32"))
+        .ok_or_else(|| Error::schema(format!("{path}.{key}"), "a JSON integer in 0..2^32"))
 }
 
-pub(super) fn base64(o: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<u8>, Luks2Error> {
+pub(super) fn base64(o: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<u8>, Error> {
     let s = string(o, path, key)?;
     mdu_base64::STANDARD
         .decode_to_vec(s.as_bytes())
         .ok()
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| Luks2Error::schema(format!("{path}.{key}"), "non-empty padded base64"))
+        .ok_or_else(|| Error::schema(format!("{path}.{key}"), "non-empty padded base64"))
 }
 
-pub(super) fn hash(o: &Map<String, Value>, path: &str, key: &str) -> Result<Hash, Luks2Error> {
+pub(super) fn hash(o: &Map<String, Value>, path: &str, key: &str) -> Result<Hash, Error> {
     let s = string(o, path, key)?;
-    Hash::parse(s).ok_or_else(|| Luks2Error::Unsupported {
+    Hash::parse(s).ok_or_else(|| Error::Unsupported {
         field: format!("{path}.{key}"),
         value: s.to_owned(),
     })
 }
 
-pub(super) fn expect_type(
-    o: &Map<String, Value>,
-    path: &str,
-    want: &str,
-) -> Result<(), Luks2Error> {
+pub(super) fn expect_type(o: &Map<String, Value>, path: &str, want: &str) -> Result<(), Error> {
     let t = string(o, path, "type")?;
     if t != want {
-        return Err(Luks2Error::Unsupported {
+        return Err(Error::Unsupported {
             field: format!("{path}.type"),
             value: t.to_owned(),
         });
@@ -109,37 +105,30 @@ pub(super) fn expect_type(
 type Entry<'a> = (u32, String, &'a Map<String, Value>);
 
 /// An object whose keys are decimal ids.
-pub(super) fn by_id<'a>(
-    root: &'a Map<String, Value>,
-    key: &str,
-) -> Result<Vec<Entry<'a>>, Luks2Error> {
+pub(super) fn by_id<'a>(root: &'a Map<String, Value>, key: &str) -> Result<Vec<Entry<'a>>, Error> {
     let o = obj(
-        get(root, "", key).map_err(|_| Luks2Error::schema(key, "present"))?,
+        get(root, "", key).map_err(|_| Error::schema(key, "present"))?,
         key,
     )?;
     let mut out = Vec::with_capacity(o.len());
     for (k, v) in o {
         let path = format!("{key}.{k}");
-        let id = parse_id(k).ok_or_else(|| Luks2Error::schema(path.clone(), ID_FORM))?;
+        let id = parse_id(k).ok_or_else(|| Error::schema(path.clone(), ID_FORM))?;
         out.push((id, path.clone(), obj(v, &path)?));
     }
     Ok(out)
 }
 
-pub(super) fn id_list(
-    o: &Map<String, Value>,
-    path: &str,
-    key: &str,
-) -> Result<Vec<u32>, Luks2Error> {
+pub(super) fn id_list(o: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<u32>, Error> {
     let field = format!("{path}.{key}");
     let a = get(o, path, key)?
         .as_array()
-        .ok_or_else(|| Luks2Error::schema(field.clone(), "an array of decimal id strings"))?;
+        .ok_or_else(|| Error::schema(field.clone(), "an array of decimal id strings"))?;
     a.iter()
         .map(|v| {
             v.as_str()
                 .and_then(parse_id)
-                .ok_or_else(|| Luks2Error::schema(field.clone(), ID_FORM))
+                .ok_or_else(|| Error::schema(field.clone(), ID_FORM))
         })
         .collect()
 }
@@ -148,24 +137,24 @@ pub(super) fn string_list(
     o: &Map<String, Value>,
     path: &str,
     key: &str,
-) -> Result<Vec<String>, Luks2Error> {
+) -> Result<Vec<String>, Error> {
     let field = format!("{path}.{key}");
     match o.get(key) {
         None => Ok(Vec::new()),
         Some(v) => v
             .as_array()
-            .ok_or_else(|| Luks2Error::schema(field.clone(), "an array of strings"))?
+            .ok_or_else(|| Error::schema(field.clone(), "an array of strings"))?
             .iter()
             .map(|s| {
                 s.as_str()
                     .map(str::to_owned)
-                    .ok_or_else(|| Luks2Error::schema(field.clone(), "an array of strings"))
+                    .ok_or_else(|| Error::schema(field.clone(), "an array of strings"))
             })
             .collect(),
     }
 }
 
-pub(super) fn parse_kdf(o: &Map<String, Value>, path: &str) -> Result<Kdf, Luks2Error> {
+pub(super) fn parse_kdf(o: &Map<String, Value>, path: &str) -> Result<Kdf, Error> {
     let t = string(o, path, "type")?;
     let variant = match t {
         "pbkdf2" => {
@@ -178,7 +167,7 @@ pub(super) fn parse_kdf(o: &Map<String, Value>, path: &str) -> Result<Kdf, Luks2
         "argon2i" => Argon2Variant::Argon2i,
         "argon2id" => Argon2Variant::Argon2id,
         other => {
-            return Err(Luks2Error::Unsupported {
+            return Err(Error::Unsupported {
                 field: format!("{path}.type"),
                 value: other.to_owned(),
             });
@@ -193,7 +182,7 @@ pub(super) fn parse_kdf(o: &Map<String, Value>, path: &str) -> Result<Kdf, Luks2
     })
 }
 
-pub(super) fn parse_keyslot(o: &Map<String, Value>, path: &str) -> Result<Keyslot, Luks2Error> {
+pub(super) fn parse_keyslot(o: &Map<String, Value>, path: &str) -> Result<Keyslot, Error> {
     expect_type(o, path, "luks2")?;
     let af_path = format!("{path}.af");
     let af = obj(get(o, path, "af")?, &af_path)?;
@@ -226,12 +215,12 @@ pub(super) fn parse_reencrypt(
     id: u32,
     o: &Map<String, Value>,
     path: &str,
-) -> Result<ReencryptKeyslot, Luks2Error> {
+) -> Result<ReencryptKeyslot, Error> {
     let area_path = format!("{path}.area");
     let area = obj(get(o, path, "area")?, &area_path)?;
     let key_size = int(o, path, "key_size")?;
     if key_size != 1 {
-        return Err(Luks2Error::schema(
+        return Err(Error::schema(
             format!("{path}.key_size"),
             "1 (a reencrypt keyslot holds no key)",
         ));
@@ -241,7 +230,7 @@ pub(super) fn parse_reencrypt(
         "decrypt" => ReencryptMode::Decrypt,
         "reencrypt" => ReencryptMode::Reencrypt,
         other => {
-            return Err(Luks2Error::Unsupported {
+            return Err(Error::Unsupported {
                 field: format!("{path}.mode"),
                 value: other.to_owned(),
             });
@@ -251,13 +240,13 @@ pub(super) fn parse_reencrypt(
         "forward" => ReencryptDirection::Forward,
         "backward" => ReencryptDirection::Backward,
         other => {
-            return Err(Luks2Error::Unsupported {
+            return Err(Error::Unsupported {
                 field: format!("{path}.direction"),
                 value: other.to_owned(),
             });
         }
     };
-    let checksum = || -> Result<(Hash, u32), Luks2Error> {
+    let checksum = || -> Result<(Hash, u32), Error> {
         Ok((
             hash(area, &area_path, "hash")?,
             u32_num(area, &area_path, "sector_size")?,
@@ -282,7 +271,7 @@ pub(super) fn parse_reencrypt(
         }
         "datashift-journal" => Resilience::DatashiftJournal { shift: shift()? },
         other => {
-            return Err(Luks2Error::Unsupported {
+            return Err(Error::Unsupported {
                 field: format!("{area_path}.type"),
                 value: other.to_owned(),
             });
@@ -305,12 +294,12 @@ pub(super) fn parse_reencrypt(
     })
 }
 
-pub(super) fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segment, Luks2Error> {
-    let size = || -> Result<Option<u64>, Luks2Error> {
+pub(super) fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segment, Error> {
+    let size = || -> Result<Option<u64>, Error> {
         Ok(match string(o, path, "size")? {
             "dynamic" => None,
             s => Some(parse_u64(s).ok_or_else(|| {
-                Luks2Error::schema(format!("{path}.size"), "\"dynamic\" or decimal digits")
+                Error::schema(format!("{path}.size"), "\"dynamic\" or decimal digits")
             })?),
         })
     };
@@ -321,7 +310,7 @@ pub(super) fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segmen
     }
     expect_type(o, path, "crypt")?;
     if o.contains_key("integrity") {
-        return Err(Luks2Error::Unsupported {
+        return Err(Error::Unsupported {
             field: format!("{path}.integrity"),
             value: "integrity protection".into(),
         });
@@ -337,7 +326,7 @@ pub(super) fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segmen
     })
 }
 
-pub(super) fn parse_digest(o: &Map<String, Value>, path: &str) -> Result<Digest, Luks2Error> {
+pub(super) fn parse_digest(o: &Map<String, Value>, path: &str) -> Result<Digest, Error> {
     expect_type(o, path, "pbkdf2")?;
     Ok(Digest {
         keyslots: id_list(o, path, "keyslots")?,
@@ -354,12 +343,12 @@ impl Metadata {
     /// bytes (see [`validate`](Self::validate)).
     ///
     /// ```
-    /// use mdu_luks2::{Luks2Error, Metadata};
+    /// use mdu_luks2::{Error, Metadata};
     /// let err = Metadata::parse(r#"{"keyslots":{}}"#, 16384).unwrap_err();
-    /// assert!(matches!(err, Luks2Error::Schema { .. }));
+    /// assert!(matches!(err, Error::Schema { .. }));
     /// ```
-    pub fn parse(text: &str, hdr_size: u64) -> Result<Metadata, Luks2Error> {
-        let v: Value = serde_json::from_str(text).map_err(|e| Luks2Error::JsonSyntax {
+    pub fn parse(text: &str, hdr_size: u64) -> Result<Metadata, Error> {
+        let v: Value = serde_json::from_str(text).map_err(|e| Error::JsonSyntax {
             offset: 0,
             message: e.to_string(),
         })?;
@@ -375,7 +364,7 @@ impl Metadata {
     /// let v = serde_json::json!({"keyslots": 5});
     /// assert!(mdu_luks2::Metadata::from_value(&v).is_err());
     /// ```
-    pub fn from_value(v: &Value) -> Result<Metadata, Luks2Error> {
+    pub fn from_value(v: &Value) -> Result<Metadata, Error> {
         let root = obj(v, "(top level)")?;
         let mut keyslots = BTreeMap::new();
         let mut reencrypt = None;
@@ -383,7 +372,7 @@ impl Metadata {
             if string(o, &path, "type")? != "reencrypt" {
                 keyslots.insert(id, parse_keyslot(o, &path)?);
             } else if reencrypt.is_some() {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     path,
                     "a second reencrypt keyslot; a header records one reencryption",
                 ));
@@ -400,12 +389,12 @@ impl Metadata {
             digests.insert(id, parse_digest(o, &path)?);
         }
         let tokens = obj(
-            get(root, "", "tokens").map_err(|_| Luks2Error::schema("tokens", "present"))?,
+            get(root, "", "tokens").map_err(|_| Error::schema("tokens", "present"))?,
             "tokens",
         )?
         .clone();
         let c = obj(
-            get(root, "", "config").map_err(|_| Luks2Error::schema("config", "present"))?,
+            get(root, "", "config").map_err(|_| Error::schema("config", "present"))?,
             "config",
         )?;
         let requirements = match c.get("requirements") {
@@ -413,7 +402,7 @@ impl Metadata {
             Some(r) => {
                 let r = obj(r, "config.requirements")?;
                 if let Some(k) = r.keys().find(|k| *k != "mandatory") {
-                    return Err(Luks2Error::Unsupported {
+                    return Err(Error::Unsupported {
                         field: format!("config.requirements.{k}"),
                         value: r[k].to_string(),
                     });

@@ -10,7 +10,7 @@ impl Metadata {
     /// # let text = include_str!("../../tests/data/pbkdf2.json");
     /// let m = mdu_luks2::Metadata::parse(text, 16384)?;
     /// assert_eq!(m.to_json(), text.trim_end());
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn to_json(&self) -> String {
         let b64 = |b: &[u8]| mdu_base64::STANDARD.encode_to_string(b);

@@ -18,12 +18,12 @@ impl Metadata {
     /// let mut m = mdu_luks2::Metadata::parse(text, 16384)?;
     /// m.segments.get_mut(&0).unwrap().offset = 1000;
     /// assert!(m.validate(16384, None).is_err());
-    /// # Ok::<(), mdu_luks2::Luks2Error>(())
+    /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
-    pub fn validate(&self, hdr_size: u64, image_len: Option<u64>) -> Result<(), Luks2Error> {
+    pub fn validate(&self, hdr_size: u64, image_len: Option<u64>) -> Result<(), Error> {
         let json_size = hdr_size - BINARY_HEADER_LEN as u64;
         if self.config.json_size != json_size {
-            return Err(Luks2Error::layout(
+            return Err(Error::layout(
                 "config.json_size",
                 format!(
                     "{} does not match the header size {hdr_size} (expected {json_size})",
@@ -33,7 +33,7 @@ impl Metadata {
         }
         let ks = self.config.keyslots_size;
         if !ks.is_multiple_of(4096) || ks > MAX_KEYSLOTS_SIZE {
-            return Err(Luks2Error::layout(
+            return Err(Error::layout(
                 "config.keyslots_size",
                 format!("{ks} must be a multiple of 4096 and at most {MAX_KEYSLOTS_SIZE}"),
             ));
@@ -43,14 +43,14 @@ impl Metadata {
         for (&id, k) in &self.keyslots {
             let p = |f: &str| format!("keyslots.{id}.{f}");
             if id >= MAX_KEYSLOTS {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     format!("keyslots.{id}"),
                     format!("keyslot ids run from 0 to {}", MAX_KEYSLOTS - 1),
                 ));
             }
             for (field, n) in [("key_size", k.key_size), ("area.key_size", k.area.key_size)] {
                 if n == 0 || n > MAX_KEY_BYTES {
-                    return Err(Luks2Error::layout(
+                    return Err(Error::layout(
                         p(field),
                         format!("{n} bytes; a key must be 1..={MAX_KEY_BYTES} bytes"),
                     ));
@@ -63,13 +63,13 @@ impl Metadata {
             let a = &k.area;
             let end = a.offset.checked_add(a.size);
             if !a.offset.is_multiple_of(512) {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     p("area.offset"),
                     format!("{} is not a multiple of 512", a.offset),
                 ));
             }
             if a.size < need {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     p("area.size"),
                     format!(
                         "{} bytes cannot hold {need} bytes of AF material ({AF_STRIPES} stripes of {} bytes)",
@@ -82,7 +82,7 @@ impl Metadata {
             if let Some(len) = image_len
                 && a.offset + need > len
             {
-                return Err(Luks2Error::Truncated {
+                return Err(Error::Truncated {
                     what: "keyslot area",
                     offset: a.offset,
                     len: need,
@@ -90,7 +90,7 @@ impl Metadata {
                 });
             }
             if let Some(&(_, _, other)) = spans.iter().find(|&&(s, e, _)| a.offset < e && s < end) {
-                return Err(Luks2Error::KeyslotAreasOverlap {
+                return Err(Error::KeyslotAreasOverlap {
                     first: other,
                     second: id,
                 });
@@ -99,10 +99,7 @@ impl Metadata {
             match &k.kdf {
                 Kdf::Pbkdf2 { iterations, .. } => {
                     if *iterations == 0 {
-                        return Err(Luks2Error::layout(
-                            p("kdf.iterations"),
-                            "must be at least 1",
-                        ));
+                        return Err(Error::layout(p("kdf.iterations"), "must be at least 1"));
                     }
                 }
                 Kdf::Argon2 {
@@ -113,13 +110,13 @@ impl Metadata {
                     ..
                 } => {
                     if *time == 0 {
-                        return Err(Luks2Error::layout(p("kdf.time"), "must be at least 1"));
+                        return Err(Error::layout(p("kdf.time"), "must be at least 1"));
                     }
                     if *cpus == 0 || *cpus > (1 << 24) - 1 {
-                        return Err(Luks2Error::layout(p("kdf.cpus"), "must be 1..2^24"));
+                        return Err(Error::layout(p("kdf.cpus"), "must be 1..2^24"));
                     }
                     if *memory > ARGON2_MAX_MEMORY_KIB || *memory < 8 * *cpus {
-                        return Err(Luks2Error::layout(
+                        return Err(Error::layout(
                             p("kdf.memory"),
                             format!(
                                 "{memory} KiB; must be 8 KiB per thread up to {ARGON2_MAX_MEMORY_KIB} KiB"
@@ -127,7 +124,7 @@ impl Metadata {
                         ));
                     }
                     if salt.len() < 8 {
-                        return Err(Luks2Error::layout(
+                        return Err(Error::layout(
                             p("kdf.salt"),
                             "an Argon2 salt must be at least 8 bytes",
                         ));
@@ -138,7 +135,7 @@ impl Metadata {
         if let Some(r) = &self.reencrypt {
             let p = |f: &str| format!("keyslots.{}.{f}", r.id);
             if r.id >= MAX_KEYSLOTS {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     format!("keyslots.{}", r.id),
                     format!("keyslot ids run from 0 to {}", MAX_KEYSLOTS - 1),
                 ));
@@ -146,7 +143,7 @@ impl Metadata {
             let a = &r.area;
             let end = a.offset.checked_add(a.size);
             if !a.offset.is_multiple_of(512) || a.size == 0 || !a.size.is_multiple_of(512) {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     p("area"),
                     format!(
                         "{} bytes at offset {}: both must be non-zero multiples of 512",
@@ -159,7 +156,7 @@ impl Metadata {
             if let Some(len) = image_len
                 && end > len
             {
-                return Err(Luks2Error::Truncated {
+                return Err(Error::Truncated {
                     what: "reencrypt keyslot area",
                     offset: a.offset,
                     len: a.size,
@@ -167,7 +164,7 @@ impl Metadata {
                 });
             }
             if let Some(&(_, _, other)) = spans.iter().find(|&&(s, e, _)| a.offset < e && s < end) {
-                return Err(Luks2Error::KeyslotAreasOverlap {
+                return Err(Error::KeyslotAreasOverlap {
                     first: other,
                     second: r.id,
                 });
@@ -177,7 +174,7 @@ impl Metadata {
                 | Resilience::DatashiftChecksum { sector_size, .. }
                     if !sector_size.is_power_of_two() || !(512..=65536).contains(&sector_size) =>
                 {
-                    return Err(Luks2Error::layout(
+                    return Err(Error::layout(
                         p("area.sector_size"),
                         format!("{sector_size} is not a power of two in 512..=65536"),
                     ));
@@ -187,7 +184,7 @@ impl Metadata {
             if let Some(shift) = a.resilience.shift()
                 && (shift == 0 || !shift.is_multiple_of(512))
             {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     p("area.shift_size"),
                     format!("{shift} is not a non-zero multiple of 512"),
                 ));
@@ -203,7 +200,7 @@ impl Metadata {
         match (reencrypt_reqs, &self.reencrypt) {
             (0, None) | (1, Some(_)) => {}
             (0, Some(r)) => {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     "config.requirements",
                     format!(
                         "keyslot {} records a reencryption but no online-reencrypt requirement is set",
@@ -212,13 +209,13 @@ impl Metadata {
                 ));
             }
             (1, None) => {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     "config.requirements",
                     "an online-reencrypt requirement without a reencrypt keyslot",
                 ));
             }
             (n, _) => {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     "config.requirements",
                     format!("{n} online-reencrypt requirements; a header has at most one"),
                 ));
@@ -231,7 +228,7 @@ impl Metadata {
             && s.offset != 0
             && s.offset < area_end
         {
-            return Err(Luks2Error::layout(
+            return Err(Error::layout(
                 format!("segments.{id}.offset"),
                 format!(
                     "{} lies inside the header or keyslots area (which ends at {area_end})",
@@ -243,13 +240,13 @@ impl Metadata {
             let p = |f: &str| format!("segments.{id}.{f}");
             let ss = s.sector_size;
             if !matches!(ss, 512 | 1024 | 2048 | 4096) {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     p("sector_size"),
                     format!("{ss} is not 512, 1024, 2048 or 4096"),
                 ));
             }
             if !s.offset.is_multiple_of(u64::from(ss)) {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     p("offset"),
                     format!("{} is not a multiple of the sector size {ss}", s.offset),
                 ));
@@ -257,7 +254,7 @@ impl Metadata {
             if let Some(n) = s.size
                 && (n == 0 || !n.is_multiple_of(u64::from(ss)) || s.offset.checked_add(n).is_none())
             {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     p("size"),
                     format!("{n} is not a non-zero multiple of the sector size {ss}"),
                 ));
@@ -268,7 +265,7 @@ impl Metadata {
                 if !self.keyslots.contains_key(&k)
                     && self.reencrypt.as_ref().is_none_or(|r| r.id != k)
                 {
-                    return Err(Luks2Error::DanglingReference {
+                    return Err(Error::DanglingReference {
                         digest: id,
                         kind: "keyslot",
                         id: k,
@@ -277,7 +274,7 @@ impl Metadata {
             }
             for &s in &d.segments {
                 if !self.segments.contains_key(&s) {
-                    return Err(Luks2Error::DanglingReference {
+                    return Err(Error::DanglingReference {
                         digest: id,
                         kind: "segment",
                         id: s,
@@ -285,7 +282,7 @@ impl Metadata {
                 }
             }
             if d.iterations == 0 {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     format!("digests.{id}.iterations"),
                     "must be at least 1",
                 ));
@@ -294,7 +291,7 @@ impl Metadata {
             // 256 for one byte): at least LUKS1's 20 bytes, as cryptsetup
             // requires, at most the longest hash.
             if !(MIN_DIGEST_BYTES..=64).contains(&d.digest.len()) {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     format!("digests.{id}.digest"),
                     format!(
                         "{} bytes; a volume-key digest must be {MIN_DIGEST_BYTES}..=64 bytes",
@@ -311,7 +308,7 @@ impl Metadata {
     /// digest; the regular segments are 0, 1, ... without a gap and the
     /// backup (`backup-*`) segments come after them; there is a regular
     /// segment if there is any.
-    pub(super) fn validate_bindings(&self) -> Result<(), Luks2Error> {
+    pub(super) fn validate_bindings(&self) -> Result<(), Error> {
         for id in self
             .keyslots
             .keys()
@@ -325,7 +322,7 @@ impl Metadata {
                 .map(|(&d, _)| d)
                 .collect();
             if digests.len() != 1 {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     format!("keyslots.{id}"),
                     format!(
                         "keyslot {id} is listed by {} digests {digests:?}; cryptsetup requires exactly one",
@@ -336,7 +333,7 @@ impl Metadata {
         }
         for (&id, s) in &self.segments {
             if s.is_crypt() && !self.digests.values().any(|d| d.segments.contains(&id)) {
-                return Err(Luks2Error::layout(
+                return Err(Error::layout(
                     format!("segments.{id}"),
                     format!(
                         "segment {id} is bound to no digest; cryptsetup requires every crypt segment to have its volume-key digest"
@@ -356,7 +353,7 @@ impl Metadata {
             .map(|(&id, _)| id)
             .collect();
         if first_backup == Some(0) {
-            return Err(Luks2Error::layout(
+            return Err(Error::layout(
                 "segments",
                 "no regular segment: segment 0 is flagged backup-*; cryptsetup requires the data segments first, backups after them",
             ));
@@ -364,7 +361,7 @@ impl Metadata {
         if let (Some(b), Some(&last)) = (first_backup, regular.last())
             && last > b
         {
-            return Err(Luks2Error::layout(
+            return Err(Error::layout(
                 "segments",
                 format!(
                     "regular segment {last} comes after backup segment {b}; cryptsetup requires the backups last"
@@ -376,7 +373,7 @@ impl Metadata {
             .enumerate()
             .find(|&(i, &id)| i as u64 != u64::from(id))
         {
-            return Err(Luks2Error::layout(
+            return Err(Error::layout(
                 "segments",
                 format!(
                     "no segment {want} before segment {found}; cryptsetup requires the regular segments numbered from 0 without a gap"
@@ -396,10 +393,10 @@ fn inside_keyslots_area(
     end: Option<u64>,
     size: u64,
     (area_start, area_end): (u64, u64),
-) -> Result<u64, Luks2Error> {
+) -> Result<u64, Error> {
     end.filter(|&e| offset >= area_start && e <= area_end)
         .ok_or_else(|| {
-            Luks2Error::layout(
+            Error::layout(
                 field,
                 format!(
                     "{size} bytes at offset {offset} lie outside the keyslots area [{area_start}, {area_end})"

@@ -32,7 +32,7 @@ impl Reencryption {
     /// with a detached header) or moving the data. A layout that is not
     /// exactly one this run writes (or cryptsetup writes for it) is
     /// refused.
-    pub(super) fn classify(&self, m: &Metadata) -> Result<State, Luks2Error> {
+    pub(super) fn classify(&self, m: &Metadata) -> Result<State, Error> {
         let active: Vec<(u32, &Segment)> = m
             .segments
             .iter()
@@ -103,11 +103,7 @@ impl Reencryption {
     /// show), and a hotzone never overlaps the place it is written to,
     /// nor reads where the header or the moved segment is but from the
     /// moved copy.
-    fn classify_layout(
-        &self,
-        on_disk: &[Segment],
-        hot: Option<usize>,
-    ) -> Result<State, Luks2Error> {
+    fn classify_layout(&self, on_disk: &[Segment], hot: Option<usize>) -> Result<State, Error> {
         let (size, block) = (self.size, self.block);
         let s = self.shift();
         let d = self.new.segment.offset;
@@ -121,7 +117,7 @@ impl Reencryption {
                 .collect()
         };
         let refuse = || bad("the segments are not a state of the run the record describes");
-        let hotzone = |h: usize| -> Result<(u64, u64), Luks2Error> {
+        let hotzone = |h: usize| -> Result<(u64, u64), Error> {
             let x = &on_disk[h];
             let l = x.size.ok_or_else(refuse)?;
             let o = x.offset.checked_sub(d).ok_or_else(refuse)?;

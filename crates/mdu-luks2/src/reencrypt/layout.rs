@@ -89,7 +89,7 @@ impl Reencryption {
 
     /// The hotzone length: at most `limit` (64 MiB by default), what the
     /// area can protect, and a whole number of blocks.
-    pub(super) fn hotzone_len(&self, limit: Option<u64>) -> Result<u64, Luks2Error> {
+    pub(super) fn hotzone_len(&self, limit: Option<u64>) -> Result<u64, Error> {
         if self.moved.is_some() {
             return Ok(self.shift());
         }

@@ -124,7 +124,7 @@ use crate::metadata::{
     Digest, Metadata, ReencryptArea, ReencryptDirection, ReencryptKeyslot, ReencryptMode,
     Resilience, Segment,
 };
-use crate::{BinaryHeader, FormatParams, Image, Luks2Error, os_random};
+use crate::{BinaryHeader, Error, FormatParams, Image, os_random};
 
 mod classify;
 mod layout;
@@ -171,8 +171,8 @@ pub const MAX_SHIFT: u64 = 1 << 30;
 /// volume keys, so it needs no stretching; cryptsetup reads any count).
 const RECORD_DIGEST_ITERATIONS: u32 = 1000;
 
-fn bad(problem: impl Into<String>) -> Luks2Error {
-    Luks2Error::Reencrypt {
+fn bad(problem: impl Into<String>) -> Error {
+    Error::Reencrypt {
         problem: problem.into(),
     }
 }
@@ -225,7 +225,7 @@ fn digest_of(m: &Metadata, id: u32) -> Option<u32> {
 /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
 /// let plan = Plan::new_key(&Image::load(&image[..])?, None)?;
 /// assert!(matches!(plan, Plan::Reencrypt { key_size: 64, sector_size: 512, .. }));
-/// # Ok::<(), Luks2Error>(())
+/// # Ok::<(), Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub enum Plan {
@@ -286,7 +286,7 @@ impl Plan {
     ///
     /// # Errors
     ///
-    /// [`Luks2Error::Requirements`] when a reencryption is already in
+    /// [`Error::Requirements`] when a reencryption is already in
     /// progress; a cipher this crate does not run.
     ///
     /// ```
@@ -294,9 +294,9 @@ impl Plan {
     /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 }, data_offset: 1 << 20, ..FormatParams::default() };
     /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
     /// let plan = mdu_luks2::reencrypt::Plan::new_key(&Image::load(&image[..])?, Some(0))?;
-    /// # Ok::<(), Luks2Error>(())
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn new_key(img: &Image, key_slot: Option<u32>) -> Result<Plan, Luks2Error> {
+    pub fn new_key(img: &Image, key_slot: Option<u32>) -> Result<Plan, Error> {
         let (id, seg) = img.segment()?;
         let cipher = seg
             .encryption
@@ -396,7 +396,7 @@ struct Side {
 
 impl Side {
     /// A `crypt` side under `key`, whose digest is `digest`.
-    fn keyed(segment: Segment, key: Zeroizing<Vec<u8>>, digest: u32) -> Result<Side, Luks2Error> {
+    fn keyed(segment: Segment, key: Zeroizing<Vec<u8>>, digest: u32) -> Result<Side, Error> {
         let cipher = segment_cipher(&segment, &key)?;
         Ok(Side {
             segment,
@@ -488,8 +488,8 @@ fn free_id(used: impl Iterator<Item = u32>) -> u32 {
 
 /// Reads exactly `buf.len()` bytes at `offset` of the `what` (named in
 /// the error with the offset and length, a file that ends early too).
-fn read_at(f: &File, what: &'static str, buf: &mut [u8], offset: u64) -> Result<(), Luks2Error> {
-    FileExt::read_exact_at(f, buf, offset).map_err(|error| Luks2Error::ReadAt {
+fn read_at(f: &File, what: &'static str, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+    FileExt::read_exact_at(f, buf, offset).map_err(|error| Error::ReadAt {
         what,
         offset,
         len: buf.len() as u64,
@@ -497,8 +497,8 @@ fn read_at(f: &File, what: &'static str, buf: &mut [u8], offset: u64) -> Result<
     })
 }
 
-fn write_at(f: &File, buf: &[u8], offset: u64) -> Result<(), Luks2Error> {
-    f.write_all_at(buf, offset).map_err(Luks2Error::Io)
+fn write_at(f: &File, buf: &[u8], offset: u64) -> Result<(), Error> {
+    f.write_all_at(buf, offset).map_err(Error::Io)
 }
 
 /// Writes both header copies with `seqid`, each synced before the next,
@@ -508,18 +508,18 @@ fn write_header(
     template: &BinaryHeader,
     seqid: u64,
     m: &Metadata,
-) -> Result<(), Luks2Error> {
+) -> Result<(), Error> {
     let copies = crate::format::header_copies(template, seqid, m)?;
     let (primary, secondary) = copies.split_at(copies.len() / 2);
     for (bytes, at) in [(primary, 0), (secondary, template.hdr_size)] {
         write_at(dev, bytes, at)?;
-        dev.sync_data().map_err(Luks2Error::Io)?;
+        dev.sync_data().map_err(Error::Io)?;
     }
     Ok(())
 }
 
 /// Fills `len` bytes at `offset` with random bytes.
-pub(crate) fn wipe(dev: &File, offset: u64, len: u64) -> Result<(), Luks2Error> {
+pub(crate) fn wipe(dev: &File, offset: u64, len: u64) -> Result<(), Error> {
     let mut buf = vec![0u8; (len.min(1 << 20)) as usize];
     let mut at = 0;
     while at < len {
@@ -540,7 +540,7 @@ fn data_clear_of_header(
     hdr_size: u64,
     m: &Metadata,
     data_offset: u64,
-) -> Result<(), Luks2Error> {
+) -> Result<(), Error> {
     use std::os::unix::fs::MetadataExt;
     let (h, d) = (header.metadata()?, data.metadata()?);
     let (_, area_end) = m.keyslots_area(hdr_size);
@@ -554,7 +554,7 @@ fn data_clear_of_header(
 
 /// Refuses a device that carries a LUKS magic where either header copy
 /// would be (a LUKS volume, or one whose encryption already began).
-fn refuse_luks_signature(dev: &File) -> Result<(), Luks2Error> {
+fn refuse_luks_signature(dev: &File) -> Result<(), Error> {
     use crate::header::{MAGIC_PRIMARY, MAGIC_SECONDARY};
     let len = data_len(dev)?;
     let mut magic = [0u8; 6];
@@ -576,7 +576,7 @@ fn refuse_luks_signature(dev: &File) -> Result<(), Luks2Error> {
 /// at 0, but for the magic, is the exported one (the same seqid and
 /// checksum: a stale backup of the header differs), or its first `m`
 /// bytes are already the copy of the ciphertext at `s`.
-fn export_interrupted(data: &File, header: &File, s: u64, m: u64) -> Result<bool, Luks2Error> {
+fn export_interrupted(data: &File, header: &File, s: u64, m: u64) -> Result<bool, Error> {
     let (mut a, mut b) = (
         vec![0u8; crate::BINARY_HEADER_LEN],
         vec![0u8; crate::BINARY_HEADER_LEN],
@@ -590,7 +590,7 @@ fn export_interrupted(data: &File, header: &File, s: u64, m: u64) -> Result<bool
 }
 
 /// Whether `len` bytes at `a_at` of `a` equal those at `b_at` of `b`.
-fn same_bytes(a: &File, a_at: u64, b: &File, b_at: u64, len: u64) -> Result<bool, Luks2Error> {
+fn same_bytes(a: &File, a_at: u64, b: &File, b_at: u64, len: u64) -> Result<bool, Error> {
     let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
     let mut at = 0;
     while at < len {
@@ -612,7 +612,7 @@ fn checksum_len(len: u64, block: u64) -> u64 {
 }
 
 /// Copies the first `len` bytes of `from` to the start of `to`.
-fn copy_between(from: &File, to: &File, len: u64) -> Result<(), Luks2Error> {
+fn copy_between(from: &File, to: &File, len: u64) -> Result<(), Error> {
     let mut buf = vec![0u8; len.min(16 << 20) as usize];
     let mut at = 0;
     while at < len {
@@ -625,7 +625,7 @@ fn copy_between(from: &File, to: &File, len: u64) -> Result<(), Luks2Error> {
 }
 
 /// Copies `len` bytes at `from` to `to` on `dev`, in pieces of 16 MiB.
-fn copy_range(dev: &File, from: u64, to: u64, len: u64) -> Result<(), Luks2Error> {
+fn copy_range(dev: &File, from: u64, to: u64, len: u64) -> Result<(), Error> {
     let mut buf = vec![0u8; len.min(16 << 20) as usize];
     let mut at = 0;
     while at < len {
@@ -637,12 +637,12 @@ fn copy_range(dev: &File, from: u64, to: u64, len: u64) -> Result<(), Luks2Error
     Ok(())
 }
 
-fn data_len(f: &File) -> Result<u64, Luks2Error> {
+fn data_len(f: &File) -> Result<u64, Error> {
     Ok(ReadAt::size(f)?)
 }
 
 /// The cipher of a `crypt` segment under `key`.
-fn segment_cipher(seg: &Segment, key: &[u8]) -> Result<SectorCipher, Luks2Error> {
+fn segment_cipher(seg: &Segment, key: &[u8]) -> Result<SectorCipher, Error> {
     let spec = seg
         .encryption
         .spec_of(|| "a backup segment's encryption".into())?;
@@ -701,7 +701,7 @@ impl Reencryption {
         &mut self,
         progress: &mut dyn FnMut(u64, u64),
         stop: &dyn Fn() -> bool,
-    ) -> Result<Outcome, Luks2Error> {
+    ) -> Result<Outcome, Error> {
         mdu_inplace::run(self, progress, stop)
     }
 }

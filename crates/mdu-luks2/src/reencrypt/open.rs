@@ -71,7 +71,7 @@ impl Goal {
     }
 
     /// The plan of a new run over the volume `img`.
-    fn plan(&self, img: &Image) -> Result<Plan, Luks2Error> {
+    fn plan(&self, img: &Image) -> Result<Plan, Error> {
         Ok(match self {
             Goal::NewKey {
                 cipher,
@@ -92,7 +92,7 @@ impl Goal {
                 let k = match key_size {
                     Some(n) if c.check_key_len(*n).is_ok() => *n,
                     Some(n) => {
-                        return Err(Luks2Error::Params {
+                        return Err(Error::Params {
                             problem: format!("a key of {} bits is not a key of {c}", n * 8),
                         });
                     }
@@ -189,7 +189,7 @@ pub enum Began {
 #[derive(Debug)]
 pub struct Header {
     file: File,
-    image: Result<Image, Luks2Error>,
+    image: Result<Image, Error>,
 }
 
 impl Header {
@@ -225,11 +225,11 @@ impl Reencryption {
     ///
     /// # Errors
     ///
-    /// [`Luks2Error::InProgress`] when a run is in progress and `request`
-    /// asks to start one or another one; [`Luks2Error::NotInProgress`] for
+    /// [`Error::InProgress`] when a run is in progress and `request`
+    /// asks to start one or another one; [`Error::NotInProgress`] for
     /// a resume with none in progress (the free ranges of the keyslots
     /// area are then refilled: what a run killed after its final header
-    /// left there goes); [`Luks2Error::Params`] for a key size the cipher
+    /// left there goes); [`Error::Params`] for a key size the cipher
     /// has not; then whatever [`init`](Self::init) and
     /// [`resume`](Self::resume) refuse.
     ///
@@ -247,14 +247,14 @@ impl Reencryption {
         data: File,
         passphrase: &[u8],
         request: &Request,
-    ) -> Result<(Reencryption, Began), Luks2Error> {
+    ) -> Result<(Reencryption, Began), Error> {
         let Header { file, image } = header;
         let goal = &request.goal;
         match image {
             Ok(img) if img.metadata.reencrypt.is_some() => {
                 let mode = img.metadata.reencrypt.as_ref().map(|r| r.mode);
                 if request.start_only || !mode.is_some_and(|m| goal.is_mode(m)) {
-                    return Err(Luks2Error::InProgress {
+                    return Err(Error::InProgress {
                         other: !request.start_only,
                     });
                 }
@@ -271,7 +271,7 @@ impl Reencryption {
             Ok(img) => {
                 if request.resume_only {
                     let refilled = crate::check::wipe_free_areas(&file, &img)?;
-                    return Err(Luks2Error::NotInProgress { refilled });
+                    return Err(Error::NotInProgress { refilled });
                 }
                 let plan = goal.plan(&img)?;
                 let r = match plan {

@@ -16,13 +16,13 @@ use super::*;
 /// let input = mdu_luks2::reencrypt::digest_input(&m, None, Some(&key))?;
 /// assert_eq!(input.len(), 205);
 /// assert!(m.digests[&1].matches(&input));
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn digest_input(
     m: &Metadata,
     old_key: Option<&[u8]>,
     new_key: Option<&[u8]>,
-) -> Result<Zeroizing<Vec<u8>>, Luks2Error> {
+) -> Result<Zeroizing<Vec<u8>>, Error> {
     let r = m
         .reencrypt
         .as_ref()
@@ -31,7 +31,7 @@ pub fn digest_input(
         Some("online-reencrypt-v2") => b'2',
         Some("online-reencrypt-v3") => b'3',
         other => {
-            return Err(Luks2Error::ReencryptDigest {
+            return Err(Error::ReencryptDigest {
                 problem: format!("requirement {other:?} has no digest version"),
             });
         }
@@ -42,8 +42,8 @@ pub fn digest_input(
         digest_of(m, prev_id).is_some() && digest_of(m, prev_id) == digest_of(m, fin_id);
     let mut v = Zeroizing::new(Vec::with_capacity(256));
     v.extend_from_slice(&[b'v', version]);
-    fn need<'k>(k: Option<&'k [u8]>, which: &str) -> Result<&'k [u8], Luks2Error> {
-        k.ok_or_else(|| Luks2Error::ReencryptDigest {
+    fn need<'k>(k: Option<&'k [u8]>, which: &str) -> Result<&'k [u8], Error> {
+        k.ok_or_else(|| Error::ReencryptDigest {
             problem: format!("the {which} volume key is needed"),
         })
     }
@@ -96,13 +96,13 @@ pub fn digest_input(
 /// let key: Vec<u8> = (0x40..0x80).collect();
 /// assert!(mdu_luks2::reencrypt::verify_digest(&m, None, Some(&key)).is_ok());
 /// assert!(mdu_luks2::reencrypt::verify_digest(&m, None, Some(&[0u8; 64])).is_err());
-/// # Ok::<(), mdu_luks2::Luks2Error>(())
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 pub fn verify_digest(
     m: &Metadata,
     old_key: Option<&[u8]>,
     new_key: Option<&[u8]>,
-) -> Result<(), Luks2Error> {
+) -> Result<(), Error> {
     let r = m
         .reencrypt
         .as_ref()
@@ -112,13 +112,13 @@ pub fn verify_digest(
         .digests
         .values()
         .find(|d| d.keyslots.contains(&r.id))
-        .ok_or_else(|| Luks2Error::ReencryptDigest {
+        .ok_or_else(|| Error::ReencryptDigest {
             problem: format!("no digest lists reencrypt keyslot {}", r.id),
         })?;
     if digest.matches(&input) {
         Ok(())
     } else {
-        Err(Luks2Error::ReencryptDigest {
+        Err(Error::ReencryptDigest {
             problem: format!(
                 "the digest of reencrypt keyslot {} does not match its metadata and volume keys",
                 r.id

@@ -19,7 +19,7 @@ impl Reencryption {
     /// # Errors
     ///
     /// No reencryption in progress; a record whose digest does not match
-    /// ([`Luks2Error::ReencryptDigest`]); segments that are not exactly a
+    /// ([`Error::ReencryptDigest`]); segments that are not exactly a
     /// state of the run the record describes (forward, backward as
     /// cryptsetup decrypts with a detached header, or moving the data).
     pub fn resume(
@@ -28,7 +28,7 @@ impl Reencryption {
         passphrase: &[u8],
         hotzone_size: Option<u64>,
         allow_none: bool,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         let img = Image::load(&header)?;
         Self::resume_loaded(header, data, img, passphrase, hotzone_size, allow_none)
     }
@@ -41,7 +41,7 @@ impl Reencryption {
         passphrase: &[u8],
         hotzone_size: Option<u64>,
         allow_none: bool,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         let m = img.metadata.clone();
         let r = m
             .reencrypt
@@ -168,7 +168,7 @@ impl Reencryption {
                 let active: Vec<&Segment> =
                     m.segments.values().filter(|x| !x.is_backup()).collect();
                 // (its start still the plaintext the copy holds)
-                if matches!(img.primary_error, Some(Luks2Error::BadMagic { offset: 0 }))
+                if matches!(img.primary_error, Some(Error::BadMagic { offset: 0 }))
                     && active.len() == 2
                     && active.iter().zip(&first).all(|(a, b)| *a == b)
                     && same_bytes(&data, 0, &data, moved.offset, img.hdr_size().min(s))?
@@ -191,7 +191,7 @@ impl Reencryption {
         }
         let old_digest = digest_of(&m, prev_id).filter(|_| prev.is_crypt());
         let new_digest = digest_of(&m, fin_id).filter(|_| fin.is_crypt());
-        let open = |d: Option<u32>| -> Result<Option<Zeroizing<Vec<u8>>>, Luks2Error> {
+        let open = |d: Option<u32>| -> Result<Option<Zeroizing<Vec<u8>>>, Error> {
             d.map(|d| {
                 img.unlock_digest(&header, d, None, passphrase)
                     .map(|k| k.key)
@@ -256,22 +256,20 @@ impl Reencryption {
             )?;
             (old_key, new_key)
         };
-        let side = |segment: Segment,
-                    key: Option<Zeroizing<Vec<u8>>>,
-                    digest|
-         -> Result<Side, Luks2Error> {
-            let key = key.filter(|_| segment.is_crypt());
-            let cipher = key
-                .as_ref()
-                .map(|k| segment_cipher(&segment, k))
-                .transpose()?;
-            Ok(Side {
-                segment,
-                key,
-                cipher,
-                digest,
-            })
-        };
+        let side =
+            |segment: Segment, key: Option<Zeroizing<Vec<u8>>>, digest| -> Result<Side, Error> {
+                let key = key.filter(|_| segment.is_crypt());
+                let cipher = key
+                    .as_ref()
+                    .map(|k| segment_cipher(&segment, k))
+                    .transpose()?;
+                Ok(Side {
+                    segment,
+                    key,
+                    cipher,
+                    digest,
+                })
+            };
         if let Some(moved) = &moved {
             let shift = r.area.resilience.shift().unwrap_or(0);
             if shift > MAX_SHIFT {
@@ -366,7 +364,7 @@ impl Reencryption {
     }
 
     /// Repairs the hotzone `[o, o + l)` after a crash and syncs it.
-    pub(super) fn recover(&mut self, o: u64, l: u64) -> Result<(), Luks2Error> {
+    pub(super) fn recover(&mut self, o: u64, l: u64) -> Result<(), Error> {
         let d = self.new.segment.offset;
         const CHUNK: u64 = 16 << 20;
         match self.area.resilience {
@@ -484,6 +482,6 @@ impl Reencryption {
                 )));
             }
         }
-        self.data_dev.sync_data().map_err(Luks2Error::Io)
+        self.data_dev.sync_data().map_err(Error::Io)
     }
 }

@@ -15,7 +15,7 @@ impl Reencryption {
     /// # Errors
     ///
     /// A wrong passphrase, a volume already in reencryption
-    /// ([`Luks2Error::Requirements`]), no room in the keyslots area, a
+    /// ([`Error::Requirements`]), no room in the keyslots area, a
     /// data size that is not a whole number of sectors: all before anything
     /// is written.
     pub fn init(
@@ -24,7 +24,7 @@ impl Reencryption {
         passphrase: &[u8],
         plan: &Plan,
         options: &Options,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         match plan {
             Plan::Encrypt(params) => Self::init_encrypt(header, data, passphrase, params, options),
             Plan::EncryptShift(params) => Self::init_shift(header, data, passphrase, params),
@@ -45,7 +45,7 @@ impl Reencryption {
         passphrase: &[u8],
         plan: &Plan,
         options: &Options,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         let mut refill = img.free_areas();
         let (_, seg) = img.segment()?;
         let seg = seg.clone();
@@ -201,7 +201,7 @@ impl Reencryption {
         passphrase: &[u8],
         params: &FormatParams,
         options: &Options,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         if data_len(&header)? != 0 {
             return Err(bad("the detached header file must be empty"));
         }
@@ -254,7 +254,7 @@ impl Reencryption {
         passphrase: &[u8],
         key_slot: Option<u32>,
         options: &Options,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         use std::os::unix::fs::MetadataExt;
         let (h, d) = (header.metadata()?, data.metadata()?);
         if (h.dev(), h.ino()) == (d.dev(), d.ino()) {
@@ -290,7 +290,7 @@ impl Reencryption {
             None => Image::load(&header)?,
         };
         if img.metadata.reencrypt.is_some() {
-            return Err(Luks2Error::Requirements {
+            return Err(Error::Requirements {
                 requirements: img.metadata.config.requirements.clone().unwrap_or_default(),
             });
         }
@@ -363,7 +363,7 @@ impl Reencryption {
         if !exported {
             // 1. The header region, verbatim, to the header file.
             copy_between(&data, &header, region_len)?;
-            header.sync_all().map_err(Luks2Error::Io)?;
+            header.sync_all().map_err(Error::Io)?;
         }
         // What a killed command left unnamed does not travel with the
         // exported header.
@@ -375,13 +375,13 @@ impl Reencryption {
         for at in [0, hdr] {
             write_at(&data, &[0u8; 6], at)?;
         }
-        data.sync_data().map_err(Luks2Error::Io)?;
+        data.sync_data().map_err(Error::Io)?;
         // 3. The first `m` bytes of ciphertext over the old header, the
         // block holding the binary header last.
         copy_range(&data, s + 4096, 4096, m - 4096)?;
-        data.sync_data().map_err(Luks2Error::Io)?;
+        data.sync_data().map_err(Error::Io)?;
         copy_range(&data, s, 0, 4096)?;
-        data.sync_data().map_err(Luks2Error::Io)?;
+        data.sync_data().map_err(Error::Io)?;
         // 4. The record, in the exported header.
         let mut meta = img.metadata.clone();
         meta.segments.clear();
@@ -407,7 +407,7 @@ impl Reencryption {
         data: File,
         passphrase: &[u8],
         params: &FormatParams,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         use std::os::unix::fs::MetadataExt;
         let (h, d) = (header.metadata()?, data.metadata()?);
         if (h.dev(), h.ino()) != (d.dev(), d.ino()) {
@@ -452,7 +452,7 @@ impl Reencryption {
         total: u64,
         kept: u64,
         copy: bool,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         let s = params.data_offset;
         let mut key = Zeroizing::new(vec![0u8; params.key_size]);
         os_random(&mut key)?;
@@ -505,7 +505,7 @@ impl Reencryption {
         s: u64,
         kept: u64,
         total: u64,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         let m = &img.metadata;
         let (_, fin) = backup(m, FINAL).ok_or_else(|| bad("no backup-final segment"))?;
         let ks = m
@@ -569,12 +569,12 @@ impl Reencryption {
         region: &[u8],
         seqid: u64,
         copy: bool,
-    ) -> Result<(), Luks2Error> {
+    ) -> Result<(), Error> {
         let moved = self.moved.clone().expect("a shift run");
         let s = self.new.segment.offset;
         if copy {
             copy_range(&self.data_dev, 0, moved.offset, s)?;
-            self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+            self.data_dev.sync_data().map_err(Error::Io)?;
         }
         let m = self.metadata_at(self.size, 0);
         let copies = crate::format::header_copies(&self.header, seqid, &m)?;
@@ -586,7 +586,7 @@ impl Reencryption {
             (&copies[..hdr], 0),
         ] {
             write_at(dev, bytes, at as u64)?;
-            dev.sync_data().map_err(Luks2Error::Io)?;
+            dev.sync_data().map_err(Error::Io)?;
         }
         self.header.seqid = seqid;
         Ok(())
@@ -606,7 +606,7 @@ impl Reencryption {
         old_keyslots: Vec<u32>,
         moved: Option<Segment>,
         options: &Options,
-    ) -> Result<Reencryption, Luks2Error> {
+    ) -> Result<Reencryption, Error> {
         let block = old.sector().max(new.sector()).max(4096);
         let gaps = meta
             .free_areas(header.hdr_size)

@@ -5,7 +5,7 @@ use super::*;
 
 impl Reencryption {
     /// Commits the state `(o, l)` with `seqid`.
-    pub(super) fn commit(&mut self, o: u64, l: u64, seqid: u64) -> Result<(), Luks2Error> {
+    pub(super) fn commit(&mut self, o: u64, l: u64, seqid: u64) -> Result<(), Error> {
         self.refill_unnamed()?;
         let m = self.metadata_at(o, l);
         write_header(&self.header_dev, &self.header, seqid, &m)?;
@@ -15,7 +15,7 @@ impl Reencryption {
 
     /// Refills the ranges the loaded header named to no one (once; the
     /// header write that follows syncs them).
-    pub(super) fn refill_unnamed(&mut self) -> Result<(), Luks2Error> {
+    pub(super) fn refill_unnamed(&mut self) -> Result<(), Error> {
         for (offset, len) in std::mem::take(&mut self.refill) {
             wipe(&self.header_dev, offset, len)?;
         }
@@ -24,7 +24,7 @@ impl Reencryption {
 
     /// Converts `buf`, the bytes at logical offset `at`, from the old side
     /// to the new.
-    pub(super) fn convert(&self, at: u64, buf: &mut [u8]) -> Result<(), Luks2Error> {
+    pub(super) fn convert(&self, at: u64, buf: &mut [u8]) -> Result<(), Error> {
         if let Some(c) = &self.old.cipher {
             crypt(c, Direction::Decrypt, at / u64::from(c.sector_size()), buf)?;
         }
@@ -40,7 +40,7 @@ impl Reencryption {
     /// first, once a header no longer names it (only the final segment
     /// active): a kill then leaves a state the next resume finishes, never
     /// plaintext behind a final header.
-    pub(super) fn finish(&mut self) -> Result<(), Luks2Error> {
+    pub(super) fn finish(&mut self) -> Result<(), Error> {
         let moved = self.moved.clone();
         if let Some(moved) = moved
             .as_ref()
@@ -48,7 +48,7 @@ impl Reencryption {
         {
             self.commit(0, 0, self.header.seqid + 1)?;
             wipe(&self.data_dev, moved.offset, moved.size.unwrap_or(0))?;
-            self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+            self.data_dev.sync_data().map_err(Error::Io)?;
         }
         let mut m = self.meta.clone();
         let mut seg = self.new.segment.clone();
@@ -90,11 +90,11 @@ impl Reencryption {
         for (offset, len) in wipes {
             wipe(&self.header_dev, offset, len)?;
         }
-        self.header_dev.sync_data().map_err(Luks2Error::Io)?;
+        self.header_dev.sync_data().map_err(Error::Io)?;
         if moved.is_some() && self.mode == ReencryptMode::Decrypt && self.verified {
             // The old ciphertext of the last `s` bytes, past the data.
             wipe(&self.data_dev, self.size, self.shift())?;
-            self.data_dev.sync_data().map_err(Luks2Error::Io)?;
+            self.data_dev.sync_data().map_err(Error::Io)?;
         }
         self.finished = true;
         Ok(())
@@ -104,7 +104,7 @@ impl Reencryption {
 /// The hotzone loop is the in-place engine's; this is what the LUKS2
 /// record does at each of its steps.
 impl mdu_inplace::Journal for Reencryption {
-    type Error = Luks2Error;
+    type Error = Error;
     const PROTECTS_NEXT: bool = false;
 
     fn device(&self) -> &File {
@@ -144,7 +144,7 @@ impl mdu_inplace::Journal for Reencryption {
         hz: &mdu_inplace::Hotzone,
         old: &[u8],
         _next: Option<&[u8]>,
-    ) -> Result<(), Luks2Error> {
+    ) -> Result<(), Error> {
         let (o, l) = (hz.pos, hz.len);
         match self.area.resilience {
             Resilience::Checksum { hash, sector_size }
@@ -170,14 +170,14 @@ impl mdu_inplace::Journal for Reencryption {
         Ok(())
     }
 
-    fn convert(&self, hz: &mdu_inplace::Hotzone, buf: &mut [u8]) -> Result<(), Luks2Error> {
+    fn convert(&self, hz: &mdu_inplace::Hotzone, buf: &mut [u8]) -> Result<(), Error> {
         Reencryption::convert(self, hz.pos, buf)
     }
 
     /// Counts the hotzone converted: with a shift, the next hotzone's
     /// commit records it (no header write in between); the last one's
     /// record is the final header.
-    fn converted(&mut self, hz: &mdu_inplace::Hotzone, _written: &[u8]) -> Result<(), Luks2Error> {
+    fn converted(&mut self, hz: &mdu_inplace::Hotzone, _written: &[u8]) -> Result<(), Error> {
         self.done = hz.done;
         if self.done < self.size {
             if self.moved.is_some() {
@@ -189,14 +189,14 @@ impl mdu_inplace::Journal for Reencryption {
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), Luks2Error> {
+    fn finish(&mut self) -> Result<(), Error> {
         if self.finished {
             return Ok(());
         }
         Reencryption::finish(self)
     }
 
-    fn interrupted(&mut self) -> Result<(), Luks2Error> {
+    fn interrupted(&mut self) -> Result<(), Error> {
         if self.area.resilience == Resilience::None || self.unrecorded {
             self.commit(self.clean_o(), 0, self.header.seqid + 1)?;
         }
@@ -223,7 +223,7 @@ fn block_hashes(hash: Hash, bs: usize, data: &[u8], out: &mut [u8]) {
 }
 
 /// One batched call, split over the rayon pool when the crate has it.
-fn crypt(c: &SectorCipher, dir: Direction, first: u64, buf: &mut [u8]) -> Result<(), Luks2Error> {
+fn crypt(c: &SectorCipher, dir: Direction, first: u64, buf: &mut [u8]) -> Result<(), Error> {
     #[cfg(feature = "rayon")]
     {
         Ok(c.par_crypt(dir, first, buf)?)

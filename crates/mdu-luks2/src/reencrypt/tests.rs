@@ -241,7 +241,7 @@ fn each_lie_about_where_a_forward_run_is_is_refused() {
     assert!(r.classify(&hot).is_ok() && r.classify(&clean).is_ok());
     for (what, m) in cases {
         let e = r.classify(&m).expect_err(what);
-        assert!(matches!(e, Luks2Error::Reencrypt { .. }), "{what}: {e}");
+        assert!(matches!(e, Error::Reencrypt { .. }), "{what}: {e}");
     }
 }
 
@@ -289,10 +289,7 @@ fn each_lie_about_where_a_run_that_moves_the_data_is_is_refused() {
         ];
         for (what, m) in cases {
             let e = r.classify(&m).expect_err(&format!("{name}: {what}"));
-            assert!(
-                matches!(e, Luks2Error::Reencrypt { .. }),
-                "{name}: {what}: {e}"
-            );
+            assert!(matches!(e, Error::Reencrypt { .. }), "{name}: {what}: {e}");
         }
     }
 }

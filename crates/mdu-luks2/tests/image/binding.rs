@@ -25,7 +25,7 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     assert!(
         matches!(
             e,
-            Luks2Error::UnboundKeyslot {
+            Error::UnboundKeyslot {
                 slot: 0,
                 segment: 0
             }
@@ -41,7 +41,7 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     assert!(
         matches!(
             e,
-            Luks2Error::KeyslotNotBound {
+            Error::KeyslotNotBound {
                 slot: 0,
                 segment: 0
             }
@@ -51,7 +51,7 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     // No keyslot is bound to segment 0 at all.
     assert!(matches!(
         loaded.unlock(&img[..], b"nope"),
-        Err(Luks2Error::NoKeyslot)
+        Err(Error::NoKeyslot)
     ));
     // Asked for by name, the unbound key opens, with no segment.
     let k = loaded.unlock_unbound(&img[..], 0, b"pw").unwrap();
@@ -68,11 +68,11 @@ fn only_a_keyslot_bound_to_the_data_segment_unlocks_it() {
     let loaded = Image::load(&fresh[..]).unwrap();
     assert!(matches!(
         loaded.unlock_unbound(&fresh[..], 0, b"pw"),
-        Err(Luks2Error::NotUnbound { slot: 0 })
+        Err(Error::NotUnbound { slot: 0 })
     ));
     assert!(matches!(
         loaded.unlock_unbound(&fresh[..], 5, b"pw"),
-        Err(Luks2Error::NoSuchKeyslot { slot: 5 })
+        Err(Error::NoSuchKeyslot { slot: 5 })
     ));
 }
 
@@ -105,7 +105,7 @@ fn keyslots_of_an_unknown_priority_are_tried_only_by_name() {
         let loaded = Image::load(&img[..]).unwrap();
         let e = loaded.unlock(&img[..], b"pw").unwrap_err();
         assert!(
-            matches!(&e, Luks2Error::NoUsableKeyslot { segment: 0, why } if why.contains(want)),
+            matches!(&e, Error::NoUsableKeyslot { segment: 0, why } if why.contains(want)),
             "{prio}: {e}"
         );
         let k = loaded.unlock_slot(&img[..], 0, b"pw").unwrap();
@@ -148,7 +148,7 @@ fn a_segment_bound_to_two_digests_opens_with_no_passphrase() {
     let loaded = Image::load(&img[..]).unwrap();
     let e = loaded.unlock(&img[..], b"pw").unwrap_err();
     assert!(
-        matches!(&e, Luks2Error::Layout { problem, .. } if problem.starts_with("segment 0 is bound to 2 digests [0, 1]")),
+        matches!(&e, Error::Layout { problem, .. } if problem.starts_with("segment 0 is bound to 2 digests [0, 1]")),
         "{e}"
     );
 }

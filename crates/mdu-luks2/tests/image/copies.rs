@@ -25,7 +25,7 @@ fn a_damaged_primary_falls_back_to_the_secondary_and_says_so() {
     assert_eq!(loaded.copy, HeaderCopy::Secondary);
     assert!(matches!(
         loaded.primary_error,
-        Some(Luks2Error::ChecksumMismatch { offset: 0 })
+        Some(Error::ChecksumMismatch { offset: 0 })
     ));
     assert_eq!(
         &loaded.unlock(&img[..], b"pw").unwrap().key[..],
@@ -37,7 +37,7 @@ fn a_damaged_primary_falls_back_to_the_secondary_and_says_so() {
     assert_eq!(loaded.copy, HeaderCopy::Secondary);
     assert!(matches!(
         loaded.primary_error,
-        Some(Luks2Error::BadMagic { offset: 0 })
+        Some(Error::BadMagic { offset: 0 })
     ));
 }
 
@@ -49,19 +49,19 @@ fn a_damaged_secondary_is_reported_and_the_primary_used() {
     assert_eq!(loaded.copy, HeaderCopy::Primary);
     assert!(matches!(
         loaded.secondary_error,
-        Some(Luks2Error::ChecksumMismatch { offset: 16384 })
+        Some(Error::ChecksumMismatch { offset: 16384 })
     ));
     // Both damaged: no header, both reasons.
     img[4096 + 3] ^= 1;
     match Image::load(&img[..]) {
-        Err(Luks2Error::NoValidHeader { primary, secondary }) => {
+        Err(Error::NoValidHeader { primary, secondary }) => {
             assert!(matches!(
                 *primary,
-                Luks2Error::ChecksumMismatch { offset: 0 }
+                Error::ChecksumMismatch { offset: 0 }
             ));
             assert!(matches!(
                 *secondary,
-                Luks2Error::ChecksumMismatch { offset: 16384 }
+                Error::ChecksumMismatch { offset: 16384 }
             ));
         }
         other => panic!("{other:?}"),
@@ -89,16 +89,16 @@ fn the_json_area_must_be_json_then_nul_bytes() {
     img[HDR..2 * HDR].fill(0);
     assert!(matches!(
         load_err(&img),
-        Luks2Error::JsonArea { offset: 0, .. }
+        Error::JsonArea { offset: 0, .. }
     ));
     put_json(&mut img, 0, b" {}");
-    assert!(matches!(load_err(&img), Luks2Error::JsonArea { .. }));
+    assert!(matches!(load_err(&img), Error::JsonArea { .. }));
     put_json(&mut img, 0, b"{\"keyslots\":");
-    assert!(matches!(load_err(&img), Luks2Error::JsonSyntax { .. }));
+    assert!(matches!(load_err(&img), Error::JsonSyntax { .. }));
     let mut full = vec![b' '; HDR - 4096];
     full[0] = b'{';
     put_json(&mut img, 0, &full);
-    assert!(matches!(load_err(&img), Luks2Error::JsonArea { .. }));
+    assert!(matches!(load_err(&img), Error::JsonArea { .. }));
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn a_bad_checksum_is_never_accepted() {
         bad[HDR + at] ^= 0x80;
         let e = Image::load(&bad[..]).unwrap_err();
         assert!(
-            matches!(e, Luks2Error::NoValidHeader { .. }),
+            matches!(e, Error::NoValidHeader { .. }),
             "byte {at}: {e}"
         );
     }
@@ -144,7 +144,7 @@ fn a_valid_primary_is_never_passed_over_for_a_header_elsewhere() {
     assert_eq!(loaded.header.uuid, Image::load(&a[..]).unwrap().header.uuid);
     assert!(matches!(
         loaded.secondary_error,
-        Some(Luks2Error::BadMagic { offset: 16384 })
+        Some(Error::BadMagic { offset: 16384 })
     ));
     // With A's primary damaged too, the scan finds B's copy: the image is
     // then B's, as a reader with nothing else to go on must take it.

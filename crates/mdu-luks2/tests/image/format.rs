@@ -289,7 +289,7 @@ fn a_weak_volume_key_is_refused_unless_allowed() {
     let weak = [0x11u8; 64];
     let e = format(&pbkdf2(), b"pw", &weak, &mut os_random).unwrap_err();
     assert!(
-        matches!(e, Luks2Error::Cipher(ref c) if c.is_weak_key()),
+        matches!(e, Error::Cipher(ref c) if c.is_weak_key()),
         "{e}"
     );
     let p = FormatParams {

@@ -8,7 +8,7 @@ mod validation;
 
 use mdu_luks2::{
     Argon2Variant, CipherSpec, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image,
-    KdfParams, Luks2Error, Metadata, SectorCipher, WeakKeys, format, header_checksum, os_random,
+    KdfParams, Error, Metadata, SectorCipher, WeakKeys, format, header_checksum, os_random,
 };
 use serde_json::{Value, json};
 
@@ -71,10 +71,10 @@ fn mutate(image: &mut [u8], f: impl Fn(&mut Value)) {
     }
 }
 
-fn load_err(image: &[u8]) -> Luks2Error {
+fn load_err(image: &[u8]) -> Error {
     match Image::load(image) {
         Ok(_) => panic!("a broken image was accepted"),
-        Err(Luks2Error::NoValidHeader { primary, .. }) => *primary,
+        Err(Error::NoValidHeader { primary, .. }) => *primary,
         Err(e) => panic!("expected NoValidHeader, got {e}"),
     }
 }

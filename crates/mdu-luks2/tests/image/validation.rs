@@ -7,33 +7,33 @@ use super::*;
 /// Each mutation of the metadata (in both copies) and the error it gives.
 #[test]
 fn every_validation_rule_has_its_error() {
-    type Check = fn(&Luks2Error) -> bool;
+    type Check = fn(&Error) -> bool;
     type Case = (&'static str, Box<dyn Fn(&mut Value)>, Check);
     let cases: Vec<Case> = vec![
         (
             "json_size",
             Box::new(|v| v["config"]["json_size"] = json!("4096")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.json_size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "config.json_size"),
         ),
         (
             "keyslots_size alignment",
             Box::new(|v| v["config"]["keyslots_size"] = json!("1000")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.keyslots_size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "config.keyslots_size"),
         ),
         (
             "area outside the keyslots area",
             Box::new(|v| v["keyslots"]["0"]["area"]["offset"] = json!("16384")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area"),
         ),
         (
             "area too small",
             Box::new(|v| v["keyslots"]["0"]["area"]["size"] = json!("4096")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area.size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area.size"),
         ),
         (
             "area unaligned",
             Box::new(|v| v["keyslots"]["0"]["area"]["offset"] = json!("32769")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.area.offset"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area.offset"),
         ),
         (
             "overlapping areas",
@@ -45,7 +45,7 @@ fn every_validation_rule_has_its_error() {
             |e| {
                 matches!(
                     e,
-                    Luks2Error::KeyslotAreasOverlap {
+                    Error::KeyslotAreasOverlap {
                         first: 0,
                         second: 1
                     }
@@ -59,29 +59,29 @@ fn every_validation_rule_has_its_error() {
                 k["area"]["offset"] = json!("294912");
                 v["keyslots"]["32"] = k;
             }),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.32"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.32"),
         ),
         (
             "zero key size",
             Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(0)),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.key_size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.key_size"),
         ),
         (
             "stripes not an integer",
             Box::new(|v| v["keyslots"]["0"]["af"]["stripes"] = json!("4000")),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.af.stripes"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.0.af.stripes"),
         ),
         (
             "Argon2 memory above the maximum",
             Box::new(
                 |v| v["keyslots"]["0"]["kdf"] = json!({"type":"argon2id","time":4,"memory":4194305,"cpus":1,"salt":"AAAAAAAAAAA="}),
             ),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.kdf.memory"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.kdf.memory"),
         ),
         (
             "zero iterations",
             Box::new(|v| v["keyslots"]["0"]["kdf"]["iterations"] = json!(0)),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "keyslots.0.kdf.iterations"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.kdf.iterations"),
         ),
         (
             "segment offset not a multiple of the sector size",
@@ -89,22 +89,22 @@ fn every_validation_rule_has_its_error() {
                 v["segments"]["0"]["sector_size"] = json!(4096);
                 v["segments"]["0"]["offset"] = json!("1049088");
             }),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.offset"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.offset"),
         ),
         (
             "segment inside the keyslots area",
             Box::new(|v| v["segments"]["0"]["offset"] = json!("65536")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.offset"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.offset"),
         ),
         (
             "sector size",
             Box::new(|v| v["segments"]["0"]["sector_size"] = json!(768)),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.sector_size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.sector_size"),
         ),
         (
             "segment size",
             Box::new(|v| v["segments"]["0"]["size"] = json!("1000")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0.size"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.size"),
         ),
         (
             "digest names a missing keyslot",
@@ -112,7 +112,7 @@ fn every_validation_rule_has_its_error() {
             |e| {
                 matches!(
                     e,
-                    Luks2Error::DanglingReference {
+                    Error::DanglingReference {
                         kind: "keyslot",
                         id: 7,
                         ..
@@ -126,7 +126,7 @@ fn every_validation_rule_has_its_error() {
             |e| {
                 matches!(
                     e,
-                    Luks2Error::DanglingReference {
+                    Error::DanglingReference {
                         kind: "segment",
                         id: 3,
                         ..
@@ -142,22 +142,22 @@ fn every_validation_rule_has_its_error() {
                     .unwrap()
                     .remove("encryption");
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.area.encryption"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.0.area.encryption"),
         ),
         (
             "64-bit number as a JSON number",
             Box::new(|v| v["segments"]["0"]["offset"] = json!(1048576)),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.0.offset"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "segments.0.offset"),
         ),
         (
             "32-bit number as a string",
             Box::new(|v| v["segments"]["0"]["sector_size"] = json!("512")),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.0.sector_size"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "segments.0.sector_size"),
         ),
         (
             "negative number",
             Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(-64)),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.0.key_size"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.0.key_size"),
         ),
         (
             "id that is not a number",
@@ -165,47 +165,47 @@ fn every_validation_rule_has_its_error() {
                 let k = v["keyslots"]["0"].clone();
                 v["keyslots"]["x"] = k;
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.x"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.x"),
         ),
         (
             "short digest",
             Box::new(|v| v["digests"]["0"]["digest"] = json!("AAAAAAAAAAAAAAAAAAAAAAAAAA==")),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "digests.0.digest"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "digests.0.digest"),
         ),
         (
             "bad base64",
             Box::new(|v| v["digests"]["0"]["salt"] = json!("not base64!")),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.salt"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "digests.0.salt"),
         ),
         (
             "unknown keyslot type",
             Box::new(|v| v["keyslots"]["0"]["type"] = json!("luks1")),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "keyslots.0.type"),
+            |e| matches!(e, Error::Unsupported { field, .. } if field == "keyslots.0.type"),
         ),
         (
             "unknown hash",
             Box::new(|v| v["keyslots"]["0"]["af"]["hash"] = json!("whirlpool")),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "keyslots.0.af.hash"),
+            |e| matches!(e, Error::Unsupported { field, .. } if field == "keyslots.0.af.hash"),
         ),
         (
             "a reencryption requirement without its keyslot",
             Box::new(|v| v["config"]["requirements"] = json!({"mandatory":["online-reencrypt"]})),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "config.requirements"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "config.requirements"),
         ),
         (
             "requirements of an unknown form",
             Box::new(|v| v["config"]["requirements"] = json!({"optional":["x"]})),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "config.requirements.optional"),
+            |e| matches!(e, Error::Unsupported { field, .. } if field == "config.requirements.optional"),
         ),
         (
             "integrity segment",
             Box::new(|v| v["segments"]["0"]["integrity"] = json!({"type":"hmac(sha256)"})),
-            |e| matches!(e, Luks2Error::Unsupported { field, .. } if field == "segments.0.integrity"),
+            |e| matches!(e, Error::Unsupported { field, .. } if field == "segments.0.integrity"),
         ),
         (
             "not an object",
             Box::new(|v| v["tokens"] = json!([])),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "tokens"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "tokens"),
         ),
     ];
     let mut cases = cases;
@@ -226,7 +226,7 @@ fn a_keyslot_area_beyond_the_end_of_the_image_is_refused() {
     assert!(
         matches!(
             e,
-            Luks2Error::Truncated {
+            Error::Truncated {
                 what: "keyslot area",
                 ..
             }
@@ -234,7 +234,7 @@ fn a_keyslot_area_beyond_the_end_of_the_image_is_refused() {
         "{e:?}"
     );
     let e = load_err(&img[..20000]);
-    assert!(matches!(e, Luks2Error::Truncated { .. }), "{e:?}");
+    assert!(matches!(e, Error::Truncated { .. }), "{e:?}");
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn the_payload_must_be_whole_sectors_inside_the_image() {
     let (_, seg) = loaded.segment().unwrap();
     assert!(matches!(
         loaded.payload_range(seg),
-        Err(Luks2Error::Layout { .. })
+        Err(Error::Layout { .. })
     ));
 }
 
@@ -305,7 +305,7 @@ fn an_unsupported_cipher_loads_dumps_and_fails_where_it_is_used() {
         let unlocked = loaded.unlock(&img[..], b"pw");
         match (field, spec) {
             ("keyslot", _) => match unlocked.unwrap_err() {
-                Luks2Error::UnsupportedCipher { field, error } => {
+                Error::UnsupportedCipher { field, error } => {
                     assert_eq!(field, "keyslots.0.area.encryption");
                     assert!(error.to_string().contains("aes-xts-<ivmode>"), "{error}");
                 }
@@ -320,7 +320,7 @@ fn an_unsupported_cipher_loads_dumps_and_fails_where_it_is_used() {
             _ => {
                 let key = unlocked.unwrap();
                 match loaded.segment_cipher(&key, WeakKeys::Refuse).unwrap_err() {
-                    Luks2Error::UnsupportedCipher { field, error } => {
+                    Error::UnsupportedCipher { field, error } => {
                         assert_eq!(field, "segments.0.encryption");
                         assert!(error.to_string().contains("plain64"), "{error}");
                     }
@@ -334,14 +334,14 @@ fn an_unsupported_cipher_loads_dumps_and_fails_where_it_is_used() {
 type Rule = (
     &'static str,
     Box<dyn Fn(&mut Value)>,
-    fn(&Luks2Error) -> bool,
+    fn(&Error) -> bool,
 );
 
 /// The rules of cryptsetup 2.6.1's header validation on ids and on how
 /// keyslots, digests and segments are bound (each one checked against
 /// cryptsetup itself by the CLI's interop tests).
 fn cryptsetup_binding_rules() -> Vec<Rule> {
-    let layout = |want: &'static str| move |e: &Luks2Error| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains(want));
+    let layout = |want: &'static str| move |e: &Error| matches!(e, Error::Layout { problem, .. } if problem.contains(want));
     let _ = layout;
     vec![
         (
@@ -350,7 +350,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 let k = v["keyslots"]["0"].take();
                 v["keyslots"] = json!({ "00": k });
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "keyslots.00"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.00"),
         ),
         (
             "segment id with a leading zero",
@@ -358,7 +358,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 let s = v["segments"]["0"].take();
                 v["segments"] = json!({ "00": s });
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "segments.00"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "segments.00"),
         ),
         (
             "digest id with a leading zero",
@@ -366,37 +366,37 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 let d = v["digests"]["0"].take();
                 v["digests"] = json!({ "00": d });
             }),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.00"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "digests.00"),
         ),
         (
             "keyslot reference with a leading zero",
             Box::new(|v| v["digests"]["0"]["keyslots"] = json!(["00"])),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.keyslots"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "digests.0.keyslots"),
         ),
         (
             "segment reference with a leading zero",
             Box::new(|v| v["digests"]["0"]["segments"] = json!(["00"])),
-            |e| matches!(e, Luks2Error::Schema { field, .. } if field == "digests.0.segments"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "digests.0.segments"),
         ),
         (
             "a keyslot in two digests",
             Box::new(|v| v["digests"]["1"] = v["digests"]["0"].clone()),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("listed by 2 digests [0, 1]")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.contains("listed by 2 digests [0, 1]")),
         ),
         (
             "a keyslot in no digest",
             Box::new(|v| v["digests"]["0"]["keyslots"] = json!([])),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("listed by 0 digests")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.contains("listed by 0 digests")),
         ),
         (
             "a segment in no digest",
             Box::new(|v| v["digests"]["0"]["segments"] = json!([])),
-            |e| matches!(e, Luks2Error::Layout { field, .. } if field == "segments.0"),
+            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0"),
         ),
         (
             "the only segment a backup",
             Box::new(|v| v["segments"]["0"]["flags"] = json!(["backup-previous"])),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
         ),
         (
             "a gap before the first segment",
@@ -405,7 +405,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 v["segments"] = json!({ "1": s });
                 v["digests"]["0"]["segments"] = json!(["1"]);
             }),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no segment 0 before segment 1")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.starts_with("no segment 0 before segment 1")),
         ),
         (
             "a backup segment before a regular one",
@@ -417,7 +417,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 v["segments"]["1"] = s;
                 v["digests"]["0"]["segments"] = json!(["0", "1"]);
             }),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.starts_with("no regular segment")),
         ),
         (
             "a regular segment after a backup one",
@@ -431,7 +431,7 @@ fn cryptsetup_binding_rules() -> Vec<Rule> {
                 v["segments"]["2"] = s;
                 v["digests"]["0"]["segments"] = json!(["0", "1", "2"]);
             }),
-            |e| matches!(e, Luks2Error::Layout { problem, .. } if problem.contains("regular segment 2 comes after backup segment 1")),
+            |e| matches!(e, Error::Layout { problem, .. } if problem.contains("regular segment 2 comes after backup segment 1")),
         ),
     ]
 }

@@ -47,24 +47,12 @@ pub(crate) fn generator(roots: usize) -> [u8; MAX_ROOTS as usize + 1] {
 pub(crate) struct MulBy {
     pub(crate) table: [u8; 256],
     /// Read by the SIMD kernels only.
-    #[cfg_attr(
-        not(any(
-            all(target_arch = "x86_64", not(miri)),
-            all(target_arch = "aarch64", target_endian = "little", not(miri))
-        )),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(simd), allow(dead_code))]
     pub(crate) lo: [u8; 16],
-    #[cfg_attr(
-        not(any(
-            all(target_arch = "x86_64", not(miri)),
-            all(target_arch = "aarch64", target_endian = "little", not(miri))
-        )),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(simd), allow(dead_code))]
     pub(crate) hi: [u8; 16],
     /// Read by the x86 kernels (and the GFNI test) only.
-    #[cfg_attr(not(all(target_arch = "x86_64", not(miri))), allow(dead_code))]
+    #[cfg_attr(not(x86_simd), allow(dead_code))]
     pub(crate) matrix: u64,
 }
 

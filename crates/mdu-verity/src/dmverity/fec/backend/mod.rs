@@ -22,25 +22,20 @@
 //! `match` that reaches a `#[target_feature]` entry point.
 
 // The vector kernels are compiled where `mdu_platform::simd` has their
-// register types: x86_64 and little-endian aarch64, not under Miri.
-#[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+// register types: x86_64 and little-endian aarch64, not under Miri
+// (`cfg(x86_simd)`, `cfg(arm_simd)`, either: `cfg(simd)`, named by build.rs).
+#[cfg(arm_simd)]
 mod aarch64;
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 mod driver;
 mod generic;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(x86_simd)]
 mod x86;
 
 use std::fmt;
 
 use mdu_platform::backend::{BackendSet, Preference};
-#[cfg(any(
-    all(target_arch = "x86_64", not(miri)),
-    all(target_arch = "aarch64", target_endian = "little", not(miri))
-))]
+#[cfg(simd)]
 use mdu_platform::cpu::Witness;
 use mdu_platform::cpu::{Features, Needs};
 
@@ -60,13 +55,7 @@ pub(crate) struct Blocks<'a> {
 
 impl Blocks<'_> {
     /// The byte just past the last block (`count` is not zero).
-    #[cfg_attr(
-        not(any(
-            all(target_arch = "x86_64", not(miri)),
-            all(target_arch = "aarch64", target_endian = "little", not(miri))
-        )),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(simd), allow(dead_code))]
     pub(crate) fn last_end(&self) -> usize {
         self.first + (self.count - 1) * self.stride + self.block_size
     }
@@ -235,13 +224,9 @@ impl BackendSet for Backend {
     fn compiled(self) -> bool {
         match self {
             Backend::Gfni512 | Backend::Gfni | Backend::Avx2 => {
-                cfg!(all(target_arch = "x86_64", not(miri)))
+                cfg!(x86_simd)
             }
-            Backend::Neon => cfg!(all(
-                target_arch = "aarch64",
-                target_endian = "little",
-                not(miri)
-            )),
+            Backend::Neon => cfg!(arm_simd),
             Backend::Generic => true,
         }
     }
@@ -258,13 +243,13 @@ impl fmt::Display for Backend {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kernel {
     Generic,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     Avx2(Witness<needs::Avx2>),
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     Gfni(Witness<needs::Gfni>),
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(x86_simd)]
     Gfni512(Witness<needs::Gfni512>),
-    #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+    #[cfg(arm_simd)]
     Neon(Witness<needs::Neon>),
 }
 
@@ -273,13 +258,13 @@ impl Kernel {
     pub(crate) fn of(backend: Backend) -> Option<Kernel> {
         match backend {
             Backend::Generic => Some(Kernel::Generic),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Backend::Gfni512 => Witness::detect().map(Kernel::Gfni512),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Backend::Gfni => Witness::detect().map(Kernel::Gfni),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Backend::Avx2 => Witness::detect().map(Kernel::Avx2),
-            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+            #[cfg(arm_simd)]
             Backend::Neon => Witness::detect().map(Kernel::Neon),
             #[allow(unreachable_patterns)]
             _ => None,
@@ -296,13 +281,13 @@ impl Kernel {
     pub(crate) fn backend(self) -> Backend {
         match self {
             Kernel::Generic => Backend::Generic,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Kernel::Avx2(_) => Backend::Avx2,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Kernel::Gfni(_) => Backend::Gfni,
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Kernel::Gfni512(_) => Backend::Gfni512,
-            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+            #[cfg(arm_simd)]
             Kernel::Neon(_) => Backend::Neon,
         }
     }
@@ -311,13 +296,13 @@ impl Kernel {
     pub(crate) fn run(self, code: &Code, state: &mut [u8], blocks: &Blocks<'_>) {
         match self {
             Kernel::Generic => generic::run(code, state, blocks),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Kernel::Avx2(w) => x86::run_avx2(w, code, state, blocks),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Kernel::Gfni(w) => x86::run_gfni(w, code, state, blocks),
-            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            #[cfg(x86_simd)]
             Kernel::Gfni512(w) => x86::run_gfni512(w, code, state, blocks),
-            #[cfg(all(target_arch = "aarch64", target_endian = "little", not(miri)))]
+            #[cfg(arm_simd)]
             Kernel::Neon(w) => aarch64::run_neon(w, code, state, blocks),
         }
     }
@@ -346,7 +331,7 @@ mod tests {
     #[test]
     fn selection_is_a_function_of_the_features() {
         use Backend::*;
-        let x86 = cfg!(all(target_arch = "x86_64", not(miri)));
+        let x86 = cfg!(x86_simd);
         let haswell = Features {
             avx2: true,
             ..Features::NONE
@@ -383,14 +368,7 @@ mod tests {
             neon: true,
             ..Features::NONE
         };
-        assert_eq!(
-            Neon.runs_on(arm64),
-            cfg!(all(
-                target_arch = "aarch64",
-                target_endian = "little",
-                not(miri)
-            ))
-        );
+        assert_eq!(Neon.runs_on(arm64), cfg!(arm_simd));
         assert!(Generic.runs_on(Features::NONE));
     }
 
