@@ -255,7 +255,7 @@ pub fn check(what: &str, got: &[u8], want: &[u8]) -> Result<(), String> {
 }
 
 /// The data-unit sizes of the XTS and CBC request tables.
-pub(crate) const UNITS: [usize; 3] = [512, 4096, 65536];
+pub const UNITS: [usize; 3] = [512, 4096, 65536];
 
 /// "encrypt" or "decrypt".
 ///
