@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+pub(crate) use mdu_bench::registry::{Imp, Kind};
+
 /// How long and how often to measure.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Plan {
@@ -25,48 +27,6 @@ impl Plan {
         samples: 41,
         sample_time: Duration::from_millis(60),
     };
-}
-
-/// Who an implementation belongs to; decides how a report shows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Kind {
-    /// mdu's own implementation: the row the ratios are taken from.
-    Mdu,
-    /// Another library or tool doing the same work.
-    Peer,
-    /// A hardware bound (AES rounds only, memcpy, ...).
-    Bound,
-}
-
-/// One implementation of a case: a closure that does `bytes` of work.
-pub(crate) struct Imp<'a> {
-    pub(crate) name: String,
-    pub(crate) kind: Kind,
-    pub(crate) run: Box<dyn FnMut() + 'a>,
-    /// What code this row times, where another row of the run times the
-    /// same code ([`Imp::same_code`]).
-    pub(crate) code: Option<String>,
-}
-
-impl<'a> Imp<'a> {
-    pub(crate) fn new(name: impl Into<String>, kind: Kind, run: impl FnMut() + 'a) -> Self {
-        Imp {
-            name: name.into(),
-            kind,
-            run: Box::new(run),
-            code: None,
-        }
-    }
-
-    /// Names the code this row times (e.g. `xts/aes256/encrypt/Vaes512/
-    /// 4096/batched`): rows of the run with the same name time the same
-    /// code on the same workload, and the report flags them where their
-    /// medians disagree beyond their spread.
-    pub(crate) fn same_code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(code.into());
-        self
-    }
 }
 
 /// The samples of one implementation: nanoseconds per iteration.
@@ -127,7 +87,7 @@ fn time_iters(run: &mut dyn FnMut(), iters: u64) -> Duration {
 
 /// Measures every implementation: calibrates an iteration count per
 /// implementation, warms up, then takes `plan.samples` samples round-robin.
-pub(crate) fn measure(imps: &mut [Imp<'_>], plan: Plan) -> Vec<Samples> {
+pub(crate) fn measure(imps: &mut [Imp], plan: Plan) -> Vec<Samples> {
     let mut iters = Vec::with_capacity(imps.len());
     for imp in imps.iter_mut() {
         // Calibrate: double until one batch takes at least a tenth of a sample.

@@ -1,13 +1,12 @@
-//! The measured primitives. Each suite checks every implementation's output
-//! against the reference once, then times them all in one run.
+//! The report's tables. Each suite measures the groups of its primitive in
+//! `mdu_bench::registry` (whose cases check every implementation's output
+//! against the reference once before they are timed) and adds what the
+//! report says of them.
 
-use std::hint::black_box;
+use mdu_bench::registry::{Case, Group};
 
-use mdu_bench::bound::{self, AesBound};
-
-use crate::measure::{Imp, Kind, Plan, measure};
+use crate::measure::{Kind, Plan, measure};
 use crate::report::{CaseResult, Table};
-pub(crate) use mdu_bench::buffer::Buf;
 
 /// What a suite is given.
 pub(crate) struct Ctx {
@@ -45,15 +44,24 @@ pub(crate) fn all() -> Vec<Suite> {
     ]
 }
 
+/// Builds (checking every implementation) and measures each case of
+/// `group`, in order.
+pub(crate) fn measure_group(ctx: &Ctx, group: Group) -> Result<Vec<CaseResult>, String> {
+    group
+        .cases
+        .into_iter()
+        .map(|build| Ok(measure_case(ctx, build()?)))
+        .collect()
+}
+
 /// Measures one case.
-pub(crate) fn case(
-    ctx: &Ctx,
-    name: impl Into<String>,
-    bytes: usize,
-    x: Option<f64>,
-    mut imps: Vec<Imp<'_>>,
-) -> CaseResult {
-    let name = name.into();
+pub(crate) fn measure_case(ctx: &Ctx, case: Case) -> CaseResult {
+    let Case {
+        name,
+        bytes,
+        x,
+        mut imps,
+    } = case;
     eprintln!("  {name}");
     CaseResult {
         name,
@@ -61,44 +69,6 @@ pub(crate) fn case(
         x,
         results: measure(&mut imps, ctx.plan),
     }
-}
-
-/// Fails a suite with a message when an implementation's output differs
-/// from the reference.
-pub(crate) fn check(what: &str, got: &[u8], want: &[u8]) -> Result<(), String> {
-    if got == want {
-        return Ok(());
-    }
-    let at = got.iter().zip(want).position(|(a, b)| a != b);
-    Err(format!(
-        "{what}: output differs from the reference (lengths {} and {}, first difference at {:?}); \
-         refusing to benchmark wrong bytes",
-        got.len(),
-        want.len(),
-        at
-    ))
-}
-
-/// The AES-ECB bound `how` with its register name, if this CPU runs it:
-/// the bound of a backend's own vector width in the width tables.
-pub(crate) fn width_bound(how: AesBound) -> Option<(AesBound, &'static str)> {
-    let width = match how {
-        AesBound::Vaes512 => "zmm",
-        AesBound::Vaes256 => "ymm",
-        AesBound::AesNi => "xmm",
-        AesBound::None => return None,
-    };
-    bound::runs(how).then_some((how, width))
-}
-
-/// The bound row of a width table: AES-ECB on `width` registers with the
-/// schedule of `key` (one AES key) over `len` bytes.
-pub(crate) fn ecb_bound_row<'a>(how: AesBound, width: &str, key: &[u8], len: usize) -> Imp<'a> {
-    let rk = bound::expand_key(key);
-    let mut e = Buf::random(len, 5);
-    Imp::new(format!("AES-ECB on {width}"), Kind::Bound, move || {
-        black_box(bound::ecb_encrypt(how, &rk, e.bytes_mut()));
-    })
 }
 
 /// `"<case>: <first row> / <bound row>"` in bytes per cycle at the clock
@@ -117,14 +87,6 @@ pub(crate) fn per_cycle_cell(ctx: &Ctx, c: &CaseResult) -> Option<String> {
         c.name,
         per_cycle(&c.results[0])
     ))
-}
-
-/// The system OpenSSL's label ("OpenSSL 3.0 EVP"), a peer of XTS and CBC.
-pub(crate) fn system_openssl() -> String {
-    format!(
-        "{} EVP",
-        mdu_bench::openssl_peer::short_name(openssl::version::version())
-    )
 }
 
 /// What the recent OpenSSL rows of the XTS and CBC tables are, or why there

@@ -3,13 +3,10 @@
 //! crate, with and without a salted prefix state; and of sixteen blocks
 //! through `finup_many` (the AVX-512 lanes).
 
-use std::hint::black_box;
+use mdu_bench::registry::sha256::{self as registry, MSG};
+use mdu_verity::sha256::Backend;
 
-use mdu_verity::sha256::{Backend, State};
-use sha2::{Digest, Sha256};
-
-use super::{Buf, Ctx, Suite, case, check};
-use crate::measure::{Imp, Kind};
+use super::{Ctx, Suite, measure_group};
 use crate::report::{Table, Unit, gbps};
 
 pub(crate) fn suite() -> Suite {
@@ -29,72 +26,13 @@ pub(crate) fn suite() -> Suite {
     }
 }
 
-const MSG: usize = 4096;
-
 fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
-    let a = Buf::random(MSG, 1);
-    let b = Buf::random(MSG, 2);
-    let (a, b) = (a.bytes(), b.bytes());
-    let salt: Vec<u8> = (0..32u8).collect();
-    let mut cases = Vec::new();
+    let group = registry::pairs();
+    let id = group.name.clone();
+    let cases = measure_group(ctx, group)?;
     let mut notes = Vec::new();
-    for salted in [false, true] {
-        let prefix: &[u8] = if salted { &salt } else { &[] };
-        let want = |m: &[u8]| -> [u8; 32] {
-            let mut h = Sha256::new();
-            h.update(prefix);
-            h.update(m);
-            h.finalize().into()
-        };
-        let (wa, wb) = (want(a), want(b));
-        let mut states = Vec::new();
-        for &backend in Backend::available() {
-            let mut s = State::with_backend(backend).map_err(|e| e.to_string())?;
-            s.update(prefix);
-            let (ga, gb) = s.finup2x(a, b);
-            check(&format!("{backend:?} finup2x a"), &ga, &wa)?;
-            check(&format!("{backend:?} finup2x b"), &gb, &wb)?;
-            check(&format!("{backend:?} finup"), &s.finup(b), &wb)?;
-            states.push((backend, s));
-        }
-        let mut imps: Vec<Imp<'_>> = Vec::new();
-        for (backend, s) in &states {
-            let s2 = s.clone();
-            imps.push(Imp::new(
-                format!("mdu finup2x ({})", backend.name()),
-                Kind::Mdu,
-                move || {
-                    black_box(s2.finup2x(black_box(a), black_box(b)));
-                },
-            ));
-        }
-        for (backend, s) in &states {
-            let s1 = s.clone();
-            imps.push(Imp::new(
-                format!("mdu finup ×2 ({})", backend.name()),
-                Kind::Mdu,
-                move || {
-                    black_box(s1.finup(black_box(a)));
-                    black_box(s1.finup(black_box(b)));
-                },
-            ));
-        }
-        let mut pre = Sha256::new();
-        pre.update(prefix);
-        imps.push(Imp::new("sha2, one at a time", Kind::Peer, move || {
-            let mut h = pre.clone();
-            h.update(black_box(a));
-            black_box(h.finalize());
-            let mut h = pre.clone();
-            h.update(black_box(b));
-            black_box(h.finalize());
-        }));
-        let name = if salted {
-            "4 KiB pairs, 32-byte salt"
-        } else {
-            "4 KiB pairs"
-        };
-        let c = case(ctx, name, 2 * MSG, None, imps);
+    for c in &cases {
+        let name = &c.name;
         // The bound: twice the single-stream rate of the best backend.
         let two = c.results.first().map(|s| gbps(2 * MSG as u64, s.median()));
         let one = c
@@ -110,7 +48,6 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
                 two / one
             ));
         }
-        cases.push(c);
     }
     notes.push(
         "Each iteration hashes two 4 KiB messages from the same (salted) state, the \
@@ -120,68 +57,22 @@ fn run(ctx: &Ctx) -> Result<Vec<Table>, String> {
             .to_string(),
     );
     let pairs = Table {
-        id: "sha256-pairs".to_string(),
+        id,
         title: "SHA-256 of 4 KiB message pairs".to_string(),
         unit: Unit::Throughput,
         x_label: None,
         notes,
         cases,
     };
-    Ok(vec![pairs, sixteen(ctx, &salt)?])
+    Ok(vec![pairs, sixteen(ctx)?])
 }
 
 /// Sixteen 4 KiB messages from one salted state through `finup_many`:
 /// sixteen AVX-512 lanes at once, or pairs, on each backend.
-fn sixteen(ctx: &Ctx, salt: &[u8]) -> Result<Table, String> {
-    let buf = Buf::random(16 * MSG, 3);
-    let msgs: Vec<&[u8]> = buf.bytes().chunks(MSG).collect();
-    let want: Vec<[u8; 32]> = msgs
-        .iter()
-        .map(|m| {
-            let mut h = Sha256::new();
-            h.update(salt);
-            h.update(m);
-            h.finalize().into()
-        })
-        .collect();
-    let mut imps: Vec<Imp<'_>> = Vec::new();
-    for &backend in Backend::available() {
-        let mut s = State::with_backend(backend).map_err(|e| e.to_string())?;
-        s.update(salt);
-        let mut out = vec![[0u8; 32]; 16];
-        s.finup_many(&msgs, &mut out);
-        check(
-            &format!("{backend:?} finup_many"),
-            out.as_flattened(),
-            want.as_flattened(),
-        )?;
-        let msgs = msgs.clone();
-        imps.push(Imp::new(
-            format!(
-                "mdu finup_many ({}, {} at once)",
-                backend.name(),
-                backend.lanes()
-            ),
-            Kind::Mdu,
-            move || {
-                let mut out = [[0u8; 32]; 16];
-                s.finup_many(black_box(&msgs), &mut out);
-                black_box(out);
-            },
-        ));
-    }
-    let mut pre = Sha256::new();
-    pre.update(salt);
-    imps.push(Imp::new("sha2, one at a time", Kind::Peer, move || {
-        for m in &msgs {
-            let mut h = pre.clone();
-            h.update(black_box(m));
-            black_box(h.finalize());
-        }
-    }));
-    let c = case(ctx, "16 × 4 KiB, 32-byte salt", 16 * MSG, None, imps);
+fn sixteen(ctx: &Ctx) -> Result<Table, String> {
+    let group = registry::sixteen();
     Ok(Table {
-        id: "sha256-sixteen".to_string(),
+        id: group.name.clone(),
         title: "SHA-256 of sixteen 4 KiB messages (finup_many)".to_string(),
         unit: Unit::Throughput,
         x_label: None,
@@ -191,6 +82,6 @@ fn sixteen(ctx: &Ctx, salt: &[u8]) -> Result<Table, String> {
              zmm registers, the others in pairs (shani, arm-ce) or one by one."
                 .to_string(),
         ],
-        cases: vec![c],
+        cases: measure_group(ctx, group)?,
     })
 }
