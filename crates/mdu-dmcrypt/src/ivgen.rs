@@ -60,10 +60,7 @@ pub struct IvGenerator {
 /// Replaces each of the (at most [`BATCH`]) byte offsets in `ivs` by the
 /// encryption of one zero block under the volume's `cipher` with the offset
 /// as IV, in one explicit-IV call (16-byte IVs only: [`IvMode::iv_len_fits`]).
-fn eboiv_ivs<C: DataUnitCipher + ?Sized>(
-    cipher: &C,
-    ivs: &mut [C::Iv],
-) -> Result<(), Error> {
+fn eboiv_ivs<C: DataUnitCipher + ?Sized>(cipher: &C, ivs: &mut [C::Iv]) -> Result<(), Error> {
     let mut blocks = [0u8; 16 * BATCH];
     let blocks = &mut blocks[..16 * ivs.len()];
     if let [one] = ivs {
@@ -118,11 +115,7 @@ impl IvGenerator {
     /// assert_eq!(g.mode(), IvMode::Null);
     /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
-    pub fn new(
-        mode: IvMode,
-        geometry: Geometry,
-        volume_key: &[u8],
-    ) -> Result<IvGenerator, Error> {
+    pub fn new(mode: IvMode, geometry: Geometry, volume_key: &[u8]) -> Result<IvGenerator, Error> {
         let essiv = match mode {
             IvMode::EssivSha256 => Some(Essiv::new(volume_key)?),
             _ => None,
@@ -227,11 +220,7 @@ impl IvGenerator {
     /// assert_eq!(g.iv(&xts, 1)?, Iv::ZERO); // plain wraps at 2^32
     /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
-    pub fn iv<C: DataUnitCipher + ?Sized>(
-        &self,
-        cipher: &C,
-        index: u64,
-    ) -> Result<C::Iv, Error> {
+    pub fn iv<C: DataUnitCipher + ?Sized>(&self, cipher: &C, index: u64) -> Result<C::Iv, Error> {
         let mut iv = C::Iv::ZERO;
         self.ivs(cipher, index, core::slice::from_mut(&mut iv))?;
         Ok(iv)
@@ -398,10 +387,7 @@ impl IvGenerator {
 
     /// The number of sectors in `len` bytes, and the sector size as a
     /// [`DataUnitSize`], for cipher `C`.
-    fn check<C: DataUnitCipher + ?Sized>(
-        &self,
-        len: usize,
-    ) -> Result<(u64, DataUnitSize), Error> {
+    fn check<C: DataUnitCipher + ?Sized>(&self, len: usize) -> Result<(u64, DataUnitSize), Error> {
         let sector_size = self.geometry.sector_size();
         let ss = sector_size as usize;
         if len == 0 || !len.is_multiple_of(ss) {

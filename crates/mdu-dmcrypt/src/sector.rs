@@ -265,12 +265,7 @@ impl SectorCipher {
     /// assert_eq!(a, b);
     /// # Ok::<(), mdu_dmcrypt::Error>(())
     /// ```
-    pub fn par_crypt(
-        &self,
-        dir: Direction,
-        first: u64,
-        buf: &mut [u8],
-    ) -> Result<(), Error> {
+    pub fn par_crypt(&self, dir: Direction, first: u64, buf: &mut [u8]) -> Result<(), Error> {
         with_cipher!(self, c => self.ivgen.par_crypt(dir, c, first, buf))
     }
 }

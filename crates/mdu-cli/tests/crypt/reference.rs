@@ -265,11 +265,14 @@ fn two_threads_match_reference_on_a_long_run() {
 }
 
 /// The wide-block specs dm-crypt hosts (`aes-hctr2-*`,
-/// `xchacha12,aes-adiantum-*`): `mdu crypt` writes what the library's
-/// `SectorCipher` makes of the same spec, key and geometry (the library's
-/// own test checks those against HCTR2 and Adiantum one sector at a time
-/// with the kernel's IVs), and decrypts it back; an IV mode that needs a
-/// one-block IV is refused with its name.
+/// `xchacha12,aes-adiantum-*`) and the other block ciphers (`serpent-*`,
+/// `twofish-*`, `camellia-*`, `sm4-*`): `mdu crypt` writes what the
+/// library's `SectorCipher` makes of the same spec, key and geometry (the
+/// library's own tests check those against HCTR2 and Adiantum one sector
+/// at a time with the kernel's IVs, and against xts-mode and a CBC chain
+/// over the RustCrypto block ciphers), and decrypts it back; an IV mode
+/// that needs a one-block IV, or `essiv` on SM4, is refused with its name,
+/// and a key of the wrong length names the cipher's key sizes.
 #[test]
 fn wide_block_specs_encrypt_as_the_library_does() {
     use mdu_dmcrypt::{Direction, Geometry, SectorCipher, WeakKeys};
@@ -284,6 +287,10 @@ fn wide_block_specs_encrypt_as_the_library_does() {
         ("aes-hctr2-plain64be", 16, 4096),
         ("xchacha12,aes-adiantum-plain64", 32, 4096),
         ("xchacha12,aes-adiantum-plain", 32, 512),
+        ("serpent-xts-plain64", 64, 512),
+        ("twofish-cbc-essiv:sha256", 32, 4096),
+        ("camellia-xts-benbi", 48, 512),
+        ("sm4-cbc-eboiv", 16, 4096),
     ] {
         let key = rng.bytes(key_len);
         let key_file = dir.join("key");
@@ -338,4 +345,24 @@ fn wide_block_specs_encrypt_as_the_library_does() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    for (spec, says) in [
+        ("sm4-xts-essiv:sha256", "essiv:sha256"),
+        (
+            "serpent-xts-plain64",
+            "32 (Serpent-128) or 48 (Serpent-192) or 64 (Serpent-256)",
+        ),
+    ] {
+        // The key file holds 16 bytes: right for SM4, short for Serpent.
+        std::fs::write(dir.join("key"), [7u8; 16]).unwrap();
+        let out = mdu()
+            .args(["crypt", "encrypt", "--cipher", spec, "--key-file"])
+            .arg(dir.join("key"))
+            .arg(&input)
+            .arg(dir.join("x"))
+            .output()
+            .unwrap();
+        expect_code(&out, 2, spec);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{spec}: {err}");
+    }
 }

@@ -55,10 +55,7 @@ fn a_damaged_secondary_is_reported_and_the_primary_used() {
     img[4096 + 3] ^= 1;
     match Image::load(&img[..]) {
         Err(Error::NoValidHeader { primary, secondary }) => {
-            assert!(matches!(
-                *primary,
-                Error::ChecksumMismatch { offset: 0 }
-            ));
+            assert!(matches!(*primary, Error::ChecksumMismatch { offset: 0 }));
             assert!(matches!(
                 *secondary,
                 Error::ChecksumMismatch { offset: 16384 }
@@ -87,10 +84,7 @@ fn the_json_area_must_be_json_then_nul_bytes() {
     v.extend_from_slice(b"\0x");
     put_json(&mut img, 0, &v);
     img[HDR..2 * HDR].fill(0);
-    assert!(matches!(
-        load_err(&img),
-        Error::JsonArea { offset: 0, .. }
-    ));
+    assert!(matches!(load_err(&img), Error::JsonArea { offset: 0, .. }));
     put_json(&mut img, 0, b" {}");
     assert!(matches!(load_err(&img), Error::JsonArea { .. }));
     put_json(&mut img, 0, b"{\"keyslots\":");
@@ -109,10 +103,7 @@ fn a_bad_checksum_is_never_accepted() {
         bad[at] ^= 0x80;
         bad[HDR + at] ^= 0x80;
         let e = Image::load(&bad[..]).unwrap_err();
-        assert!(
-            matches!(e, Error::NoValidHeader { .. }),
-            "byte {at}: {e}"
-        );
+        assert!(matches!(e, Error::NoValidHeader { .. }), "byte {at}: {e}");
     }
 }
 

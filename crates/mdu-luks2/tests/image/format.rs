@@ -288,10 +288,7 @@ fn a_weak_volume_key_is_refused_unless_allowed() {
     // cipher is refused unless allowed.
     let weak = [0x11u8; 64];
     let e = format(&pbkdf2(), b"pw", &weak, &mut os_random).unwrap_err();
-    assert!(
-        matches!(e, Error::Cipher(ref c) if c.is_weak_key()),
-        "{e}"
-    );
+    assert!(matches!(e, Error::Cipher(ref c) if c.is_weak_key()), "{e}");
     let p = FormatParams {
         weak_keys: WeakKeys::Allow,
         ..pbkdf2()

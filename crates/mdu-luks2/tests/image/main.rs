@@ -7,8 +7,8 @@ mod format;
 mod validation;
 
 use mdu_luks2::{
-    Argon2Variant, CipherSpec, Direction, FormatParams, Geometry, Hash, HeaderCopy, Image,
-    KdfParams, Error, Metadata, SectorCipher, WeakKeys, format, header_checksum, os_random,
+    Argon2Variant, CipherSpec, Direction, Error, FormatParams, Geometry, Hash, HeaderCopy, Image,
+    KdfParams, Metadata, SectorCipher, WeakKeys, format, header_checksum, os_random,
 };
 use serde_json::{Value, json};
 

@@ -331,11 +331,7 @@ fn an_unsupported_cipher_loads_dumps_and_fails_where_it_is_used() {
     }
 }
 
-type Rule = (
-    &'static str,
-    Box<dyn Fn(&mut Value)>,
-    fn(&Error) -> bool,
-);
+type Rule = (&'static str, Box<dyn Fn(&mut Value)>, fn(&Error) -> bool);
 
 /// The rules of cryptsetup 2.6.1's header validation on ids and on how
 /// keyslots, digests and segments are bound (each one checked against
