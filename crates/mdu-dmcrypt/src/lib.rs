@@ -93,6 +93,7 @@ extern crate std;
 
 mod error;
 mod geometry;
+mod iv_mode;
 mod ivgen;
 mod sector;
 mod spec;
@@ -100,12 +101,11 @@ mod volume;
 
 pub use error::Error;
 pub use geometry::{Geometry, SECTOR_SIZES};
+pub use iv_mode::IvMode;
 pub use ivgen::IvGenerator;
 pub use mdu_core::{DataUnitCipher, Direction, Iv};
 pub use sector::SectorCipher;
-pub use spec::{
-    ChainMode, Cipher, CipherSpec, IvMode, MAX_KEY_LEN, SUPPORTED, SupportedCipher, WeakKeys,
-};
+pub use spec::{ChainMode, Cipher, CipherSpec, MAX_KEY_LEN, SUPPORTED, SupportedCipher, WeakKeys};
 pub use volume::{Volume, VolumeError};
 
 // The README's example runs with the doc tests.
