@@ -30,8 +30,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 # The library crates, in an order in which they could be published.
-crates=(mdu-core mdu-platform mdu-aes mdu-xts mdu-cbc mdu-hctr2 mdu-adiantum mdu-dmcrypt mdu-inplace
-        mdu-io mdu-luks2 mdu-verity mdu-base64 mdu-fscrypt mdu)
+crates=(mdu-core mdu-platform mdu-aes mdu-xts mdu-cbc mdu-hctr2 mdu-adiantum mdu-dmcrypt mdu-io mdu-inplace
+        mdu-luks2 mdu-verity mdu-base64 mdu-fscrypt mdu)
 version=$(cargo metadata --no-deps --format-version 1 \
     | python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "mdu"))')
 target=${CARGO_TARGET_DIR:-$root/target}

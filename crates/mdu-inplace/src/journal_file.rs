@@ -35,12 +35,12 @@
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::lock::{self, LockError};
+use mdu_io::output::{link_proc, open_unnamed};
 
 /// Why a journal file could not be created, opened or removed.
 ///
@@ -226,72 +226,12 @@ fn new_unnamed(dir: &Path, path: &Path) -> Result<(File, Option<PathBuf>), Journ
     Ok((f, Some(tmp)))
 }
 
-/// A new file in `dir` without a name (`O_TMPFILE`), opened for reading
-/// and writing with `mode`, that [`link_unnamed`] can name: `None` where
-/// the file system cannot make one, or `/proc/self/fd` is missing.
-///
-/// ```
-/// let dir = tempfile::tempdir()?;
-/// if let Some(f) = mdu_inplace::journal_file::open_unnamed(dir.path(), 0o600) {
-///     mdu_inplace::journal_file::link_unnamed(&f, &dir.path().join("named"))?;
-///     assert!(dir.path().join("named").exists());
-/// }
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .mode(mode)
-        .custom_flags(libc::O_TMPFILE)
-        .open(dir)
-        .ok()?;
-    // Naming it needs /proc/self/fd (or CAP_DAC_READ_SEARCH): check now,
-    // not after the work.
-    std::fs::symlink_metadata(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
-    Some(f)
-}
-
-/// Gives the unnamed file `f` ([`open_unnamed`]) the name `path`; fails
-/// with `AlreadyExists` if something has that name (`linkat` never
-/// replaces).
-///
-/// ```
-/// let dir = tempfile::tempdir()?;
-/// std::fs::write(dir.path().join("taken"), b"")?;
-/// if let Some(f) = mdu_inplace::journal_file::open_unnamed(dir.path(), 0o600) {
-///     let e = mdu_inplace::journal_file::link_unnamed(&f, &dir.path().join("taken")).unwrap_err();
-///     assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
-/// }
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn link_unnamed(f: &File, path: &Path) -> io::Result<()> {
-    let proc = CString::new(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
-    let name = CString::new(path.as_os_str().as_bytes())?;
-    // SAFETY: both paths are valid NUL-terminated strings; linkat does not
-    // retain them.
-    let r = unsafe {
-        libc::linkat(
-            libc::AT_FDCWD,
-            proc.as_ptr(),
-            libc::AT_FDCWD,
-            name.as_ptr(),
-            libc::AT_SYMLINK_FOLLOW,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 /// Gives the new journal `f` its name `path`, failing with `AlreadyExists`
 /// if `path` exists: a link of the unnamed file, or a rename of `tmp`
 /// that replaces nothing.
 fn name_it(f: &File, tmp: Option<&Path>, path: &Path) -> io::Result<()> {
     let Some(tmp) = tmp else {
-        return link_unnamed(f, path);
+        return link_proc(f, path);
     };
     let to = CString::new(path.as_os_str().as_bytes())?;
     let from = CString::new(tmp.as_os_str().as_bytes())?;

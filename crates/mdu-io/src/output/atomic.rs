@@ -25,7 +25,14 @@ impl Atomic {
         let dir = parent_dir(target);
         let mode = if spec.private { 0o600 } else { 0o666 };
         let (file, named) = match open_unnamed(dir, mode) {
-            Some(f) => (f, None),
+            Some(f) => {
+                // Nobody else can reach it yet: the lock is this process's,
+                // and holds from before the file has a name (a file system
+                // without locks leaves it unlocked, and then no other run
+                // can take a lock there either).
+                let _ = try_flock(&f, Flock::Exclusive);
+                (f, None)
+            }
             None => {
                 let (f, reg) = open_named(dir, mode)
                     .map_err(|e| Error::io(target, "create a temporary file next to it", e))?;
@@ -108,8 +115,11 @@ fn sync_dir(dir: &Path) -> Result<(), Error> {
         .map_err(|e| Error::io(dir, "sync the directory after naming the output", e))
 }
 
-/// A temporary file without a name (`O_TMPFILE`) in `dir`, if the file
-/// system and `/proc` (to name it later) allow it.
+/// A temporary file without a name (`O_TMPFILE`) in `dir`, opened for
+/// reading and writing with `mode`, that [`link_proc`] can name: `None`
+/// where the file system cannot make one, or `/proc/self/fd` is missing.
+/// (Atomic outputs lock theirs at once; the in-place journals of
+/// `mdu-inplace` are made here too.)
 ///
 /// ```
 /// let dir = tempfile::tempdir()?;
@@ -132,10 +142,6 @@ pub fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
     // Naming it needs /proc/self/fd (or CAP_DAC_READ_SEARCH): check now,
     // not after the work.
     std::fs::symlink_metadata(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
-    // Nobody else can reach it yet: the lock is this process's, and holds
-    // from before the file has a name (a file system without locks leaves
-    // it unlocked, and then no other run can take a lock there either).
-    let _ = try_flock(&f, Flock::Exclusive);
     Some(f)
 }
 
