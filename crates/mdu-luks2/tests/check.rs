@@ -110,7 +110,7 @@ fn constant_ivs_ecb_and_unknown_ciphers_are_named() {
     for (spec, kind) in [
         ("aes-xts-null", Kind::WeakCipher),
         ("aes-ecb", Kind::WeakCipher),
-        ("serpent-xts-plain64", Kind::UnknownCipher),
+        ("blowfish-cbc-plain64", Kind::UnknownCipher),
     ] {
         let mut image = image();
         mutate(&mut image, |v| {

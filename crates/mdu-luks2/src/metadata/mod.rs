@@ -117,7 +117,7 @@ pub struct KeyslotArea {
 /// The `encryption` of a keyslot area or a segment: the cipher spec as the
 /// JSON text names it, parsed once when the metadata are read.
 ///
-/// A spec this crate does not run (`serpent-xts-plain64`,
+/// A spec this crate does not run (`blowfish-cbc-plain64`,
 /// `aes-xts-random`) does not stop the metadata from loading, as
 /// cryptsetup loads and dumps such a header: the parse error is kept and
 /// becomes [`Error::UnsupportedCipher`], naming the field, when the
@@ -128,8 +128,8 @@ pub struct KeyslotArea {
 /// use mdu_luks2::{CipherSpec, Encryption};
 /// let e = Encryption::parse("aes-xts-plain64");
 /// assert_eq!(e.spec()?, "aes-xts-plain64".parse::<CipherSpec>()?);
-/// let odd = Encryption::parse("serpent-xts-plain64");
-/// assert_eq!(odd.as_str(), "serpent-xts-plain64");
+/// let odd = Encryption::parse("blowfish-cbc-plain64");
+/// assert_eq!(odd.as_str(), "blowfish-cbc-plain64");
 /// assert!(odd.spec().is_err());
 /// assert_eq!(Encryption::from("aes-cbc-essiv:sha256".parse::<CipherSpec>()?).as_str(), "aes-cbc-essiv:sha256");
 /// # Ok::<(), mdu_luks2::Error>(())

@@ -284,7 +284,7 @@ fn an_unsupported_cipher_loads_dumps_and_fails_where_it_is_used() {
     // the keyslot or segment that names the spec fails when it is used,
     // with a typed error naming the field and what is supported.
     for (field, spec) in [
-        ("keyslot", "serpent-xts-plain64"),
+        ("keyslot", "aes-lrw-plain64"),
         ("segment", "aes-xts-random"),
         ("segment", "AES-xts-plain64"),
     ] {
