@@ -139,9 +139,20 @@ pub(crate) fn gbps(bytes: u64, ns: f64) -> f64 {
     bytes as f64 / ns
 }
 
+/// A rate with two decimals, or three significant digits below 0.1 (a
+/// portable Twofish runs at a few MB/s: `0.00` would say nothing).
+pub(crate) fn fmt_rate(x: f64) -> String {
+    if x >= 0.1 || x <= 0.0 || !x.is_finite() {
+        return format!("{x:.2}");
+    }
+    // Digits after the point for three significant ones.
+    let places = (2.0 - x.log10().floor()) as usize;
+    format!("{x:.places$}")
+}
+
 fn fmt_value(unit: Unit, bytes: u64, ns: f64) -> String {
     match unit {
-        Unit::Throughput => format!("{:.2}", gbps(bytes, ns)),
+        Unit::Throughput => fmt_rate(gbps(bytes, ns)),
         Unit::Latency if ns >= 10_000.0 => format!("{:.1} µs", ns / 1000.0),
         Unit::Latency => format!("{ns:.0} ns"),
     }
@@ -151,7 +162,7 @@ fn fmt_value(unit: Unit, bytes: u64, ns: f64) -> String {
 /// without a clock or for a latency.
 fn fmt_per_cycle(unit: Unit, bytes: u64, ns: f64, ghz: Option<f64>) -> String {
     match (unit, ghz) {
-        (Unit::Throughput, Some(ghz)) => format!(" · {:.2} B/c", gbps(bytes, ns) / ghz),
+        (Unit::Throughput, Some(ghz)) => format!(" · {} B/c", fmt_rate(gbps(bytes, ns) / ghz)),
         _ => String::new(),
     }
 }
@@ -282,8 +293,8 @@ impl Report {
                 }
                 let value = |s: &Samples| match t.unit {
                     Unit::Throughput => format!(
-                        "{:.2} GB/s{}",
-                        gbps(c.bytes, s.median()),
+                        "{} GB/s{}",
+                        fmt_rate(gbps(c.bytes, s.median())),
                         fmt_per_cycle(t.unit, c.bytes, s.median(), self.meta.clock_ghz)
                     ),
                     Unit::Latency => fmt_value(t.unit, c.bytes, s.median()),
@@ -521,6 +532,15 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slow_rates_keep_three_significant_digits() {
+        assert_eq!(fmt_rate(12.345), "12.35");
+        assert_eq!(fmt_rate(0.1), "0.10");
+        assert_eq!(fmt_rate(0.0876), "0.0876");
+        assert_eq!(fmt_rate(0.004123), "0.00412");
+        assert_eq!(fmt_rate(0.0), "0.00");
+    }
 
     fn samples(name: &str, kind: Kind, ns: &[f64]) -> Samples {
         Samples {
