@@ -655,3 +655,6 @@ fn cbc_eboiv_is_the_encrypted_byte_offset() {
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
+
+mod block_ciphers;
+mod wide_block;
