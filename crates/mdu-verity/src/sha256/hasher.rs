@@ -215,12 +215,20 @@ mod tests {
     #[test]
     fn every_length_and_split_gives_the_digest_of_sha2() {
         let data = painted(300);
+        // Under a user-mode emulator the splits of every 7th point (the
+        // block and padding edges fall at every offset across the lengths).
+        let stride = mdu_core::testing::sample::emulated_stride(
+            "every_length_and_split_gives_the_digest_of_sha2",
+            45_451,
+            "length and split pairs",
+            7,
+        );
         for &backend in Backend::available() {
             let mut reused = Sha256::with_backend(backend).unwrap();
             for len in 0..=300 {
                 let msg = &data[..len];
                 let want = sha2::Sha256::digest(msg);
-                for split in 0..=len {
+                for split in (len % stride..=len).step_by(stride) {
                     let mut h = Sha256::with_backend(backend).unwrap();
                     Digest::update(&mut h, &msg[..split]);
                     Digest::update(&mut h, &msg[split..]);
