@@ -37,7 +37,6 @@
 //! ```
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -101,18 +100,9 @@ fn io_error(path: &Path, action: &'static str, source: io::Error) -> LockError {
     }
 }
 
-/// A `flock` mode for [`try_flock`].
-///
-/// ```
-/// assert_ne!(mdu_inplace::lock::Flock::Shared, mdu_inplace::lock::Flock::Exclusive);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flock {
-    /// `LOCK_SH`.
-    Shared,
-    /// `LOCK_EX`.
-    Exclusive,
-}
+/// The workspace's one `flock` (`mdu_io::flock`), which every lock here
+/// takes.
+pub use mdu_io::flock::{Flock, try_flock};
 
 /// libcryptsetup's lock directory (its compiled-in default).
 const LOCK_DIR: &str = "/run/cryptsetup";
@@ -310,31 +300,6 @@ fn loop_backed_by(meta: &std::fs::Metadata) -> Option<String> {
         }
     }
     None
-}
-
-/// `flock(how | LOCK_NB)` on `f`, never waiting: the one `flock` of the
-/// workspace (the in-place locks here, the temporary files of the `mdu`
-/// tool's outputs). A lock held elsewhere is
-/// [`io::ErrorKind::WouldBlock`].
-///
-/// ```
-/// use mdu_inplace::lock::{Flock, try_flock};
-/// let f = tempfile::tempfile()?;
-/// try_flock(&f, Flock::Exclusive)?;
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn try_flock(f: &File, how: Flock) -> io::Result<()> {
-    let how = match how {
-        Flock::Shared => libc::LOCK_SH,
-        Flock::Exclusive => libc::LOCK_EX,
-    };
-    // SAFETY: flock on a descriptor `f` keeps open for the call; it
-    // changes only the lock and touches no memory.
-    if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 /// Locks the file `f` (at `path`) itself, refusing at once if another

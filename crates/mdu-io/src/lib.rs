@@ -42,6 +42,7 @@
 //! system lacks `O_TMPFILE`.
 
 mod error;
+pub mod flock;
 pub mod input;
 pub mod output;
 pub mod pipeline;

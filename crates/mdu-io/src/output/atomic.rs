@@ -3,6 +3,7 @@
 //! left behind.
 
 use super::*;
+use crate::flock::{Flock, try_flock};
 
 /// A regular-file output being written: a temporary file in the target's
 /// directory.
@@ -426,33 +427,6 @@ fn install_handlers() {
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
-}
-
-/// How [`try_flock`] locks a file.
-#[derive(Clone, Copy)]
-enum Flock {
-    /// `LOCK_SH`.
-    Shared,
-    /// `LOCK_EX`.
-    Exclusive,
-}
-
-/// `flock(2)` on `f` without waiting: `WouldBlock` if another open file
-/// description holds a lock that excludes this one (the lock of a
-/// temporary file, which its run holds until it ends).
-fn try_flock(f: &File, how: Flock) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let how = match how {
-        Flock::Shared => libc::LOCK_SH,
-        Flock::Exclusive => libc::LOCK_EX,
-    };
-    // SAFETY: flock on a descriptor `f` keeps open for the call; it
-    // changes only the lock and touches no memory.
-    if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 #[cfg(test)]
