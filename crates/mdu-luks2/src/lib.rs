@@ -67,6 +67,7 @@ mod keyfile;
 mod metadata;
 pub mod reencrypt;
 mod volume;
+pub mod write;
 
 pub use choices::{FormatChoices, Pbkdf};
 pub use error::Error;

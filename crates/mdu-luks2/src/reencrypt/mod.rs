@@ -501,21 +501,15 @@ fn write_at(f: &File, buf: &[u8], offset: u64) -> Result<(), Error> {
     f.write_all_at(buf, offset).map_err(Error::Io)
 }
 
-/// Writes both header copies with `seqid`, each synced before the next,
-/// primary first.
+/// Writes both header copies with `seqid`, each synced before the next
+/// (the crash-safe order of [`crate::write`]).
 fn write_header(
     dev: &File,
     template: &BinaryHeader,
     seqid: u64,
     m: &Metadata,
 ) -> Result<(), Error> {
-    let copies = crate::format::header_copies(template, seqid, m)?;
-    let (primary, secondary) = copies.split_at(copies.len() / 2);
-    for (bytes, at) in [(primary, 0), (secondary, template.hdr_size)] {
-        write_at(dev, bytes, at)?;
-        dev.sync_data().map_err(Error::Io)?;
-    }
-    Ok(())
+    crate::write::write_copies(dev, template, seqid, m)
 }
 
 /// Fills `len` bytes at `offset` with random bytes.
