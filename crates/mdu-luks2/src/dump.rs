@@ -338,6 +338,9 @@ mod tests {
     #[test]
     fn priorities_are_named_as_luksdump_names_them() {
         let names = [None, Some(0), Some(1), Some(2), Some(3)].map(priority_name);
-        assert_eq!(names, ["normal", "ignored", "normal", "preferred", "invalid"]);
+        assert_eq!(
+            names,
+            ["normal", "ignored", "normal", "preferred", "invalid"]
+        );
     }
 }
