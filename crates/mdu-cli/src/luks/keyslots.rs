@@ -180,6 +180,16 @@ fn open_for_change(
     Ok((path, f, img))
 }
 
+/// What a keyslot verb failed at: a write of the header or keyslots area
+/// (the only I/O that yields [`Luks2Error::Io`]), or what
+/// [`image_error`] says.
+fn change_error(path: &Path, e: Luks2Error) -> CliError {
+    match e {
+        Luks2Error::Io(e) => CliError::io(path, "write the header or keyslots area", e),
+        e => image_error(path, e),
+    }
+}
+
 /// A passphrase named by an option that today must be given.
 fn needed(file: Option<&Path>, what: &str) -> Result<Zeroizing<Vec<u8>>, CliError> {
     match file {
@@ -196,7 +206,7 @@ pub(super) fn add_key(a: AddKeyArgs) -> Result<(), CliError> {
     };
     let mut locks = Locks::new();
     let (path, f, mut img) = open_for_change(&a.image, a.header.as_deref(), &mut locks)?;
-    let err = |e| image_error(&path, e);
+    let err = |e| change_error(&path, e);
     let new_file = a.new_key_file.as_deref().or(a.new_keyfile.as_deref());
     let unbound_len = a.key_size.map(|bits| (bits / 8) as usize);
     if a.key_size.is_some_and(|bits| bits == 0 || bits % 8 != 0) {
@@ -261,7 +271,7 @@ pub(super) fn change_key(a: ChangeKeyArgs, convert: bool) -> Result<(), CliError
     }
     let mut locks = Locks::new();
     let (path, f, mut img) = open_for_change(&a.image, a.header.as_deref(), &mut locks)?;
-    let err = |e| image_error(&path, e);
+    let err = |e| change_error(&path, e);
     if let Some(s) = a.key_slot
         && !img.metadata.keyslots.contains_key(&s)
     {
@@ -286,7 +296,7 @@ pub(super) fn change_key(a: ChangeKeyArgs, convert: bool) -> Result<(), CliError
 pub(super) fn kill_slot(a: KillSlotArgs) -> Result<(), CliError> {
     let mut locks = Locks::new();
     let (path, f, mut img) = open_for_change(&a.image, a.header.as_deref(), &mut locks)?;
-    let err = |e| image_error(&path, e);
+    let err = |e| change_error(&path, e);
     let m = &img.metadata;
     if !m.keyslots.contains_key(&a.slot) {
         return Err(CliError::Refused {
@@ -325,7 +335,7 @@ pub(super) fn kill_slot(a: KillSlotArgs) -> Result<(), CliError> {
 pub(super) fn remove_key(a: RemoveKeyArgs) -> Result<(), CliError> {
     let mut locks = Locks::new();
     let (path, f, mut img) = open_for_change(&a.image, a.header.as_deref(), &mut locks)?;
-    let err = |e| image_error(&path, e);
+    let err = |e| change_error(&path, e);
     let file = a.key_file.as_deref().or(a.key_file_arg.as_deref());
     let pass = needed(file, "--key-file or KEY_FILE (the passphrase to remove)")?;
     let key = img.unlock(&f, &pass).map_err(err)?;

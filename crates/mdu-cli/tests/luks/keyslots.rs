@@ -671,6 +671,28 @@ fn refusals_write_nothing() {
         "no free range",
         &before,
     );
+    // kill-slot without --key-file checks what stdin holds, up to its
+    // first newline; nothing there, it removes the keyslot unchecked (as
+    // cryptsetup does).
+    let kill_piped = |input: &[u8]| {
+        let mut child = mdu()
+            .args(["luks", "kill-slot", img, "2"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    unchanged(
+        kill_piped(b"not the passphrase\nmore"),
+        "kill-slot, a wrong passphrase on stdin",
+        "passphrase",
+        &before,
+    );
+    expect_code(&kill_piped(b""), 0, "kill-slot, nothing on stdin");
+    assert!(!stdout(&fx.cs(&["luksDump", img])).contains("  2: luks2"));
     // 32 keyslots of 128-bit keys fill the table.
     let fx = Fixture::new(
         test,
