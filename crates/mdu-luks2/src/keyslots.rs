@@ -231,6 +231,18 @@ impl Image {
         Some(key_size as usize)
     }
 
+    /// Refuses a new keyslot while the header carries requirements (a
+    /// reencryption in progress, a feature this crate does not know), as
+    /// cryptsetup refuses to add or change keyslots then.
+    fn no_requirements(&self) -> Result<(), Error> {
+        match &self.metadata.config.requirements {
+            Some(r) if !r.is_empty() => Err(Error::Requirements {
+                requirements: r.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Opens a keyslot with `passphrase` whatever its binding, as the
     /// keyslot verbs need it: keyslot `slot` only if given (bound or
     /// unbound), else the keyslots of the data segment in unlock order,
@@ -299,6 +311,7 @@ impl Image {
         passphrase: &[u8],
         params: &KeyslotParams,
     ) -> Result<u32, Error> {
+        self.no_requirements()?;
         let (seg, _) = self.segment()?;
         let (digest, d) = self.segment_digest(seg)?;
         if !d.matches(key) {
@@ -341,6 +354,7 @@ impl Image {
         passphrase: &[u8],
         params: &KeyslotParams,
     ) -> Result<u32, Error> {
+        self.no_requirements()?;
         if key.is_empty() {
             return Err(Error::Params {
                 problem: "an unbound keyslot needs a key of at least one byte".into(),
@@ -408,6 +422,7 @@ impl Image {
         passphrase: &[u8],
         params: &KeyslotParams,
     ) -> Result<(), Error> {
+        self.no_requirements()?;
         let old = self
             .metadata
             .keyslots
@@ -587,6 +602,27 @@ mod tests {
             img.add_keyslot(&f, &[1u8; 64], None, b"x", &p),
             Err(Error::WrongVolumeKey)
         ));
+    }
+
+    /// While the header carries requirements no keyslot is added or
+    /// changed (a removal stays possible, as in cryptsetup).
+    #[test]
+    #[cfg_attr(miri, ignore = "PBKDF2 in the interpreter")]
+    fn requirements_refuse_new_keyslots() {
+        let (f, mut img, p) = image();
+        let mut m = img.metadata.clone();
+        m.config.requirements = Some(vec!["mdu-test-feature".into()]);
+        img.commit(&f, m).unwrap();
+        let vk: Vec<u8> = (0..64).collect();
+        let refused = |r: Result<u32, Error>| matches!(r, Err(Error::Requirements { .. }));
+        assert!(refused(img.add_keyslot(&f, &vk, None, b"x", &p)));
+        assert!(refused(
+            img.add_unbound_keyslot(&f, &[1; 16], None, b"x", &p)
+        ));
+        assert!(refused(
+            img.change_keyslot(&f, 0, &vk, b"x", &p).map(|()| 0)
+        ));
+        img.remove_keyslot(&f, 0).unwrap();
     }
 
     /// A keyslot whose JSON would not fit the header is refused before its
