@@ -164,9 +164,21 @@ impl Image {
         Ok(KeyslotPlace { slot, offset, size })
     }
 
-    /// The first free range that holds the area of a key of `key_len`
-    /// bytes, as `(offset, size)`.
-    fn keyslot_area(&self, key_len: usize) -> Result<(u64, u64), Error> {
+    /// The area a new keyslot keeping a key of `key_len` bytes would
+    /// get, as `(offset, size)`: the first free range that holds it
+    /// ([`Error::NoKeyslotRoom`] if none does). What a change of keyslot
+    /// needs, cheap to check before any key derivation.
+    ///
+    /// ```
+    /// # use mdu_luks2::*;
+    /// # let params = FormatParams { kdf: KdfParams::Pbkdf2 { hash: Hash::Sha256, iterations: 1000 },
+    /// #     data_offset: 1 << 20, ..FormatParams::default() };
+    /// # let image = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random)?;
+    /// let img = Image::load(&image[..])?;
+    /// assert_eq!(img.keyslot_area(32)?, (32768 + 258048, 131072));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn keyslot_area(&self, key_len: usize) -> Result<(u64, u64), Error> {
         let needed = area_size(key_len);
         self.metadata
             .free_areas(self.hdr_size())

@@ -277,6 +277,12 @@ pub(super) fn change_key(a: ChangeKeyArgs, convert: bool) -> Result<(), CliError
     {
         return Err(err(Luks2Error::NoSuchKeyslot { slot: s }));
     }
+    // No room even for the smallest keyslot: refused before the key
+    // derivation.
+    let smallest = img.metadata.keyslots.values().map(|k| k.key_size).min();
+    if let Some(n) = smallest {
+        img.keyslot_area(n as usize).map_err(err)?;
+    }
     let pass = needed(
         a.key_file.as_deref(),
         "--key-file (the passphrase to change)",
