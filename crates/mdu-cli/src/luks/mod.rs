@@ -25,6 +25,7 @@ mod check;
 mod decrypt;
 mod dump;
 mod image;
+mod keyslots;
 mod options;
 mod reencrypt;
 
@@ -32,6 +33,7 @@ use check::*;
 use decrypt::*;
 use dump::*;
 use image::*;
+use keyslots::*;
 pub(crate) use options::LuksCmd;
 use options::*;
 use reencrypt::*;
@@ -44,6 +46,11 @@ pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
         LuksCmd::Dump(a) => dump(a),
         LuksCmd::Check(a) => check(a),
         LuksCmd::Reencrypt(a) => reencrypt(a),
+        LuksCmd::AddKey(a) => add_key(a),
+        LuksCmd::ChangeKey(a) => change_key(a, false),
+        LuksCmd::ConvertKey(a) => change_key(a, true),
+        LuksCmd::KillSlot(a) => kill_slot(a),
+        LuksCmd::RemoveKey(a) => remove_key(a),
     }
 }
 

@@ -9,6 +9,7 @@ mod check;
 mod common;
 mod cryptsetup;
 mod hostile;
+mod keyslots;
 mod reencrypt;
 mod usage;
 
