@@ -9,6 +9,7 @@ mod check;
 mod common;
 mod cryptsetup;
 mod hostile;
+mod luks1;
 mod reencrypt;
 mod usage;
 
