@@ -12,8 +12,11 @@ use super::*;
 use common::have_python_cryptography;
 
 const HASHES: [&str; 5] = ["sha1", "sha256", "sha512", "ripemd160", "whirlpool"];
-/// cipher, key bits, chain and IV mode of the Python reference.
-const CIPHERS: [(&str, &str, &str, &str); 4] = [
+/// A cipher, its key bits, and the chain and IV mode of the Python
+/// reference.
+type Cipher = (&'static str, &'static str, &'static str, &'static str);
+
+const CIPHERS: [Cipher; 4] = [
     ("aes-xts-plain64", "512", "xts", "plain64"),
     ("aes-xts-plain64", "256", "xts", "plain64"),
     ("aes-cbc-essiv:sha256", "256", "cbc", "essiv:sha256"),
@@ -21,10 +24,7 @@ const CIPHERS: [(&str, &str, &str, &str); 4] = [
 ];
 
 /// Every hash with every cipher; under the emulator each hash once.
-fn cases() -> Vec<(
-    &'static str,
-    (&'static str, &'static str, &'static str, &'static str),
-)> {
+fn cases() -> Vec<(&'static str, Cipher)> {
     let mut v = Vec::new();
     for (h, hash) in HASHES.into_iter().enumerate() {
         for (c, cipher) in CIPHERS.into_iter().enumerate() {
@@ -426,11 +426,7 @@ fn luks1_images_mdu_cannot_decrypt_are_refused_clearly() {
         let out = run(mdu()
             .args(["luks", "format", "--type", "luks1"])
             .args(extra)
-            .args([
-                "--key-file",
-                &pass,
-                &dir.join("new").to_str().unwrap().to_owned(),
-            ]));
+            .args(["--key-file", &pass, dir.join("new").to_str().unwrap()]));
         assert!(!out.status.success(), "{extra:?}");
         assert!(!dir.join("new").exists());
     }

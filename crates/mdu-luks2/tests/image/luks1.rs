@@ -135,8 +135,9 @@ fn a_mode_mdu_does_not_run_loads_and_is_refused_as_unsupported_not_as_a_wrong_pa
 #[test]
 fn hostile_headers_are_refused_naming_the_field() {
     type Damage = Box<dyn Fn(&mut Vec<u8>)>;
+    type Expected = Box<dyn Fn(&Error) -> bool>;
     let field = |f: &'static str| move |e: &Error| matches!(e, Error::Luks1Header { field, .. } if field == f);
-    let cases: Vec<(&str, Damage, Box<dyn Fn(&Error) -> bool>)> = vec![
+    let cases: Vec<(&str, Damage, Expected)> = vec![
         (
             "no magic",
             Box::new(|i| i[0] = b'X'),
