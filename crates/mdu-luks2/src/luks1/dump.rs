@@ -20,7 +20,7 @@ fn hex(out: &mut String, bytes: &[u8]) {
 ///
 /// ```
 /// use mdu_luks2::luks1::{self, FormatParams, Header};
-/// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+/// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
 /// let text = luks1::dump_text(std::path::Path::new("disk.img"), &Header::load(&image[..])?);
 /// assert!(text.starts_with("LUKS header information for disk.img\n\nVersion:       \t1\n"));
 /// assert!(text.contains("Key Slot 0: ENABLED\n\tIterations:         \t1000\n"));
@@ -67,7 +67,7 @@ pub fn dump_text(path: &Path, hdr: &Header) -> String {
 ///
 /// ```
 /// use mdu_luks2::luks1::{self, FormatParams, Header};
-/// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+/// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
 /// let hdr = Header::load(&image[..])?;
 /// let key = hdr.unlock(&image[..], b"pw")?;
 /// let text = luks1::volume_key_text(std::path::Path::new("disk.img"), &hdr, &key);
@@ -100,7 +100,7 @@ fn hex_string(b: &[u8]) -> String {
 ///
 /// ```
 /// use mdu_luks2::luks1::{self, FormatParams, Header};
-/// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+/// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
 /// let v = luks1::dump_json(&Header::load(&image[..])?, None);
 /// assert_eq!(v["version"], 1);
 /// assert_eq!(v["keyslots"][0]["enabled"], true);

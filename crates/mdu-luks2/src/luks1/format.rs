@@ -30,7 +30,7 @@ const PAYLOAD_ALIGN: u32 = 2048;
 ///     iterations: 1000,
 ///     ..FormatParams::default()
 /// };
-/// assert_eq!(p.payload_offset()?, 2048);
+/// assert_eq!(p.payload_offset()?, 4096);
 /// # Ok::<(), mdu_luks2::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]

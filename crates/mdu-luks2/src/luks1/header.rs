@@ -118,7 +118,7 @@ impl Slot {
 ///
 /// ```
 /// use mdu_luks2::luks1::{self, FormatParams, Header};
-/// let params = FormatParams { iterations: 1000, ..FormatParams::default() };
+/// let params = FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() };
 /// let image = luks1::format(&params, b"pw", &[7u8; 32].iter().chain(&[9u8; 32]).copied().collect::<Vec<_>>(), &mut mdu_luks2::os_random)?;
 /// let hdr = Header::load(&image[..])?;
 /// assert_eq!((hdr.cipher_name.as_str(), hdr.cipher_mode.as_str()), ("aes", "xts-plain64"));
@@ -404,7 +404,7 @@ impl Header {
     ///
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
-    /// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+    /// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
     /// // The header and key slots alone, without the payload.
     /// let keyslots_end = 8 * 512 + 8 * 504 * 512;
     /// assert!(Header::load(&image[..keyslots_end]).is_err());
@@ -444,7 +444,7 @@ impl Header {
     ///
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
-    /// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+    /// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
     /// let hdr = Header::load(&image[..])?;
     /// assert_eq!(&hdr.to_bytes()?[..], &image[..1024]);
     /// # Ok::<(), mdu_luks2::Error>(())
@@ -480,7 +480,7 @@ impl Header {
     ///
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
-    /// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+    /// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
     /// assert_eq!(Header::load(&image[..])?.material_sectors(), 500);
     /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
@@ -506,7 +506,7 @@ impl Header {
     ///
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
-    /// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+    /// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
     /// let mut hdr = Header::load(&image[..])?;
     /// assert_eq!(hdr.cipher_spec()?.to_string(), "aes-xts-plain64");
     /// hdr.cipher_mode = "lrw-plain64".into();
@@ -535,7 +535,7 @@ impl Header {
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
     /// # use mdu_luks2::WeakKeys;
-    /// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+    /// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
     /// let hdr = Header::load(&image[..])?;
     /// let key = hdr.unlock(&image[..], b"pw")?;
     /// assert_eq!(hdr.data_cipher(&key, WeakKeys::Refuse)?.sector_size(), 512);
@@ -562,7 +562,7 @@ impl Header {
     ///
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
-    /// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
+    /// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &(0..64).collect::<Vec<u8>>(), &mut mdu_luks2::os_random)?;
     /// let hdr = Header::load(&image[..])?;
     /// assert_eq!(hdr.data_range((2 << 20) + 4096)?, (2 << 20, 4096));
     /// # Ok::<(), mdu_luks2::Error>(())

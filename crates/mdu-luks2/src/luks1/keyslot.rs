@@ -30,7 +30,7 @@ impl Header {
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
     /// let key: Vec<u8> = (0..64).collect();
-    /// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &key, &mut mdu_luks2::os_random)?;
+    /// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &key, &mut mdu_luks2::os_random)?;
     /// let hdr = Header::load(&image[..])?;
     /// assert!(hdr.verify_key(&key));
     /// assert!(!hdr.verify_key(&[0u8; 64]));
@@ -63,7 +63,7 @@ impl Header {
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
     /// let key: Vec<u8> = (0..64).collect();
-    /// let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &key, &mut mdu_luks2::os_random)?;
+    /// let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &key, &mut mdu_luks2::os_random)?;
     /// let hdr = Header::load(&image[..])?;
     /// assert_eq!(&hdr.unlock(&image[..], b"pw")?.key[..], &key[..]);
     /// assert!(hdr.unlock(&image[..], b"wrong").unwrap_err().is_wrong_passphrase());
@@ -99,7 +99,7 @@ impl Header {
     /// ```
     /// # use mdu_luks2::luks1::{self, FormatParams, Header};
     /// # let key: Vec<u8> = (0..64).collect();
-    /// # let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &key, &mut mdu_luks2::os_random)?;
+    /// # let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &key, &mut mdu_luks2::os_random)?;
     /// let hdr = Header::load(&image[..])?;
     /// assert_eq!(hdr.unlock_slot(&image[..], 0, b"pw")?.slot, 0);
     /// assert!(matches!(hdr.unlock_slot(&image[..], 1, b"pw"), Err(mdu_luks2::Error::NoSuchKeyslot { slot: 1 })));
@@ -166,7 +166,7 @@ impl Header {
 /// ```
 /// use mdu_luks2::luks1::{self, FormatParams, Header};
 /// let key: Vec<u8> = (0..64).collect();
-/// let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"old", &key, &mut mdu_luks2::os_random)?;
+/// let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"old", &key, &mut mdu_luks2::os_random)?;
 /// let path = std::env::temp_dir().join(format!("mdu-luks1-add-{}", std::process::id()));
 /// std::fs::write(&path, &image)?;
 /// let f = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
@@ -271,7 +271,7 @@ pub(super) fn split_material(
 /// ```
 /// use mdu_luks2::luks1::{self, FormatParams, Header};
 /// let key: Vec<u8> = (0..64).collect();
-/// let image = luks1::format(&FormatParams { iterations: 1000, ..FormatParams::default() }, b"pw", &key, &mut mdu_luks2::os_random)?;
+/// let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"pw", &key, &mut mdu_luks2::os_random)?;
 /// let path = std::env::temp_dir().join(format!("mdu-luks1-kill-{}", std::process::id()));
 /// std::fs::write(&path, &image)?;
 /// let f = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
