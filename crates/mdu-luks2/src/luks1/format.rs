@@ -18,7 +18,7 @@ const SLOT_ALIGN: u32 = 8;
 /// cryptsetup's default payload alignment: 1 MiB, in sectors.
 const PAYLOAD_ALIGN: u32 = 2048;
 
-/// The parameters of a new LUKS1 image ([`format`]).
+/// The parameters of a new LUKS1 image ([`format()`]).
 ///
 /// ```
 /// use mdu_luks2::luks1::FormatParams;
