@@ -159,7 +159,11 @@ fuzz_target!(|data: &[u8]| {
     let mut cut = None;
     for g in rest.chunks_exact(4) {
         let raw = usize::from(g[0]) << 16 | usize::from(g[1]) << 8 | usize::from(g[2]);
-        let off = if g[0] & 0x80 == 0 { raw % 1024 } else { raw % image.len() };
+        let off = if g[0] & 0x80 == 0 {
+            raw % 1024
+        } else {
+            raw % image.len()
+        };
         if g[3] == 0 {
             cut = Some(off);
         } else {
