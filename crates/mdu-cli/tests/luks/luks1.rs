@@ -431,3 +431,162 @@ fn luks1_images_mdu_cannot_decrypt_are_refused_clearly() {
         assert!(!dir.join("new").exists());
     }
 }
+
+#[test]
+fn conversions_match_cryptsetup_convert_both_ways() {
+    let test = "luks::luks1::conversions_match_cryptsetup_convert_both_ways";
+    if !have_tool("cryptsetup", test) {
+        return;
+    }
+    let d = scratch();
+    let dir = d.path();
+    let pass = write(dir, "pass", b"first");
+    let second = write(dir, "second", b"second");
+    let open_both = |img: &str, what: &str| {
+        for p in [&pass, &second] {
+            ok(
+                &cryptsetup(dir, &["open", "--test-passphrase", "--key-file", p, img]),
+                what,
+            );
+        }
+    };
+    for (hash, cipher, bits) in [
+        ("sha256", "aes-xts-plain64", "512"),
+        ("whirlpool", "aes-cbc-essiv:sha256", "256"),
+    ] {
+        let what = format!("{hash} {cipher} {bits}");
+        // A LUKS1 image with slots 0 and 1, and a copy for cryptsetup.
+        let ours = write(dir, "ours", &vec![0u8; 3 << 20]);
+        ok(
+            &cryptsetup(
+                dir,
+                &cat(&[
+                    &[
+                        "luksFormat",
+                        "-q",
+                        "--type",
+                        "luks1",
+                        "--hash",
+                        hash,
+                        "--cipher",
+                        cipher,
+                        "--key-size",
+                        bits,
+                    ],
+                    FORCE,
+                    &["--key-file", &pass, &ours],
+                ]),
+            ),
+            &what,
+        );
+        ok(
+            &cryptsetup(
+                dir,
+                &cat(&[
+                    &["luksAddKey", "-q", "--key-file", &pass],
+                    FORCE,
+                    &[&ours, &second],
+                ]),
+            ),
+            &what,
+        );
+        let luks1_bytes = std::fs::read(&ours).unwrap();
+        let theirs = write(dir, "theirs", &luks1_bytes);
+
+        // LUKS1 -> LUKS2: cryptsetup dumps both the same and opens ours.
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&ours)
+            .unwrap();
+        mdu_luks2::luks1::convert_to_luks2(&f, &Header::load(&f).unwrap()).unwrap();
+        ok(
+            &cryptsetup(dir, &["convert", "-q", "--type", "luks2", &theirs]),
+            &what,
+        );
+        // The dump, with the path LUKS1's names replaced.
+        let dump = |img: &str| stdout(&cryptsetup(dir, &["luksDump", img])).replace(img, "IMAGE");
+        assert_eq!(dump(&ours), dump(&theirs), "{what}: converted to LUKS2");
+        assert_eq!(
+            stdout(&run(mdu().args(["luks", "dump", &ours]))).replace(&ours, "IMAGE"),
+            dump(&ours),
+            "{what}"
+        );
+        open_both(&ours, &what);
+
+        // LUKS2 -> LUKS1: the LUKS1 header comes back byte for byte, as
+        // cryptsetup's conversion back gives it.
+        let img = mdu_luks2::Image::load(&f).unwrap();
+        mdu_luks2::luks1::convert_from_luks2(&f, &img).unwrap();
+        ok(
+            &cryptsetup(dir, &["convert", "-q", "--type", "luks1", &theirs]),
+            &what,
+        );
+        let back = std::fs::read(&ours).unwrap();
+        assert!(
+            back[..4096] == luks1_bytes[..4096],
+            "{what}: the LUKS1 header came back changed"
+        );
+        assert!(
+            back[..4096] == std::fs::read(&theirs).unwrap()[..4096],
+            "{what}"
+        );
+        assert_eq!(dump(&ours), dump(&theirs), "{what}: back to LUKS1");
+        open_both(&ours, &what);
+    }
+
+    // A LUKS2 image cryptsetup made (PBKDF2, 512-byte sectors) becomes the
+    // LUKS1 header cryptsetup makes of it; an Argon2 one is refused by
+    // both.
+    for (kdf, convertible) in [(PBKDF2, true), (ARGON2ID, false)] {
+        let ours = write(dir, "ours", &vec![0u8; 3 << 20]);
+        ok(
+            &cryptsetup(
+                dir,
+                &cat(&[
+                    &[
+                        "luksFormat",
+                        "-q",
+                        "--type",
+                        "luks2",
+                        "--sector-size",
+                        "512",
+                        "--offset",
+                        "4096",
+                    ],
+                    kdf,
+                    &["--key-file", &pass, &ours],
+                ]),
+            ),
+            "luks2 luksFormat",
+        );
+        let theirs = write(dir, "theirs", &std::fs::read(&ours).unwrap());
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&ours)
+            .unwrap();
+        let got = mdu_luks2::luks1::convert_from_luks2(&f, &mdu_luks2::Image::load(&f).unwrap());
+        let cs = cryptsetup(dir, &["convert", "-q", "--type", "luks1", &theirs]);
+        assert_eq!(got.is_ok(), convertible, "{kdf:?}: {got:?}");
+        assert_eq!(cs.status.success(), convertible, "{kdf:?}");
+        if convertible {
+            assert!(
+                std::fs::read(&ours).unwrap()[..4096] == std::fs::read(&theirs).unwrap()[..4096]
+            );
+            ok(
+                &cryptsetup(
+                    dir,
+                    &["open", "--test-passphrase", "--key-file", &pass, &ours],
+                ),
+                "converted",
+            );
+        } else {
+            assert_eq!(
+                std::fs::read(&ours).unwrap(),
+                std::fs::read(&theirs).unwrap(),
+                "a refused conversion wrote"
+            );
+        }
+    }
+}

@@ -14,7 +14,9 @@
 //! sector 0 there. A mode this crate does not run (`aes-lrw-plain64`,
 //! `essiv:wp256`) loads and dumps, and is refused with
 //! [`Error::UnsupportedCipherMode`](crate::Error::UnsupportedCipherMode)
-//! when a key slot or the data are to be decrypted.
+//! when a key slot or the data are to be decrypted. [`convert_to_luks2`]
+//! and [`convert_from_luks2`] convert an image in place as `cryptsetup
+//! convert` does.
 //!
 //! ```
 //! use mdu_luks2::luks1::{self, FormatParams, Header};
@@ -33,11 +35,13 @@
 //! # Ok::<(), mdu_luks2::Error>(())
 //! ```
 
+mod convert;
 mod dump;
 mod format;
 mod header;
 mod keyslot;
 
+pub use convert::{convert_from_luks2, convert_to_luks2, luks1_header, luks2_metadata};
 pub use dump::{dump_json, dump_text, volume_key_text};
 pub use format::{FormatParams, format};
 pub use header::{
