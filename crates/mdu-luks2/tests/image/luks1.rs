@@ -440,3 +440,100 @@ fn the_version_is_probed_from_the_magic() {
     // Image::load names the version it read.
     assert!(Image::load(&image[..]).is_err());
 }
+
+#[test]
+fn conversion_round_trips_and_refuses_what_luks1_cannot_hold() {
+    let (image, key) = luks1_image();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("convert.img");
+    std::fs::write(&path, &image).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let hdr = Header::load(&f).unwrap();
+    let (hdr, _) = add_keyslot(&f, &hdr, Some(3), &key, b"three", 1000, &mut os_random).unwrap();
+
+    luks1::convert_to_luks2(&f, &hdr).unwrap();
+    let img = Image::load(&f).unwrap();
+    assert!(img.primary_error.is_none() && img.secondary_error.is_none());
+    assert_eq!(img.header.uuid, hdr.uuid);
+    assert_eq!(
+        img.metadata.keyslots.keys().copied().collect::<Vec<_>>(),
+        [0, 3]
+    );
+    assert_eq!(&img.unlock(&f, b"pw").unwrap().key[..], &key[..]);
+    assert_eq!(img.unlock(&f, b"three").unwrap().slot, 3);
+    let back = luks1::convert_from_luks2(&f, &img).unwrap();
+    assert_eq!(back, hdr);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes[..1024], hdr.to_bytes().unwrap()[..]);
+    assert!(bytes[1024..4096].iter().all(|&b| b == 0));
+    assert_eq!(
+        Header::load(&f).unwrap().unlock(&f, b"three").unwrap().slot,
+        3
+    );
+    // The data never moved.
+    assert_eq!(bytes[bytes.len() - 8192..], image[image.len() - 8192..]);
+
+    // What LUKS1 cannot hold is refused before anything is written.
+    let luks2 = |edit: &dyn Fn(&mut FormatParams)| {
+        let mut p = pbkdf2();
+        p.data_offset = 2 << 20;
+        edit(&mut p);
+        let image = format(&p, b"pw", &key_bytes(3, p.key_size), &mut os_random).unwrap();
+        Image::load(&image[..]).unwrap()
+    };
+    assert!(luks1::luks1_header(&luks2(&|_| {})).is_ok());
+    for (what, img) in [
+        ("4096-byte sectors", luks2(&|p| p.sector_size = 4096)),
+        (
+            "Argon2",
+            luks2(&|p| {
+                p.kdf = KdfParams::Argon2 {
+                    variant: Argon2Variant::Argon2id,
+                    time: 4,
+                    memory: 32,
+                    cpus: 1,
+                }
+            }),
+        ),
+    ] {
+        let e = luks1::luks1_header(&img).unwrap_err();
+        assert!(matches!(e, Error::Params { .. }), "{what}: {e}");
+    }
+    let mut img = luks2(&|_| {});
+    let ks = img.metadata.keyslots.remove(&0).unwrap();
+    img.metadata.keyslots.insert(8, ks);
+    img.metadata.digests.get_mut(&0).unwrap().keyslots = vec![8];
+    assert!(
+        luks1::luks1_header(&img)
+            .unwrap_err()
+            .to_string()
+            .contains("slots 0 to 7")
+    );
+    let mut img = luks2(&|_| {});
+    img.metadata
+        .tokens
+        .insert("0".into(), json!({"type": "x", "keyslots": []}));
+    assert!(
+        luks1::luks1_header(&img)
+            .unwrap_err()
+            .to_string()
+            .contains("tokens")
+    );
+    // A LUKS1 image whose key slots cannot move 28 KiB up.
+    let tight = luks1::format(
+        &Luks1Params {
+            data_offset: Some(4040 * 512),
+            ..params("aes-xts-plain64", 64, Hash::Sha256)
+        },
+        b"pw",
+        &key,
+        &mut os_random,
+    )
+    .unwrap();
+    let e = luks1::luks2_metadata(&Header::load(&tight[..]).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("not enough space"), "{e}");
+}
