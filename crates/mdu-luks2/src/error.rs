@@ -342,9 +342,15 @@ impl fmt::Display for Error {
             Error::BadMagic { offset } => {
                 write!(f, "no LUKS magic at offset {offset}")
             }
+            Error::UnsupportedVersion { offset, version: 1 } => write!(
+                f,
+                "the header at offset {offset} is LUKS version 1: it is read as LUKS1 \
+                 (mdu_luks2::luks1), not as LUKS2"
+            ),
             Error::UnsupportedVersion { offset, version } => write!(
                 f,
-                "the header at offset {offset} is LUKS version {version}; only version 2 is supported"
+                "the header at offset {offset} is LUKS version {version}; only versions 1 and 2 \
+                 are supported"
             ),
             Error::HeaderSize { offset, size } => write!(
                 f,
