@@ -11,7 +11,10 @@
 //!   the same header, equal to the input's but for the padding and text
 //!   after a NUL; every slot's key material lies after the header, inside
 //!   the image, before the payload and apart from the others;
-//! * a volume key `unlock` gives is one the header's digest confirms.
+//! * a volume key `unlock` gives is one the header's digest confirms;
+//! * the LUKS2 metadata of a conversion, where there is room for it, has
+//!   one keyslot per enabled slot, 28 KiB further, inside its keyslots
+//!   area.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -119,6 +122,20 @@ fn check(image: &[u8], try_unlock: bool) {
         for t in &hdr.slots[i + 1..] {
             let other = u64::from(t.key_material_offset);
             assert!(start + sectors <= other || other + sectors <= start);
+        }
+    }
+    // The LUKS2 metadata of a conversion: one keyslot per enabled slot,
+    // each area 28 KiB further, inside the keyslots area.
+    if let Ok(m) = luks1::luks2_metadata(&hdr) {
+        let enabled = hdr.slots.iter().filter(|s| s.enabled).count();
+        assert_eq!(m.keyslots.len(), enabled);
+        for (id, k) in &m.keyslots {
+            let slot = &hdr.slots[*id as usize];
+            assert_eq!(
+                k.area.offset,
+                u64::from(slot.key_material_offset) * 512 + 28672
+            );
+            assert!(k.area.offset + k.area.size <= 32768 + m.config.keyslots_size);
         }
     }
     let _ = luks1::dump_text(std::path::Path::new("x"), &hdr);
