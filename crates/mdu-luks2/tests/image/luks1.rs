@@ -439,7 +439,11 @@ fn the_version_is_probed_from_the_magic() {
     assert_eq!(luks1::probe_version(&image[..5]).unwrap(), None);
     // Image::load names the version it read, and where it is read.
     let e = Image::load(&image[..]).unwrap_err();
-    assert!(e.to_string().contains("LUKS version 1: it is read as LUKS1"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("LUKS version 1: it is read as LUKS1"),
+        "{e}"
+    );
 }
 
 #[test]
