@@ -69,6 +69,10 @@ const USES: [(Tool, &[&str]); 7] = [
             "luks::reencrypt::data_shift::an_encryption_with_a_data_shift_is_finished_by_either_tool",
             "luks::reencrypt::data_shift::a_decryption_that_moves_the_data_is_finished_by_either_tool",
             "luks::reencrypt::data_shift::a_backward_decryption_of_cryptsetup_is_finished_by_mdu",
+            "luks::luks1::cryptsetup_luks1_images_dump_unlock_and_decrypt_in_mdu",
+            "luks::luks1::mdu_luks1_images_open_dump_and_are_laid_out_as_in_cryptsetup",
+            "luks::luks1::key_slots_added_or_killed_by_either_tool_are_honoured_by_the_other",
+            "luks::luks1::conversions_match_cryptsetup_convert_both_ways",
         ],
     ),
     (
@@ -94,6 +98,7 @@ const USES: [(Tool, &[&str]); 7] = [
         &[
             "crypt::reference::matches_python_reference_for_every_mode",
             "crypt::reference::two_threads_match_reference_on_a_long_run",
+            "luks::luks1::cryptsetup_luks1_images_dump_unlock_and_decrypt_in_mdu",
         ],
     ),
     (

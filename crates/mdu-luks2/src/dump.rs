@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::{Error, HeaderCopy, Image, Kdf, VolumeKey};
 
-fn hex_lines(out: &mut String, bytes: &[u8], indent: &str) {
+pub(crate) fn hex_lines(out: &mut String, bytes: &[u8], indent: &str) {
     for (i, line) in bytes.chunks(16).enumerate() {
         if i > 0 {
             out.push_str(indent);

@@ -198,6 +198,26 @@ pub enum Error {
         /// The library's message.
         message: String,
     },
+    /// A field of a LUKS1 header is malformed, out of range, or
+    /// inconsistent with the other fields or the image.
+    Luks1Header {
+        /// The field, like `key slot 3 key material offset`.
+        field: String,
+        /// The rule that was broken.
+        problem: String,
+    },
+    /// The cipher and mode a LUKS1 header names (`cipherName`,
+    /// `cipherMode`) are not ones this crate runs: its keyslots and data
+    /// cannot be decrypted, whatever the passphrase. The header still
+    /// loads and dumps.
+    UnsupportedCipherMode {
+        /// The cipher name.
+        cipher: String,
+        /// The cipher mode.
+        mode: String,
+        /// Why the spec was refused (it lists what is supported).
+        error: mdu_dmcrypt::Error,
+    },
     /// A cipher spec, key or sector size was refused.
     Cipher(mdu_dmcrypt::Error),
     /// A keyslot area or segment names a cipher spec this crate does not
@@ -338,9 +358,15 @@ impl fmt::Display for Error {
             Error::BadMagic { offset } => {
                 write!(f, "no LUKS magic at offset {offset}")
             }
+            Error::UnsupportedVersion { offset, version: 1 } => write!(
+                f,
+                "the header at offset {offset} is LUKS version 1: it is read as LUKS1 \
+                 (mdu_luks2::luks1), not as LUKS2"
+            ),
             Error::UnsupportedVersion { offset, version } => write!(
                 f,
-                "the header at offset {offset} is LUKS version {version}; only version 2 is supported"
+                "the header at offset {offset} is LUKS version {version}; only versions 1 and 2 \
+                 are supported"
             ),
             Error::HeaderSize { offset, size } => write!(
                 f,
@@ -416,6 +442,18 @@ impl fmt::Display for Error {
                 Some(s) => write!(f, "keyslot {s}: key derivation refused: {message}"),
                 None => write!(f, "digest: key derivation refused: {message}"),
             },
+            Error::Luks1Header { field, problem } => {
+                write!(f, "LUKS1 header, {field}: {problem}")
+            }
+            Error::UnsupportedCipherMode {
+                cipher,
+                mode,
+                error,
+            } => write!(
+                f,
+                "unsupported cipher mode {mode:?} of cipher {cipher:?}: nothing under it can be \
+                 decrypted ({error})"
+            ),
             Error::Cipher(e) => write!(f, "cipher: {e}"),
             Error::UnsupportedCipher { field, error } => {
                 write!(f, "JSON field {field}: {error}")
@@ -485,6 +523,7 @@ impl std::error::Error for Error {
             Error::Cipher(e) => Some(e),
             Error::Volume(e) => Some(e),
             Error::UnsupportedCipher { error, .. } => Some(error),
+            Error::UnsupportedCipherMode { error, .. } => Some(error),
             Error::NoValidHeader { primary, .. } => Some(primary.as_ref()),
             _ => None,
         }

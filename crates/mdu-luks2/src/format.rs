@@ -179,8 +179,31 @@ pub fn os_random(buf: &mut [u8]) -> Result<(), Error> {
     })
 }
 
+/// The UUID `given` in lower case, or a random version-4 UUID.
+pub(crate) fn uuid_or_random(
+    given: Option<&str>,
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Error>,
+) -> Result<String, Error> {
+    if let Some(u) = given {
+        return Ok(u.to_ascii_lowercase());
+    }
+    let mut b = [0u8; 16];
+    random(&mut b)?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    ))
+}
+
 /// Whether `s` is a textual UUID: 8-4-4-4-12 hex digits.
-fn is_uuid(s: &str) -> bool {
+pub(crate) fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
         && b.iter().enumerate().all(|(i, &c)| match i {
@@ -375,24 +398,7 @@ pub fn format(
     let mut salt = vec![0u8; 32];
     random(&mut salt)?;
     let kdf = params.kdf.salted(salt);
-    let uuid = match &params.uuid {
-        Some(u) => u.to_ascii_lowercase(),
-        None => {
-            let mut b = [0u8; 16];
-            random(&mut b)?;
-            b[6] = (b[6] & 0x0f) | 0x40;
-            b[8] = (b[8] & 0x3f) | 0x80;
-            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-            format!(
-                "{}-{}-{}-{}-{}",
-                &h[..8],
-                &h[8..12],
-                &h[12..16],
-                &h[16..20],
-                &h[20..]
-            )
-        }
-    };
+    let uuid = uuid_or_random(params.uuid.as_deref(), random)?;
     let area_offset = 2 * hdr;
 
     let (keyslot, material) = new_keyslot(

@@ -28,7 +28,7 @@ use crate::{Direction, Error, af};
 pub use mdu_core::io::ReadAt;
 
 /// Reads `len` bytes at `offset` after checking they lie inside the image.
-fn read_checked<R: ReadAt + ?Sized>(
+pub(crate) fn read_checked<R: ReadAt + ?Sized>(
     r: &R,
     image_len: u64,
     what: &'static str,
@@ -144,7 +144,12 @@ pub struct VolumeKey {
 }
 
 impl VolumeKey {
-    fn new(slot: u32, digest: u32, segment: Option<u32>, key: Zeroizing<Vec<u8>>) -> VolumeKey {
+    pub(crate) fn new(
+        slot: u32,
+        digest: u32,
+        segment: Option<u32>,
+        key: Zeroizing<Vec<u8>>,
+    ) -> VolumeKey {
         VolumeKey {
             slot,
             digest,

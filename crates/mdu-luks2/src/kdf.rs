@@ -25,15 +25,26 @@ pub enum Hash {
     Sha256,
     /// SHA-512.
     Sha512,
+    /// RIPEMD-160 (a LUKS1 hash; cryptsetup reads and writes it in LUKS2
+    /// keyslots too).
+    Ripemd160,
+    /// Whirlpool (a LUKS1 hash, 512 bits).
+    Whirlpool,
 }
 
 impl Hash {
     /// Every hash this crate implements.
     ///
     /// ```
-    /// assert_eq!(mdu_luks2::Hash::ALL.len(), 3);
+    /// assert_eq!(mdu_luks2::Hash::ALL.len(), 5);
     /// ```
-    pub const ALL: [Hash; 3] = [Hash::Sha1, Hash::Sha256, Hash::Sha512];
+    pub const ALL: [Hash; 5] = [
+        Hash::Sha1,
+        Hash::Sha256,
+        Hash::Sha512,
+        Hash::Ripemd160,
+        Hash::Whirlpool,
+    ];
 
     /// The name used in the JSON metadata.
     ///
@@ -45,6 +56,8 @@ impl Hash {
             Hash::Sha1 => "sha1",
             Hash::Sha256 => "sha256",
             Hash::Sha512 => "sha512",
+            Hash::Ripemd160 => "ripemd160",
+            Hash::Whirlpool => "whirlpool",
         }
     }
 
@@ -64,9 +77,9 @@ impl Hash {
     /// ```
     pub const fn output_len(self) -> usize {
         match self {
-            Hash::Sha1 => 20,
+            Hash::Sha1 | Hash::Ripemd160 => 20,
             Hash::Sha256 => 32,
-            Hash::Sha512 => 64,
+            Hash::Sha512 | Hash::Whirlpool => 64,
         }
     }
 
@@ -84,6 +97,12 @@ impl Hash {
             Hash::Sha1 => pbkdf2::pbkdf2_hmac::<sha1::Sha1>(password, salt, iterations, out),
             Hash::Sha256 => pbkdf2::pbkdf2_hmac::<sha2::Sha256>(password, salt, iterations, out),
             Hash::Sha512 => pbkdf2::pbkdf2_hmac::<sha2::Sha512>(password, salt, iterations, out),
+            Hash::Ripemd160 => {
+                pbkdf2::pbkdf2_hmac::<ripemd::Ripemd160>(password, salt, iterations, out)
+            }
+            Hash::Whirlpool => {
+                pbkdf2::pbkdf2_hmac::<whirlpool::Whirlpool>(password, salt, iterations, out)
+            }
         }
     }
 
@@ -105,6 +124,8 @@ impl Hash {
             Hash::Sha1 => run::<sha1::Sha1>(parts, out),
             Hash::Sha256 => run::<sha2::Sha256>(parts, out),
             Hash::Sha512 => run::<sha2::Sha512>(parts, out),
+            Hash::Ripemd160 => run::<ripemd::Ripemd160>(parts, out),
+            Hash::Whirlpool => run::<whirlpool::Whirlpool>(parts, out),
         }
     }
 }
@@ -284,4 +305,48 @@ pub(crate) fn sha256(parts: &[&[u8]]) -> [u8; 32] {
         h.update(p);
     }
     h.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    /// PBKDF2-HMAC of ("pw", "salt", 1000 iterations, 20 bytes) for every
+    /// hash OpenSSL computes (Python's `hashlib.pbkdf2_hmac`); Whirlpool is
+    /// checked against cryptsetup by the LUKS1 interop tests.
+    #[test]
+    fn pbkdf2_matches_openssl_for_every_hash_it_has() {
+        let cases = [
+            (Hash::Sha1, "ba95848a9b5ce11f1b43d7d167d8413daa5ed22b"),
+            (Hash::Sha256, "0a38253555ce37f5c72a6b703f996814ebf241f2"),
+            (Hash::Sha512, "dba2956d5d8f05e6f06dc9732ca6037d32a4fcbc"),
+            (Hash::Ripemd160, "3aa0014b8af777eccdc82b9e22ad8c967453bf76"),
+        ];
+        for (hash, want) in cases {
+            let mut out = [0u8; 20];
+            hash.pbkdf2(b"pw", b"salt", 1000, &mut out);
+            assert_eq!(hex(&out), want, "{hash}");
+        }
+    }
+
+    #[test]
+    fn names_parse_back_and_lengths_match_the_digests() {
+        for hash in Hash::ALL {
+            assert_eq!(Hash::parse(hash.name()), Some(hash));
+            let mut full = [0u8; 64];
+            hash.hash_into(&[b"abc"], &mut full[..hash.output_len()]);
+            assert!(full[..hash.output_len()].iter().any(|&b| b != 0));
+        }
+        // Whirlpool("abc"), from the NESSIE test vectors.
+        let mut w = [0u8; 64];
+        Hash::Whirlpool.hash_into(&[b"abc"], &mut w);
+        assert_eq!(hex(&w[..8]), "4e2448a4c6f486bb");
+        let mut r = [0u8; 20];
+        Hash::Ripemd160.hash_into(&[b"abc"], &mut r);
+        assert_eq!(hex(&r), "8eb208f7e05d987a9b044a8e98c6b087f15a0bfc");
+    }
 }

@@ -1,4 +1,4 @@
-//! LUKS2 images as plain files: read and write the binary headers and JSON
+//! LUKS2 images as plain files (and LUKS1 ones: [`luks1`]): read and write the binary headers and JSON
 //! metadata, open and create `luks2` keyslots (PBKDF2, Argon2i/Argon2id,
 //! the anti-forensic splitter), and encrypt or decrypt the data segment,
 //! byte for byte as cryptsetup 2.6 does, without root, loop devices or
@@ -65,6 +65,7 @@ mod image;
 mod kdf;
 mod keyfile;
 mod keyslots;
+pub mod luks1;
 mod metadata;
 pub mod reencrypt;
 mod volume;

@@ -9,6 +9,9 @@ pub(super) fn dump(a: DumpArgs) -> Result<(), CliError> {
         image: a.header.clone().unwrap_or(a.image),
         ..a
     };
+    if let Some((f, hdr)) = load_luks1(&a.image, true)? {
+        return dump_luks1(&a, &f, &hdr);
+    }
     let (f, img) = load(&a.image)?;
     let key = match (&a.key_file, a.dump_volume_key, a.unbound, a.key_slot) {
         (Some(kf), _, true, Some(slot)) => {
@@ -36,6 +39,11 @@ pub(super) fn dump(a: DumpArgs) -> Result<(), CliError> {
         }
         None => dump::text(&img),
     };
+    print(&text)
+}
+
+/// Writes `text` to stdout.
+pub(super) fn print(text: &str) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())

@@ -40,13 +40,21 @@ pub(super) fn cipher_choice(
     })
 }
 
+/// `--hash`.
+pub(super) fn hash_choice(name: &str) -> Result<Hash, CliError> {
+    Hash::parse(name).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--hash {name}: use sha1, sha256, sha512, ripemd160 or whirlpool"
+        ))
+    })
+}
+
 /// The format parameters of a new image, every one checked: no file is
 /// read, nothing is opened and no key derived before they are. What the
 /// options leave out, the library's [`FormatChoices`] fills in.
 pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
     let (cipher, key_size) = cipher_choice(&a.cipher, a.key_size)?;
-    let hash = Hash::parse(&a.hash)
-        .ok_or_else(|| CliError::Usage(format!("--hash {}: use sha1, sha256 or sha512", a.hash)))?;
+    let hash = hash_choice(&a.hash)?;
     FormatChoices {
         cipher: Some(cipher),
         key_size,
@@ -59,7 +67,7 @@ pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> 
         uuid: a.uuid.clone(),
         label: a.label.clone(),
         subsystem: a.subsystem.clone(),
-        data_offset: Some(offset_bytes(a.offset)?),
+        data_offset: Some(offset_bytes(a.offset_sectors())?),
         weak_keys: a.weak.policy(),
     }
     .params()
@@ -186,6 +194,9 @@ fn existing_image(path: &Path, end: u64) -> Result<Option<File>, CliError> {
 pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
     let path = &a.image;
     new_image_paths(&a.new, a.header.as_deref(), &[("IMAGE", path)])?;
+    if a.luks_type == LuksType::Luks1 {
+        return format_luks1(&a);
+    }
     let params = format_params(&a.new)?;
     if let Some(h) = &a.header {
         File::open(path).map_err(|e| CliError::io(path, "open", e))?;
@@ -198,16 +209,27 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
         return Ok(out.commit()?);
     }
     let end = params.data_offset;
-    // An existing image gets the header written over its start, in place,
-    // as luksFormat does; a new one is created atomically. Both are checked
-    // before the passphrase is derived.
+    write_new_image(&a, end, || Ok(header_region(&a.new, params, false)?.region))
+}
+
+/// Writes the header region `region()` makes (`end` bytes: the data
+/// offset) into IMAGE. An existing IMAGE gets the header written over its
+/// start, in place, as luksFormat does; a new one is created atomically.
+/// Both are checked before `region` runs (before the passphrase is
+/// derived).
+pub(super) fn write_new_image(
+    a: &FormatArgs,
+    end: u64,
+    region: impl FnOnce() -> Result<Vec<u8>, CliError>,
+) -> Result<(), CliError> {
+    let path = &a.image;
     // A header written over an existing image: the image is this
     // command's alone from here on.
     let mut locks = Locks::new();
     locks.file(path)?;
     match existing_image(path, end)? {
         Some(f) => {
-            let region = header_region(&a.new, params, false)?.region;
+            let region = region()?;
             f.write_all_at(&region, 0)
                 .map_err(|e| CliError::io(path, "write the header", e))?;
             f.sync_all()
@@ -221,10 +243,10 @@ pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
                 CliError::Usage(format!(
                     "{}: cannot make an image of {end} bytes (--offset {}): {e}; nothing was written",
                     path.display(),
-                    a.new.offset
+                    end / 512
                 ))
             })?;
-            let region = header_region(&a.new, params, false)?.region;
+            let region = region()?;
             write_region(&mut out, &region, end)?;
             out.file()
                 .set_len(end)
@@ -288,7 +310,7 @@ pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
     let total = start.checked_add(len).ok_or_else(|| {
         CliError::Usage(format!(
             "--offset {}: the image would be too large",
-            a.new.offset
+            a.new.offset_sectors()
         ))
     })?;
     let in_meta = input

@@ -1,4 +1,4 @@
-//! `mdu luks format|encrypt|decrypt|dump`: LUKS2 images as plain files.
+//! `mdu luks format|encrypt|decrypt|dump`: LUKS2 (and LUKS1) images as plain files.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 use mdu_dmcrypt::CipherSpec;
+use mdu_luks2::luks1::Header as Luks1Header;
 use mdu_luks2::{
     Direction, Error as Luks2Error, FormatChoices, FormatParams, Geometry, Hash, Image,
     SectorCipher,
@@ -26,6 +27,7 @@ mod decrypt;
 mod dump;
 mod image;
 mod keyslots;
+mod luks1;
 mod options;
 mod reencrypt;
 
@@ -34,6 +36,7 @@ use decrypt::*;
 use dump::*;
 use image::*;
 use keyslots::*;
+use luks1::*;
 pub(crate) use options::LuksCmd;
 use options::*;
 use reencrypt::*;
@@ -98,6 +101,25 @@ fn open_sized(path: &Path) -> Result<(File, u64), CliError> {
         .seek(SeekFrom::End(0))
         .map_err(|e| CliError::io(path, "read its size", e))?;
     Ok((f, len))
+}
+
+/// The LUKS1 header of `path` if it has one (`detached`: a header whose
+/// payload offset is not checked against `path`, as that of a detached
+/// header or of a dump); `None` for any other file, which is then read as
+/// LUKS2.
+fn load_luks1(path: &Path, detached: bool) -> Result<Option<(File, Luks1Header)>, CliError> {
+    let (f, _) = open_sized(path)?;
+    match mdu_luks2::luks1::probe_version(&f) {
+        Ok(Some(1)) => {}
+        Ok(_) => return Ok(None),
+        Err(e) => return Err(image_error(path, e)),
+    }
+    let hdr = if detached {
+        Luks1Header::load_detached(&f)
+    } else {
+        Luks1Header::load(&f)
+    };
+    Ok(Some((f, hdr.map_err(|e| image_error(path, e))?)))
 }
 
 /// Loads the header of `path`, printing a warning when a copy is damaged.

@@ -5,8 +5,8 @@ use super::*;
 /// LUKS2 subcommands.
 #[derive(Subcommand, Debug)]
 pub(crate) enum LuksCmd {
-    /// Write a new LUKS2 header (and keyslot 0) into IMAGE, as
-    /// `cryptsetup luksFormat`.
+    /// Write a new LUKS2 header (or with --type luks1 a LUKS1 one) and
+    /// keyslot 0 into IMAGE, as `cryptsetup luksFormat`.
     ///
     /// A new IMAGE is created holding the header region only (the data
     /// offset, 16 MiB, the part after the keyslots a hole): written
@@ -25,15 +25,17 @@ pub(crate) enum LuksCmd {
     /// PLAIN must be a whole number of sectors. IMAGE may not be PLAIN.
     #[command(after_long_help = crate::output::HELP)]
     Encrypt(EncryptArgs),
-    /// Decrypt the data segment of the LUKS2 image IMAGE into PLAIN, opening
-    /// the volume key with the passphrase in --key-file through any keyslot.
+    /// Decrypt the data segment of the LUKS2 (or LUKS1) image IMAGE into
+    /// PLAIN, opening the volume key with the passphrase in --key-file
+    /// through any keyslot.
     ///
     /// A new PLAIN is readable by its owner only (mode 0600); PLAIN may not
     /// be IMAGE. Exit status 1 if the passphrase opens no keyslot or the
     /// image is damaged.
     #[command(after_long_help = crate::output::HELP)]
     Decrypt(DecryptArgs),
-    /// Print what the LUKS2 header of IMAGE says, as `cryptsetup luksDump`.
+    /// Print what the LUKS2 or LUKS1 header of IMAGE says, as
+    /// `cryptsetup luksDump`.
     ///
     /// With --dump-volume-key and --key-file, prints the volume key instead
     /// (as `cryptsetup luksDump --dump-volume-key`).
@@ -327,7 +329,8 @@ pub(crate) struct NewImageArgs {
     /// Argon2 threads (lanes).
     #[arg(long, value_name = "N", default_value_t = FormatChoices::ARGON2_PARALLEL)]
     pub(super) pbkdf_parallel: u32,
-    /// Hash of PBKDF2: sha1, sha256 or sha512.
+    /// Hash of PBKDF2 (and, for LUKS1, of the AF splitter and the digest):
+    /// sha1, sha256, sha512, ripemd160 or whirlpool.
     #[arg(long, value_name = "HASH", default_value = FormatChoices::HASH)]
     pub(super) hash: String,
     /// UUID of the image (default: random).
@@ -346,9 +349,26 @@ pub(crate) struct NewImageArgs {
     #[command(flatten)]
     pub(super) weak: WeakKeyArg,
     /// Where the data segment starts, in 512-byte sectors (cryptsetup
-    /// --offset); a multiple of 8. Default: 32768 (16 MiB).
-    #[arg(long, value_name = "SECTORS", default_value_t = FormatChoices::DATA_OFFSET / 512)]
-    pub(super) offset: u64,
+    /// --offset); a multiple of 8. Default: 32768 (16 MiB); for LUKS1 the
+    /// end of the key slots rounded up to 1 MiB (2048 or 4096).
+    #[arg(long, value_name = "SECTORS")]
+    pub(super) offset: Option<u64>,
+}
+
+impl NewImageArgs {
+    /// `--offset`, or the LUKS2 default.
+    pub(super) fn offset_sectors(&self) -> u64 {
+        self.offset.unwrap_or(FormatChoices::DATA_OFFSET / 512)
+    }
+}
+
+/// `--type` of `format`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LuksType {
+    /// LUKS1: one 1024-byte header, 8 PBKDF2 key slots, 512-byte sectors.
+    Luks1,
+    /// LUKS2 (the default).
+    Luks2,
 }
 
 /// `mdu luks format`.
@@ -356,6 +376,17 @@ pub(crate) struct NewImageArgs {
 pub(crate) struct FormatArgs {
     #[command(flatten)]
     pub(super) new: NewImageArgs,
+    /// The header format (as cryptsetup luksFormat --type). LUKS1 keys are
+    /// always PBKDF2 (--pbkdf is not used) with --hash, and its sectors
+    /// 512 bytes (--sector-size, --label, --subsystem and --header are
+    /// refused unless at their defaults).
+    #[arg(
+        long = "type",
+        value_enum,
+        value_name = "TYPE",
+        default_value = "luks2"
+    )]
+    pub(super) luks_type: LuksType,
     /// Write a detached header into FILE (a new file, written atomically)
     /// for data at offset 0 of IMAGE, as `cryptsetup luksFormat --header`;
     /// IMAGE must exist and is not written.

@@ -10,6 +10,7 @@ mod common;
 mod cryptsetup;
 mod hostile;
 mod keyslots;
+mod luks1;
 mod reencrypt;
 mod usage;
 

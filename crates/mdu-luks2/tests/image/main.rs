@@ -4,6 +4,7 @@
 mod binding;
 mod copies;
 mod format;
+mod luks1;
 mod validation;
 
 use mdu_luks2::{
