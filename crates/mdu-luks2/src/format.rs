@@ -392,6 +392,7 @@ pub fn format(
     );
     let metadata = Metadata {
         reencrypt: None,
+        unusable_keyslots: BTreeMap::new(),
         keyslots: BTreeMap::from([(0, keyslot)]),
         tokens: serde_json::Map::new(),
         segments: BTreeMap::from([(

@@ -6,7 +6,7 @@ use mdu_dmcrypt::{CipherSpec, Geometry, SectorCipher, WeakKeys};
 use zeroize::Zeroizing;
 
 use crate::header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
-use crate::metadata::{Digest, Metadata, Segment};
+use crate::metadata::{Digest, Metadata, Segment, SegmentKind};
 use crate::{Direction, Error, af};
 
 /// Random access to an image: mdu-core's one positioned-read trait
@@ -352,14 +352,38 @@ impl Image {
             .filter(|(_, s)| !s.is_backup());
         match (regular.next(), regular.count()) {
             (None, _) => Err(Error::schema("segments", "a regular crypt segment")),
-            (Some((&id, s)), 0) if !s.is_crypt() => Err(Error::Unsupported {
-                field: format!("segments.{id}.type"),
-                value: "linear (the data are not encrypted: a decrypted volume)".into(),
-            }),
-            (Some((&id, s)), 0) => Ok((id, s)),
+            (Some((&id, s)), 0) => match &s.kind {
+                SegmentKind::Linear => Err(Error::Unsupported {
+                    field: format!("segments.{id}.type"),
+                    value: "linear (the data are not encrypted: a decrypted volume)".into(),
+                }),
+                SegmentKind::Other(name) => Err(Error::Unsupported {
+                    field: format!("segments.{id}.type"),
+                    value: format!("{name} (a segment type this crate does not map)"),
+                }),
+                SegmentKind::Crypt if s.extra.contains_key("integrity") => {
+                    Err(Error::Unsupported {
+                        field: format!("segments.{id}.integrity"),
+                        value: "integrity protection (dm-integrity)".into(),
+                    })
+                }
+                SegmentKind::Crypt if !s.offset.is_multiple_of(u64::from(s.sector_size)) => {
+                    Err(Error::layout(
+                        format!("segments.{id}.offset"),
+                        format!(
+                            "{} is not a multiple of the sector size {}",
+                            s.offset, s.sector_size
+                        ),
+                    ))
+                }
+                SegmentKind::Crypt => Ok((id, s)),
+            },
             (Some(_), more) => Err(Error::Unsupported {
                 field: "segments".into(),
-                value: format!("{} regular segments (an unfinished reencryption)", more + 1),
+                value: format!(
+                    "{} regular segments (an unfinished reencryption, or a layout this crate does not map); this needs exactly one",
+                    more + 1
+                ),
             }),
         }
     }
