@@ -55,6 +55,7 @@
 #![forbid(unsafe_code)]
 
 pub mod af;
+pub mod benchmark;
 pub mod check;
 mod choices;
 pub mod dump;

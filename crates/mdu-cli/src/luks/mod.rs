@@ -21,6 +21,7 @@ use crate::pipeline::{self, Sink, Source};
 use crate::{args, error, paths, process, progress};
 use mdu_inplace::lock::Locks;
 
+mod benchmark;
 mod check;
 mod decrypt;
 mod dump;
@@ -28,6 +29,7 @@ mod image;
 mod options;
 mod reencrypt;
 
+pub(crate) use benchmark::{BenchmarkArgs, benchmark};
 use check::*;
 use decrypt::*;
 use dump::*;
@@ -44,6 +46,7 @@ pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
         LuksCmd::Dump(a) => dump(a),
         LuksCmd::Check(a) => check(a),
         LuksCmd::Reencrypt(a) => reencrypt(a),
+        LuksCmd::Benchmark(a) => benchmark(a),
     }
 }
 
