@@ -400,6 +400,7 @@ pub fn format(
             Segment::crypt(off, None, 0, params.cipher, params.sector_size),
         )]),
         digests: BTreeMap::from([(0, digest)]),
+        unusable_digests: BTreeMap::new(),
         config: Config {
             json_size: hdr - BINARY_HEADER_LEN as u64,
             keyslots_size,

@@ -326,7 +326,10 @@ impl Image {
 
     /// The data segment to read: the one regular segment (the `backup-*`
     /// segments of a reencryption are never it). Several regular segments
-    /// (an unfinished reencryption) are [`Error::Unsupported`].
+    /// (an unfinished reencryption, or a layout this crate does not map)
+    /// are [`Error::Layout`]; a segment of another type than `crypt`, an
+    /// `integrity` one, are [`Error::Unsupported`]; an offset that is not a
+    /// multiple of the sector size is [`Error::Layout`].
     ///
     /// ```
     /// # use mdu_luks2::*;
@@ -378,13 +381,13 @@ impl Image {
                 }
                 SegmentKind::Crypt => Ok((id, s)),
             },
-            (Some(_), more) => Err(Error::Unsupported {
-                field: "segments".into(),
-                value: format!(
+            (Some(_), more) => Err(Error::layout(
+                "segments",
+                format!(
                     "{} regular segments (an unfinished reencryption, or a layout this crate does not map); this needs exactly one",
                     more + 1
                 ),
-            }),
+            )),
         }
     }
 
@@ -397,7 +400,24 @@ impl Image {
             .digests
             .iter()
             .filter(|(_, d)| d.segments.contains(&seg));
-        let first = bound.next().ok_or(Error::NoKeyslot)?;
+        let first = bound.next().ok_or_else(|| {
+            // A digest this crate cannot check a key with.
+            match self
+                .metadata
+                .unusable_digests
+                .iter()
+                .find(|(_, d)| d.segments.contains(&seg))
+            {
+                Some((id, d)) => Error::layout(
+                    format!("digests.{id}"),
+                    format!(
+                        "this digest of the volume key cannot check a key ({})",
+                        d.why
+                    ),
+                ),
+                None => Error::NoKeyslot,
+            }
+        })?;
         let others: Vec<u32> = bound.map(|(&id, _)| id).collect();
         if others.is_empty() {
             return Ok((*first.0, first.1));

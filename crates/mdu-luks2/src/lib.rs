@@ -82,7 +82,7 @@ pub use mdu_dmcrypt::{
 pub use metadata::{
     Config, Digest, Encryption, Keyslot, KeyslotArea, MAX_KEYSLOTS, MAX_KEYSLOTS_SIZE, Metadata,
     ReencryptArea, ReencryptDirection, ReencryptKeyslot, ReencryptMode, Resilience, Segment,
-    SegmentKind, UnusableKeyslot,
+    SegmentKind, UnusableDigest, UnusableKeyslot,
 };
 pub use volume::open;
 

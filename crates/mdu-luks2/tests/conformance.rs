@@ -181,6 +181,27 @@ fn corpus() -> Vec<Case> {
         case("crypt segment bound to no digest", Refuse, |v| {
             v["digests"]["0"]["segments"] = json!([]);
         }),
+        // Digests: cryptsetup looks into one only when it checks a key.
+        case("digest of an unknown type", Load, |v| {
+            add_keyslot(v, "1", FREE, |_| {});
+            v["digests"]["0"]["keyslots"] = json!(["0"]);
+            v["digests"]["1"] = json!({"type": "mdu-test", "keyslots": ["1"], "segments": []});
+        }),
+        case("digest with a hash this crate lacks", Load, |v| {
+            v["digests"]["0"]["hash"] = json!("sha3-256");
+        }),
+        case("digest of 4 bytes", Load, |v| {
+            v["digests"]["0"]["digest"] = json!("AAAAAA==");
+        }),
+        case("digest salt not base64", Load, |v| {
+            v["digests"]["0"]["salt"] = json!("not base64!");
+        }),
+        case("digest without a type", Refuse, |v| {
+            v["digests"]["0"].as_object_mut().unwrap().remove("type");
+        }),
+        case("digest keyslots not an array", Refuse, |v| {
+            v["digests"]["0"]["keyslots"] = json!("0");
+        }),
         // Tokens.
         case("token of an unknown type", Load, |v| {
             v["tokens"]["0"] = json!({"type": "mdu-test", "keyslots": ["0"], "x": 1});

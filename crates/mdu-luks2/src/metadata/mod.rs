@@ -64,6 +64,10 @@ pub struct Metadata {
     pub segments: BTreeMap<u32, Segment>,
     /// Volume-key digests by id.
     pub digests: BTreeMap<u32, Digest>,
+    /// The digests it loads and keeps but cannot check a key with (another
+    /// type than `pbkdf2`, a hash it lacks, a digest too short), by id:
+    /// the keyslots and segments they bind cannot be opened.
+    pub unusable_digests: BTreeMap<u32, UnusableDigest>,
     /// The `config` object.
     pub config: Config,
 }
@@ -170,6 +174,32 @@ impl UnusableKeyslot {
         };
         (n("offset"), n("size"))
     }
+}
+
+/// A digest kept as its JSON object, with the keyslots and segments it
+/// binds and why this crate cannot check a key with it. cryptsetup loads
+/// such a digest (it looks into a digest only when it verifies a key).
+///
+/// ```
+/// # let text = include_str!("../../tests/data/pbkdf2.json");
+/// let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+/// v["digests"]["0"]["hash"] = "sha3-256".into();
+/// let m = mdu_luks2::Metadata::from_value(&v)?;
+/// let d = &m.unusable_digests[&0];
+/// assert_eq!((&d.keyslots[..], &d.segments[..]), (&[0][..], &[0][..]));
+/// assert!(d.why.contains("sha3-256"), "{}", d.why);
+/// # Ok::<(), mdu_luks2::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnusableDigest {
+    /// The digest's JSON object, as written.
+    pub json: Map<String, Value>,
+    /// The keyslots it lists.
+    pub keyslots: Vec<u32>,
+    /// The segments it lists.
+    pub segments: Vec<u32>,
+    /// Why it cannot be used.
+    pub why: String,
 }
 
 /// The `encryption` of a keyslot area or a segment: the cipher spec as the

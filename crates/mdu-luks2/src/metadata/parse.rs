@@ -1,6 +1,6 @@
 //! Reading the JSON area: every field checked for its type and range as it is read.
 
-use super::validate::keyslot_problem;
+use super::validate::{digest_problem, keyslot_problem};
 use super::*;
 
 pub(super) fn obj<'a>(v: &'a Value, field: &str) -> Result<&'a Map<String, Value>, Error> {
@@ -538,8 +538,27 @@ impl Metadata {
             segments.insert(id, parse_segment(o, &path)?);
         }
         let mut digests = BTreeMap::new();
+        let mut unusable_digests = BTreeMap::new();
         for (id, path, o) in by_id(root, "digests")? {
-            digests.insert(id, parse_digest(o, &path)?);
+            // cryptsetup's rule for every digest: a type, and lists of
+            // the keyslots and segments it binds.
+            nonempty(o, &path, "type")?;
+            let keyslots = id_list(o, &path, "keyslots")?;
+            let segments = id_list(o, &path, "segments")?;
+            match parse_digest(o, &path).and_then(|d| digest_problem(id, &d).map(|()| d)) {
+                Ok(d) => {
+                    digests.insert(id, d);
+                }
+                Err(e) => {
+                    let digest = UnusableDigest {
+                        json: o.clone(),
+                        keyslots,
+                        segments,
+                        why: e.to_string(),
+                    };
+                    unusable_digests.insert(id, digest);
+                }
+            }
         }
         let tokens = obj(
             get(root, "", "tokens").map_err(|_| Error::schema("tokens", "present"))?,
@@ -576,6 +595,7 @@ impl Metadata {
             tokens,
             segments,
             digests,
+            unusable_digests,
             config,
         })
     }

@@ -164,10 +164,23 @@ impl Metadata {
                 .collect::<Vec<_>>()
                 .join(",")
         };
-        for (n, (id, d)) in self.digests.iter().enumerate() {
+        let digest_ids: std::collections::BTreeSet<u32> = self
+            .digests
+            .keys()
+            .chain(self.unusable_digests.keys())
+            .copied()
+            .collect();
+        for (n, id) in digest_ids.into_iter().enumerate() {
             if n > 0 {
                 j.push(',');
             }
+            if let Some(u) = self.unusable_digests.get(&id) {
+                let _ = write!(j, "\"{id}\":{}", Value::Object(u.json.clone()));
+                continue;
+            }
+            let Some(d) = self.digests.get(&id) else {
+                continue;
+            };
             let _ = write!(
                 j,
                 "\"{id}\":{{\"type\":\"pbkdf2\",\"keyslots\":[{}],\"segments\":[{}],\"hash\":\"{}\",\"iterations\":{},\"salt\":\"{}\",\"digest\":\"{}\"}}",

@@ -186,8 +186,8 @@ impl Metadata {
                 ),
             ));
         }
-        for (&id, d) in &self.digests {
-            for &k in &d.keyslots {
+        for (id, keyslots, segments) in self.digest_lists() {
+            for &k in keyslots {
                 if !self.has_keyslot(k) {
                     return Err(Error::DanglingReference {
                         digest: id,
@@ -196,7 +196,7 @@ impl Metadata {
                     });
                 }
             }
-            for &s in &d.segments {
+            for &s in segments {
                 if !self.segments.contains_key(&s) {
                     return Err(Error::DanglingReference {
                         digest: id,
@@ -205,28 +205,30 @@ impl Metadata {
                     });
                 }
             }
-            if d.iterations == 0 {
-                return Err(Error::layout(
-                    format!("digests.{id}.iterations"),
-                    "must be at least 1",
-                ));
-            }
-            // A short digest would let a wrong key pass by chance (one in
-            // 256 for one byte): at least LUKS1's 20 bytes, as cryptsetup
-            // requires, at most the longest hash.
-            if !(MIN_DIGEST_BYTES..=64).contains(&d.digest.len()) {
-                return Err(Error::layout(
-                    format!("digests.{id}.digest"),
-                    format!(
-                        "{} bytes; a volume-key digest must be {MIN_DIGEST_BYTES}..=64 bytes",
-                        d.digest.len()
-                    ),
-                ));
-            }
+        }
+        for (&id, d) in &self.digests {
+            digest_problem(id, d)?;
         }
         self.validate_tokens()?;
         self.validate_bindings()?;
         self.validate_segments()
+    }
+
+    /// Every digest's id, keyslots and segments, those this crate cannot
+    /// use included, by id.
+    pub(super) fn digest_lists(&self) -> impl Iterator<Item = (u32, &[u32], &[u32])> {
+        let mut all: Vec<(u32, &[u32], &[u32])> = self
+            .digests
+            .iter()
+            .map(|(&id, d)| (id, &d.keyslots[..], &d.segments[..]))
+            .chain(
+                self.unusable_digests
+                    .iter()
+                    .map(|(&id, d)| (id, &d.keyslots[..], &d.segments[..])),
+            )
+            .collect();
+        all.sort_unstable_by_key(|&(id, _, _)| id);
+        all.into_iter()
     }
 
     /// Whether a keyslot of any type has id `id`.
@@ -333,10 +335,9 @@ impl Metadata {
             .chain(self.reencrypt.as_ref().map(|r| r.id))
         {
             let digests: Vec<u32> = self
-                .digests
-                .iter()
-                .filter(|(_, d)| d.keyslots.contains(&id))
-                .map(|(&d, _)| d)
+                .digest_lists()
+                .filter(|(_, keyslots, _)| keyslots.contains(&id))
+                .map(|(d, _, _)| d)
                 .collect();
             if digests.len() != 1 {
                 return Err(Error::layout(
@@ -349,7 +350,7 @@ impl Metadata {
             }
         }
         for (&id, s) in &self.segments {
-            if s.is_crypt() && !self.digests.values().any(|d| d.segments.contains(&id)) {
+            if s.is_crypt() && !self.digest_lists().any(|(_, _, segs)| segs.contains(&id)) {
                 return Err(Error::layout(
                     format!("segments.{id}"),
                     format!(
@@ -399,6 +400,29 @@ impl Metadata {
         }
         Ok(())
     }
+}
+
+/// What makes a `pbkdf2` digest one this crate cannot check a key with
+/// though cryptsetup loads it: 0 iterations, or a digest shorter than
+/// LUKS1's 20 bytes (which a wrong key could match by chance) or longer
+/// than the longest hash.
+pub(super) fn digest_problem(id: u32, d: &Digest) -> Result<(), Error> {
+    if d.iterations == 0 {
+        return Err(Error::layout(
+            format!("digests.{id}.iterations"),
+            "must be at least 1",
+        ));
+    }
+    if !(MIN_DIGEST_BYTES..=64).contains(&d.digest.len()) {
+        return Err(Error::layout(
+            format!("digests.{id}.digest"),
+            format!(
+                "{} bytes; a volume-key digest must be {MIN_DIGEST_BYTES}..=64 bytes",
+                d.digest.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// What makes a `luks2` keyslot one this crate cannot open though
