@@ -394,6 +394,10 @@ fn cryptsetup(bin: &Path, file: &Path) -> (Result<String, String>, bool) {
 fn mdu(image: &[u8]) -> (Result<String, String>, String) {
     match Image::load(image) {
         Ok(img) => {
+            // What loads is checked, never refused by `check`.
+            if let Err(e) = mdu_luks2::check::check(image, None) {
+                return (Err(format!("check refuses what loads: {e}")), String::new());
+            }
             let unlock = match img.unlock(image, b"pw") {
                 Ok(key) => format!("opens (keyslot {})", key.slot),
                 Err(e) => format!("refuses: {e}"),
