@@ -406,7 +406,9 @@ pub fn unbound_key_text(path: &Path, img: &Image, key: &VolumeKey) -> String {
 
 /// The header of `img` as one JSON object: the header fields, the copy
 /// used and why the other was not, the metadata as stored, and per keyslot
-/// its digest, whether it is unbound and its priority; with `key`, the key
+/// its digest, whether it is unbound and its priority (or, for one this
+/// crate cannot open, its type and why; `digests` likewise names the
+/// digests it cannot check a key with); with `key`, the key
 /// (hex), its keyslot and whether it is unbound.
 ///
 /// ```
@@ -452,7 +454,23 @@ pub fn json(img: &Image, key: Option<&VolumeKey>) -> Value {
             (id.to_string(), status)
         })
         .collect();
+    let mut keyslots = keyslots;
+    for (id, k) in &m.unusable_keyslots {
+        let status = json!({
+            "type": k.type_name(),
+            "unusable": k.why,
+        });
+        keyslots.insert(id.to_string(), status);
+    }
     v["keyslots"] = Value::Object(keyslots);
+    if !m.unusable_digests.is_empty() {
+        let digests: serde_json::Map<String, Value> = m
+            .unusable_digests
+            .iter()
+            .map(|(id, d)| (id.to_string(), json!({ "unusable": d.why })))
+            .collect();
+        v["digests"] = Value::Object(digests);
+    }
     if let Some(k) = key {
         let hex = k.key.iter().fold(String::new(), |mut s, b| {
             let _ = write!(s, "{b:02x}");
