@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::{BINARY_HEADER_LEN, Error, HeaderCopy, Image, VolumeKey};
+use crate::{BINARY_HEADER_LEN, Error, Image, VolumeKey};
 
 fn hex_lines(out: &mut String, bytes: &[u8], indent: &str) {
     for (i, line) in bytes.chunks(16).enumerate() {
@@ -113,7 +113,8 @@ fn hex_base64(out: &mut String, v: Option<&Value>) {
 /// (libcryptsetup's `LUKS2_hdr_dump`, read off the JSON as it does): the
 /// header fields, the data segments, the keyslots (those this crate
 /// cannot open and a reencryption's among them, ids 0 to 31), the tokens
-/// and the digests.
+/// and the digests. Which copy was read is not part of it (cryptsetup
+/// repairs a damaged copy before it dumps): [`json`] says it.
 ///
 /// ```
 /// use mdu_luks2::{FormatParams, Hash, Image, KdfParams, dump, format, os_random};
@@ -169,9 +170,6 @@ pub fn text(img: &Image) -> String {
             let _ = write!(o, "{} ", js(Some(r)));
         }
         o.push_str("\n\n");
-    }
-    if img.copy == HeaderCopy::Secondary {
-        let _ = writeln!(o, "Header copy:   \tsecondary (the primary is damaged)\n");
     }
     let segments = &v["segments"];
     let digests = v["digests"].as_object().cloned().unwrap_or_default();

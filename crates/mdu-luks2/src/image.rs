@@ -216,7 +216,8 @@ impl Image {
     /// the secondary, found at the primary's `hdr_size` or, if the primary
     /// is damaged, at each of [`HEADER_SIZES`]; the reason is kept in
     /// [`primary_error`](Image::primary_error). Neither valid is
-    /// [`Error::NoValidHeader`].
+    /// [`Error::NoValidHeader`]; an image shorter than both copies and the
+    /// keyslots area is [`Error::Truncated`], as cryptsetup refuses it.
     ///
     /// ```
     /// let err = mdu_luks2::Image::load(&vec![0u8; 1 << 20][..]).unwrap_err();
@@ -272,21 +273,35 @@ impl Image {
             secondary_error,
             image_len,
         };
-        match (primary, secondary) {
+        let img = match (primary, secondary) {
             (Ok(p), Ok(s)) => {
                 if s.0.seqid > p.0.seqid {
-                    Ok(image(s, HeaderCopy::Secondary, None, None))
+                    image(s, HeaderCopy::Secondary, None, None)
                 } else {
-                    Ok(image(p, HeaderCopy::Primary, None, None))
+                    image(p, HeaderCopy::Primary, None, None)
                 }
             }
-            (Ok(p), Err(e)) => Ok(image(p, HeaderCopy::Primary, None, Some(e))),
-            (Err(e), Ok(s)) => Ok(image(s, HeaderCopy::Secondary, Some(e), None)),
-            (Err(p), Err(s)) => Err(Error::NoValidHeader {
-                primary: Box::new(p),
-                secondary: Box::new(s),
-            }),
+            (Ok(p), Err(e)) => image(p, HeaderCopy::Primary, None, Some(e)),
+            (Err(e), Ok(s)) => image(s, HeaderCopy::Secondary, Some(e), None),
+            (Err(p), Err(s)) => {
+                return Err(Error::NoValidHeader {
+                    primary: Box::new(p),
+                    secondary: Box::new(s),
+                });
+            }
+        };
+        // The image holds both copies and the whole keyslots area, as
+        // cryptsetup requires of a device (or header file) it reads.
+        let need = 2 * img.hdr_size() + img.metadata.config.keyslots_size;
+        if image_len < need {
+            return Err(Error::Truncated {
+                what: "header and keyslots area",
+                offset: 0,
+                len: need,
+                image_len,
+            });
         }
+        Ok(img)
     }
 
     /// The header size.

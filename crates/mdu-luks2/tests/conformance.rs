@@ -29,6 +29,8 @@ struct Case {
     rule: &'static str,
     must: Must,
     edit: Box<dyn Fn(&mut Value)>,
+    /// The image cut to this length.
+    len: Option<usize>,
 }
 
 fn case(rule: &'static str, must: Must, edit: impl Fn(&mut Value) + 'static) -> Case {
@@ -36,6 +38,15 @@ fn case(rule: &'static str, must: Must, edit: impl Fn(&mut Value) + 'static) -> 
         rule,
         must,
         edit: Box::new(edit),
+        len: None,
+    }
+}
+
+/// The base image, cut to `len` bytes.
+fn cut(rule: &'static str, must: Must, len: u64) -> Case {
+    Case {
+        len: Some(len as usize),
+        ..case(rule, must, |_| {})
     }
 }
 
@@ -114,6 +125,9 @@ fn corpus() -> Vec<Case> {
         }),
         case("keyslot priority 2", Load, |v| {
             v["keyslots"]["0"]["priority"] = json!(2)
+        }),
+        case("keyslot priority a string", Load, |v| {
+            add_keyslot(v, "1", FREE, |k| k["priority"] = json!("2"))
         }),
         case(
             "keyslot PBKDF2 KDF with an extra member (dropped)",
@@ -324,6 +338,13 @@ fn corpus() -> Vec<Case> {
         case("json_size not the header's", Refuse, |v| {
             v["config"]["json_size"] = json!("28672");
         }),
+        // The device (or header file) holds both copies and the keyslots area.
+        cut("image of exactly the header and keyslots area", Load, DATA),
+        cut(
+            "image 4 KiB shorter than its keyslots area",
+            Refuse,
+            DATA - 4096,
+        ),
     ]
 }
 
@@ -437,6 +458,9 @@ fn headers_load_and_dump_as_in_cryptsetup() {
     for c in corpus() {
         let mut image = base.clone();
         edit(&mut image, &*c.edit);
+        if let Some(len) = c.len {
+            image.truncate(len);
+        }
         std::fs::write(&file, &image).unwrap();
         let (ours, unlock) = mdu(&image);
         let (theirs, is_luks_agrees) = cryptsetup(&bin, &file);
