@@ -114,7 +114,7 @@ fn hex_base64(out: &mut String, v: Option<&Value>) {
 /// header fields, the data segments, the keyslots (those this crate
 /// cannot open and a reencryption's among them, ids 0 to 31), the tokens
 /// and the digests. Which copy was read is not part of it (cryptsetup
-/// repairs a damaged copy before it dumps): [`json`] says it.
+/// repairs a damaged copy before it dumps): [`json()`](fn@json) says it.
 ///
 /// ```
 /// use mdu_luks2::{FormatParams, Hash, Image, KdfParams, dump, format, os_random};
