@@ -325,6 +325,27 @@ fn corpus() -> Vec<Case> {
         case("config requirement unknown to both", Load, |v| {
             v["config"]["requirements"] = json!({"mandatory": ["mdu-future"]});
         }),
+        case(
+            "requirement online-reencrypt-v9 (unknown to both)",
+            Load,
+            |v| {
+                v["config"]["requirements"] = json!({"mandatory": ["online-reencrypt-v9"]});
+            },
+        ),
+        case(
+            "requirement online-reencrypt-vx (not of the form)",
+            Load,
+            |v| {
+                v["config"]["requirements"] = json!({"mandatory": ["online-reencrypt-vx"]});
+            },
+        ),
+        case(
+            "requirement online-reencrypt-v2 without its keyslot",
+            Refuse,
+            |v| {
+                v["config"]["requirements"] = json!({"mandatory": ["online-reencrypt-v2"]});
+            },
+        ),
         case("two online-reencrypt requirements", Refuse, |v| {
             v["config"]["requirements"] =
                 json!({"mandatory": ["online-reencrypt", "online-reencrypt-v2"]});

@@ -140,16 +140,32 @@ impl Metadata {
                 ));
             }
         }
-        let reencrypt_reqs = self
-            .config
-            .requirements
-            .iter()
-            .flatten()
-            .filter(|r| r.starts_with("online-reencrypt"))
-            .count();
-        match (reencrypt_reqs, &self.reencrypt) {
-            (0, None) | (1, Some(_)) => {}
-            (0, Some(r)) => {
+        // cryptsetup's rules on the reencryption requirement: at most one
+        // flag of its form (`online-reencrypt`, `online-reencrypt-v<N>`);
+        // one it knows (v1, v2, v3) needs the reencrypt keyslot; that
+        // keyslot needs a flag of the form.
+        let reqs = || self.config.requirements.iter().flatten();
+        let candidates = reqs().filter(|r| reencrypt_candidate(r)).count();
+        let known = reqs().any(|r| {
+            matches!(
+                r.as_str(),
+                "online-reencrypt" | "online-reencrypt-v2" | "online-reencrypt-v3"
+            )
+        });
+        if candidates > 1 {
+            return Err(Error::layout(
+                "config.requirements",
+                format!("{candidates} online-reencrypt requirements; a header has at most one"),
+            ));
+        }
+        match &self.reencrypt {
+            None if known => {
+                return Err(Error::layout(
+                    "config.requirements",
+                    "an online-reencrypt requirement without a reencrypt keyslot",
+                ));
+            }
+            Some(r) if candidates == 0 => {
                 return Err(Error::layout(
                     "config.requirements",
                     format!(
@@ -158,18 +174,7 @@ impl Metadata {
                     ),
                 ));
             }
-            (1, None) => {
-                return Err(Error::layout(
-                    "config.requirements",
-                    "an online-reencrypt requirement without a reencrypt keyslot",
-                ));
-            }
-            (n, _) => {
-                return Err(Error::layout(
-                    "config.requirements",
-                    format!("{n} online-reencrypt requirements; a header has at most one"),
-                ));
-            }
+            _ => {}
         }
         // The data start: the lowest offset of any segment. It lies past
         // the keyslots area, or is 0 (a detached header, whose segments
@@ -400,6 +405,15 @@ impl Metadata {
         }
         Ok(())
     }
+}
+
+/// Whether `flag` has the form of a reencryption requirement:
+/// `online-reencrypt` or `online-reencrypt-v` and digits.
+fn reencrypt_candidate(flag: &str) -> bool {
+    flag == "online-reencrypt"
+        || flag
+            .strip_prefix("online-reencrypt-v")
+            .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// What makes a `pbkdf2` digest one this crate cannot check a key with
