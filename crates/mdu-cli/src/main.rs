@@ -74,6 +74,9 @@ enum Cmd {
     /// a warning.
     #[command(subcommand)]
     Luks(luks::LuksCmd),
+    /// The KDF and cipher speeds of LUKS, as `cryptsetup benchmark`
+    /// (the same as `mdu luks benchmark`).
+    Benchmark(luks::BenchmarkArgs),
     /// base64 between stdin and stdout.
     #[command(subcommand)]
     Base64(base64::Base64Cmd),
@@ -171,6 +174,7 @@ fn main() -> ExitCode {
         Cmd::Verity(c) => verity::run(c),
         Cmd::Crypt(c) => crypt::run(c),
         Cmd::Luks(c) => luks::run(c),
+        Cmd::Benchmark(a) => luks::benchmark(a),
         Cmd::Base64(c) => base64::run(c),
         Cmd::Fscrypt(c) => fscrypt::run(c),
     };

@@ -461,10 +461,12 @@ impl fmt::Display for Error {
             Error::Params { problem } => f.write_str(problem),
             Error::Volume(e) => write!(f, "the data segment: {e}"),
             Error::Requirements { requirements } => {
-                if requirements
-                    .iter()
-                    .any(|r| r.starts_with("online-reencrypt"))
-                {
+                if requirements.iter().any(|r| {
+                    matches!(
+                        r.as_str(),
+                        "online-reencrypt" | "online-reencrypt-v2" | "online-reencrypt-v3"
+                    )
+                }) {
                     write!(
                         f,
                         "a reencryption is in progress (requirements {requirements:?}): finish it with `mdu luks reencrypt --resume-only` or `cryptsetup reencrypt --resume-only` before using the data"

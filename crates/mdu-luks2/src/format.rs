@@ -423,6 +423,7 @@ pub fn format(
     );
     let metadata = Metadata {
         reencrypt: None,
+        unusable_keyslots: BTreeMap::new(),
         keyslots: BTreeMap::from([(0, keyslot)]),
         tokens: serde_json::Map::new(),
         segments: BTreeMap::from([(
@@ -430,6 +431,7 @@ pub fn format(
             Segment::crypt(off, None, 0, params.cipher, params.sector_size),
         )]),
         digests: BTreeMap::from([(0, digest)]),
+        unusable_digests: BTreeMap::new(),
         config: Config {
             json_size: hdr - BINARY_HEADER_LEN as u64,
             keyslots_size,

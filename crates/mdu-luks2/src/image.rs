@@ -6,7 +6,7 @@ use mdu_dmcrypt::{CipherSpec, Geometry, SectorCipher, WeakKeys};
 use zeroize::Zeroizing;
 
 use crate::header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
-use crate::metadata::{Digest, Metadata, Segment};
+use crate::metadata::{Digest, Metadata, Segment, SegmentKind};
 use crate::{Direction, Error, af};
 
 /// Random access to an image: mdu-core's one positioned-read trait
@@ -221,7 +221,8 @@ impl Image {
     /// the secondary, found at the primary's `hdr_size` or, if the primary
     /// is damaged, at each of [`HEADER_SIZES`]; the reason is kept in
     /// [`primary_error`](Image::primary_error). Neither valid is
-    /// [`Error::NoValidHeader`].
+    /// [`Error::NoValidHeader`]; an image shorter than both copies and the
+    /// keyslots area is [`Error::Truncated`], as cryptsetup refuses it.
     ///
     /// ```
     /// let err = mdu_luks2::Image::load(&vec![0u8; 1 << 20][..]).unwrap_err();
@@ -277,21 +278,35 @@ impl Image {
             secondary_error,
             image_len,
         };
-        match (primary, secondary) {
+        let img = match (primary, secondary) {
             (Ok(p), Ok(s)) => {
                 if s.0.seqid > p.0.seqid {
-                    Ok(image(s, HeaderCopy::Secondary, None, None))
+                    image(s, HeaderCopy::Secondary, None, None)
                 } else {
-                    Ok(image(p, HeaderCopy::Primary, None, None))
+                    image(p, HeaderCopy::Primary, None, None)
                 }
             }
-            (Ok(p), Err(e)) => Ok(image(p, HeaderCopy::Primary, None, Some(e))),
-            (Err(e), Ok(s)) => Ok(image(s, HeaderCopy::Secondary, Some(e), None)),
-            (Err(p), Err(s)) => Err(Error::NoValidHeader {
-                primary: Box::new(p),
-                secondary: Box::new(s),
-            }),
+            (Ok(p), Err(e)) => image(p, HeaderCopy::Primary, None, Some(e)),
+            (Err(e), Ok(s)) => image(s, HeaderCopy::Secondary, Some(e), None),
+            (Err(p), Err(s)) => {
+                return Err(Error::NoValidHeader {
+                    primary: Box::new(p),
+                    secondary: Box::new(s),
+                });
+            }
+        };
+        // The image holds both copies and the whole keyslots area, as
+        // cryptsetup requires of a device (or header file) it reads.
+        let need = 2 * img.hdr_size() + img.metadata.config.keyslots_size;
+        if image_len < need {
+            return Err(Error::Truncated {
+                what: "header and keyslots area",
+                offset: 0,
+                len: need,
+                image_len,
+            });
         }
+        Ok(img)
     }
 
     /// The header size.
@@ -331,7 +346,10 @@ impl Image {
 
     /// The data segment to read: the one regular segment (the `backup-*`
     /// segments of a reencryption are never it). Several regular segments
-    /// (an unfinished reencryption) are [`Error::Unsupported`].
+    /// (an unfinished reencryption, or a layout this crate does not map)
+    /// are [`Error::Layout`]; a segment of another type than `crypt`, an
+    /// `integrity` one, are [`Error::Unsupported`]; an offset that is not a
+    /// multiple of the sector size is [`Error::Layout`].
     ///
     /// ```
     /// # use mdu_luks2::*;
@@ -357,15 +375,39 @@ impl Image {
             .filter(|(_, s)| !s.is_backup());
         match (regular.next(), regular.count()) {
             (None, _) => Err(Error::schema("segments", "a regular crypt segment")),
-            (Some((&id, s)), 0) if !s.is_crypt() => Err(Error::Unsupported {
-                field: format!("segments.{id}.type"),
-                value: "linear (the data are not encrypted: a decrypted volume)".into(),
-            }),
-            (Some((&id, s)), 0) => Ok((id, s)),
-            (Some(_), more) => Err(Error::Unsupported {
-                field: "segments".into(),
-                value: format!("{} regular segments (an unfinished reencryption)", more + 1),
-            }),
+            (Some((&id, s)), 0) => match &s.kind {
+                SegmentKind::Linear => Err(Error::Unsupported {
+                    field: format!("segments.{id}.type"),
+                    value: "linear (the data are not encrypted: a decrypted volume)".into(),
+                }),
+                SegmentKind::Other(name) => Err(Error::Unsupported {
+                    field: format!("segments.{id}.type"),
+                    value: format!("{name} (a segment type this crate does not map)"),
+                }),
+                SegmentKind::Crypt if s.extra.contains_key("integrity") => {
+                    Err(Error::Unsupported {
+                        field: format!("segments.{id}.integrity"),
+                        value: "integrity protection (dm-integrity)".into(),
+                    })
+                }
+                SegmentKind::Crypt if !s.offset.is_multiple_of(u64::from(s.sector_size)) => {
+                    Err(Error::layout(
+                        format!("segments.{id}.offset"),
+                        format!(
+                            "{} is not a multiple of the sector size {}",
+                            s.offset, s.sector_size
+                        ),
+                    ))
+                }
+                SegmentKind::Crypt => Ok((id, s)),
+            },
+            (Some(_), more) => Err(Error::layout(
+                "segments",
+                format!(
+                    "{} regular segments (an unfinished reencryption, or a layout this crate does not map); this needs exactly one",
+                    more + 1
+                ),
+            )),
         }
     }
 
@@ -378,7 +420,24 @@ impl Image {
             .digests
             .iter()
             .filter(|(_, d)| d.segments.contains(&seg));
-        let first = bound.next().ok_or(Error::NoKeyslot)?;
+        let first = bound.next().ok_or_else(|| {
+            // A digest this crate cannot check a key with.
+            match self
+                .metadata
+                .unusable_digests
+                .iter()
+                .find(|(_, d)| d.segments.contains(&seg))
+            {
+                Some((id, d)) => Error::layout(
+                    format!("digests.{id}"),
+                    format!(
+                        "this digest of the volume key cannot check a key ({})",
+                        d.why
+                    ),
+                ),
+                None => Error::NoKeyslot,
+            }
+        })?;
         let others: Vec<u32> = bound.map(|(&id, _)| id).collect();
         if others.is_empty() {
             return Ok((*first.0, first.1));

@@ -55,6 +55,7 @@
 #![forbid(unsafe_code)]
 
 pub mod af;
+pub mod benchmark;
 pub mod check;
 mod choices;
 pub mod dump;
@@ -85,7 +86,7 @@ pub use mdu_dmcrypt::{
 pub use metadata::{
     Config, Digest, Encryption, Keyslot, KeyslotArea, MAX_KEYSLOTS, MAX_KEYSLOTS_SIZE, Metadata,
     ReencryptArea, ReencryptDirection, ReencryptKeyslot, ReencryptMode, Resilience, Segment,
-    SegmentKind,
+    SegmentKind, UnusableDigest, UnusableKeyslot,
 };
 pub use volume::open;
 

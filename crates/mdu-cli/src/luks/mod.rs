@@ -22,6 +22,7 @@ use crate::pipeline::{self, Sink, Source};
 use crate::{args, error, paths, process, progress};
 use mdu_inplace::lock::Locks;
 
+mod benchmark;
 mod check;
 mod decrypt;
 mod dump;
@@ -31,6 +32,7 @@ mod luks1;
 mod options;
 mod reencrypt;
 
+pub(crate) use benchmark::{BenchmarkArgs, benchmark};
 use check::*;
 use decrypt::*;
 use dump::*;
@@ -54,6 +56,7 @@ pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
         LuksCmd::ConvertKey(a) => change_key(a, true),
         LuksCmd::KillSlot(a) => kill_slot(a),
         LuksCmd::RemoveKey(a) => remove_key(a),
+        LuksCmd::Benchmark(a) => benchmark(a),
     }
 }
 

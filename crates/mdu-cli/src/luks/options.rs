@@ -40,6 +40,15 @@ pub(crate) enum LuksCmd {
     /// With --dump-volume-key and --key-file, prints the volume key instead
     /// (as `cryptsetup luksDump --dump-volume-key`).
     Dump(DumpArgs),
+    /// Measure the KDFs and ciphers of LUKS on mdu's own engines, as
+    /// `cryptsetup benchmark` prints them (no kernel crypto API needed).
+    ///
+    /// PBKDF2 iterations per second per hash, the Argon2i and Argon2id
+    /// cost that takes --iter-time, then MiB/s of encryption and
+    /// decryption of 1 MiB in 512-byte sectors for cryptsetup's ciphers
+    /// and key sizes (and Adiantum). --cipher, --hash or --pbkdf measure
+    /// one only. Also `mdu benchmark`.
+    Benchmark(BenchmarkArgs),
     /// Check the LUKS2 header of IMAGE as a careful opener would, before
     /// trusting it with data.
     ///

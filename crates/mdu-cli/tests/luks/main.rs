@@ -4,6 +4,7 @@
 //! Cheap KDF settings keep every case fast. `reencrypt` holds the tests of
 //! `mdu luks reencrypt`, with its crash sweeps.
 
+mod benchmark;
 mod check;
 #[path = "../common/mod.rs"]
 mod common;

@@ -109,6 +109,8 @@ pub fn luks2_metadata(hdr: &Header) -> Result<Metadata, Error> {
     };
     let m = Metadata {
         keyslots,
+        unusable_keyslots: BTreeMap::new(),
+        unusable_digests: BTreeMap::new(),
         reencrypt: None,
         tokens: serde_json::Map::new(),
         segments: BTreeMap::from([(
@@ -121,6 +123,7 @@ pub fn luks2_metadata(hdr: &Header) -> Result<Metadata, Error> {
                 encryption,
                 sector_size: 512,
                 flags: Vec::new(),
+                extra: serde_json::Map::new(),
             },
         )]),
         digests: BTreeMap::from([(0, digest)]),

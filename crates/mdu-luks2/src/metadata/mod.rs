@@ -41,7 +41,7 @@ const MIN_DIGEST_BYTES: usize = 20;
 ///
 /// ```
 /// use mdu_luks2::Metadata;
-/// let text = r#"{"keyslots":{},"tokens":{},"segments":{},"digests":{},"config":{"json_size":"12288","keyslots_size":"16744448"}}"#;
+/// let text = r#"{"keyslots":{},"tokens":{},"segments":{"0":{"type":"linear","offset":"16777216","size":"dynamic"}},"digests":{},"config":{"json_size":"12288","keyslots_size":"16744448"}}"#;
 /// let m = Metadata::parse(text, 16384)?;
 /// assert_eq!(m.config.keyslots_size, 16744448);
 /// assert_eq!(m.to_json(), text);
@@ -49,8 +49,12 @@ const MIN_DIGEST_BYTES: usize = 20;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metadata {
-    /// The `luks2` keyslots by id.
+    /// The `luks2` keyslots this crate opens, by id.
     pub keyslots: BTreeMap<u32, Keyslot>,
+    /// The keyslots it loads, keeps and shows but cannot open (an unknown
+    /// type, a KDF or hash it does not have, parameters out of its range),
+    /// by id: never a reason to refuse the header, skipped at unlock.
+    pub unusable_keyslots: BTreeMap<u32, UnusableKeyslot>,
     /// The `reencrypt` keyslot of a reencryption in progress, if any (at
     /// most one; its id is not among [`keyslots`](Self::keyslots)).
     pub reencrypt: Option<ReencryptKeyslot>,
@@ -60,6 +64,10 @@ pub struct Metadata {
     pub segments: BTreeMap<u32, Segment>,
     /// Volume-key digests by id.
     pub digests: BTreeMap<u32, Digest>,
+    /// The digests it loads and keeps but cannot check a key with (another
+    /// type than `pbkdf2`, a hash it lacks, a digest too short), by id:
+    /// the keyslots and segments they bind cannot be opened.
+    pub unusable_digests: BTreeMap<u32, UnusableDigest>,
     /// The `config` object.
     pub config: Config,
 }
@@ -112,6 +120,86 @@ pub struct KeyslotArea {
     pub encryption: Encryption,
     /// Key size of the area cipher in bytes (the KDF output length).
     pub key_size: u32,
+}
+
+/// A keyslot kept as its JSON object, with why this crate cannot open it.
+/// cryptsetup loads such a keyslot (of an unknown type, with the early
+/// LUKS2 KDF name `argon2`, a hash or parameters it cannot use) and shows
+/// it in `luksDump`; so does this crate, and an unlock skips it. Its area
+/// is checked against the others as every keyslot's is.
+///
+/// ```
+/// # let text = include_str!("../../tests/data/pbkdf2.json");
+/// let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+/// v["keyslots"]["0"]["kdf"]["type"] = "argon2".into();
+/// let m = mdu_luks2::Metadata::from_value(&v)?;
+/// let k = &m.unusable_keyslots[&0];
+/// assert_eq!((k.type_name(), k.area()), ("luks2", (32768, 258048)));
+/// assert!(k.why.contains("argon2"), "{}", k.why);
+/// # Ok::<(), mdu_luks2::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnusableKeyslot {
+    /// The keyslot's JSON object, as written.
+    pub json: Map<String, Value>,
+    /// Why it cannot be opened.
+    pub why: String,
+}
+
+impl UnusableKeyslot {
+    /// Its `type`.
+    ///
+    /// ```
+    /// let k = mdu_luks2::UnusableKeyslot { json: serde_json::json!({"type": "tpm"}).as_object().unwrap().clone(), why: String::new() };
+    /// assert_eq!(k.type_name(), "tpm");
+    /// ```
+    pub fn type_name(&self) -> &str {
+        self.json.get("type").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// Its area `(offset, size)` (checked when it was read).
+    ///
+    /// ```
+    /// let j = serde_json::json!({"area": {"offset": "32768", "size": "4096"}});
+    /// let k = mdu_luks2::UnusableKeyslot { json: j.as_object().unwrap().clone(), why: String::new() };
+    /// assert_eq!(k.area(), (32768, 4096));
+    /// ```
+    pub fn area(&self) -> (u64, u64) {
+        let area = self.json.get("area");
+        let n = |k: &str| {
+            area.and_then(|a| a.get(k))
+                .and_then(Value::as_str)
+                .and_then(parse::parse_u64)
+                .unwrap_or(0)
+        };
+        (n("offset"), n("size"))
+    }
+}
+
+/// A digest kept as its JSON object, with the keyslots and segments it
+/// binds and why this crate cannot check a key with it. cryptsetup loads
+/// such a digest (it looks into a digest only when it verifies a key).
+///
+/// ```
+/// # let text = include_str!("../../tests/data/pbkdf2.json");
+/// let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+/// v["digests"]["0"]["hash"] = "sha3-256".into();
+/// let m = mdu_luks2::Metadata::from_value(&v)?;
+/// let d = &m.unusable_digests[&0];
+/// assert_eq!((&d.keyslots[..], &d.segments[..]), (&[0][..], &[0][..]));
+/// assert!(d.why.contains("sha3-256"), "{}", d.why);
+/// # Ok::<(), mdu_luks2::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnusableDigest {
+    /// The digest's JSON object, as written.
+    pub json: Map<String, Value>,
+    /// The keyslots it lists.
+    pub keyslots: Vec<u32>,
+    /// The segments it lists.
+    pub segments: Vec<u32>,
+    /// Why it cannot be used.
+    pub why: String,
 }
 
 /// The `encryption` of a keyslot area or a segment: the cipher spec as the
@@ -221,7 +309,7 @@ impl std::fmt::Display for Encryption {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
-    /// `crypt` or `linear`.
+    /// `crypt`, `linear` or a type this crate does not map.
     pub kind: SegmentKind,
     /// Data start, bytes from the image start.
     pub offset: u64,
@@ -236,6 +324,10 @@ pub struct Segment {
     /// `flags` (`backup-previous`, `backup-final`, ... during a
     /// reencryption), empty when absent.
     pub flags: Vec<String>,
+    /// The members this crate does not interpret, kept as written: a crypt
+    /// segment's `integrity`, every member of a segment of another type
+    /// but `type`, `offset`, `size` and `flags`.
+    pub extra: Map<String, Value>,
 }
 
 /// What a segment maps.
@@ -243,8 +335,9 @@ pub struct Segment {
 /// ```
 /// use mdu_luks2::SegmentKind;
 /// assert_eq!(SegmentKind::Linear.name(), "linear");
+/// assert_eq!(SegmentKind::Other("hw-opal".into()).name(), "hw-opal");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SegmentKind {
     /// `crypt`: ciphertext under the segment's `encryption`, `sector_size`
     /// and `iv_tweak`.
@@ -254,6 +347,10 @@ pub enum SegmentKind {
     /// a decryption. Its `encryption` is empty, its `iv_tweak` 0 and its
     /// `sector_size` 512; none of them is written.
     Linear,
+    /// A type this crate loads and shows but does not map (cryptsetup
+    /// 2.8's `hw-opal`, or one from a later version): its members are in
+    /// [`Segment::extra`].
+    Other(String),
 }
 
 impl SegmentKind {
@@ -262,10 +359,11 @@ impl SegmentKind {
     /// ```
     /// assert_eq!(mdu_luks2::SegmentKind::Crypt.name(), "crypt");
     /// ```
-    pub const fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             SegmentKind::Crypt => "crypt",
             SegmentKind::Linear => "linear",
+            SegmentKind::Other(name) => name,
         }
     }
 }
@@ -286,6 +384,7 @@ impl Segment {
             encryption: Encryption::parse(""),
             sector_size: 512,
             flags: Vec::new(),
+            extra: Map::new(),
         }
     }
 
@@ -311,6 +410,7 @@ impl Segment {
             encryption: Encryption::from(spec),
             sector_size,
             flags: Vec::new(),
+            extra: Map::new(),
         }
     }
 
@@ -679,6 +779,10 @@ impl Metadata {
             .keyslots
             .values()
             .map(|k| (k.area.offset, k.area.offset.saturating_add(k.area.size)))
+            .chain(self.unusable_keyslots.values().map(|k| {
+                let (offset, size) = k.area();
+                (offset, offset.saturating_add(size))
+            }))
             .chain(
                 self.reencrypt
                     .iter()

@@ -1,5 +1,6 @@
 //! Reading the JSON area: every field checked for its type and range as it is read.
 
+use super::validate::{digest_problem, keyslot_problem};
 use super::*;
 
 pub(super) fn obj<'a>(v: &'a Value, field: &str) -> Result<&'a Map<String, Value>, Error> {
@@ -182,6 +183,80 @@ pub(super) fn parse_kdf(o: &Map<String, Value>, path: &str) -> Result<Kdf, Error
     })
 }
 
+/// A string that is present and not empty (cryptsetup's
+/// `json_contains_string`).
+pub(super) fn nonempty<'a>(
+    o: &'a Map<String, Value>,
+    path: &str,
+    key: &str,
+) -> Result<&'a str, Error> {
+    Some(string(o, path, key)?)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| Error::schema(format!("{path}.{key}"), "a non-empty JSON string"))
+}
+
+/// A member that is an object, as an object.
+pub(super) fn member_obj<'a>(
+    o: &'a Map<String, Value>,
+    path: &str,
+    key: &str,
+) -> Result<&'a Map<String, Value>, Error> {
+    obj(get(o, path, key)?, &format!("{path}.{key}"))
+}
+
+/// What cryptsetup requires of every keyslot, whatever its type: a
+/// `type`, a 32-bit `key_size` and an `area` with a `type`, an `offset`
+/// and a `size` (64-bit decimal strings).
+pub(super) fn check_any_keyslot(o: &Map<String, Value>, path: &str) -> Result<(), Error> {
+    nonempty(o, path, "type")?;
+    u32_num(o, path, "key_size")?;
+    let area_path = format!("{path}.area");
+    let area = member_obj(o, path, "area")?;
+    nonempty(area, &area_path, "type")?;
+    u64_str(area, &area_path, "offset")?;
+    u64_str(area, &area_path, "size")?;
+    Ok(())
+}
+
+/// What cryptsetup's `luks2` keyslot handler requires: `kdf`, `af` and
+/// `area` objects; a `pbkdf2` KDF with `hash`, `iterations` and `salt`,
+/// an `argon2i`/`argon2id` one with `time`, `memory`, `cpus` and `salt`
+/// (other members cryptsetup drops as it reads; a KDF of another name is
+/// not looked into);
+/// a `luks1` AF with a `hash` and integer `stripes`; a `raw` area with an
+/// `encryption` and an integer `key_size`.
+pub(super) fn check_luks2_keyslot(o: &Map<String, Value>, path: &str) -> Result<(), Error> {
+    let kdf_path = format!("{path}.kdf");
+    let kdf = member_obj(o, path, "kdf")?;
+    let af_path = format!("{path}.af");
+    let af = member_obj(o, path, "af")?;
+    let area_path = format!("{path}.area");
+    let area = member_obj(o, path, "area")?;
+    match nonempty(kdf, &kdf_path, "type")? {
+        "pbkdf2" => {
+            nonempty(kdf, &kdf_path, "hash")?;
+            int(kdf, &kdf_path, "iterations")?;
+            nonempty(kdf, &kdf_path, "salt")?;
+        }
+        "argon2i" | "argon2id" => {
+            for k in ["time", "memory", "cpus"] {
+                int(kdf, &kdf_path, k)?;
+            }
+            nonempty(kdf, &kdf_path, "salt")?;
+        }
+        _ => {}
+    }
+    expect_type(af, &af_path, "luks1")?;
+    nonempty(af, &af_path, "hash")?;
+    int(af, &af_path, "stripes")?;
+    expect_type(area, &area_path, "raw")?;
+    nonempty(area, &area_path, "encryption")?;
+    int(area, &area_path, "key_size")?;
+    Ok(())
+}
+
+/// A `luks2` keyslot in this crate's types (after [`check_luks2_keyslot`]):
+/// an error here makes the keyslot unusable, not the header invalid.
 pub(super) fn parse_keyslot(o: &Map<String, Value>, path: &str) -> Result<Keyslot, Error> {
     expect_type(o, path, "luks2")?;
     let af_path = format!("{path}.af");
@@ -294,36 +369,97 @@ pub(super) fn parse_reencrypt(
     })
 }
 
+/// A segment as cryptsetup reads it: a `type`, a 512-byte aligned
+/// `offset` and `size` (`dynamic` or a non-zero decimal string) and string
+/// `flags`, whatever the type; a `crypt` segment also has a decimal
+/// `iv_tweak`, a non-empty `encryption`, a `sector_size` that is a
+/// non-zero multiple of 512 dividing the size, and, if it has an
+/// `integrity` object, its `type`, `journal_encryption` and
+/// `journal_integrity`. A segment of another type loads as
+/// [`SegmentKind::Other`].
 pub(super) fn parse_segment(o: &Map<String, Value>, path: &str) -> Result<Segment, Error> {
-    let size = || -> Result<Option<u64>, Error> {
-        Ok(match string(o, path, "size")? {
-            "dynamic" => None,
-            s => Some(parse_u64(s).ok_or_else(|| {
-                Error::schema(format!("{path}.size"), "\"dynamic\" or decimal digits")
-            })?),
-        })
+    let type_name = nonempty(o, path, "type")?;
+    let offset = u64_str(o, path, "offset")?;
+    let size = match nonempty(o, path, "size")? {
+        "dynamic" => None,
+        s => Some(parse_u64(s).filter(|&n| n > 0).ok_or_else(|| {
+            Error::schema(
+                format!("{path}.size"),
+                "\"dynamic\" or a non-zero decimal number",
+            )
+        })?),
     };
-    if string(o, path, "type")? == "linear" {
-        let mut s = Segment::linear(u64_str(o, path, "offset")?, size()?);
-        s.flags = string_list(o, path, "flags")?;
-        return Ok(s);
+    for (field, n) in [("offset", offset), ("size", size.unwrap_or(0))] {
+        if !n.is_multiple_of(512) {
+            return Err(Error::layout(
+                format!("{path}.{field}"),
+                format!("{n} is not a multiple of 512"),
+            ));
+        }
     }
-    expect_type(o, path, "crypt")?;
-    if o.contains_key("integrity") {
-        return Err(Error::Unsupported {
-            field: format!("{path}.integrity"),
-            value: "integrity protection".into(),
-        });
-    }
-    Ok(Segment {
-        kind: SegmentKind::Crypt,
-        offset: u64_str(o, path, "offset")?,
-        size: size()?,
-        iv_tweak: u64_str(o, path, "iv_tweak")?,
-        encryption: Encryption::parse(string(o, path, "encryption")?),
-        sector_size: u32_num(o, path, "sector_size")?,
-        flags: string_list(o, path, "flags")?,
-    })
+    let flags = string_list(o, path, "flags")?;
+    let kind = match type_name {
+        "crypt" => SegmentKind::Crypt,
+        "linear" => SegmentKind::Linear,
+        other => SegmentKind::Other(other.to_owned()),
+    };
+    let known: &[&str] = match kind {
+        SegmentKind::Crypt => &[
+            "type",
+            "offset",
+            "size",
+            "iv_tweak",
+            "encryption",
+            "sector_size",
+            "flags",
+        ],
+        _ => &["type", "offset", "size", "flags"],
+    };
+    let extra: Map<String, Value> = o
+        .iter()
+        .filter(|(k, _)| !known.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut segment = match kind {
+        SegmentKind::Crypt => {
+            let sector_size = u32_num(o, path, "sector_size")?;
+            if sector_size == 0 || !sector_size.is_multiple_of(512) {
+                return Err(Error::layout(
+                    format!("{path}.sector_size"),
+                    format!("{sector_size} is not a non-zero multiple of 512"),
+                ));
+            }
+            if let Some(n) = size
+                && !n.is_multiple_of(u64::from(sector_size))
+            {
+                return Err(Error::layout(
+                    format!("{path}.size"),
+                    format!("{n} is not a multiple of the sector size {sector_size}"),
+                ));
+            }
+            if extra.contains_key("integrity") {
+                let ipath = format!("{path}.integrity");
+                let i = member_obj(o, path, "integrity")?;
+                for k in ["type", "journal_encryption", "journal_integrity"] {
+                    nonempty(i, &ipath, k)?;
+                }
+            }
+            let mut s = Segment::linear(offset, size);
+            s.kind = SegmentKind::Crypt;
+            s.iv_tweak = u64_str(o, path, "iv_tweak")?;
+            s.encryption = Encryption::parse(nonempty(o, path, "encryption")?);
+            s.sector_size = sector_size;
+            s
+        }
+        kind => {
+            let mut s = Segment::linear(offset, size);
+            s.kind = kind;
+            s
+        }
+    };
+    segment.flags = flags;
+    segment.extra = extra;
+    Ok(segment)
 }
 
 pub(super) fn parse_digest(o: &Map<String, Value>, path: &str) -> Result<Digest, Error> {
@@ -368,9 +504,26 @@ impl Metadata {
         let root = obj(v, "(top level)")?;
         let mut keyslots = BTreeMap::new();
         let mut reencrypt = None;
+        let mut unusable_keyslots = BTreeMap::new();
         for (id, path, o) in by_id(root, "keyslots")? {
-            if string(o, &path, "type")? != "reencrypt" {
-                keyslots.insert(id, parse_keyslot(o, &path)?);
+            check_any_keyslot(o, &path)?;
+            let kind = string(o, &path, "type")?;
+            if kind != "reencrypt" {
+                let why = if kind == "luks2" {
+                    check_luks2_keyslot(o, &path)?;
+                    match parse_keyslot(o, &path).and_then(|k| keyslot_problem(id, &k).map(|()| k))
+                    {
+                        Ok(k) => {
+                            keyslots.insert(id, k);
+                            continue;
+                        }
+                        Err(e) => e.to_string(),
+                    }
+                } else {
+                    format!("{path}.type: `{kind}` is not a keyslot type this crate opens (luks2)")
+                };
+                let json = o.clone();
+                unusable_keyslots.insert(id, UnusableKeyslot { json, why });
             } else if reencrypt.is_some() {
                 return Err(Error::layout(
                     path,
@@ -385,8 +538,27 @@ impl Metadata {
             segments.insert(id, parse_segment(o, &path)?);
         }
         let mut digests = BTreeMap::new();
+        let mut unusable_digests = BTreeMap::new();
         for (id, path, o) in by_id(root, "digests")? {
-            digests.insert(id, parse_digest(o, &path)?);
+            // cryptsetup's rule for every digest: a type, and lists of
+            // the keyslots and segments it binds.
+            nonempty(o, &path, "type")?;
+            let keyslots = id_list(o, &path, "keyslots")?;
+            let segments = id_list(o, &path, "segments")?;
+            match parse_digest(o, &path).and_then(|d| digest_problem(id, &d).map(|()| d)) {
+                Ok(d) => {
+                    digests.insert(id, d);
+                }
+                Err(e) => {
+                    let digest = UnusableDigest {
+                        json: o.clone(),
+                        keyslots,
+                        segments,
+                        why: e.to_string(),
+                    };
+                    unusable_digests.insert(id, digest);
+                }
+            }
         }
         let tokens = obj(
             get(root, "", "tokens").map_err(|_| Error::schema("tokens", "present"))?,
@@ -418,10 +590,12 @@ impl Metadata {
         };
         Ok(Metadata {
             keyslots,
+            unusable_keyslots,
             reencrypt,
             tokens,
             segments,
             digests,
+            unusable_digests,
             config,
         })
     }

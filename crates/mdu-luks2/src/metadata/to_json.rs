@@ -19,7 +19,6 @@ impl Metadata {
         j.push_str("{\"keyslots\":{");
         let reencrypt = self.reencrypt.as_ref().map(|r| (r.id, r));
         let mut first = true;
-        let mut pending = reencrypt;
         let reencrypt_slot = |j: &mut String, r: &ReencryptKeyslot| {
             let a = &r.area;
             let _ = write!(
@@ -53,21 +52,29 @@ impl Metadata {
             }
             j.push('}');
         };
-        for (id, k) in &self.keyslots {
-            if let Some((rid, r)) = pending
-                && rid < *id
-            {
-                if !first {
-                    j.push(',');
-                }
-                first = false;
-                reencrypt_slot(&mut j, r);
-                pending = None;
-            }
+        let ids: std::collections::BTreeSet<u32> = self
+            .keyslots
+            .keys()
+            .chain(self.unusable_keyslots.keys())
+            .copied()
+            .chain(reencrypt.map(|(id, _)| id))
+            .collect();
+        for id in ids {
             if !first {
                 j.push(',');
             }
             first = false;
+            if let Some((_, r)) = reencrypt.filter(|&(rid, _)| rid == id) {
+                reencrypt_slot(&mut j, r);
+                continue;
+            }
+            if let Some(u) = self.unusable_keyslots.get(&id) {
+                let _ = write!(j, "\"{id}\":{}", Value::Object(u.json.clone()));
+                continue;
+            }
+            let Some(k) = self.keyslots.get(&id) else {
+                continue;
+            };
             let _ = write!(
                 j,
                 "\"{id}\":{{\"type\":\"luks2\",\"key_size\":{},\"af\":{{\"type\":\"luks1\",\"stripes\":{},\"hash\":\"{}\"}},\"area\":{{\"type\":\"raw\",\"offset\":\"{}\",\"size\":\"{}\",\"encryption\":{},\"key_size\":{}}},\"kdf\":",
@@ -111,12 +118,6 @@ impl Metadata {
             }
             j.push('}');
         }
-        if let Some((_, r)) = pending {
-            if !first {
-                j.push(',');
-            }
-            reencrypt_slot(&mut j, r);
-        }
         j.push_str("},\"tokens\":");
         j.push_str(&Value::Object(self.tokens.clone()).to_string());
         j.push_str(",\"segments\":{");
@@ -138,13 +139,17 @@ impl Metadata {
                         s.sector_size
                     );
                 }
-                SegmentKind::Linear => {
+                SegmentKind::Linear | SegmentKind::Other(_) => {
                     let _ = write!(
                         j,
-                        "\"{id}\":{{\"type\":\"linear\",\"offset\":\"{}\",\"size\":\"{size}\"",
+                        "\"{id}\":{{\"type\":{},\"offset\":\"{}\",\"size\":\"{size}\"",
+                        q(s.kind.name()),
                         s.offset
                     );
                 }
+            }
+            for (k, v) in &s.extra {
+                let _ = write!(j, ",{}:{v}", q(k));
             }
             if !s.flags.is_empty() {
                 let flags: Vec<String> = s.flags.iter().map(|f| q(f)).collect();
@@ -159,10 +164,23 @@ impl Metadata {
                 .collect::<Vec<_>>()
                 .join(",")
         };
-        for (n, (id, d)) in self.digests.iter().enumerate() {
+        let digest_ids: std::collections::BTreeSet<u32> = self
+            .digests
+            .keys()
+            .chain(self.unusable_digests.keys())
+            .copied()
+            .collect();
+        for (n, id) in digest_ids.into_iter().enumerate() {
             if n > 0 {
                 j.push(',');
             }
+            if let Some(u) = self.unusable_digests.get(&id) {
+                let _ = write!(j, "\"{id}\":{}", Value::Object(u.json.clone()));
+                continue;
+            }
+            let Some(d) = self.digests.get(&id) else {
+                continue;
+            };
             let _ = write!(
                 j,
                 "\"{id}\":{{\"type\":\"pbkdf2\",\"keyslots\":[{}],\"segments\":[{}],\"hash\":\"{}\",\"iterations\":{},\"salt\":\"{}\",\"digest\":\"{}\"}}",

@@ -50,7 +50,14 @@ impl Reencryption {
         let (size, block, d) = (self.size, self.block, self.new.segment.offset);
         let old_digest = self.old.digest;
         let new_like = |id: u32, s: &Segment| {
-            new_side(m, s, id, self.new.segment.kind, old_digest, self.new.digest)
+            new_side(
+                m,
+                s,
+                id,
+                &self.new.segment.kind,
+                old_digest,
+                self.new.digest,
+            )
         };
         match hot {
             Some(h) => {

@@ -197,11 +197,11 @@ fn new_side(
     m: &Metadata,
     s: &Segment,
     id: u32,
-    fin_kind: crate::SegmentKind,
+    fin_kind: &crate::SegmentKind,
     old_digest: Option<u32>,
     new_digest: Option<u32>,
 ) -> bool {
-    s.kind == fin_kind
+    s.kind == *fin_kind
         && !s.has_flag(HOT)
         && (!s.is_crypt()
             || (bound(m, new_digest, id)

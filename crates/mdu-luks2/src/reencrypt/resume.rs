@@ -212,7 +212,7 @@ impl Reencryption {
                 let s = &m.segments[&id];
                 s.offset == fin.offset
                     && s.size.is_none()
-                    && new_side(&m, s, id, fin.kind, old_digest, new_digest)
+                    && new_side(&m, s, id, &fin.kind, old_digest, new_digest)
             }
             _ => false,
         };

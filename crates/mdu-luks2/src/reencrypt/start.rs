@@ -102,7 +102,12 @@ impl Reencryption {
                     .into_iter()
                     .find(|&(o, n)| o.is_multiple_of(4096) && n >= area_size)
                     .ok_or_else(|| bad("no room in the keyslots area for the new keyslot"))?;
-                let slot = free_id(meta.keyslots.keys().copied());
+                let slot = free_id(
+                    meta.keyslots
+                        .keys()
+                        .chain(meta.unusable_keyslots.keys())
+                        .copied(),
+                );
                 let (keyslot, material) = new_keyslot(
                     kdf,
                     AreaCrypt::of(*cipher, *key_size),
@@ -613,7 +618,12 @@ impl Reencryption {
             size: area_size,
             resilience,
         };
-        let id = free_id(meta.keyslots.keys().copied());
+        let id = free_id(
+            meta.keyslots
+                .keys()
+                .chain(meta.unusable_keyslots.keys())
+                .copied(),
+        );
         let reenc = ReencryptKeyslot {
             id,
             area: area.clone(),

@@ -66,7 +66,16 @@ impl Reencryption {
                 }
             }
             if let Some(d) = self.old.digest {
-                m.digests.remove(&d);
+                // The keyslots of the old key this crate could not open go
+                // with it, as cryptsetup wipes every keyslot of the old
+                // digest.
+                if let Some(old) = m.digests.remove(&d) {
+                    for id in old.keyslots {
+                        if let Some(k) = m.unusable_keyslots.remove(&id) {
+                            wipes.push(k.area());
+                        }
+                    }
+                }
             }
         }
         if let Some(d) = self.new.digest.and_then(|d| m.digests.get_mut(&d)) {
@@ -75,6 +84,9 @@ impl Reencryption {
         if !self.new.segment.is_crypt() {
             m.digests.clear();
             m.keyslots.clear();
+            m.unusable_digests.clear();
+            wipes.extend(m.unusable_keyslots.values().map(|k| k.area()));
+            m.unusable_keyslots.clear();
         }
         if let Some(r) = &mut m.config.requirements {
             r.retain(|x| !x.starts_with("online-reencrypt"));

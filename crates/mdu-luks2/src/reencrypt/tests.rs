@@ -293,3 +293,51 @@ fn each_lie_about_where_a_run_that_moves_the_data_is_is_refused() {
         }
     }
 }
+
+/// Keyslots this crate cannot open survive a reencryption as cryptsetup
+/// leaves them: one bound to the old key goes with it (its area wiped),
+/// one of another type bound to no digest stays, and neither id is taken
+/// by the new keyslot.
+#[test]
+fn unusable_keyslots_go_with_the_old_key_and_others_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = volume(dir.path(), 8 * BLOCK);
+    let mut img = std::fs::read(&v).unwrap();
+    let hdr = 16384;
+    for at in [0, hdr] {
+        let area = &img[at + 4096..at + hdr];
+        let end = area.iter().position(|&b| b == 0).unwrap();
+        let mut j: serde_json::Value = serde_json::from_slice(&area[..end]).unwrap();
+        let mut k = j["keyslots"]["0"].clone();
+        k["area"]["offset"] = serde_json::json!("290816");
+        k["kdf"]["type"] = serde_json::json!("argon2");
+        j["keyslots"]["1"] = k;
+        j["keyslots"]["2"] = serde_json::json!({"type": "mdu-test", "key_size": 32,
+            "area": {"type": "raw", "offset": "548864", "size": "4096"}});
+        j["digests"]["0"]["keyslots"] = serde_json::json!(["0", "1"]);
+        let text = j.to_string();
+        let area = &mut img[at + 4096..at + hdr];
+        area.fill(0);
+        area[..text.len()].copy_from_slice(text.as_bytes());
+        let sum = crate::header_checksum(&img[at..at + hdr]);
+        img[at + 448..at + 512].fill(0);
+        img[at + 448..at + 480].copy_from_slice(&sum);
+    }
+    img[290816..290816 + 512].fill(0xaa);
+    std::fs::write(&v, &img).unwrap();
+    let loaded = Image::load(&rw(&v)).unwrap();
+    assert_eq!(
+        loaded.metadata.unusable_keyslots.keys().collect::<Vec<_>>(),
+        [&1, &2]
+    );
+    let plan = Plan::new_key(&loaded, Some(0)).unwrap();
+    let mut r = Reencryption::init(rw(&v), rw(&v), PASS, &plan, &options(2 * BLOCK)).unwrap();
+    assert_eq!(r.run(&mut |_, _| {}, &|| false).unwrap(), Outcome::Finished);
+    let after = Image::load(&rw(&v)).unwrap();
+    let m = &after.metadata;
+    assert_eq!(m.unusable_keyslots.keys().collect::<Vec<_>>(), [&2]);
+    assert!(!m.keyslots.contains_key(&1) && !m.keyslots.contains_key(&2));
+    assert!(after.unlock(&rw(&v), PASS).is_ok());
+    let wiped = std::fs::read(&v).unwrap();
+    assert!(wiped[290816..290816 + 512].iter().any(|&b| b != 0xaa));
+}

@@ -26,16 +26,6 @@ fn every_validation_rule_has_its_error() {
             |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area"),
         ),
         (
-            "area too small",
-            Box::new(|v| v["keyslots"]["0"]["area"]["size"] = json!("4096")),
-            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area.size"),
-        ),
-        (
-            "area unaligned",
-            Box::new(|v| v["keyslots"]["0"]["area"]["offset"] = json!("32769")),
-            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.area.offset"),
-        ),
-        (
             "overlapping areas",
             Box::new(|v| {
                 let mut k = v["keyslots"]["0"].clone();
@@ -62,34 +52,9 @@ fn every_validation_rule_has_its_error() {
             |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.32"),
         ),
         (
-            "zero key size",
-            Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(0)),
-            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.key_size"),
-        ),
-        (
             "stripes not an integer",
             Box::new(|v| v["keyslots"]["0"]["af"]["stripes"] = json!("4000")),
             |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.0.af.stripes"),
-        ),
-        (
-            "Argon2 memory above the maximum",
-            Box::new(
-                |v| v["keyslots"]["0"]["kdf"] = json!({"type":"argon2id","time":4,"memory":4194305,"cpus":1,"salt":"AAAAAAAAAAA="}),
-            ),
-            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.kdf.memory"),
-        ),
-        (
-            "zero iterations",
-            Box::new(|v| v["keyslots"]["0"]["kdf"]["iterations"] = json!(0)),
-            |e| matches!(e, Error::Layout { field, .. } if field == "keyslots.0.kdf.iterations"),
-        ),
-        (
-            "segment offset not a multiple of the sector size",
-            Box::new(|v| {
-                v["segments"]["0"]["sector_size"] = json!(4096);
-                v["segments"]["0"]["offset"] = json!("1049088");
-            }),
-            |e| matches!(e, Error::Layout { field, .. } if field == "segments.0.offset"),
         ),
         (
             "segment inside the keyslots area",
@@ -168,26 +133,6 @@ fn every_validation_rule_has_its_error() {
             |e| matches!(e, Error::Schema { field, .. } if field == "keyslots.x"),
         ),
         (
-            "short digest",
-            Box::new(|v| v["digests"]["0"]["digest"] = json!("AAAAAAAAAAAAAAAAAAAAAAAAAA==")),
-            |e| matches!(e, Error::Layout { field, .. } if field == "digests.0.digest"),
-        ),
-        (
-            "bad base64",
-            Box::new(|v| v["digests"]["0"]["salt"] = json!("not base64!")),
-            |e| matches!(e, Error::Schema { field, .. } if field == "digests.0.salt"),
-        ),
-        (
-            "unknown keyslot type",
-            Box::new(|v| v["keyslots"]["0"]["type"] = json!("luks1")),
-            |e| matches!(e, Error::Unsupported { field, .. } if field == "keyslots.0.type"),
-        ),
-        (
-            "unknown hash",
-            Box::new(|v| v["keyslots"]["0"]["af"]["hash"] = json!("md5")),
-            |e| matches!(e, Error::Unsupported { field, .. } if field == "keyslots.0.af.hash"),
-        ),
-        (
             "a reencryption requirement without its keyslot",
             Box::new(|v| v["config"]["requirements"] = json!({"mandatory":["online-reencrypt"]})),
             |e| matches!(e, Error::Layout { field, .. } if field == "config.requirements"),
@@ -198,9 +143,9 @@ fn every_validation_rule_has_its_error() {
             |e| matches!(e, Error::Unsupported { field, .. } if field == "config.requirements.optional"),
         ),
         (
-            "integrity segment",
+            "integrity segment without its journal fields",
             Box::new(|v| v["segments"]["0"]["integrity"] = json!({"type":"hmac(sha256)"})),
-            |e| matches!(e, Error::Unsupported { field, .. } if field == "segments.0.integrity"),
+            |e| matches!(e, Error::Schema { field, .. } if field == "segments.0.integrity.journal_encryption"),
         ),
         (
             "not an object",
@@ -217,6 +162,105 @@ fn every_validation_rule_has_its_error() {
         let e = load_err(&bad);
         assert!(check(&e), "{name}: got {e:?}");
     }
+}
+
+/// What cryptsetup loads though mdu cannot use it: a keyslot mdu cannot
+/// open loads as an unusable keyslot naming the field (and an unlock
+/// finds no keyslot); a segment mdu cannot map loads and is refused where
+/// it is used, naming the field.
+#[test]
+fn what_cryptsetup_loads_loads_and_fails_where_it_is_used() {
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let keyslot_cases: [(&str, Edit, &str); 7] = [
+        (
+            "area too small",
+            Box::new(|v| v["keyslots"]["0"]["area"]["size"] = json!("4096")),
+            "keyslots.0.area.size",
+        ),
+        (
+            "area unaligned",
+            Box::new(|v| v["keyslots"]["0"]["area"]["offset"] = json!("32769")),
+            "keyslots.0.area.offset",
+        ),
+        (
+            "zero key size",
+            Box::new(|v| v["keyslots"]["0"]["key_size"] = json!(0)),
+            "keyslots.0.key_size",
+        ),
+        (
+            "Argon2 memory above the maximum",
+            Box::new(
+                |v| v["keyslots"]["0"]["kdf"] = json!({"type":"argon2id","time":4,"memory":4194305,"cpus":1,"salt":"AAAAAAAAAAA="}),
+            ),
+            "keyslots.0.kdf.memory",
+        ),
+        (
+            "zero iterations",
+            Box::new(|v| v["keyslots"]["0"]["kdf"]["iterations"] = json!(0)),
+            "keyslots.0.kdf.iterations",
+        ),
+        (
+            "unknown keyslot type",
+            Box::new(|v| v["keyslots"]["0"]["type"] = json!("luks1")),
+            "keyslots.0.type",
+        ),
+        (
+            "unknown hash",
+            Box::new(|v| v["keyslots"]["0"]["af"]["hash"] = json!("sha3-256")),
+            "keyslots.0.af.hash",
+        ),
+    ];
+    let img = image();
+    for (name, f, field) in keyslot_cases {
+        let mut odd = img.clone();
+        mutate(&mut odd, |v| f(v));
+        let loaded = Image::load(&odd[..]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let m = &loaded.metadata;
+        assert!(m.keyslots.is_empty(), "{name}");
+        let why = &m.unusable_keyslots[&0].why;
+        assert!(why.contains(field), "{name}: {why}");
+        assert_eq!(
+            Metadata::parse(&m.to_json(), HDR as u64).unwrap(),
+            *m,
+            "{name}"
+        );
+        assert!(loaded.unlock(&odd[..], b"pw").is_err(), "{name}");
+    }
+    // A digest mdu cannot check a key with: its keyslots open nothing.
+    for (name, field, value) in [
+        ("short digest", "digest", "AAAAAAAAAAAAAAAAAAAAAAAAAA=="),
+        ("bad base64", "salt", "not base64!"),
+    ] {
+        let mut odd = img.clone();
+        mutate(&mut odd, |v| v["digests"]["0"][field] = json!(value));
+        let loaded = Image::load(&odd[..]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let m = &loaded.metadata;
+        assert!(m.digests.is_empty(), "{name}");
+        let why = &m.unusable_digests[&0].why;
+        assert!(why.contains(&format!("digests.0.{field}")), "{name}: {why}");
+        assert_eq!(
+            Metadata::parse(&m.to_json(), HDR as u64).unwrap(),
+            *m,
+            "{name}"
+        );
+        let e = loaded.unlock(&odd[..], b"pw").unwrap_err();
+        assert!(
+            matches!(&e, Error::Layout { field, .. } if field == "digests.0"),
+            "{name}: {e:?}"
+        );
+    }
+    // A segment offset that is not a multiple of its sector size.
+    let mut odd = img.clone();
+    mutate(&mut odd, |v| {
+        v["segments"]["0"]["sector_size"] = json!(4096);
+        v["segments"]["0"]["offset"] = json!("1049088");
+    });
+    let loaded = Image::load(&odd[..]).unwrap();
+    let e = loaded.segment().unwrap_err();
+    assert!(
+        matches!(&e, Error::Layout { field, .. } if field == "segments.0.offset"),
+        "{e:?}"
+    );
 }
 
 #[test]
