@@ -191,6 +191,12 @@ pub enum Error {
         /// The keyslot asked for.
         slot: u32,
     },
+    /// Memory could not be allocated (an Argon2 memory cost larger than
+    /// what the process may allocate).
+    OutOfMemory {
+        /// What needed it.
+        what: String,
+    },
     /// The key derivation function refused its parameters.
     Kdf {
         /// The keyslot (or `None` for the digest).
@@ -400,6 +406,7 @@ impl fmt::Display for Error {
                 Some(s) => write!(f, "keyslot {s}: key derivation refused: {message}"),
                 None => write!(f, "digest: key derivation refused: {message}"),
             },
+            Error::OutOfMemory { what } => write!(f, "out of memory: cannot allocate {what}"),
             Error::Cipher(e) => write!(f, "cipher: {e}"),
             Error::UnsupportedCipher { field, error } => {
                 write!(f, "JSON field {field}: {error}")
