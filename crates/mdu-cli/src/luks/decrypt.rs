@@ -3,7 +3,12 @@
 use super::*;
 
 pub(super) fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
-    let mut paths = vec![("--key-file", a.key_file.as_path())];
+    let mut paths: Vec<(&str, &Path)> = a
+        .key
+        .file()
+        .map(|k| ("--key-file", k))
+        .into_iter()
+        .collect();
     if let Some(h) = &a.header {
         paths.push(("--header", h));
     }
@@ -35,7 +40,7 @@ pub(super) fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
         .len(len)
         .reserve(0, len)
         .open()?;
-    let key = unlock(&header_path, &hf, &img, &a.key_file)?;
+    let key = unlock(&header_path, &hf, &img, &a.key)?;
     let cipher = img
         .segment_cipher(&key, a.weak.policy())
         .map_err(|e| match e {
