@@ -124,7 +124,9 @@ fn image_error(path: &Path, e: Luks2Error) -> CliError {
     };
     match e {
         Luks2Error::Io(e) => CliError::io(path, "read the image", e),
-        e if e.is_wrong_passphrase() => status(NO_PERMISSION, refused(e.to_string())),
+        // A passphrase that opens only an unbound keyslot is a wrong
+        // parameter to cryptsetup (exit 1), not a wrong passphrase.
+        e @ Luks2Error::WrongPassphrase => status(NO_PERMISSION, refused(e.to_string())),
         e @ Luks2Error::OutOfMemory { .. } => status(OUT_OF_MEMORY, refused(e.to_string())),
         Luks2Error::NoValidHeader { primary, secondary }
             if matches!(
