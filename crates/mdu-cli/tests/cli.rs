@@ -234,137 +234,37 @@ fn every_exit_status_of_the_readme_table() {
     let wrong_root = format!("{:0>64}", "1");
 
     // Each case: namespace column, the code, what it is, the command.
-    let mut cases: Vec<(&str, i32, &str, std::process::Command)> = Vec::new();
-    let mut c = |col, code, what, args: &[&std::ffi::OsStr]| {
-        let mut cmd = mdu();
-        cmd.args(args);
-        cases.push((col, code, what, cmd));
-    };
-    let s = |v: &str| std::ffi::OsString::from(v);
-    let (img, junk, plain, hash) = (p("img"), p("junk"), p("plain"), p("hash"));
+    let path = |name: &str| p(name).to_str().unwrap().to_owned();
+    let (img, junk, plain, hash) = (path("img"), path("junk"), path("plain"), path("hash"));
+    let (wrong, missing, k64, out) = (path("wrong"), path("missing"), path("k64"), path("out"));
     let luks = "`mdu luks` (cryptsetup's)";
-    c(
-        luks,
-        0,
-        "dump",
-        &["luks".as_ref(), "dump".as_ref(), img.as_ref()],
-    );
-    c(
-        luks,
-        1,
-        "not a LUKS device",
-        &["luks".as_ref(), "luksDump".as_ref(), junk.as_ref()],
-    );
-    c(
-        luks,
-        1,
-        "an unknown option",
-        &[
-            "luks".as_ref(),
-            "dump".as_ref(),
-            "--bogus".as_ref(),
-            img.as_ref(),
-        ],
-    );
-    let wrong = p("wrong");
-    c(
-        luks,
-        2,
-        "a wrong passphrase",
-        &[
-            "luks".as_ref(),
-            "dump".as_ref(),
-            "--dump-volume-key".as_ref(),
-            "--key-file".as_ref(),
-            wrong.as_ref(),
-            img.as_ref(),
-        ],
-    );
-    let missing = p("missing");
-    c(
-        luks,
-        4,
-        "a missing image",
-        &["luks".as_ref(), "dump".as_ref(), missing.as_ref()],
-    );
     let verity = "`mdu verity`";
-    c(
-        verity,
-        0,
-        "verify",
-        &[
-            "verity".as_ref(),
-            "verify".as_ref(),
-            plain.as_ref(),
-            hash.as_ref(),
-            s(&root).as_ref(),
-        ],
-    );
-    c(
-        verity,
-        1,
-        "a wrong root hash",
-        &[
-            "verity".as_ref(),
-            "verify".as_ref(),
-            plain.as_ref(),
-            hash.as_ref(),
-            s(&wrong_root).as_ref(),
-        ],
-    );
-    c(
-        verity,
-        2,
-        "a root hash that is not hex",
-        &[
-            "verity".as_ref(),
-            "verify".as_ref(),
-            plain.as_ref(),
-            hash.as_ref(),
-            "zz".as_ref(),
-        ],
-    );
     let fsverity = "`mdu fsverity`";
-    c(
-        fsverity,
-        0,
-        "digest",
-        &["fsverity".as_ref(), "digest".as_ref(), plain.as_ref()],
-    );
-    c(
-        fsverity,
-        2,
-        "a missing file",
-        &["fsverity".as_ref(), "digest".as_ref(), missing.as_ref()],
-    );
     let others = "`mdu crypt`, `fscrypt`, `base64`";
-    let (k64, out) = (p("k64"), p("out"));
-    c(
-        others,
-        0,
-        "crypt encrypt",
-        &[
-            "crypt".as_ref(),
-            "encrypt".as_ref(),
-            "--key-file".as_ref(),
-            k64.as_ref(),
-            plain.as_ref(),
-            out.as_ref(),
-        ],
-    );
-    c(
-        others,
-        1,
-        "fscrypt ls of no ext4",
-        &["fscrypt".as_ref(), "ls".as_ref(), junk.as_ref()],
-    );
-    c(
-        others,
-        2,
-        "a base64 option misspelt",
-        &["base64".as_ref(), "encode".as_ref(), "--bogus".as_ref()],
-    );
-
+    #[rustfmt::skip]
+    let table: &[(&str, i32, &str, &[&str])] = &[
+        (luks, 0, "dump", &["luks", "dump", &img]),
+        (luks, 1, "not a LUKS device", &["luks", "luksDump", &junk]),
+        (luks, 1, "an unknown option", &["luks", "dump", "--bogus", &img]),
+        (luks, 2, "a wrong passphrase", &["luks", "dump", "--dump-volume-key", "--key-file", &wrong, &img]),
+        (luks, 4, "a missing image", &["luks", "dump", &missing]),
+        (verity, 0, "verify", &["verity", "verify", &plain, &hash, &root]),
+        (verity, 1, "a wrong root hash", &["verity", "verify", &plain, &hash, &wrong_root]),
+        (verity, 2, "a root hash that is not hex", &["verity", "verify", &plain, &hash, "zz"]),
+        (fsverity, 0, "digest", &["fsverity", "digest", &plain]),
+        (fsverity, 2, "a missing file", &["fsverity", "digest", &missing]),
+        (others, 0, "crypt encrypt", &["crypt", "encrypt", "--key-file", &k64, &plain, &out]),
+        (others, 1, "fscrypt ls of no ext4", &["fscrypt", "ls", &junk]),
+        (others, 2, "a base64 option misspelt", &["base64", "encode", "--bogus"]),
+    ];
+    let mut cases: Vec<(&str, i32, &str, std::process::Command)> = table
+        .iter()
+        .map(|(col, code, what, args)| {
+            let mut cmd = mdu();
+            cmd.args(*args);
+            (*col, *code, *what, cmd)
+        })
+        .collect();
     // 3: an Argon2 memory of 4 GiB in an address space of 1 GiB.
     let mut oom = mdu();
     oom.args([
@@ -415,6 +315,7 @@ fn every_exit_status_of_the_readme_table() {
         done.push((col.to_owned(), code));
     }
     // 5: busy, each with the file it writes held.
+    let (img, plain, out) = (p("img"), p("plain"), p("out"));
     let busy = |path: &std::path::Path, cmd: &mut std::process::Command, what: &str| {
         let _held = locked(path);
         let out = run(cmd);
