@@ -66,7 +66,8 @@ pub(crate) struct KeyArgs {
     /// first newline of standard input).
     #[arg(long, short = 'l', value_name = "BYTES")]
     pub(super) keyfile_size: Option<usize>,
-    /// How many times a passphrase typed on a terminal may be retried.
+    /// How many times a passphrase typed on a terminal may be tried (0:
+    /// until one opens).
     #[arg(long, short = 'T', value_name = "N", default_value_t = 3)]
     pub(super) tries: u32,
 }

@@ -62,7 +62,10 @@ impl KeyArgs {
     ) -> Result<T, CliError> {
         let entry = self.entry()?;
         let tries = match entry {
-            Entry::Terminal => self.tries.max(1),
+            // 0: until one opens, as cryptsetup's count that never
+            // reaches 0.
+            Entry::Terminal if self.tries == 0 => u32::MAX,
+            Entry::Terminal => self.tries,
             _ => 1,
         };
         if flags().verify_passphrase && !matches!(entry, Entry::Terminal) {
