@@ -42,6 +42,9 @@ pub(crate) enum CliError {
     /// Another process holds the lock of a file this command changes in
     /// place (exit 5).
     Busy { path: PathBuf, holder: String },
+    /// `error`, with the exit status its namespace's table gives it
+    /// (cryptsetup's under `mdu luks`).
+    Status { code: u8, error: Box<CliError> },
 }
 
 impl CliError {
@@ -49,6 +52,7 @@ impl CliError {
         match self {
             CliError::VerifyFailed(_) | CliError::Refused { .. } => EXIT_VERIFY_FAILED,
             CliError::Busy { .. } => EXIT_BUSY,
+            CliError::Status { code, .. } => *code,
             _ => EXIT_BAD_INPUT,
         }
     }
@@ -88,6 +92,7 @@ impl fmt::Display for CliError {
             CliError::Busy { path, holder } => {
                 write!(f, "{}: busy: {holder}; nothing was changed", path.display())
             }
+            CliError::Status { error, .. } => error.fmt(f),
         }
     }
 }

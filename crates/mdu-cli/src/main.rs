@@ -6,7 +6,8 @@
 //! printing; every file it writes goes through `output`.
 //!
 //! Exit status: 0 success, 1 verification failed, 2 bad usage or input,
-//! 5 busy (another process holds the lock of what would be changed).
+//! 5 busy (another process holds the lock of what would be changed);
+//! under `mdu luks`, cryptsetup's (see README.md).
 
 use std::process::ExitCode;
 
@@ -34,7 +35,8 @@ mod verity;
 ///
 /// Exit status: 0 success, 1 verification failed, 2 bad usage or input,
 /// 5 busy (another process, mdu or cryptsetup, holds the lock of a file
-/// this command would change in place).
+/// this command would change in place); under `mdu luks`, cryptsetup's
+/// (`mdu luks --help`).
 #[derive(Parser, Debug)]
 #[command(name = "mdu", version)]
 struct Cli {
@@ -67,13 +69,16 @@ enum Cmd {
     #[command(subcommand)]
     Crypt(crypt::CryptCmd),
     /// LUKS2 images as plain files (as `cryptsetup luksFormat`,
-    /// `luksDump` and offline `reencrypt` read and write them).
+    /// `luksDump` and offline `reencrypt` read and write them), with
+    /// cryptsetup's verb names, options and exit statuses.
     ///
-    /// Exit status 1 when the passphrase opens no keyslot or the image is
-    /// damaged; a damaged primary header that the secondary copy replaces is
-    /// a warning.
-    #[command(subcommand)]
-    Luks(luks::LuksCmd),
+    /// Exit status (cryptsetup's): 0 success; 1 wrong parameters (bad
+    /// usage, a damaged header or not a LUKS device, an unreadable key
+    /// file); 2 no permission or a wrong passphrase; 3 out of memory; 4 a
+    /// wrong device (missing, or not a file or block device); 5 busy. A
+    /// damaged primary header that the secondary copy replaces is a
+    /// warning.
+    Luks(luks::LuksArgs),
     /// The KDF and cipher speeds of LUKS, as `cryptsetup benchmark`
     /// (the same as `mdu luks benchmark`).
     Benchmark(luks::BenchmarkArgs),
@@ -157,8 +162,23 @@ fn man(cmd: clap::Command, dir: Option<&std::path::Path>) -> Result<(), error::C
     pages(&cmd, "mdu", dir)
 }
 
+/// Exit status of bad usage under `mdu luks`: cryptsetup's 1 (clap's is 2).
+const LUKS_USAGE: u8 = 1;
+
 fn main() -> ExitCode {
-    let matches = Cli::command().long_version(long_version()).get_matches();
+    let matches = match Cli::command()
+        .long_version(long_version())
+        .try_get_matches()
+    {
+        Ok(m) => m,
+        // --help and --version print and exit 0; bad usage exits 2, and 1
+        // under `mdu luks`, as cryptsetup.
+        Err(e) if e.use_stderr() && std::env::args_os().nth(1).is_some_and(|a| a == "luks") => {
+            let _ = e.print();
+            return ExitCode::from(LUKS_USAGE);
+        }
+        Err(e) => e.exit(),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),

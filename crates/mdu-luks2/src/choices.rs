@@ -56,6 +56,13 @@ pub struct FormatChoices {
     /// [`ARGON2_TIME`](Self::ARGON2_TIME) if `None`. Given, the
     /// volume-key digest takes the minimum 1000 iterations.
     pub iterations: Option<u32>,
+    /// Benchmark the KDF to this many milliseconds (`--iter-time`) when
+    /// `iterations` is `None`, as cryptsetup does: the keyslot's
+    /// iterations (and Argon2 memory, up to `memory_kib`) and the digest's
+    /// iterations (125 ms) come from [`KdfBenchmark`](crate::KdfBenchmark),
+    /// within this machine's memory and CPUs. `None`: the fixed costs
+    /// above, without a benchmark.
+    pub iter_time_ms: Option<u32>,
     /// Argon2 memory in KiB ([`ARGON2_MEMORY_KIB`](Self::ARGON2_MEMORY_KIB) if `None`).
     pub memory_kib: Option<u32>,
     /// Argon2 threads ([`ARGON2_PARALLEL`](Self::ARGON2_PARALLEL) if `None`).
@@ -95,6 +102,9 @@ impl FormatChoices {
     pub const DIGEST_ITERATIONS: u32 = 100_000;
     /// Iterations of the volume-key digest when the keyslot's are forced.
     pub const FORCED_DIGEST_ITERATIONS: u32 = 1000;
+    /// The time a new keyslot's KDF is benchmarked to, in milliseconds
+    /// (`--iter-time`).
+    pub const ITER_TIME_MS: u32 = 2000;
 
     /// A data offset given in 512-byte sectors, as cryptsetup's `--offset`
     /// takes it, in bytes: a multiple of 8 sectors (4096 bytes), and at
@@ -193,6 +203,32 @@ impl FormatChoices {
                 problem: format!("unknown hash {}", Self::HASH),
             })?,
         };
+        let key_size = self.key_size.unwrap_or(cipher.default_key_len());
+        if let (Some(ms), None) = (self.iter_time_ms, self.iterations) {
+            let bench = crate::KdfBenchmark {
+                pbkdf: self.pbkdf,
+                hash,
+                iter_time_ms: ms,
+                max_memory_kib: self.memory_kib.unwrap_or(Self::ARGON2_MEMORY_KIB),
+                parallel: self.parallel.unwrap_or(Self::ARGON2_PARALLEL),
+                key_size,
+            }
+            .capped_to_this_machine();
+            let params = FormatParams {
+                kdf: bench.run()?,
+                digest_iterations: crate::cost::digest_iterations()?,
+                ..self.fixed_cost_params(cipher, hash, key_size)
+            };
+            params.validate()?;
+            return Ok(params);
+        }
+        let params = self.fixed_cost_params(cipher, hash, key_size);
+        params.validate()?;
+        Ok(params)
+    }
+
+    /// The parameters with the fixed (or forced) KDF costs.
+    fn fixed_cost_params(&self, cipher: CipherSpec, hash: Hash, key_size: usize) -> FormatParams {
         let kdf = match self.pbkdf {
             Pbkdf::Pbkdf2 => KdfParams::Pbkdf2 {
                 hash,
@@ -209,10 +245,10 @@ impl FormatChoices {
                 cpus: self.parallel.unwrap_or(Self::ARGON2_PARALLEL),
             },
         };
-        let params = FormatParams {
+        FormatParams {
             cipher,
             weak_keys: self.weak_keys,
-            key_size: self.key_size.unwrap_or(cipher.default_key_len()),
+            key_size,
             sector_size: self.sector_size.unwrap_or(Self::SECTOR_SIZE),
             kdf,
             digest_iterations: match self.iterations {
@@ -224,9 +260,7 @@ impl FormatChoices {
             subsystem: self.subsystem.clone(),
             data_offset: self.data_offset.unwrap_or(Self::DATA_OFFSET),
             ..FormatParams::default()
-        };
-        params.validate()?;
-        Ok(params)
+        }
     }
 }
 
@@ -306,6 +340,33 @@ mod tests {
         assert_eq!((p.label.as_str(), p.subsystem.as_str()), ("l", "s"));
         assert_eq!((p.data_offset, p.weak_keys), (8 << 20, WeakKeys::Allow));
         assert_eq!(p.uuid, c.uuid);
+    }
+
+    #[test]
+    fn a_benchmark_sets_the_costs_and_forced_iterations_skip_it() {
+        let c = FormatChoices {
+            pbkdf: Pbkdf::Pbkdf2,
+            iter_time_ms: Some(1),
+            ..FormatChoices::default()
+        };
+        let p = c.params().unwrap();
+        assert!(matches!(p.kdf, KdfParams::Pbkdf2 { iterations, .. } if iterations >= 1000));
+        assert!(p.digest_iterations >= 1000);
+        let forced = FormatChoices {
+            iterations: Some(1000),
+            ..c
+        };
+        let p = forced.params().unwrap();
+        assert_eq!(
+            (p.kdf, p.digest_iterations),
+            (
+                KdfParams::Pbkdf2 {
+                    hash: Hash::Sha256,
+                    iterations: 1000
+                },
+                1000
+            )
+        );
     }
 
     #[test]

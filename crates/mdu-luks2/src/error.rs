@@ -191,6 +191,12 @@ pub enum Error {
         /// The keyslot asked for.
         slot: u32,
     },
+    /// Memory could not be allocated (an Argon2 memory cost larger than
+    /// what the process may allocate).
+    OutOfMemory {
+        /// What needed it.
+        what: String,
+    },
     /// The key derivation function refused its parameters.
     Kdf {
         /// The keyslot (or `None` for the digest).
@@ -454,6 +460,7 @@ impl fmt::Display for Error {
                 "unsupported cipher mode {mode:?} of cipher {cipher:?}: nothing under it can be \
                  decrypted ({error})"
             ),
+            Error::OutOfMemory { what } => write!(f, "out of memory: cannot allocate {what}"),
             Error::Cipher(e) => write!(f, "cipher: {e}"),
             Error::UnsupportedCipher { field, error } => {
                 write!(f, "JSON field {field}: {error}")

@@ -291,7 +291,12 @@ impl Kdf {
                 };
                 argon2::Argon2::new(alg, argon2::Version::V0x13, params)
                     .hash_password_into(passphrase, salt, &mut out)
-                    .map_err(|e| err(e.to_string()))?;
+                    .map_err(|e| match e {
+                        argon2::Error::OutOfMemory => Error::OutOfMemory {
+                            what: format!("the Argon2 memory of keyslot {slot} ({memory} KiB)"),
+                        },
+                        e => err(e.to_string()),
+                    })?;
             }
         }
         Ok(out)

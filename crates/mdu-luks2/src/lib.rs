@@ -58,6 +58,7 @@ pub mod af;
 pub mod benchmark;
 pub mod check;
 mod choices;
+mod cost;
 pub mod dump;
 mod error;
 mod format;
@@ -73,12 +74,16 @@ mod volume;
 pub mod write;
 
 pub use choices::{FormatChoices, Pbkdf};
+pub use cost::KdfBenchmark;
 pub use error::Error;
 pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, format_detached, os_random};
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};
 pub use image::{AF_STRIPES, HeaderCopy, Image, ReadAt, VolumeKey};
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
-pub use keyfile::{KeyFileError, MAX_KEY_FILE, read_key_file, read_volume_key_file};
+pub use keyfile::{
+    KeyFileError, KeyFileRules, MAX_KEY_FILE, read_key_file, read_key_file_with, read_passphrase,
+    read_volume_key_file,
+};
 pub use keyslots::{KeyslotParams, KeyslotPlace};
 pub use mdu_dmcrypt::{
     CipherSpec, Direction, Geometry, SectorCipher, Volume, VolumeError, WeakKeys,

@@ -23,13 +23,15 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
     // the refill.
     let mut locks = Locks::new();
     let f = if a.wipe_free_areas {
-        locks.file(&a.image)?;
-        crate::output::in_place(&a.image, true, false, "open for writing")?
+        lock_file(&mut locks, &a.image)?;
+        crate::output::in_place(&a.image, true, false, "open for writing")
+            .map_err(|e| status(WRONG_DEVICE, e.into()))?
     } else {
         open_sized(&a.image)?.0
     };
     let report =
         mdu_luks2::check::check(&f, policy.as_ref()).map_err(|e| image_error(&a.image, e))?;
+    check_type(&a.image)?;
     for l in &report.leftovers {
         eprintln!(
             "mdu: warning: {}: {l} of the keyslots area are not named by any keyslot and are \

@@ -3,7 +3,12 @@
 use super::*;
 
 pub(super) fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
-    let mut paths = vec![("--key-file", a.key_file.as_path())];
+    let mut paths: Vec<(&str, &Path)> = a
+        .key
+        .file()
+        .map(|k| ("--key-file", k))
+        .into_iter()
+        .collect();
     if let Some(h) = &a.header {
         paths.push(("--header", h));
     }
@@ -16,10 +21,10 @@ pub(super) fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
             .data_range(data_len)
             .map_err(|e| image_error(&header_path, e))?;
         return decrypt_range(&a, &f, offset, len, || {
-            let pass = read_passphrase(&a.key_file)?;
-            let key = hdr
-                .unlock(&hf, &pass)
-                .map_err(|e| image_error(&header_path, e))?;
+            let key = a.key.open_with(&header_path, |pass| {
+                hdr.unlock(&hf, pass)
+                    .map_err(|e| image_error(&header_path, e))
+            })?;
             hdr.data_cipher(&key, a.weak.policy())
                 .map_err(|e| cipher_error(&a.image, e))
         });
@@ -34,7 +39,7 @@ pub(super) fn decrypt(a: DecryptArgs) -> Result<(), CliError> {
     };
     let (offset, len) = range.map_err(|e| image_error(&header_path, e))?;
     decrypt_range(&a, &f, offset, len, || {
-        let key = unlock(&header_path, &hf, &img, &a.key_file)?;
+        let key = unlock(&header_path, &hf, &img, &a.key)?;
         img.segment_cipher(&key, a.weak.policy())
             .map_err(|e| cipher_error(&a.image, e))
     })

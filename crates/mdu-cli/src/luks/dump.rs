@@ -13,23 +13,32 @@ pub(super) fn dump(a: DumpArgs) -> Result<(), CliError> {
         return dump_luks1(&a, &f, &hdr);
     }
     let (f, img) = load(&a.image)?;
-    let key = match (&a.key_file, a.dump_volume_key, a.unbound, a.key_slot) {
-        (Some(kf), _, true, Some(slot)) => {
-            let pass = read_passphrase(kf)?;
-            Some(
-                img.unlock_unbound(&f, slot, &pass)
-                    .map_err(|e| image_error(&a.image, e))?,
-            )
+    let key = match (a.dump_volume_key, a.unbound, a.key_slot) {
+        (false, false, _) => None,
+        (_, unbound, slot) => {
+            // cryptsetup asks before a key is printed, and a "no" is a
+            // refusal (exit 2).
+            let question = "The header dump with the volume key is sensitive: it opens the \
+                            data without a passphrase.\nKeep it encrypted, in a safe place.";
+            if !confirm(question, flags().batch)? {
+                return Err(status(
+                    NO_PERMISSION,
+                    CliError::Usage("operation aborted: no key was printed".into()),
+                ));
+            }
+            debug_keyslots(&a.image, &img);
+            let open = |pass: &[u8]| {
+                match (unbound, slot) {
+                    (true, Some(slot)) => img.unlock_unbound(&f, slot, pass),
+                    (_, Some(slot)) => img.unlock_slot(&f, slot, pass),
+                    (_, None) => img.unlock(&f, pass),
+                }
+                .map_err(|e| image_error(&a.image, e))
+            };
+            let key = a.key.open_with(&a.image, open)?;
+            verbose(format_args!("keyslot {} unlocked", key.slot));
+            Some(key)
         }
-        (Some(kf), true, _, Some(slot)) => {
-            let pass = read_passphrase(kf)?;
-            Some(
-                img.unlock_slot(&f, slot, &pass)
-                    .map_err(|e| image_error(&a.image, e))?,
-            )
-        }
-        (Some(kf), true, _, None) => Some(unlock(&a.image, &f, &img, kf)?),
-        _ => None,
     };
     let text = match &key {
         _ if a.json => format!("{}\n", dump::json(&img, key.as_ref())),

@@ -9,7 +9,12 @@ pub(super) fn new_image_paths(
     header: Option<&Path>,
     others: &[(&str, &Path)],
 ) -> Result<(), CliError> {
-    let mut paths = vec![("--key-file", a.key_file.as_path())];
+    let mut paths: Vec<(&str, &Path)> = a
+        .key
+        .file()
+        .map(|k| ("--key-file", k))
+        .into_iter()
+        .collect();
     if let Some(v) = &a.volume_key_file {
         paths.push(("--volume-key-file", v));
     }
@@ -51,8 +56,11 @@ pub(super) fn hash_choice(name: &str) -> Result<Hash, CliError> {
 
 /// The format parameters of a new image, every one checked: no file is
 /// read, nothing is opened and no key derived before they are. What the
-/// options leave out, the library's [`FormatChoices`] fills in.
-pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> {
+/// options leave out, the library's [`FormatChoices`] fills in; with
+/// `benchmark` and without --pbkdf-force-iterations, the KDF costs are
+/// benchmarked to --iter-time (seconds: after the checks and the
+/// passphrase, as cryptsetup).
+pub(super) fn format_params(a: &NewImageArgs, benchmark: bool) -> Result<FormatParams, CliError> {
     let (cipher, key_size) = cipher_choice(&a.cipher, a.key_size)?;
     let hash = hash_choice(&a.hash)?;
     FormatChoices {
@@ -61,6 +69,7 @@ pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> 
         sector_size: Some(a.sector_size),
         pbkdf: a.pbkdf.into(),
         iterations: a.pbkdf_force_iterations,
+        iter_time_ms: benchmark.then_some(a.iter_time),
         memory_kib: Some(a.pbkdf_memory),
         parallel: Some(a.pbkdf_parallel),
         hash: Some(hash),
@@ -71,7 +80,10 @@ pub(super) fn format_params(a: &NewImageArgs) -> Result<FormatParams, CliError> 
         weak_keys: a.weak.policy(),
     }
     .params()
-    .map_err(|e| CliError::Usage(format!("{e}")))
+    .map_err(|e| match e {
+        e @ Luks2Error::OutOfMemory { .. } => status(OUT_OF_MEMORY, CliError::Usage(e.to_string())),
+        e => CliError::Usage(format!("{e}")),
+    })
 }
 
 /// The volume key of a new image: from --volume-key-file, or random.
@@ -94,35 +106,89 @@ pub(super) struct NewImage {
     key: Zeroizing<Vec<u8>>,
 }
 
-/// The header region of a new image with the checked `params` (of a
-/// detached header: `detached`): reads the volume key and the passphrase,
-/// and derives the keyslot's key.
+/// The header region of a new image `image` with the checked `params` (of
+/// a detached header: `detached`): reads the volume key and the
+/// passphrase, benchmarks the KDF (unless its cost is forced) and derives
+/// the keyslot's key.
 pub(super) fn header_region(
     a: &NewImageArgs,
+    image: &Path,
     params: FormatParams,
     detached: bool,
 ) -> Result<NewImage, CliError> {
     let key = volume_key(a, params.key_size)?;
-    let pass = read_passphrase(&a.key_file)?;
+    let pass = a.key.new_passphrase(image)?;
+    let params = if a.pbkdf_force_iterations.is_none() {
+        let note = std::io::stderr().is_terminal() || flags().verbose;
+        if note {
+            eprintln!(
+                "mdu: {}: benchmarking the key derivation to {} ms...",
+                image.display(),
+                a.iter_time
+            );
+        }
+        let benchmarked = format_params(a, true)?;
+        FormatParams {
+            kdf: benchmarked.kdf,
+            digest_iterations: benchmarked.digest_iterations,
+            ..params
+        }
+    } else {
+        params
+    };
+    let kdf = match params.kdf {
+        mdu_luks2::KdfParams::Pbkdf2 { hash, iterations } => {
+            format!("pbkdf2-{hash}, {iterations} iterations")
+        }
+        mdu_luks2::KdfParams::Argon2 {
+            variant,
+            time,
+            memory,
+            cpus,
+        } => format!(
+            "{}, {time} passes, {memory} KiB, {cpus} threads",
+            variant.name()
+        ),
+    };
+    debug(format_args!(
+        "{}: keyslot 0: {kdf}; volume-key digest: pbkdf2-sha256, {} iterations",
+        image.display(),
+        params.digest_iterations
+    ));
+    if std::io::stderr().is_terminal() || flags().verbose {
+        eprintln!(
+            "mdu: {}: deriving the key of keyslot 0 ({kdf})...",
+            image.display()
+        );
+    }
     let random = &mut mdu_luks2::os_random;
     let region = if detached {
-        mdu_luks2::format_detached(&params, &pass, &key, random)
-            .map_err(|e| CliError::Usage(e.to_string()))?
+        mdu_luks2::format_detached(&params, &pass, &key, random).map_err(new_header_error)?
     } else {
         mdu_luks2::format(&params, &pass, &key, random).map_err(|e| {
             match (e, &a.volume_key_file) {
                 (Luks2Error::Cipher(e), Some(p)) if e.is_weak_key() => {
                     error::key_error(p, "the volume key", e)
                 }
-                (e, _) => CliError::Usage(e.to_string()),
+                (e, _) => new_header_error(e),
             }
         })?
     };
+    verbose(format_args!("keyslot 0 created"));
     Ok(NewImage {
         region,
         params,
         key,
     })
+}
+
+/// A new header refused by the library: out of memory (exit 3), or a
+/// parameter.
+fn new_header_error(e: Luks2Error) -> CliError {
+    match e {
+        e @ Luks2Error::OutOfMemory { .. } => status(OUT_OF_MEMORY, CliError::Usage(e.to_string())),
+        e => CliError::Usage(e.to_string()),
+    }
 }
 
 /// Writes the header region `region` at the start of `out` and leaves the
@@ -157,19 +223,25 @@ fn existing_image(path: &Path, end: u64) -> Result<Option<File>, CliError> {
         Target::Stream(_, _, Some(_)) => {
             // /dev/stdout, /dev/fd/N: whatever the descriptor is open on
             // (a file too), it is written through as a stream.
-            return Err(CliError::Usage(format!(
-                "{}: is written as a stream through this process's descriptor: a LUKS2 header \
-                 is written at positions of a regular file or a block device; name the file \
-                 itself instead of redirecting to it",
-                path.display()
-            )));
+            return Err(status(
+                WRONG_DEVICE,
+                CliError::Usage(format!(
+                    "{}: is written as a stream through this process's descriptor: a LUKS2 \
+                     header is written at positions of a regular file or a block device; name \
+                     the file itself instead of redirecting to it",
+                    path.display()
+                )),
+            ));
         }
         Target::Stream(..) => {
-            return Err(CliError::Usage(format!(
-                "{}: is a FIFO or character device: a LUKS2 header is written at positions \
-                 of a regular file or a block device",
-                path.display()
-            )));
+            return Err(status(
+                WRONG_DEVICE,
+                CliError::Usage(format!(
+                    "{}: is a FIFO or character device: a LUKS2 header is written at \
+                     positions of a regular file or a block device",
+                    path.display()
+                )),
+            ));
         }
         Target::File(..) | Target::Block(..) => {
             // A device is opened exclusively: the kernel refuses a mounted
@@ -191,25 +263,45 @@ fn existing_image(path: &Path, end: u64) -> Result<Option<File>, CliError> {
     })
 }
 
+/// cryptsetup's question before a header is written over `path`.
+fn overwrite_confirmed(path: &Path) -> Result<(), CliError> {
+    let question = format!(
+        "This overwrites the data on {} irrevocably.",
+        path.display()
+    );
+    if confirm(&question, flags().batch)? {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "{}: operation aborted: nothing was written",
+        path.display()
+    )))
+}
+
 pub(super) fn format(a: FormatArgs) -> Result<(), CliError> {
     let path = &a.image;
     new_image_paths(&a.new, a.header.as_deref(), &[("IMAGE", path)])?;
-    if a.luks_type == LuksType::Luks1 {
+    if flags().luks_type == Some(LuksType::Luks1) {
         return format_luks1(&a);
     }
-    let params = format_params(&a.new)?;
+    let params = format_params(&a.new, false)?;
     if let Some(h) = &a.header {
-        File::open(path).map_err(|e| CliError::io(path, "open", e))?;
+        File::open(path).map_err(|e| status(WRONG_DEVICE, CliError::io(path, "open", e)))?;
+        if h.exists() {
+            overwrite_confirmed(h)?;
+        }
         // A header holds the keyslots: readable by its owner only.
         let mut out = Output::to(h).private().open()?;
-        let region = header_region(&a.new, params, true)?.region;
+        let region = header_region(&a.new, h, params, true)?.region;
         out.file()
             .write_all(&region)
             .map_err(|e| CliError::io(h, "write the header", e))?;
         return Ok(out.commit()?);
     }
     let end = params.data_offset;
-    write_new_image(&a, end, || Ok(header_region(&a.new, params, false)?.region))
+    write_new_image(&a, end, || {
+        Ok(header_region(&a.new, path, params, false)?.region)
+    })
 }
 
 /// Writes the header region `region()` makes (`end` bytes: the data
@@ -226,9 +318,10 @@ pub(super) fn write_new_image(
     // A header written over an existing image: the image is this
     // command's alone from here on.
     let mut locks = Locks::new();
-    locks.file(path)?;
+    lock_file(&mut locks, path)?;
     match existing_image(path, end)? {
         Some(f) => {
+            overwrite_confirmed(path)?;
             let region = region()?;
             f.write_all_at(&region, 0)
                 .map_err(|e| CliError::io(path, "write the header", e))?;
@@ -300,7 +393,7 @@ pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
             ),
         });
     }
-    let params = format_params(&a.new)?;
+    let params = format_params(&a.new, false)?;
     // A detached header: the data from offset 0 of IMAGE.
     let start = if a.header.is_some() {
         0
@@ -321,7 +414,7 @@ pub(super) fn encrypt(a: EncryptArgs) -> Result<(), CliError> {
         region,
         params,
         key,
-    } = header_region(&a.new, params, header_out.is_some())?;
+    } = header_region(&a.new, &a.image, params, header_out.is_some())?;
     let geometry =
         Geometry::new(params.sector_size, 0, false).map_err(|e| CliError::Usage(e.to_string()))?;
     let cipher = SectorCipher::new(params.cipher, &key, geometry, params.weak_keys)

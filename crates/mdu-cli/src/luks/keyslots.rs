@@ -67,10 +67,10 @@ impl NewKeyslotArgs {
 /// `mdu luks add-key`.
 #[derive(Args, Debug)]
 pub(crate) struct AddKeyArgs {
-    /// File whose whole contents are an existing passphrase (not needed
-    /// with --unbound or --volume-key-file).
-    #[arg(long, value_name = "F")]
-    pub(super) key_file: Option<PathBuf>,
+    /// An existing passphrase (not needed with --unbound or
+    /// --volume-key-file).
+    #[command(flatten)]
+    pub(super) key: KeyArgs,
     /// The new passphrase, in a file (as the positional NEW_KEY_FILE).
     #[arg(long, value_name = "F", conflicts_with = "new_key_file")]
     pub(super) new_keyfile: Option<PathBuf>,
@@ -84,7 +84,7 @@ pub(crate) struct AddKeyArgs {
     /// Add a keyslot bound to no segment, keeping a new random key of
     /// --key-size bits (or the key in --volume-key-file); no existing
     /// passphrase is needed.
-    #[arg(long, requires = "key_size", conflicts_with = "key_file")]
+    #[arg(long, requires = "key_size")]
     pub(super) unbound: bool,
     /// The key size of an unbound keyslot, in bits (or of the volume key
     /// in --volume-key-file when no keyslot is left to say it).
@@ -92,7 +92,7 @@ pub(crate) struct AddKeyArgs {
     pub(super) key_size: Option<u32>,
     /// Take the volume key from this file instead of opening a keyslot
     /// (it is checked against the volume's digest).
-    #[arg(long, value_name = "F", conflicts_with = "key_file")]
+    #[arg(long, value_name = "F")]
     pub(super) volume_key_file: Option<PathBuf>,
     #[command(flatten)]
     pub(super) new: NewKeyslotArgs,
@@ -110,9 +110,9 @@ pub(crate) struct AddKeyArgs {
 /// `mdu luks change-key` and `mdu luks convert-key`.
 #[derive(Args, Debug)]
 pub(crate) struct ChangeKeyArgs {
-    /// File whose whole contents are the passphrase to change.
-    #[arg(long, value_name = "F")]
-    pub(super) key_file: Option<PathBuf>,
+    /// The passphrase to change.
+    #[command(flatten)]
+    pub(super) key: KeyArgs,
     /// The keyslot the passphrase must open (default: any).
     #[arg(short = 'S', long, value_name = "N")]
     pub(super) key_slot: Option<u32>,
@@ -152,9 +152,9 @@ pub(crate) struct KillSlotArgs {
 /// `mdu luks remove-key`.
 #[derive(Args, Debug)]
 pub(crate) struct RemoveKeyArgs {
-    /// File whose whole contents are the passphrase to remove.
-    #[arg(long, value_name = "F", conflicts_with = "key_file_arg")]
-    pub(super) key_file: Option<PathBuf>,
+    /// The passphrase to remove.
+    #[command(flatten)]
+    pub(super) key: KeyArgs,
     /// The LUKS2 header is in FILE (a detached header); IMAGE is not read.
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
@@ -190,11 +190,13 @@ fn change_error(path: &Path, e: Luks2Error) -> CliError {
     }
 }
 
-/// A passphrase named by an option that today must be given.
-fn needed(file: Option<&Path>, what: &str) -> Result<Zeroizing<Vec<u8>>, CliError> {
+/// The new passphrase of a keyslot of `image`: the whole of `file` when
+/// one is named, otherwise as cryptsetup asks for it (a prompt typed twice
+/// on a terminal, or the first line of standard input).
+fn new_passphrase(image: &Path, file: Option<&Path>) -> Result<Zeroizing<Vec<u8>>, CliError> {
     match file {
         Some(p) => read_passphrase(p),
-        None => Err(CliError::Usage(format!("{what} is needed"))),
+        None => KeyArgs::default().new_passphrase(image),
     }
 }
 
@@ -238,19 +240,18 @@ pub(super) fn add_key(a: AddKeyArgs) -> Result<(), CliError> {
             key
         }
         (None, false) => {
-            let pass = needed(a.key_file.as_deref(), "--key-file (an existing passphrase)")?;
-            match open_slot {
-                Some(s) => img.unlock_slot(&f, s, &pass),
-                None => img.unlock(&f, &pass),
-            }
-            .map_err(err)?
-            .key
+            a.key
+                .open_with(&path, |pass| {
+                    match open_slot {
+                        Some(s) => img.unlock_slot(&f, s, pass),
+                        None => img.unlock(&f, pass),
+                    }
+                    .map_err(err)
+                })?
+                .key
         }
     };
-    let new_pass = needed(
-        new_file,
-        "NEW_KEY_FILE or --new-keyfile (the new passphrase)",
-    )?;
+    let new_pass = new_passphrase(&path, new_file)?;
     if a.unbound {
         img.add_unbound_keyslot(&f, &key, new_slot, &new_pass, &params)
     } else {
@@ -283,17 +284,15 @@ pub(super) fn change_key(a: ChangeKeyArgs, convert: bool) -> Result<(), CliError
     if let Some(n) = smallest {
         img.keyslot_area(n as usize).map_err(err)?;
     }
-    let pass = needed(
-        a.key_file.as_deref(),
-        "--key-file (the passphrase to change)",
-    )?;
-    let key = img.unlock_any(&f, a.key_slot, &pass).map_err(err)?;
+    let mut pass = Zeroizing::new(Vec::new());
+    let key = a.key.open_with(&path, |p| {
+        let key = img.unlock_any(&f, a.key_slot, p).map_err(err)?;
+        pass = Zeroizing::new(p.to_vec());
+        Ok(key)
+    })?;
     let new_pass = match convert {
         true => pass,
-        false => needed(
-            a.new_key_file.as_deref(),
-            "NEW_KEY_FILE (the new passphrase)",
-        )?,
+        false => new_passphrase(&path, a.new_key_file.as_deref())?,
     };
     img.change_keyslot(&f, key.slot, &key.key, &new_pass, &params)
         .map_err(err)
@@ -342,15 +341,20 @@ pub(super) fn remove_key(a: RemoveKeyArgs) -> Result<(), CliError> {
     let mut locks = Locks::new();
     let (path, f, mut img) = open_for_change(&a.image, a.header.as_deref(), &mut locks)?;
     let err = |e| change_error(&path, e);
-    let file = a.key_file.as_deref().or(a.key_file_arg.as_deref());
-    let pass = needed(file, "--key-file or KEY_FILE (the passphrase to remove)")?;
-    let key = img.unlock(&f, &pass).map_err(err)?;
+    let key = match a.key_file_arg.as_deref() {
+        Some(p) => img.unlock(&f, &read_passphrase(p)?).map_err(err)?,
+        None => a
+            .key
+            .open_with(&path, |pass| img.unlock(&f, pass).map_err(err))?,
+    };
     let m = &img.metadata;
     let last = m
         .keyslots
         .keys()
         .all(|&k| k == key.slot || m.keyslot_is_unbound(k));
-    if last && !confirmed_on_terminal()? {
+    let question =
+        "This is the last keyslot. The volume will become unusable after purging this key.";
+    if last && !confirm(question, flags().batch)? {
         return Err(CliError::Refused {
             path: path.clone(),
             message: "operation aborted, the keyslot was NOT wiped".into(),
@@ -377,23 +381,4 @@ fn stdin_passphrase() -> Result<Option<Zeroizing<Vec<u8>>>, CliError> {
         line.pop();
     }
     Ok((!line.is_empty()).then_some(line))
-}
-
-/// Before the last keyslot goes: on a terminal, cryptsetup's question
-/// (anything but `YES` aborts); elsewhere yes, as cryptsetup.
-fn confirmed_on_terminal() -> Result<bool, CliError> {
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        return Ok(true);
-    }
-    eprint!(
-        "This is the last keyslot. The volume will become unusable after purging this key.\n\
-         Are you sure? (Type 'yes' in capital letters): "
-    );
-    let mut answer = String::new();
-    stdin
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| CliError::io(Path::new("stdin"), "read the answer", e))?;
-    Ok(answer.trim_end_matches('\n') == "YES")
 }

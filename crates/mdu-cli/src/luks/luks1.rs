@@ -13,16 +13,26 @@ pub(super) fn dump_luks1(a: &DumpArgs, f: &File, hdr: &Luks1Header) -> Result<()
             "--unbound: a LUKS1 header has no unbound keyslots".into(),
         ));
     }
-    let key = match (&a.key_file, a.dump_volume_key) {
-        (Some(kf), true) => {
-            let pass = read_passphrase(kf)?;
-            let key = match a.key_slot {
-                Some(slot) => hdr.unlock_slot(f, slot, &pass),
-                None => hdr.unlock(f, &pass),
-            };
-            Some(key.map_err(|e| image_error(&a.image, e))?)
+    let key = if a.dump_volume_key {
+        let question = "The header dump with the volume key is sensitive: it opens the \
+                        data without a passphrase.\nKeep it encrypted, in a safe place.";
+        if !confirm(question, flags().batch)? {
+            return Err(status(
+                NO_PERMISSION,
+                CliError::Usage("operation aborted: no key was printed".into()),
+            ));
         }
-        _ => None,
+        let key = a.key.open_with(&a.image, |pass| {
+            match a.key_slot {
+                Some(slot) => hdr.unlock_slot(f, slot, pass),
+                None => hdr.unlock(f, pass),
+            }
+            .map_err(|e| image_error(&a.image, e))
+        })?;
+        verbose(format_args!("keyslot {} unlocked", key.slot));
+        Some(key)
+    } else {
+        None
     };
     let text = match &key {
         _ if a.json => format!("{}\n", luks1::dump_json(hdr, key.as_ref())),
@@ -85,7 +95,7 @@ pub(super) fn format_luks1(a: &FormatArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::Usage(e.to_string()))?;
     write_new_image(a, u64::from(end) * 512, || {
         let key = volume_key(&a.new, params.key_size)?;
-        let pass = read_passphrase(&a.new.key_file)?;
+        let pass = a.new.key.new_passphrase(&a.image)?;
         luks1::format(&params, &pass, &key, &mut mdu_luks2::os_random).map_err(|e| {
             match (e, &a.new.volume_key_file) {
                 (Luks2Error::Cipher(e), Some(p)) if e.is_weak_key() => {

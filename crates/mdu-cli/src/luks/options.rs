@@ -2,7 +2,78 @@
 
 use super::*;
 
-/// LUKS2 subcommands.
+/// `mdu luks`: cryptsetup's global options, then the verb.
+#[derive(Args, Debug)]
+pub(crate) struct LuksArgs {
+    #[command(flatten)]
+    pub(super) global: GlobalArgs,
+    #[command(subcommand)]
+    pub(super) cmd: LuksCmd,
+}
+
+/// The options cryptsetup takes with every verb, before or after it.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct GlobalArgs {
+    /// The type of the header: luks (any version), luks1 or luks2. An
+    /// image of another type is refused (exit 1), as cryptsetup does.
+    #[arg(long = "type", value_enum, value_name = "TYPE", global = true)]
+    pub(super) luks_type: Option<LuksType>,
+    /// Do not ask for confirmation (and do not verify a new passphrase
+    /// unless -y is given).
+    #[arg(short = 'q', long = "batch-mode", global = true)]
+    pub(super) batch: bool,
+    /// Say what was done: the keyslot opened or made, and the result.
+    #[arg(short = 'v', long, global = true)]
+    pub(super) verbose: bool,
+    /// Say on stderr what mdu does step by step: the header copy used, the
+    /// keyslots tried, the KDF parameters chosen.
+    #[arg(long, global = true)]
+    pub(super) debug: bool,
+    /// Do not lock the image (cryptsetup's flock): another process may
+    /// change it meanwhile.
+    #[arg(long, global = true)]
+    pub(super) disable_locks: bool,
+    /// Ask for a passphrase typed on a terminal twice.
+    #[arg(short = 'y', long, global = true)]
+    pub(super) verify_passphrase: bool,
+}
+
+/// `--type`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LuksType {
+    /// LUKS of any version.
+    Luks,
+    /// LUKS version 1.
+    Luks1,
+    /// LUKS version 2.
+    Luks2,
+}
+
+/// How the passphrase is given, as cryptsetup takes it: a key file, or
+/// standard input, or a prompt on a terminal.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct KeyArgs {
+    /// Read the passphrase from file F: all of it, newlines included (at
+    /// most 8 MiB). `-` reads standard input as a key file. Without it,
+    /// the passphrase is asked for on a terminal, or read from standard
+    /// input up to its first newline.
+    #[arg(long, short = 'd', value_name = "F")]
+    pub(super) key_file: Option<PathBuf>,
+    /// Skip this many bytes of the key file (or of standard input).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub(super) keyfile_offset: u64,
+    /// Read exactly this many bytes of the key file (or at most up to the
+    /// first newline of standard input).
+    #[arg(long, short = 'l', value_name = "BYTES")]
+    pub(super) keyfile_size: Option<usize>,
+    /// How many times a passphrase typed on a terminal may be tried (0:
+    /// until one opens).
+    #[arg(long, short = 'T', value_name = "N", default_value_t = 3)]
+    pub(super) tries: u32,
+}
+
+/// LUKS2 subcommands. Each takes cryptsetup's name as well
+/// (`luksFormat`, `luksDump`), or the short form shown here.
 #[derive(Subcommand, Debug)]
 pub(crate) enum LuksCmd {
     /// Write a new LUKS2 header (or with --type luks1 a LUKS1 one) and
@@ -17,7 +88,9 @@ pub(crate) enum LuksCmd {
     /// long and not mounted, and it is synced at the end. A FIFO or
     /// character device is refused. Every check runs before the passphrase
     /// is derived. A new random volume key is made unless
-    /// --volume-key-file is given.
+    /// --volume-key-file is given. On a terminal, an existing IMAGE is
+    /// overwritten only after a confirmation (not with -q).
+    #[command(alias = "luksFormat")]
     Format(FormatArgs),
     /// Encrypt PLAIN into a new LUKS2 image IMAGE: header region, then PLAIN
     /// encrypted as the data segment, in one streaming pass.
@@ -39,6 +112,7 @@ pub(crate) enum LuksCmd {
     ///
     /// With --dump-volume-key and --key-file, prints the volume key instead
     /// (as `cryptsetup luksDump --dump-volume-key`).
+    #[command(alias = "luksDump")]
     Dump(DumpArgs),
     /// Measure the KDFs and ciphers of LUKS on mdu's own engines, as
     /// `cryptsetup benchmark` prints them (no kernel crypto API needed).
@@ -157,17 +231,16 @@ by hotzone (datashift-checksum) and the copied part is decrypted in place
 last. Killed before the record is written, the same command goes on with
 the existing NEW. The last data-offset bytes of IMAGE are wiped at the end.
 
-Exit status: 0 done (or initialised, with --init-only); 1 a wrong
-passphrase, a damaged or refused header, or a run interrupted (resume it);
-2 bad usage.";
+Exit status (cryptsetup's): 0 done (or initialised, with --init-only); 1
+bad usage, a damaged or refused header, or a run interrupted (resume it);
+2 a wrong passphrase; 4 IMAGE missing; 5 busy.";
 
 /// `mdu luks reencrypt`.
 #[derive(Args, Debug)]
 pub(crate) struct ReencryptArgs {
-    /// File whose whole contents are the passphrase: it opens the old key
-    /// and keeps the new one.
-    #[arg(long, value_name = "F")]
-    pub(super) key_file: PathBuf,
+    /// The passphrase: it opens the old key and keeps the new one.
+    #[command(flatten)]
+    pub(super) key: KeyArgs,
     /// The LUKS2 header is in FILE, not in IMAGE (IMAGE is then all data).
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
@@ -255,8 +328,9 @@ argon2_min_time, argon2_min_memory_kib, argon2_min_parallel and
 allow_unbound_keyslots (true or false). An unknown field is refused, so a
 misspelt one cannot silently check nothing.
 
-Exit status: 0 nothing found; 1 findings (listed, or in --json), or a header
-that cannot be read; 2 bad usage or an unreadable policy.";
+Exit status: 0 nothing found; 1 findings (listed, or in --json), a header
+that cannot be read, bad usage or an unreadable policy; 4 IMAGE missing; 5
+busy (--wipe-free-areas).";
 
 /// `mdu luks check`.
 #[derive(Args, Debug)]
@@ -308,10 +382,10 @@ impl From<PbkdfArg> for mdu_luks2::Pbkdf {
 /// Options of a new image (those of `cryptsetup luksFormat`).
 #[derive(Args, Debug)]
 pub(crate) struct NewImageArgs {
-    /// File whose whole contents are the passphrase of keyslot 0 (no
-    /// newline is stripped; at most 8 MiB), as cryptsetup --key-file.
-    #[arg(long, value_name = "F")]
-    pub(super) key_file: PathBuf,
+    /// The passphrase of keyslot 0 (on a terminal: asked for twice, unless
+    /// -q is given without -y).
+    #[command(flatten)]
+    pub(super) key: KeyArgs,
     /// Cipher of the data segment and of the keyslot area: aes-xts-IVMODE
     /// or aes-cbc-IVMODE (IVMODE plain64, essiv:sha256, plain, ...).
     #[arg(long, value_name = "SPEC", default_value = FormatChoices::CIPHER)]
@@ -328,11 +402,19 @@ pub(crate) struct NewImageArgs {
     #[arg(long, value_enum, default_value = "argon2id")]
     pub(super) pbkdf: PbkdfArg,
     /// PBKDF2 iterations (at least 1000), or Argon2 passes (time cost, at
-    /// least 4). Without it: 1000000 iterations, or 4 passes. Given, the
-    /// volume-key digest takes the minimum 1000 iterations (as cryptsetup).
+    /// least 4), with no benchmark. Given, the volume-key digest takes the
+    /// minimum 1000 iterations (as cryptsetup).
     #[arg(long, value_name = "N")]
     pub(super) pbkdf_force_iterations: Option<u32>,
-    /// Argon2 memory cost in KiB (at least 32).
+    /// The time the key derivation of keyslot 0 should take, in
+    /// milliseconds: its cost is benchmarked on this machine to take it
+    /// (as cryptsetup; PBKDF2 at least 1000 iterations, Argon2 at least
+    /// 4 passes, its memory up to --pbkdf-memory but at most half the
+    /// physical memory, its threads at most the CPUs).
+    #[arg(long, short = 'i', value_name = "MS", default_value_t = FormatChoices::ITER_TIME_MS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) iter_time: u32,
+    /// Argon2 memory cost in KiB (at least 32; with a benchmark, the most).
     #[arg(long, value_name = "KIB", default_value_t = FormatChoices::ARGON2_MEMORY_KIB)]
     pub(super) pbkdf_memory: u32,
     /// Argon2 threads (lanes).
@@ -371,31 +453,11 @@ impl NewImageArgs {
     }
 }
 
-/// `--type` of `format`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LuksType {
-    /// LUKS1: one 1024-byte header, 8 PBKDF2 key slots, 512-byte sectors.
-    Luks1,
-    /// LUKS2 (the default).
-    Luks2,
-}
-
 /// `mdu luks format`.
 #[derive(Args, Debug)]
 pub(crate) struct FormatArgs {
     #[command(flatten)]
     pub(super) new: NewImageArgs,
-    /// The header format (as cryptsetup luksFormat --type). LUKS1 keys are
-    /// always PBKDF2 (--pbkdf is not used) with --hash, and its sectors
-    /// 512 bytes (--sector-size, --label, --subsystem and --header are
-    /// refused unless at their defaults).
-    #[arg(
-        long = "type",
-        value_enum,
-        value_name = "TYPE",
-        default_value = "luks2"
-    )]
-    pub(super) luks_type: LuksType,
     /// Write a detached header into FILE (a new file, written atomically)
     /// for data at offset 0 of IMAGE, as `cryptsetup luksFormat --header`;
     /// IMAGE must exist and is not written.
@@ -430,9 +492,9 @@ pub(crate) struct EncryptArgs {
 /// `mdu luks decrypt`.
 #[derive(Args, Debug)]
 pub(crate) struct DecryptArgs {
-    /// File whose whole contents are the passphrase.
-    #[arg(long, value_name = "F")]
-    pub(super) key_file: PathBuf,
+    /// The passphrase.
+    #[command(flatten)]
+    pub(super) key: KeyArgs,
     /// The LUKS2 header is in FILE (a detached header, as cryptsetup
     /// --header); IMAGE then holds the data only.
     #[arg(long, value_name = "FILE")]
@@ -460,29 +522,24 @@ pub(crate) struct DumpArgs {
     /// --header); IMAGE is not read.
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
-    /// Print the volume key of the data segment (needs --key-file). Only a
-    /// keyslot bound to the data segment gives it: the passphrase of an
-    /// unbound keyslot is refused (see --unbound).
-    #[arg(long, requires = "key_file")]
+    /// Print the volume key of the data segment (after the passphrase, and
+    /// on a terminal a confirmation). Only a keyslot bound to the data
+    /// segment gives it: the passphrase of an unbound keyslot is refused
+    /// (see --unbound).
+    #[arg(long)]
     pub(super) dump_volume_key: bool,
     /// Print the key of the unbound keyslot --key-slot (one bound to no
     /// segment, from `cryptsetup luksAddKey --unbound`), as
-    /// `cryptsetup luksDump --unbound`. Needs --key-slot and --key-file.
-    #[arg(
-        long,
-        requires = "key_slot",
-        requires = "key_file",
-        conflicts_with = "dump_volume_key"
-    )]
+    /// `cryptsetup luksDump --unbound`. Needs --key-slot.
+    #[arg(long, requires = "key_slot", conflicts_with = "dump_volume_key")]
     pub(super) unbound: bool,
     /// The keyslot to open (with --unbound, or --dump-volume-key: that
     /// keyslot only, whatever its priority).
     #[arg(long, value_name = "N")]
     pub(super) key_slot: Option<u32>,
-    /// File whose whole contents are the passphrase (with --dump-volume-key
-    /// or --unbound).
-    #[arg(long, value_name = "F")]
-    pub(super) key_file: Option<PathBuf>,
+    /// The passphrase (with --dump-volume-key or --unbound).
+    #[command(flatten)]
+    pub(super) key: KeyArgs,
     /// The LUKS2 image.
     #[arg(value_name = "IMAGE")]
     pub(super) image: PathBuf,

@@ -16,9 +16,11 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     // written.
     let request = reencrypt_request(&a)?;
     let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
-    paths::distinct(&[("--key-file", &a.key_file), ("IMAGE", &a.image)])?;
-    if a.header.is_some() {
-        paths::distinct(&[("--key-file", &a.key_file), ("--header", &header_path)])?;
+    if let Some(k) = a.key.file() {
+        paths::distinct(&[("--key-file", k), ("IMAGE", &a.image)])?;
+        if a.header.is_some() {
+            paths::distinct(&[("--key-file", k), ("--header", &header_path)])?;
+        }
     }
     // Ctrl-C from here on stops the run where it is recorded: during the
     // key derivation of a new keyslot, once the header that records the
@@ -31,15 +33,18 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     // Nothing is read for the run, nor written, before the image and the
     // header are this run's alone.
     let mut locks = Locks::new();
-    locks.file(&a.image)?;
-    locks.file(&header_path)?;
-    let data = crate::output::in_place(&a.image, true, false, "open")?;
+    lock_file(&mut locks, &a.image)?;
+    lock_file(&mut locks, &header_path)?;
+    let data = crate::output::in_place(&a.image, true, false, "open")
+        .map_err(|e| status(WRONG_DEVICE, e.into()))?;
     // A second handle on IMAGE.
     let dup = || {
         data.try_clone()
             .map_err(|e| CliError::io(&a.image, "open", e))
     };
-    let pass = read_passphrase(&a.key_file)?;
+    let pass = a
+        .key
+        .open_with(&a.image, |pass| Ok(Zeroizing::new(pass.to_vec())))?;
     let (header_file, created) = match &a.header {
         Some(h) => header_file(h, &request.goal)?,
         None => (dup()?, false),
@@ -50,7 +55,7 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     // on (the same command again after a kill goes on with the run it
     // started, as `cryptsetup reencrypt` does).
     let header = Header::load(header_file);
-    if let Some(uuid) = header.uuid() {
+    if let (Some(uuid), false) = (header.uuid(), flags().disable_locks) {
         locks.reencryption(uuid, &a.image)?;
     }
     let (mut run, began) = match Reencryption::open_or_start(header, dup()?, &pass, &request) {
@@ -215,10 +220,10 @@ pub(super) fn reencrypt_request(
 
 /// An interrupted run: the progress, and the command that goes on with it.
 pub(super) fn interrupted(a: &ReencryptArgs, done: u64, total: u64) -> CliError {
-    let mut again = format!(
-        "mdu luks reencrypt --resume-only --key-file {}",
-        paths::shell_word(&a.key_file)
-    );
+    let mut again = "mdu luks reencrypt --resume-only".to_owned();
+    if let Some(k) = &a.key.key_file {
+        again += &format!(" --key-file {}", paths::shell_word(k));
+    }
     if let Some(h) = &a.header {
         again += &format!(" --header {}", paths::shell_word(h));
     }

@@ -117,6 +117,16 @@ pub fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
+/// The exit status of bad usage or input for the command `args`: mdu's 2,
+/// and cryptsetup's 1 under `mdu luks` (the README's exit-status table).
+pub fn bad_input<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> i32 {
+    if args.first().is_some_and(|a| a.as_ref() == "luks") {
+        1
+    } else {
+        2
+    }
+}
+
 /// Panic with the command's stderr unless it exited with `code`.
 pub fn expect_code(out: &Output, code: i32, what: &str) {
     assert_eq!(

@@ -385,7 +385,7 @@ fn keyslots_added_and_killed_by_cryptsetup_are_honoured() {
     let out = run(mdu()
         .args(["luks", "decrypt", "--key-file", &first, &img])
         .arg(&dec));
-    expect_code(&out, 1, "the killed keyslot's passphrase");
+    expect_code(&out, 2, "the killed keyslot's passphrase");
     let out = run(mdu()
         .args(["luks", "decrypt", "--key-file", &second, &img])
         .arg(&dec));

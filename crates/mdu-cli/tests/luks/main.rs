@@ -12,13 +12,14 @@ mod cryptsetup;
 mod hostile;
 mod keyslots;
 mod luks1;
+mod passphrase;
 mod reencrypt;
 mod usage;
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{Rng, expect_code, have_tool, mdu, run, scratch};
+use common::{Rng, expect_code, have_tool, mdu, mdu_argv, run, scratch};
 
 const PBKDF2: &[&str] = &["--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"];
 const PBKDF2_SHA512: &[&str] = &[

@@ -227,7 +227,7 @@ fn refused_resumes_change_nothing() {
     let bad = v.path("bad");
     std::fs::write(&bad, b"not it").unwrap();
     let r = run(mdu().args(["luks", "reencrypt", "--key-file", &bad, &img]));
-    expect_code(&r, 1, "a wrong passphrase");
+    expect_code(&r, 2, "a wrong passphrase");
     assert!(
         std::fs::read(&img).unwrap() == before,
         "a refused start wrote"
