@@ -55,9 +55,11 @@
 #![forbid(unsafe_code)]
 
 pub mod af;
+pub mod backup;
 pub mod check;
 mod choices;
 pub mod dump;
+pub mod edit;
 mod error;
 mod format;
 mod header;
@@ -66,6 +68,7 @@ mod kdf;
 mod keyfile;
 mod metadata;
 pub mod reencrypt;
+pub mod token;
 mod volume;
 pub mod write;
 

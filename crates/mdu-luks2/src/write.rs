@@ -189,7 +189,13 @@ mod tests {
             data_offset: 1 << 20,
             ..FormatParams::default()
         };
-        let region = format(&params, b"pw", &(0..64).collect::<Vec<u8>>(), &mut os_random).unwrap();
+        let region = format(
+            &params,
+            b"pw",
+            &(0..64).collect::<Vec<u8>>(),
+            &mut os_random,
+        )
+        .unwrap();
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&region).unwrap();
         let img = Image::load(&f).unwrap();
