@@ -21,20 +21,26 @@ use crate::pipeline::{self, Sink, Source};
 use crate::{args, error, paths, process, progress};
 use mdu_inplace::lock::Locks;
 
+mod backup;
 mod check;
 mod decrypt;
 mod dump;
+mod header;
 mod image;
 mod options;
 mod reencrypt;
+mod token;
 
+use backup::*;
 use check::*;
 use decrypt::*;
 use dump::*;
+use header::*;
 use image::*;
 pub(crate) use options::LuksCmd;
 use options::*;
 use reencrypt::*;
+use token::*;
 
 pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
     match cmd {
@@ -44,6 +50,15 @@ pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
         LuksCmd::Dump(a) => dump(a),
         LuksCmd::Check(a) => check(a),
         LuksCmd::Reencrypt(a) => reencrypt(a),
+        LuksCmd::IsLuks(a) => is_luks(a),
+        LuksCmd::Uuid(a) => uuid(a),
+        LuksCmd::Config(a) => config(a),
+        LuksCmd::Token(a) => token(a),
+        LuksCmd::HeaderBackup(a) => header_backup(a),
+        LuksCmd::HeaderRestore(a) => header_restore(a),
+        LuksCmd::Erase(a) => erase(a),
+        LuksCmd::Repair(a) => repair(a),
+        LuksCmd::Open(a) => open(a),
     }
 }
 
