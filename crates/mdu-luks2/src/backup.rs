@@ -16,12 +16,16 @@
 //! 2. only where the backup's keyslot material must go where the current
 //!    header keeps keyslots of its own: a header write of the current
 //!    metadata without those keyslots, then that material;
-//! 3. the backup's secondary copy, then its primary copy.
+//! 3. the backup's secondary copy, then its primary copy;
+//! 4. the parts that only the current header named (the backup's random
+//!    fill over keyslots added since the backup).
 //!
 //! A kill before 3 leaves the current header (minus the keyslots step 2
-//! named), during 3 the current one or the backup (the loader takes the
+//! took off), during 3 the current one or the backup (the loader takes the
 //! valid copy with the higher sequence id, the primary on a tie), after it
-//! the backup. A repair writes one copy, the damaged or outdated one, from
+//! the backup. Only when every keyslot of the current header lies where
+//! the backup's keyslots go does a kill in step 2 leave a header that
+//! loads with no keyslot; keeping one alive there would need a journal. A repair writes one copy, the damaged or outdated one, from
 //! the good one: a kill leaves the good copy as it was.
 
 use std::fs::File;
@@ -200,70 +204,89 @@ impl Restore {
     /// See [`Restore`] for an example.
     pub fn write(self, dev: &File) -> Result<(), Error> {
         let hdr = self.backup.hdr_size();
-        let start = 2 * hdr;
         let end = self.region.len() as u64;
-        let named: Vec<(u64, u64)> = self.current.as_ref().map_or_else(Vec::new, |c| {
-            let mut v: Vec<(u64, u64)> = c
-                .metadata
-                .keyslots
-                .values()
-                .map(|k| (k.area.offset, k.area.offset.saturating_add(k.area.size)))
-                .collect();
-            if let Some(r) = &c.metadata.reencrypt {
-                v.push((r.area.offset, r.area.offset.saturating_add(r.area.size)));
-            }
-            v
-        });
-        // The 4096-byte blocks of the keyslots area that change, split by
-        // whether the current header names them.
-        let mut free = Vec::new();
-        let mut taken = Vec::new();
+        let old_named = self.current.as_ref().map_or_else(Vec::new, named_areas);
+        let new_named = named_areas(&self.backup);
+        let hits = |areas: &[(u64, u64)], at: u64, n: u64| {
+            areas.iter().any(|&(s, e)| s < at + n && at < e)
+        };
+        // The ranges of 4096-byte blocks of the keyslots area that change:
+        // where the current header names nothing (written first), where
+        // both name keyslots (the conflicts), where only the current header
+        // names one (written last, once the backup's header drops it).
+        let (mut first, mut conflicts, mut last) = (Vec::new(), Vec::new(), Vec::new());
         let mut old = vec![0u8; 4096];
-        let mut at = start;
+        let mut at = 2 * hdr;
         while at < end {
             let n = (end - at).min(4096) as usize;
             let new = &self.region[at as usize..at as usize + n];
             let same = FileExt::read_exact_at(dev, &mut old[..n], at).is_ok() && old[..n] == *new;
             if !same {
-                let hit = named.iter().any(|&(s, e)| s < at + n as u64 && at < e);
-                if hit { &mut taken } else { &mut free }.push((at, n));
+                let list = match (
+                    hits(&old_named, at, n as u64),
+                    hits(&new_named, at, n as u64),
+                ) {
+                    (false, _) => &mut first,
+                    (true, true) => &mut conflicts,
+                    (true, false) => &mut last,
+                };
+                // Adjacent blocks are written as one range.
+                match list.last_mut() {
+                    Some((s, len)) if *s + *len as u64 == at => *len += n,
+                    _ => list.push((at, n)),
+                }
             }
             at += n as u64;
         }
         let put = |blocks: &[(u64, usize)]| -> Result<(), Error> {
+            if blocks.is_empty() {
+                return Ok(());
+            }
             for &(at, n) in blocks {
                 dev.write_all_at(&self.region[at as usize..at as usize + n], at)
                     .map_err(Error::Io)?;
             }
             dev.sync_data().map_err(Error::Io)
         };
-        put(&free)?;
-        if !taken.is_empty() {
-            if let Some(mut cur) = self.current {
-                let gone: Vec<u32> = cur
-                    .metadata
-                    .keyslots
-                    .iter()
-                    .filter(|(_, k)| {
-                        let (s, e) = (k.area.offset, k.area.offset.saturating_add(k.area.size));
-                        taken.iter().any(|&(at, n)| s < at + n as u64 && at < e)
-                    })
-                    .map(|(&id, _)| id)
-                    .collect();
-                let mut m = cur.metadata.clone();
-                crate::edit::drop_keyslots(&mut m, &gone);
-                match cur.commit(dev, m) {
-                    Ok(()) | Err(Error::Params { .. } | Error::Schema { .. }) => {}
-                    Err(Error::Layout { .. } | Error::DanglingReference { .. }) => {}
-                    Err(e) => return Err(e),
-                }
+        put(&first)?;
+        if let (Some(mut cur), false) = (self.current, conflicts.is_empty()) {
+            let gone: Vec<u32> = cur
+                .metadata
+                .keyslots
+                .iter()
+                .filter(|(_, k)| {
+                    let (s, e) = (k.area.offset, k.area.offset.saturating_add(k.area.size));
+                    conflicts.iter().any(|&(at, n)| s < at + n as u64 && at < e)
+                })
+                .map(|(&id, _)| id)
+                .collect();
+            let mut m = cur.metadata.clone();
+            crate::edit::drop_keyslots(&mut m, &gone);
+            // A current header that cannot be rewritten (it breaks a rule
+            // the writer keeps) is simply overwritten below.
+            match cur.commit(dev, m) {
+                Err(e @ Error::Io(_)) => return Err(e),
+                Ok(()) | Err(_) => {}
             }
-            put(&taken)?;
         }
+        put(&conflicts)?;
         let h = hdr as usize;
         put(&[(hdr, h)])?;
-        put(&[(0, h)])
+        put(&[(0, h)])?;
+        put(&last)
     }
+}
+
+/// The areas of the keyslots area that `img` names (keyslots and the
+/// reencryption record), as `(start, end)`.
+fn named_areas(img: &Image) -> Vec<(u64, u64)> {
+    let m = &img.metadata;
+    m.keyslots
+        .values()
+        .map(|k| (k.area.offset, k.area.size))
+        .chain(m.reencrypt.iter().map(|r| (r.area.offset, r.area.size)))
+        .map(|(o, n)| (o, o.saturating_add(n)))
+        .collect()
 }
 
 /// What [`repair`] did.

@@ -26,7 +26,7 @@ fn priority_name(p: Option<i64>) -> &'static str {
     match p {
         Some(0) => "ignored",
         None | Some(1) => "normal",
-        Some(2) => "high",
+        Some(2) => "preferred",
         Some(_) => "invalid",
     }
 }
@@ -338,6 +338,9 @@ mod tests {
     #[test]
     fn priorities_are_named_as_luksdump_names_them() {
         let names = [None, Some(0), Some(1), Some(2), Some(3)].map(priority_name);
-        assert_eq!(names, ["normal", "ignored", "normal", "high", "invalid"]);
+        assert_eq!(
+            names,
+            ["normal", "ignored", "normal", "preferred", "invalid"]
+        );
     }
 }

@@ -8,6 +8,8 @@ mod check;
 #[path = "../common/mod.rs"]
 mod common;
 mod cryptsetup;
+mod header;
+mod header_crash;
 mod hostile;
 mod reencrypt;
 mod usage;
