@@ -104,7 +104,7 @@ fn completions_man_pages_and_version_come_from_the_parser() {
     {
         let exe = env!("CARGO_BIN_EXE_mdu");
         let script = format!(
-            "source <({exe} completions bash); COMP_WORDS=(mdu luks re); COMP_CWORD=2; _mdu mdu re luks; echo \"${{COMPREPLY[@]}}\""
+            "source <({exe} completions bash); COMP_WORDS=(mdu luks ree); COMP_CWORD=2; _mdu mdu ree luks; echo \"${{COMPREPLY[@]}}\""
         );
         let r = run(std::process::Command::new("bash").args(["-c", &script]));
         assert_eq!(String::from_utf8_lossy(&r.stdout).trim(), "reencrypt");

@@ -255,37 +255,29 @@ impl Image {
         at: Import,
         unbound: bool,
     ) -> Result<u32, Error> {
+        let slots: Vec<u32> = match (unbound, at.keyslot) {
+            (true, _) => Vec::new(),
+            (false, Some(s)) => {
+                check_keyslot(&self.metadata, s)?;
+                vec![s]
+            }
+            (false, None) => self.metadata.keyslots.keys().copied().collect(),
+        };
         let mut token = Map::new();
         token.insert("type".into(), KEYRING.into());
-        token.insert("keyslots".into(), Value::Array(Vec::new()));
+        let slots = slots.iter().map(|s| Value::from(s.to_string())).collect();
+        token.insert("keyslots".into(), Value::Array(slots));
         token.insert("key_description".into(), description.into());
+        // One header write with the assignment (cryptsetup makes two).
         let text = Value::Object(token).to_string();
-        let id = self.token_import(
+        self.token_import(
             dev,
             &text,
             Import {
                 keyslot: None,
                 ..at
             },
-        )?;
-        if unbound {
-            return Ok(id);
-        }
-        let mut m = self.metadata.clone();
-        let slots: Vec<u32> = match at.keyslot {
-            Some(s) => vec![s],
-            None => m.keyslots.keys().copied().collect(),
-        };
-        for s in slots {
-            if let Err(e) = check_keyslot(&m, s) {
-                // As cryptsetup: the token just made is removed again.
-                let _ = self.token_remove(dev, id);
-                return Err(e);
-            }
-            assign(&mut m.tokens, id, s);
-        }
-        self.commit(dev, m)?;
-        Ok(id)
+        )
     }
 
     /// Removes token `id` (`cryptsetup token remove`).

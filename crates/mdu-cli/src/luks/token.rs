@@ -103,7 +103,16 @@ pub(super) fn token(a: TokenArgs) -> Result<(), CliError> {
         let text = img.token_export(id).map_err(|e| image_error(&path, e))?;
         return match a.json_file.as_deref().filter(|p| *p != Path::new("-")) {
             Some(out) => {
-                std::fs::write(out, text).map_err(|e| CliError::io(out, "write the token", e))
+                use std::os::unix::fs::OpenOptionsExt as _;
+                // As cryptsetup: readable by its owner only when new.
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(out)
+                    .and_then(|mut f| f.write_all(text.as_bytes()))
+                    .map_err(|e| CliError::io(out, "write the token", e))
             }
             None => {
                 let mut stdout = std::io::stdout().lock();
