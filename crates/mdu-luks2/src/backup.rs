@@ -264,9 +264,8 @@ impl Restore {
             crate::edit::drop_keyslots(&mut m, &gone);
             // A current header that cannot be rewritten (it breaks a rule
             // the writer keeps) is simply overwritten below.
-            match cur.commit(dev, m) {
-                Err(e @ Error::Io(_)) => return Err(e),
-                Ok(()) | Err(_) => {}
+            if let Err(e @ Error::Io(_)) = cur.commit(dev, m) {
+                return Err(e);
             }
         }
         put(&conflicts)?;
