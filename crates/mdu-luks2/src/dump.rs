@@ -180,7 +180,11 @@ pub fn text(img: &Image) -> String {
         reencrypt_slot(&mut o, r);
     }
     let _ = writeln!(o, "Tokens:");
-    for id in m.tokens.keys() {
+    // In id order, as cryptsetup lists them (the metadata keep the order
+    // of the JSON text).
+    let mut ids: Vec<&String> = m.tokens.keys().collect();
+    ids.sort_by_key(|id| id.parse::<u32>().unwrap_or(u32::MAX));
+    for id in ids {
         let _ = writeln!(o, "  {id}: (kept as is)");
     }
     let _ = writeln!(o, "Digests:");

@@ -457,6 +457,23 @@ mod tests {
             again.token_export(0).unwrap(),
             r#"{"type":"b","keyslots":["0"]}"#
         );
+        // Token 5 first in the JSON text, listed after 0 and 1 by the dump.
+        let at5 = Import {
+            id: Some(5),
+            ..Import::default()
+        };
+        let mut img5 = Image::load(&f).unwrap();
+        let mut m = img5.metadata.clone();
+        m.tokens.shift_remove("0");
+        m.tokens.shift_remove("1");
+        img5.commit(&f, m).unwrap();
+        img5.token_import(&f, b, at5).unwrap();
+        img5.token_import(&f, b, Import::default()).unwrap();
+        let text = crate::dump::text(&Image::load(&f).unwrap());
+        assert!(
+            text.find("  0: ").unwrap() < text.find("  5: ").unwrap(),
+            "{text}"
+        );
         let mut tokens = again.metadata.tokens.clone();
         unassign_everywhere(&mut tokens, 0);
         assert_eq!(tokens["0"], json!({"type": "b", "keyslots": []}));
