@@ -53,16 +53,13 @@ pub(super) fn header_backup(a: HeaderBackupArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// cryptsetup's confirmation: on a terminal, `question` and a `YES`
-/// typed in full; elsewhere `refusal` (nothing is asked of a script).
-fn confirm(question: &str, path: &Path, refusal: &str) -> Result<(), CliError> {
+/// cryptsetup's confirmation: on a terminal, `question` and whether a
+/// `YES` was typed in full; `None` elsewhere (nothing is asked of a
+/// script).
+pub(super) fn ask(question: &str) -> Result<Option<bool>, CliError> {
     use std::io::IsTerminal as _;
-    let refused = || CliError::Refused {
-        path: path.to_owned(),
-        message: refusal.to_owned(),
-    };
     if !std::io::stdin().is_terminal() {
-        return Err(refused());
+        return Ok(None);
     }
     eprint!("\nWARNING!\n========\n{question}\n\nAre you sure? (Type 'yes' in capital letters): ");
     let mut answer = String::new();
@@ -70,10 +67,24 @@ fn confirm(question: &str, path: &Path, refusal: &str) -> Result<(), CliError> {
         .lock()
         .read_line(&mut answer)
         .map_err(|e| CliError::io(Path::new("stdin"), "read the answer", e))?;
-    if answer.trim_end_matches('\n') == "YES" {
+    Ok(Some(answer.trim_end_matches('\n') == "YES"))
+}
+
+/// [`ask`], refused with `message` unless answered yes; `script` is
+/// what a run without a terminal does (`true`: goes on, as cryptsetup).
+pub(super) fn confirm(
+    question: &str,
+    script: bool,
+    path: &Path,
+    message: &str,
+) -> Result<(), CliError> {
+    if ask(question)?.unwrap_or(script) {
         Ok(())
     } else {
-        Err(refused())
+        Err(CliError::Refused {
+            path: path.to_owned(),
+            message: message.to_owned(),
+        })
     }
 }
 
@@ -92,31 +103,34 @@ pub(super) fn header_restore(a: HeaderBackupArgs) -> Result<(), CliError> {
         e => image_error(&path, e),
     })?;
     let device = path.display();
-    match (&restore.current, &restore.other_uuid) {
-        (None, _) => eprintln!(
-            "mdu: warning: {device} holds no valid LUKS2 header; the backup is written over its \
-             first {} bytes",
-            restore.backup.region_len()
+    let mut question = match &restore.current {
+        None => format!(
+            "Device {device} does not contain a valid LUKS2 header. Replacing the header can destroy data on it."
         ),
-        (Some(_), Some((have, backup))) => confirm(
-            &format!(
-                "{device} has a LUKS2 header of another volume (UUID {have}) than the backup \
-                 (UUID {backup}): replacing it destroys its keyslots."
-            ),
-            &path,
-            &format!(
-                "the backup is of another volume (UUID {backup}, the image's is {have}); \
-                 nothing was written (confirm on a terminal to replace the header)"
-            ),
-        )?,
-        (Some(_), None) => {}
+        Some(_) => format!(
+            "Device {device} already contains a LUKS2 header. Replacing it destroys its keyslots."
+        ),
+    };
+    if let Some((have, backup)) = &restore.other_uuid {
+        question.push_str(&format!(
+            "\nWARNING: the device's header has another UUID ({have}) than the backup ({backup})!"
+        ));
     }
     if restore.reencrypt_in_progress {
-        eprintln!(
-            "mdu: warning: {device} records an unfinished reencryption; restoring the backup may \
-             corrupt its data"
+        question.push_str(
+            "\nWARNING: an unfinished reencryption is recorded on the device!\nReplacing the header with the backup may corrupt its data.",
         );
     }
+    // Without a terminal, as cryptsetup, except for a backup of another
+    // volume: that is refused unless confirmed.
+    let refusal = match &restore.other_uuid {
+        Some((have, backup)) => format!(
+            "the backup is of another volume (UUID {backup}, the image's is {have}); nothing was \
+             written (confirm on a terminal to replace the header)"
+        ),
+        None => "not confirmed; nothing was written".to_owned(),
+    };
+    confirm(&question, restore.other_uuid.is_none(), &path, &refusal)?;
     restore.write(&f).map_err(|e| image_error(&path, e))?;
     drop(locks);
     Ok(())

@@ -180,6 +180,14 @@ pub(super) fn uuid(a: UuidArgs) -> Result<(), CliError> {
     // Checked before anything is locked or read.
     mdu_luks2::edit::parse_uuid(new).map_err(|e| CliError::Usage(e.to_string()))?;
     let (_locks, f, mut img) = load_for_write(&path)?;
+    if img.header.uuid != new.to_ascii_lowercase() {
+        super::backup::confirm(
+            "Do you really want to change the UUID of the device?",
+            true,
+            &path,
+            "not confirmed; the UUID was not changed",
+        )?;
+    }
     img.set_uuid(&f, new).map_err(|e| image_error(&path, e))?;
     Ok(())
 }
@@ -211,6 +219,15 @@ pub(super) fn config(a: ConfigArgs) -> Result<(), CliError> {
 pub(super) fn erase(a: HeaderOnlyArgs) -> Result<(), CliError> {
     let path = header_of(&a.header, &a.image);
     let (_locks, f, mut img) = load_for_write(&path)?;
+    super::backup::confirm(
+        &format!(
+            "This operation will erase all keyslots on device {}.\nDevice will become unusable after this operation.",
+            path.display()
+        ),
+        true,
+        &path,
+        "not confirmed; the keyslots were NOT wiped",
+    )?;
     img.erase(&f).map_err(|e| image_error(&path, e))?;
     Ok(())
 }
