@@ -284,6 +284,32 @@ fn each_header_verb_interoperates_with_cryptsetup_both_ways() {
         "unassign",
     );
     assert_eq!(v.token("7").as_deref(), Some(TPM2_TOKEN.as_bytes()));
+    // And the other way round: assigned by mdu, unassigned by cryptsetup.
+    let assign = [
+        "token",
+        "import",
+        "--json-file",
+        &tpm,
+        "--token-id",
+        "7",
+        "--token-replace",
+        "-S",
+        "0",
+        &v.img,
+    ];
+    expect_code(&v.mdu(&assign), 0, "mdu token import --token-replace");
+    assert_eq!(v.token("7").as_deref(), Some(want.as_bytes()));
+    expect_code(
+        &v.cs(&["token", "unassign", "--token-id", "7", "-S", "0", &v.img]),
+        0,
+        "cs unassign",
+    );
+    assert_eq!(v.token("7").as_deref(), Some(TPM2_TOKEN.as_bytes()));
+    expect_code(
+        &v.mdu(&["token", "unassign", "--token-id", "7", "-S", "0", &v.img]),
+        1,
+        "unassigned twice",
+    );
     expect_code(
         &v.cs(&["token", "add", "--key-description", "user:k", &v.img]),
         0,
