@@ -251,6 +251,22 @@ pub enum Error {
         /// Bytes refilled.
         refilled: u64,
     },
+    /// A new keyslot was asked for at an id that a keyslot already has
+    /// (or that is out of range).
+    KeyslotTaken {
+        /// The id asked for.
+        slot: u32,
+    },
+    /// Every keyslot id (0 to 31) is taken.
+    KeyslotsFull,
+    /// No free range of the keyslots area is large enough for the area of
+    /// a new keyslot (and an old keyslot is never overwritten in place).
+    NoKeyslotRoom {
+        /// The area size needed, in bytes.
+        needed: u64,
+    },
+    /// The volume key given does not match the volume's key digest.
+    WrongVolumeKey,
 }
 
 impl Error {
@@ -438,6 +454,25 @@ impl fmt::Display for Error {
                 "no reencryption in progress (the {refilled} free bytes of the keyslots area were \
                  refilled with random bytes, so nothing an interrupted run left there remains)"
             ),
+            Error::KeyslotTaken { slot } if *slot >= crate::MAX_KEYSLOTS => write!(
+                f,
+                "keyslot {slot} is out of range: keyslots are 0 to {}",
+                crate::MAX_KEYSLOTS - 1
+            ),
+            Error::KeyslotTaken { slot } => {
+                write!(f, "keyslot {slot} is in use; choose another one")
+            }
+            Error::KeyslotsFull => write!(
+                f,
+                "all {} keyslots are in use; remove one first",
+                crate::MAX_KEYSLOTS
+            ),
+            Error::NoKeyslotRoom { needed } => write!(
+                f,
+                "no free range of {needed} bytes is left in the keyslots area for the new \
+                 keyslot (an existing keyslot is never overwritten in place); remove a keyslot first"
+            ),
+            Error::WrongVolumeKey => f.write_str("the volume key does not match the volume"),
         }
     }
 }

@@ -57,6 +57,49 @@ impl KdfParams {
             KdfParams::Argon2 { variant, .. } => variant.name(),
         }
     }
+    /// The KDF of a keyslot with these parameters and `salt`.
+    pub(crate) fn salted(self, salt: Vec<u8>) -> Kdf {
+        match self {
+            KdfParams::Pbkdf2 { hash, iterations } => Kdf::Pbkdf2 {
+                hash,
+                iterations,
+                salt,
+            },
+            KdfParams::Argon2 {
+                variant,
+                time,
+                memory,
+                cpus,
+            } => Kdf::Argon2 {
+                variant,
+                time,
+                memory,
+                cpus,
+                salt,
+            },
+        }
+    }
+
+    /// The parameters of `kdf`, its salt left out.
+    pub(crate) fn of(kdf: &Kdf) -> KdfParams {
+        match *kdf {
+            Kdf::Pbkdf2 {
+                hash, iterations, ..
+            } => KdfParams::Pbkdf2 { hash, iterations },
+            Kdf::Argon2 {
+                variant,
+                time,
+                memory,
+                cpus,
+                ..
+            } => KdfParams::Argon2 {
+                variant,
+                time,
+                memory,
+                cpus,
+            },
+        }
+    }
 }
 
 /// What a new image looks like.
@@ -331,25 +374,7 @@ pub fn format(
     let area_size = params.keyslot_area_size();
     let mut salt = vec![0u8; 32];
     random(&mut salt)?;
-    let kdf = match params.kdf {
-        KdfParams::Pbkdf2 { hash, iterations } => Kdf::Pbkdf2 {
-            hash,
-            iterations,
-            salt,
-        },
-        KdfParams::Argon2 {
-            variant,
-            time,
-            memory,
-            cpus,
-        } => Kdf::Argon2 {
-            variant,
-            time,
-            memory,
-            cpus,
-            salt,
-        },
-    };
+    let kdf = params.kdf.salted(salt);
     let uuid = match &params.uuid {
         Some(u) => u.to_ascii_lowercase(),
         None => {
@@ -372,7 +397,7 @@ pub fn format(
 
     let (keyslot, material) = new_keyslot(
         kdf,
-        params.cipher,
+        AreaCrypt::of(params.cipher, volume_key.len()),
         passphrase,
         volume_key,
         (area_offset, area_size),
@@ -439,13 +464,35 @@ pub fn format(
     Ok(image)
 }
 
+/// How a keyslot area is encrypted and its key split: the area cipher,
+/// its key size in bytes (what the KDF derives) and the hash of the
+/// anti-forensic splitter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AreaCrypt {
+    pub(crate) cipher: CipherSpec,
+    pub(crate) key_size: usize,
+    pub(crate) af_hash: Hash,
+}
+
+impl AreaCrypt {
+    /// `cipher` with a key of `key_size` bytes, split with SHA-256 (what
+    /// luksFormat writes by default).
+    pub(crate) fn of(cipher: CipherSpec, key_size: usize) -> AreaCrypt {
+        AreaCrypt {
+            cipher,
+            key_size,
+            af_hash: Hash::Sha256,
+        }
+    }
+}
+
 /// A `luks2` keyslot `slot` keeping `volume_key` under `passphrase` with
-/// `kdf` (its salt included), its area `(offset, size)` encrypted with
-/// `cipher`: the keyslot and its encrypted AF material (a multiple of 512
-/// bytes, to write at the area offset).
+/// `kdf` (its salt included), its area `(offset, size)` encrypted as
+/// `crypt` says: the keyslot and its encrypted AF material (a multiple of
+/// 512 bytes, to write at the area offset).
 pub(crate) fn new_keyslot(
     kdf: Kdf,
-    cipher: CipherSpec,
+    crypt: AreaCrypt,
     passphrase: &[u8],
     volume_key: &[u8],
     (area_offset, area_size): (u64, u64),
@@ -453,23 +500,25 @@ pub(crate) fn new_keyslot(
     random: &mut dyn FnMut(&mut [u8]) -> Result<(), Error>,
 ) -> Result<(Keyslot, Zeroizing<Vec<u8>>), Error> {
     let key_size = u32::try_from(volume_key.len()).unwrap_or(u32::MAX);
+    let area_key_size = u32::try_from(crypt.key_size).unwrap_or(u32::MAX);
+    crypt.cipher.check_key_len(crypt.key_size)?;
     let material_len = volume_key.len() * AF_STRIPES as usize;
-    let derived = kdf.derive(passphrase, volume_key.len(), slot)?;
-    let split = af::split(volume_key, AF_STRIPES, Hash::Sha256, random)?;
+    let derived = kdf.derive(passphrase, crypt.key_size, slot)?;
+    let split = af::split(volume_key, AF_STRIPES, crypt.af_hash, random)?;
     let mut material = Zeroizing::new(vec![0u8; material_len.div_ceil(512) * 512]);
     material[..material_len].copy_from_slice(&split);
     drop(split);
-    area_cipher(cipher, &derived)?.crypt(Direction::Encrypt, 0, &mut material)?;
+    area_cipher(crypt.cipher, &derived)?.crypt(Direction::Encrypt, 0, &mut material)?;
     drop(derived);
     let keyslot = Keyslot {
         key_size,
         af_stripes: i64::from(AF_STRIPES),
-        af_hash: Hash::Sha256,
+        af_hash: crypt.af_hash,
         area: KeyslotArea {
             offset: area_offset,
             size: area_size,
-            encryption: Encryption::from(cipher),
-            key_size,
+            encryption: Encryption::from(crypt.cipher),
+            key_size: area_key_size,
         },
         kdf,
         priority: None,

@@ -367,7 +367,7 @@ impl Image {
     /// The one digest bound to segment `seg`. None is
     /// [`Error::NoKeyslot`]; several are refused: a segment has one
     /// volume key (cryptsetup takes the first in the JSON text).
-    fn segment_digest(&self, seg: u32) -> Result<(u32, &Digest), Error> {
+    pub(crate) fn segment_digest(&self, seg: u32) -> Result<(u32, &Digest), Error> {
         let mut bound = self
             .metadata
             .digests

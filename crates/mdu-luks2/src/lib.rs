@@ -66,6 +66,7 @@ mod header;
 mod image;
 mod kdf;
 mod keyfile;
+mod keyslots;
 mod metadata;
 pub mod reencrypt;
 pub mod token;
@@ -79,6 +80,7 @@ pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum}
 pub use image::{AF_STRIPES, HeaderCopy, Image, ReadAt, VolumeKey};
 pub use kdf::{ARGON2_MAX_MEMORY_KIB, Argon2Variant, Hash, Kdf};
 pub use keyfile::{KeyFileError, MAX_KEY_FILE, read_key_file, read_volume_key_file};
+pub use keyslots::{KeyslotParams, KeyslotPlace};
 pub use mdu_dmcrypt::{
     CipherSpec, Direction, Geometry, SectorCipher, Volume, VolumeError, WeakKeys,
 };

@@ -27,6 +27,7 @@ mod decrypt;
 mod dump;
 mod header;
 mod image;
+mod keyslots;
 mod options;
 mod reencrypt;
 mod token;
@@ -37,6 +38,7 @@ use decrypt::*;
 use dump::*;
 use header::*;
 use image::*;
+use keyslots::*;
 pub(crate) use options::LuksCmd;
 use options::*;
 use reencrypt::*;
@@ -50,6 +52,11 @@ pub(crate) fn run(cmd: LuksCmd) -> Result<(), CliError> {
         LuksCmd::Dump(a) => dump(a),
         LuksCmd::Check(a) => check(a),
         LuksCmd::Reencrypt(a) => reencrypt(a),
+        LuksCmd::AddKey(a) => add_key(a),
+        LuksCmd::ChangeKey(a) => change_key(a, false),
+        LuksCmd::ConvertKey(a) => change_key(a, true),
+        LuksCmd::KillSlot(a) => kill_slot(a),
+        LuksCmd::RemoveKey(a) => remove_key(a),
         LuksCmd::IsLuks(a) => is_luks(a),
         LuksCmd::Uuid(a) => uuid(a),
         LuksCmd::Config(a) => config(a),

@@ -84,6 +84,41 @@ pub(crate) enum LuksCmd {
     /// mounted file system.
     #[command(after_long_help = REENCRYPT_HELP)]
     Reencrypt(ReencryptArgs),
+    /// Add a keyslot, as `cryptsetup luksAddKey`: the volume key opened
+    /// with --key-file (or taken from --volume-key-file) kept under the
+    /// new passphrase in NEW_KEY_FILE, at --key-slot or the lowest free
+    /// id, in the first free area large enough; with --unbound, a new
+    /// key bound to no segment.
+    ///
+    /// The key material is written before the header that names it, so a
+    /// crash leaves the old keyslots or the new ones.
+    #[command(name = "add-key", alias = "luksAddKey")]
+    AddKey(AddKeyArgs),
+    /// Change a passphrase, as `cryptsetup luksChangeKey`: the keyslot
+    /// --key-file opens is replaced by one keeping the key under the
+    /// passphrase in NEW_KEY_FILE (and the PBKDF options), under the same
+    /// id and priority.
+    ///
+    /// The new keyslot is written into a free area before the header
+    /// names it, and the old area is wiped after: never in place, so the
+    /// change is refused when the keyslots area has no room left.
+    #[command(name = "change-key", alias = "luksChangeKey")]
+    ChangeKey(ChangeKeyArgs),
+    /// Rewrite the keyslot --key-file opens with new PBKDF parameters and
+    /// the same passphrase, as `cryptsetup luksConvertKey` (written as
+    /// change-key writes).
+    #[command(name = "convert-key", alias = "luksConvertKey")]
+    ConvertKey(ChangeKeyArgs),
+    /// Remove keyslot KEY_SLOT, as `cryptsetup luksKillSlot`, after
+    /// checking a passphrase of another keyslot (see --key-file). The
+    /// header is written first, then the area is wiped.
+    #[command(name = "kill-slot", alias = "luksKillSlot")]
+    KillSlot(KillSlotArgs),
+    /// Remove the keyslot the passphrase opens, as `cryptsetup
+    /// luksRemoveKey`. Removing the last one asks for confirmation on a
+    /// terminal.
+    #[command(name = "remove-key", alias = "luksRemoveKey")]
+    RemoveKey(RemoveKeyArgs),
     /// Exit 0 if IMAGE has a LUKS header (of --type), 1 if not, as
     /// `cryptsetup isLuks`.
     #[command(name = "is-luks", alias = "isLuks")]

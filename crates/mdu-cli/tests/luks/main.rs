@@ -11,6 +11,7 @@ mod cryptsetup;
 mod header;
 mod header_crash;
 mod hostile;
+mod keyslots;
 mod reencrypt;
 mod usage;
 

@@ -117,9 +117,9 @@ use std::os::unix::fs::FileExt;
 use mdu_dmcrypt::{CipherSpec, Direction, Geometry, SectorCipher, WeakKeys};
 use zeroize::Zeroizing;
 
-use crate::format::new_keyslot;
+use crate::format::{AreaCrypt, new_keyslot};
 use crate::image::ReadAt;
-use crate::kdf::{Hash, Kdf};
+use crate::kdf::Hash;
 use crate::metadata::{
     Digest, Metadata, ReencryptArea, ReencryptDirection, ReencryptKeyslot, ReencryptMode,
     Resilience, Segment,

@@ -94,28 +94,7 @@ impl Reencryption {
                 let old_ks = &meta.keyslots[&key.slot];
                 let mut salt = vec![0u8; 32];
                 os_random(&mut salt)?;
-                let kdf = match &old_ks.kdf {
-                    Kdf::Pbkdf2 {
-                        hash, iterations, ..
-                    } => Kdf::Pbkdf2 {
-                        hash: *hash,
-                        iterations: *iterations,
-                        salt,
-                    },
-                    Kdf::Argon2 {
-                        variant,
-                        time,
-                        memory,
-                        cpus,
-                        ..
-                    } => Kdf::Argon2 {
-                        variant: *variant,
-                        time: *time,
-                        memory: *memory,
-                        cpus: *cpus,
-                        salt,
-                    },
-                };
+                let kdf = crate::KdfParams::of(&old_ks.kdf).salted(salt);
                 let area_size =
                     ((*key_size as u64) * u64::from(crate::AF_STRIPES)).div_ceil(4096) * 4096;
                 let (area_offset, _) = meta
@@ -126,7 +105,7 @@ impl Reencryption {
                 let slot = free_id(meta.keyslots.keys().copied());
                 let (keyslot, material) = new_keyslot(
                     kdf,
-                    *cipher,
+                    AreaCrypt::of(*cipher, *key_size),
                     passphrase,
                     &new_key,
                     (area_offset, area_size),
@@ -513,26 +492,7 @@ impl Reencryption {
             .values()
             .next()
             .ok_or_else(|| bad("the interrupted start has no keyslot"))?;
-        let kdf = match &ks.kdf {
-            Kdf::Pbkdf2 {
-                hash, iterations, ..
-            } => crate::KdfParams::Pbkdf2 {
-                hash: *hash,
-                iterations: *iterations,
-            },
-            Kdf::Argon2 {
-                variant,
-                time,
-                memory,
-                cpus,
-                ..
-            } => crate::KdfParams::Argon2 {
-                variant: *variant,
-                time: *time,
-                memory: *memory,
-                cpus: *cpus,
-            },
-        };
+        let kdf = crate::KdfParams::of(&ks.kdf);
         let params = FormatParams {
             cipher: fin
                 .encryption
