@@ -476,24 +476,14 @@ impl Image {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn remove_keyslot(&mut self, dev: &File, slot: u32) -> Result<(), Error> {
-        let mut m = self.metadata.clone();
-        let old = m
+        let old = self
+            .metadata
             .keyslots
-            .remove(&slot)
+            .get(&slot)
+            .cloned()
             .ok_or(Error::NoSuchKeyslot { slot })?;
-        m.digests.retain(|_, d| {
-            d.keyslots.retain(|&k| k != slot);
-            !d.keyslots.is_empty() || !d.segments.is_empty()
-        });
-        let name = slot.to_string();
-        for token in m.tokens.values_mut() {
-            if let Some(list) = token
-                .get_mut("keyslots")
-                .and_then(serde_json::Value::as_array_mut)
-            {
-                list.retain(|v| v.as_str() != Some(&name));
-            }
-        }
+        let mut m = self.metadata.clone();
+        crate::edit::drop_keyslots(&mut m, &[slot]);
         self.commit(dev, m)?;
         self.wipe_area(dev, old.area.offset, old.area.size)
     }

@@ -55,11 +55,13 @@
 #![forbid(unsafe_code)]
 
 pub mod af;
+pub mod backup;
 pub mod benchmark;
 pub mod check;
 mod choices;
 mod cost;
 pub mod dump;
+pub mod edit;
 mod error;
 mod format;
 mod header;
@@ -70,6 +72,7 @@ mod keyslots;
 pub mod luks1;
 mod metadata;
 pub mod reencrypt;
+pub mod token;
 mod volume;
 pub mod write;
 

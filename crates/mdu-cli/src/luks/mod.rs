@@ -23,10 +23,12 @@ use crate::pipeline::{self, Sink, Source};
 use crate::{args, error, paths, process, progress};
 use mdu_inplace::lock::Locks;
 
+mod backup;
 mod benchmark;
 mod check;
 mod decrypt;
 mod dump;
+mod header;
 mod image;
 mod keyslots;
 mod luks1;
@@ -34,11 +36,14 @@ mod options;
 mod passphrase;
 mod reencrypt;
 mod terminal;
+mod token;
 
+use backup::*;
 pub(crate) use benchmark::{BenchmarkArgs, benchmark};
 use check::*;
 use decrypt::*;
 use dump::*;
+use header::*;
 use image::*;
 use keyslots::*;
 use luks1::*;
@@ -46,6 +51,7 @@ pub(crate) use options::LuksArgs;
 use options::*;
 use reencrypt::*;
 pub(crate) use terminal::confirm;
+use token::*;
 
 /// cryptsetup's exit statuses ("RETURN CODES" in cryptsetup(8)): 1 wrong
 /// parameters (usage, a damaged or foreign header, an unreadable key file),
@@ -96,6 +102,15 @@ pub(crate) fn run(args: LuksArgs) -> Result<(), CliError> {
         LuksCmd::ConvertKey(a) => change_key(a, true),
         LuksCmd::KillSlot(a) => kill_slot(a),
         LuksCmd::RemoveKey(a) => remove_key(a),
+        LuksCmd::IsLuks(a) => is_luks(a),
+        LuksCmd::Uuid(a) => uuid(a),
+        LuksCmd::Config(a) => config(a),
+        LuksCmd::Token(a) => token(a),
+        LuksCmd::HeaderBackup(a) => header_backup(a),
+        LuksCmd::HeaderRestore(a) => header_restore(a),
+        LuksCmd::Erase(a) => erase(a),
+        LuksCmd::Repair(a) => repair(a),
+        LuksCmd::Open(a) => open(a),
         LuksCmd::Benchmark(a) => benchmark(a),
     };
     let r = r.map_err(|e| match e {

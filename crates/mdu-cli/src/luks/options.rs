@@ -16,7 +16,13 @@ pub(crate) struct LuksArgs {
 pub(crate) struct GlobalArgs {
     /// The type of the header: luks (any version), luks1 or luks2. An
     /// image of another type is refused (exit 1), as cryptsetup does.
-    #[arg(long = "type", value_enum, value_name = "TYPE", global = true)]
+    #[arg(
+        short = 'M',
+        long = "type",
+        value_enum,
+        value_name = "TYPE",
+        global = true
+    )]
     pub(super) luks_type: Option<LuksType>,
     /// Do not ask for confirmation (and do not verify a new passphrase
     /// unless -y is given).
@@ -204,6 +210,53 @@ pub(crate) enum LuksCmd {
     /// terminal.
     #[command(name = "remove-key", alias = "luksRemoveKey")]
     RemoveKey(RemoveKeyArgs),
+    /// Exit 0 if IMAGE has a LUKS header (of --type), 1 if not, as
+    /// `cryptsetup isLuks`.
+    #[command(name = "is-luks", alias = "isLuks")]
+    IsLuks(IsLuksArgs),
+    /// Print the UUID of IMAGE, or set it with --uuid, as `cryptsetup
+    /// luksUUID`.
+    #[command(alias = "luksUUID")]
+    Uuid(UuidArgs),
+    /// Set the label and subsystem (--label, --subsystem) or a keyslot's
+    /// priority (--priority, --key-slot), as `cryptsetup config`.
+    Config(ConfigArgs),
+    /// Add, remove, import, export or unassign a token, as `cryptsetup
+    /// token` (tokens are what systemd-cryptenroll, clevis and the kernel
+    /// keyring unlock with).
+    ///
+    /// An imported token is checked as cryptsetup checks it: a JSON object
+    /// with a non-empty string "type" and a "keyslots" array of existing
+    /// keyslot ids as strings; a luks2-keyring token has exactly "type",
+    /// "keyslots" and "key_description"; it must fit the metadata area.
+    /// export prints it byte for byte as cryptsetup does.
+    Token(TokenArgs),
+    /// Copy the header region of IMAGE (both header copies and the
+    /// keyslots area) into a new file, as `cryptsetup luksHeaderBackup`.
+    #[command(name = "header-backup", alias = "luksHeaderBackup")]
+    HeaderBackup(HeaderBackupArgs),
+    /// Write a header backup back into IMAGE, as `cryptsetup
+    /// luksHeaderRestore`.
+    ///
+    /// Refused: a backup that is not a valid LUKS2 header or records a
+    /// reencryption in progress, and one whose data offset or header and
+    /// keyslots size differ from IMAGE's header. A backup of another volume
+    /// (another UUID) replaces the header only when confirmed on a
+    /// terminal. The write is crash-safe: a kill at any point leaves
+    /// IMAGE's header or the backup's.
+    #[command(name = "header-restore", alias = "luksHeaderRestore")]
+    HeaderRestore(HeaderBackupArgs),
+    /// Remove every keyslot of IMAGE and wipe their key material, as
+    /// `cryptsetup luksErase`: without a header backup the data are gone.
+    #[command(alias = "luksErase")]
+    Erase(HeaderOnlyArgs),
+    /// Rewrite a damaged or outdated header copy from the good one, as
+    /// `cryptsetup repair`, and say what was repaired.
+    Repair(HeaderOnlyArgs),
+    /// With --test-passphrase: check that the passphrase opens IMAGE (a
+    /// keyslot bound to the data, or --key-slot), as `cryptsetup open
+    /// --test-passphrase`. Mapping a volume is not available.
+    Open(OpenArgs),
 }
 
 const REENCRYPT_HELP: &str = "\

@@ -9,6 +9,8 @@ mod check;
 #[path = "../common/mod.rs"]
 mod common;
 mod cryptsetup;
+mod header;
+mod header_crash;
 mod hostile;
 mod keyslots;
 mod luks1;
