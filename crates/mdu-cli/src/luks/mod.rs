@@ -26,6 +26,7 @@ use mdu_inplace::lock::Locks;
 mod backup;
 mod benchmark;
 mod check;
+mod convert;
 mod decrypt;
 mod dump;
 mod header;
@@ -41,6 +42,7 @@ mod token;
 use backup::*;
 pub(crate) use benchmark::{BenchmarkArgs, benchmark};
 use check::*;
+use convert::*;
 use decrypt::*;
 use dump::*;
 use header::*;
@@ -111,6 +113,7 @@ pub(crate) fn run(args: LuksArgs) -> Result<(), CliError> {
         LuksCmd::Erase(a) => erase(a),
         LuksCmd::Repair(a) => repair(a),
         LuksCmd::Open(a) => open(a),
+        LuksCmd::Convert(a) => convert(a),
         LuksCmd::Benchmark(a) => benchmark(a),
     };
     let r = r.map_err(|e| match e {
@@ -244,6 +247,12 @@ fn load_luks1(path: &Path, detached: bool) -> Result<Option<(File, Luks1Header)>
 
 /// Loads the header of `path`, printing a warning when a copy is damaged.
 fn load(path: &Path) -> Result<(File, Image), CliError> {
+    load_as(path, true)
+}
+
+/// As [`load`]; `check_type`: whether `--type` names the type of the
+/// header (not for `convert`, where it names the type to convert to).
+fn load_as(path: &Path, check_type: bool) -> Result<(File, Image), CliError> {
     let (f, _) = open_sized(path)?;
     // cryptsetup reads headers from files and block devices only.
     if f.metadata()
@@ -259,7 +268,9 @@ fn load(path: &Path) -> Result<(File, Image), CliError> {
         ));
     }
     let img = Image::load(&f).map_err(|e| image_error(path, e))?;
-    check_type(path)?;
+    if check_type {
+        self::check_type(path)?;
+    }
     if let Some(e) = &img.primary_error {
         eprintln!(
             "mdu: warning: {}: the primary LUKS2 header is damaged ({e}); using the secondary copy",

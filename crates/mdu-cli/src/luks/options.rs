@@ -257,6 +257,18 @@ pub(crate) enum LuksCmd {
     /// keyslot bound to the data, or --key-slot), as `cryptsetup open
     /// --test-passphrase`. Mapping a volume is not available.
     Open(OpenArgs),
+    /// Convert the header of IMAGE to --type luks2 or --type luks1 in
+    /// place, as `cryptsetup convert`: the keyslots keep their material
+    /// (moved 28 KiB up or down), the data are not touched.
+    ///
+    /// What the other format cannot hold is refused before anything is
+    /// written (to LUKS1: Argon2 keyslots, tokens, sectors other than 512
+    /// bytes, keyslots 8 and up, several segments, a reencryption; to
+    /// LUKS2: a payload too close to the key slots for the larger header).
+    /// Like cryptsetup's, the conversion rewrites the header in place and
+    /// is not crash-safe: take a `header-backup` first. On a terminal it
+    /// asks for confirmation unless -q is given.
+    Convert(ConvertArgs),
 }
 
 const REENCRYPT_HELP: &str = "\

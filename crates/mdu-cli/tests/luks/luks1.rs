@@ -493,13 +493,12 @@ fn conversions_match_cryptsetup_convert_both_ways() {
         let luks1_bytes = std::fs::read(&ours).unwrap();
         let theirs = write(dir, "theirs", &luks1_bytes);
 
-        // LUKS1 -> LUKS2: cryptsetup dumps both the same and opens ours.
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&ours)
-            .unwrap();
-        mdu_luks2::luks1::convert_to_luks2(&f, &Header::load(&f).unwrap()).unwrap();
+        // LUKS1 -> LUKS2 (`mdu luks convert`): cryptsetup dumps both the
+        // same and opens ours.
+        ok(
+            &run(mdu().args(["luks", "convert", "-q", "--type", "luks2", &ours])),
+            &what,
+        );
         ok(
             &cryptsetup(dir, &["convert", "-q", "--type", "luks2", &theirs]),
             &what,
@@ -516,8 +515,10 @@ fn conversions_match_cryptsetup_convert_both_ways() {
 
         // LUKS2 -> LUKS1: the LUKS1 header comes back byte for byte, as
         // cryptsetup's conversion back gives it.
-        let img = mdu_luks2::Image::load(&f).unwrap();
-        mdu_luks2::luks1::convert_from_luks2(&f, &img).unwrap();
+        ok(
+            &run(mdu().args(["luks", "convert", "-q", "--type", "luks1", &ours])),
+            &what,
+        );
         ok(
             &cryptsetup(dir, &["convert", "-q", "--type", "luks1", &theirs]),
             &what,
@@ -561,15 +562,12 @@ fn conversions_match_cryptsetup_convert_both_ways() {
             "luks2 luksFormat",
         );
         let theirs = write(dir, "theirs", &std::fs::read(&ours).unwrap());
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&ours)
-            .unwrap();
-        let got = mdu_luks2::luks1::convert_from_luks2(&f, &mdu_luks2::Image::load(&f).unwrap());
+        let got = run(mdu().args(["luks", "convert", "-q", "--type", "luks1", &ours]));
         let cs = cryptsetup(dir, &["convert", "-q", "--type", "luks1", &theirs]);
-        assert_eq!(got.is_ok(), convertible, "{kdf:?}: {got:?}");
+        assert_eq!(got.status.success(), convertible, "{kdf:?}: {got:?}");
         assert_eq!(cs.status.success(), convertible, "{kdf:?}");
+        // A refusal is cryptsetup's: exit 1 (wrong parameters).
+        assert_eq!(got.status.code(), cs.status.code(), "{kdf:?}: {got:?}");
         if convertible {
             assert!(
                 std::fs::read(&ours).unwrap()[..4096] == std::fs::read(&theirs).unwrap()[..4096]
