@@ -27,8 +27,18 @@ pub(crate) struct HeaderBackupArgs {
 pub(super) fn header_backup(a: HeaderBackupArgs) -> Result<(), CliError> {
     let path = a.header.clone().unwrap_or(a.image);
     let out = &a.header_backup_file;
+    if let Some((f, hdr)) = load_luks1(&path, a.header.is_some())? {
+        return luks1_header_backup(&path, &f, &hdr, out);
+    }
     let (f, img) = load(&path)?;
     let region = img.backup(&f).map_err(|e| image_error(&path, e))?;
+    write_backup_file(out, &region)
+}
+
+/// Writes the header backup `region` to the new file `out` (readable by
+/// its owner only; an existing file is refused), removed again if the
+/// write fails.
+pub(super) fn write_backup_file(out: &Path, region: &[u8]) -> Result<(), CliError> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -36,7 +46,7 @@ pub(super) fn header_backup(a: HeaderBackupArgs) -> Result<(), CliError> {
         .open(out)
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => CliError::Input {
-                path: out.clone(),
+                path: out.to_owned(),
                 offset: 0,
                 rule:
                     "the header backup file exists already; a backup is only written to a new file"
@@ -44,7 +54,7 @@ pub(super) fn header_backup(a: HeaderBackupArgs) -> Result<(), CliError> {
             },
             _ => CliError::io(out, "create", e),
         })?;
-    let written = file.write_all(&region).and_then(|()| file.sync_all());
+    let written = file.write_all(region).and_then(|()| file.sync_all());
     if let Err(e) = written {
         // A partial backup is no backup.
         let _ = std::fs::remove_file(out);
@@ -92,6 +102,11 @@ pub(super) fn header_restore(a: HeaderBackupArgs) -> Result<(), CliError> {
     let path = a.header.clone().unwrap_or(a.image);
     let src = &a.header_backup_file;
     let bytes = std::fs::read(src).map_err(|e| CliError::io(src, "read the header backup", e))?;
+    if flags().luks_type != Some(LuksType::Luks2)
+        && mdu_luks2::luks1::probe_version(&bytes[..]).ok() == Some(Some(1))
+    {
+        return luks1_header_restore(&path, src, bytes);
+    }
     let mut locks = Locks::new();
     locks.file(&path)?;
     let f = crate::output::in_place(&path, true, false, "open for writing")?;

@@ -115,14 +115,6 @@ fn header_of(header: &Option<PathBuf>, image: &Path) -> PathBuf {
     header.clone().unwrap_or_else(|| image.to_owned())
 }
 
-fn print(text: &str) -> Result<(), CliError> {
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| CliError::io(Path::new("stdout"), "write", e))
-}
-
 pub(super) fn is_luks(a: IsLuksArgs) -> Result<(), CliError> {
     let (f, _) = open_sized(&a.image)?;
     let version = match Image::load(&f) {
@@ -155,6 +147,9 @@ pub(super) fn is_luks(a: IsLuksArgs) -> Result<(), CliError> {
 
 pub(super) fn uuid(a: UuidArgs) -> Result<(), CliError> {
     let path = header_of(&a.header, &a.image);
+    if is_luks1(&path)? {
+        return luks1_uuid(&a, &path);
+    }
     let Some(new) = &a.uuid else {
         let (_, img) = load(&path)?;
         return print(&format!("{}\n", img.header.uuid));
@@ -200,6 +195,9 @@ pub(super) fn config(a: ConfigArgs) -> Result<(), CliError> {
 
 pub(super) fn erase(a: HeaderOnlyArgs) -> Result<(), CliError> {
     let path = header_of(&a.header, &a.image);
+    if is_luks1(&path)? {
+        return luks1_erase(&a, &path);
+    }
     let (_locks, f, mut img) = load_for_write(&path)?;
     super::backup::confirm(
         &format!(
