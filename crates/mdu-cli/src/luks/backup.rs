@@ -1,5 +1,6 @@
 //! `mdu luks header-backup|header-restore` (`luksHeaderBackup`,
-//! `luksHeaderRestore`): the header region to a new file, and back.
+//! `luksHeaderRestore`): the header region to a new file, and back (a
+//! LUKS1 header's in `luks1_header.rs`).
 
 use std::io::BufRead as _;
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -16,10 +17,10 @@ pub(crate) struct HeaderBackupArgs {
     /// for header-restore.
     #[arg(long, value_name = "FILE")]
     pub(super) header_backup_file: PathBuf,
-    /// The LUKS2 header is in FILE (a detached header).
+    /// The LUKS2 (or LUKS1) header is in FILE (a detached header).
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
-    /// The LUKS2 image.
+    /// The LUKS2 or LUKS1 image.
     #[arg(value_name = "IMAGE")]
     pub(super) image: PathBuf,
 }

@@ -1,6 +1,7 @@
 //! `mdu luks is-luks|uuid|config|erase|repair|open --test-passphrase`:
 //! cryptsetup's header verbs that read the header or change it in one
-//! write, under the image's lock.
+//! write, under the image's lock (`uuid` and `erase` of a LUKS1 image in
+//! `luks1_header.rs`).
 
 use mdu_luks2::backup::{Repaired, repair as repair_header};
 use mdu_luks2::edit::Priority;
@@ -22,10 +23,10 @@ pub(crate) struct UuidArgs {
     /// of printing the current one.
     #[arg(long, value_name = "UUID")]
     pub(super) uuid: Option<String>,
-    /// The LUKS2 header is in FILE (a detached header).
+    /// The LUKS2 (or LUKS1) header is in FILE (a detached header).
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
-    /// The LUKS2 image.
+    /// The LUKS2 or LUKS1 image.
     #[arg(value_name = "IMAGE")]
     pub(super) image: PathBuf,
 }
@@ -73,7 +74,7 @@ pub(crate) struct HeaderOnlyArgs {
     /// The LUKS2 header is in FILE (a detached header).
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
-    /// The LUKS2 image.
+    /// The LUKS2 image (erase: or LUKS1).
     #[arg(value_name = "IMAGE")]
     pub(super) image: PathBuf,
 }

@@ -194,7 +194,10 @@ pub(super) fn change_error(path: &Path, e: Luks2Error) -> CliError {
 /// The new passphrase of a keyslot of `image`: the whole of `file` when
 /// one is named, otherwise as cryptsetup asks for it (a prompt typed twice
 /// on a terminal, or the first line of standard input).
-pub(super) fn new_passphrase(image: &Path, file: Option<&Path>) -> Result<Zeroizing<Vec<u8>>, CliError> {
+pub(super) fn new_passphrase(
+    image: &Path,
+    file: Option<&Path>,
+) -> Result<Zeroizing<Vec<u8>>, CliError> {
     match file {
         Some(p) => read_passphrase(p),
         None => KeyArgs::default().new_passphrase(image),

@@ -152,12 +152,13 @@ pub(super) fn luks1_add_key(a: &AddKeyArgs, path: &Path) -> Result<(), CliError>
     }
     let key = match &a.volume_key_file {
         Some(p) => {
-            let key = mdu_luks2::read_volume_key_file(p, hdr.key_bytes as usize).map_err(|e| {
-                match e {
-                    mdu_luks2::KeyFileError::Io(e) => CliError::io(p, "read the volume key", e),
-                    e => key_file_error(p, e),
-                }
-            })?;
+            let key =
+                mdu_luks2::read_volume_key_file(p, hdr.key_bytes as usize).map_err(
+                    |e| match e {
+                        mdu_luks2::KeyFileError::Io(e) => CliError::io(p, "read the volume key", e),
+                        e => key_file_error(p, e),
+                    },
+                )?;
             if !hdr.verify_key(&key) {
                 return Err(CliError::Refused {
                     path: p.clone(),
@@ -205,10 +206,7 @@ pub(super) fn luks1_change_key(
     if let Some(s) = a.key_slot
         && hdr.slots.get(s as usize).is_none_or(|k| !k.enabled)
     {
-        return Err(change_error(
-            path,
-            Luks2Error::NoSuchKeyslot { slot: s },
-        ));
+        return Err(change_error(path, Luks2Error::NoSuchKeyslot { slot: s }));
     }
     let key = luks1_unlock(path, &f, &hdr, &a.key, a.key_slot)?;
     let new_pass = new_passphrase(path, a.new_key_file.as_deref())?;
@@ -225,7 +223,10 @@ pub(super) fn luks1_change_key(
         &mut mdu_luks2::os_random,
     )
     .map_err(|e| change_error(path, e))?;
-    verbose(format_args!("key slot {} changed to key slot {slot}", key.slot));
+    verbose(format_args!(
+        "key slot {} changed to key slot {slot}",
+        key.slot
+    ));
     Ok(())
 }
 

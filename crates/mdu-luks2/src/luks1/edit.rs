@@ -132,7 +132,10 @@ pub fn backup<R: ReadAt + ?Sized>(r: &R, hdr: &Header) -> Result<Vec<u8>, Error>
     if u64::from(hdr.slots[0].key_material_offset) * 512 == KEYSLOTS_ALIGN {
         bytes[HEADER_LEN..KEYSLOTS_ALIGN as usize].fill(0);
     }
-    bytes.resize(end.div_ceil(BACKUP_ROUND) as usize * BACKUP_ROUND as usize, 0);
+    bytes.resize(
+        end.div_ceil(BACKUP_ROUND) as usize * BACKUP_ROUND as usize,
+        0,
+    );
     Ok(bytes)
 }
 
