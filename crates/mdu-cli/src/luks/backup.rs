@@ -1,5 +1,6 @@
 //! `mdu luks header-backup|header-restore` (`luksHeaderBackup`,
-//! `luksHeaderRestore`): the header region to a new file, and back.
+//! `luksHeaderRestore`): the header region to a new file, and back (a
+//! LUKS1 header's in `luks1_header.rs`).
 
 use std::io::BufRead as _;
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -16,10 +17,10 @@ pub(crate) struct HeaderBackupArgs {
     /// for header-restore.
     #[arg(long, value_name = "FILE")]
     pub(super) header_backup_file: PathBuf,
-    /// The LUKS2 header is in FILE (a detached header).
+    /// The LUKS2 (or LUKS1) header is in FILE (a detached header).
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
-    /// The LUKS2 image.
+    /// The LUKS2 or LUKS1 image.
     #[arg(value_name = "IMAGE")]
     pub(super) image: PathBuf,
 }
@@ -27,8 +28,18 @@ pub(crate) struct HeaderBackupArgs {
 pub(super) fn header_backup(a: HeaderBackupArgs) -> Result<(), CliError> {
     let path = a.header.clone().unwrap_or(a.image);
     let out = &a.header_backup_file;
+    if let Some((f, hdr)) = load_luks1(&path, a.header.is_some())? {
+        return luks1_header_backup(&path, &f, &hdr, out);
+    }
     let (f, img) = load(&path)?;
     let region = img.backup(&f).map_err(|e| image_error(&path, e))?;
+    write_backup_file(out, &region)
+}
+
+/// Writes the header backup `region` to the new file `out` (readable by
+/// its owner only; an existing file is refused), removed again if the
+/// write fails.
+pub(super) fn write_backup_file(out: &Path, region: &[u8]) -> Result<(), CliError> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -36,7 +47,7 @@ pub(super) fn header_backup(a: HeaderBackupArgs) -> Result<(), CliError> {
         .open(out)
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => CliError::Input {
-                path: out.clone(),
+                path: out.to_owned(),
                 offset: 0,
                 rule:
                     "the header backup file exists already; a backup is only written to a new file"
@@ -44,7 +55,7 @@ pub(super) fn header_backup(a: HeaderBackupArgs) -> Result<(), CliError> {
             },
             _ => CliError::io(out, "create", e),
         })?;
-    let written = file.write_all(&region).and_then(|()| file.sync_all());
+    let written = file.write_all(region).and_then(|()| file.sync_all());
     if let Err(e) = written {
         // A partial backup is no backup.
         let _ = std::fs::remove_file(out);
@@ -92,6 +103,11 @@ pub(super) fn header_restore(a: HeaderBackupArgs) -> Result<(), CliError> {
     let path = a.header.clone().unwrap_or(a.image);
     let src = &a.header_backup_file;
     let bytes = std::fs::read(src).map_err(|e| CliError::io(src, "read the header backup", e))?;
+    if flags().luks_type != Some(LuksType::Luks2)
+        && mdu_luks2::luks1::probe_version(&bytes[..]).ok() == Some(Some(1))
+    {
+        return luks1_header_restore(&path, src, bytes);
+    }
     let mut locks = Locks::new();
     locks.file(&path)?;
     let f = crate::output::in_place(&path, true, false, "open for writing")?;

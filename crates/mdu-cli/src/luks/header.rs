@@ -1,6 +1,7 @@
 //! `mdu luks is-luks|uuid|config|erase|repair|open --test-passphrase`:
 //! cryptsetup's header verbs that read the header or change it in one
-//! write, under the image's lock.
+//! write, under the image's lock (`uuid` and `erase` of a LUKS1 image in
+//! `luks1_header.rs`).
 
 use mdu_luks2::backup::{Repaired, repair as repair_header};
 use mdu_luks2::edit::Priority;
@@ -22,10 +23,10 @@ pub(crate) struct UuidArgs {
     /// of printing the current one.
     #[arg(long, value_name = "UUID")]
     pub(super) uuid: Option<String>,
-    /// The LUKS2 header is in FILE (a detached header).
+    /// The LUKS2 (or LUKS1) header is in FILE (a detached header).
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
-    /// The LUKS2 image.
+    /// The LUKS2 or LUKS1 image.
     #[arg(value_name = "IMAGE")]
     pub(super) image: PathBuf,
 }
@@ -73,7 +74,7 @@ pub(crate) struct HeaderOnlyArgs {
     /// The LUKS2 header is in FILE (a detached header).
     #[arg(long, value_name = "FILE")]
     pub(super) header: Option<PathBuf>,
-    /// The LUKS2 image.
+    /// The LUKS2 image (erase: or LUKS1).
     #[arg(value_name = "IMAGE")]
     pub(super) image: PathBuf,
 }
@@ -115,14 +116,6 @@ fn header_of(header: &Option<PathBuf>, image: &Path) -> PathBuf {
     header.clone().unwrap_or_else(|| image.to_owned())
 }
 
-fn print(text: &str) -> Result<(), CliError> {
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| CliError::io(Path::new("stdout"), "write", e))
-}
-
 pub(super) fn is_luks(a: IsLuksArgs) -> Result<(), CliError> {
     let (f, _) = open_sized(&a.image)?;
     let version = match Image::load(&f) {
@@ -155,6 +148,9 @@ pub(super) fn is_luks(a: IsLuksArgs) -> Result<(), CliError> {
 
 pub(super) fn uuid(a: UuidArgs) -> Result<(), CliError> {
     let path = header_of(&a.header, &a.image);
+    if is_luks1(&path)? {
+        return luks1_uuid(&a, &path);
+    }
     let Some(new) = &a.uuid else {
         let (_, img) = load(&path)?;
         return print(&format!("{}\n", img.header.uuid));
@@ -200,6 +196,9 @@ pub(super) fn config(a: ConfigArgs) -> Result<(), CliError> {
 
 pub(super) fn erase(a: HeaderOnlyArgs) -> Result<(), CliError> {
     let path = header_of(&a.header, &a.image);
+    if is_luks1(&path)? {
+        return luks1_erase(&a, &path);
+    }
     let (_locks, f, mut img) = load_for_write(&path)?;
     super::backup::confirm(
         &format!(

@@ -1,6 +1,7 @@
 //! `mdu luks add-key|change-key|convert-key|kill-slot|remove-key`: the
 //! keyslot verbs of cryptsetup, each header write crash-safe
-//! (`mdu_luks2::Image::add_keyslot` and its siblings).
+//! (`mdu_luks2::Image::add_keyslot` and its siblings); a LUKS1 image
+//! goes to `luks1_keyslots.rs`.
 
 use std::io::{BufRead as _, IsTerminal as _};
 
@@ -183,7 +184,7 @@ fn open_for_change(
 /// What a keyslot verb failed at: a write of the header or keyslots area
 /// (the only I/O that yields [`Luks2Error::Io`]), or what
 /// [`image_error`] says.
-fn change_error(path: &Path, e: Luks2Error) -> CliError {
+pub(super) fn change_error(path: &Path, e: Luks2Error) -> CliError {
     match e {
         Luks2Error::Io(e) => CliError::io(path, "write the header or keyslots area", e),
         e => image_error(path, e),
@@ -193,7 +194,10 @@ fn change_error(path: &Path, e: Luks2Error) -> CliError {
 /// The new passphrase of a keyslot of `image`: the whole of `file` when
 /// one is named, otherwise as cryptsetup asks for it (a prompt typed twice
 /// on a terminal, or the first line of standard input).
-fn new_passphrase(image: &Path, file: Option<&Path>) -> Result<Zeroizing<Vec<u8>>, CliError> {
+pub(super) fn new_passphrase(
+    image: &Path,
+    file: Option<&Path>,
+) -> Result<Zeroizing<Vec<u8>>, CliError> {
     match file {
         Some(p) => read_passphrase(p),
         None => KeyArgs::default().new_passphrase(image),
@@ -201,6 +205,9 @@ fn new_passphrase(image: &Path, file: Option<&Path>) -> Result<Zeroizing<Vec<u8>
 }
 
 pub(super) fn add_key(a: AddKeyArgs) -> Result<(), CliError> {
+    if let Some(path) = luks1_path(&a.image, a.header.as_deref())? {
+        return luks1_add_key(&a, &path);
+    }
     let params = a.new.params()?;
     let (new_slot, open_slot) = match a.new_key_slot {
         Some(n) => (Some(n), a.key_slot),
@@ -264,6 +271,9 @@ pub(super) fn add_key(a: AddKeyArgs) -> Result<(), CliError> {
 /// `change-key` (a new passphrase) and `convert-key` (`convert`: the
 /// same one, new parameters).
 pub(super) fn change_key(a: ChangeKeyArgs, convert: bool) -> Result<(), CliError> {
+    if let Some(path) = luks1_path(&a.image, a.header.as_deref())? {
+        return luks1_change_key(&a, &path, convert);
+    }
     let params = a.new.params()?;
     if convert && a.new_key_file.is_some() {
         return Err(CliError::Usage(
@@ -299,6 +309,9 @@ pub(super) fn change_key(a: ChangeKeyArgs, convert: bool) -> Result<(), CliError
 }
 
 pub(super) fn kill_slot(a: KillSlotArgs) -> Result<(), CliError> {
+    if let Some(path) = luks1_path(&a.image, a.header.as_deref())? {
+        return luks1_kill_slot(&a, &path);
+    }
     let mut locks = Locks::new();
     let (path, f, mut img) = open_for_change(&a.image, a.header.as_deref(), &mut locks)?;
     let err = |e| change_error(&path, e);
@@ -338,6 +351,9 @@ pub(super) fn kill_slot(a: KillSlotArgs) -> Result<(), CliError> {
 }
 
 pub(super) fn remove_key(a: RemoveKeyArgs) -> Result<(), CliError> {
+    if let Some(path) = luks1_path(&a.image, a.header.as_deref())? {
+        return luks1_remove_key(&a, &path);
+    }
     let mut locks = Locks::new();
     let (path, f, mut img) = open_for_change(&a.image, a.header.as_deref(), &mut locks)?;
     let err = |e| change_error(&path, e);
@@ -365,7 +381,7 @@ pub(super) fn remove_key(a: RemoveKeyArgs) -> Result<(), CliError> {
 
 /// A passphrase piped on standard input, up to its first newline; `None`
 /// when nothing is there. On a terminal: refused (give --key-file).
-fn stdin_passphrase() -> Result<Option<Zeroizing<Vec<u8>>>, CliError> {
+pub(super) fn stdin_passphrase() -> Result<Option<Zeroizing<Vec<u8>>>, CliError> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Err(CliError::Usage(

@@ -14,6 +14,7 @@ mod header_crash;
 mod hostile;
 mod keyslots;
 mod luks1;
+mod luks1_verbs;
 mod passphrase;
 mod reencrypt;
 mod usage;

@@ -1,5 +1,5 @@
 //! LUKS1 key slots: opening one with a passphrase, adding one for a
-//! volume key, killing one.
+//! volume key, killing one, moving one under a new passphrase.
 //!
 //! Writes follow one order, so that a crash leaves either the old or the
 //! new state: new key material is written and synced before the header
@@ -11,7 +11,9 @@ use mdu_core::io::WriteAt;
 use mdu_dmcrypt::Direction;
 use zeroize::Zeroizing;
 
-use super::header::{DIGEST_LEN, HEADER_LEN, Header, MIN_ITERATIONS, SALT_LEN, SLOTS, STRIPES};
+use super::header::{
+    DIGEST_LEN, HEADER_LEN, Header, MAX_ITERATIONS, MIN_ITERATIONS, SALT_LEN, SLOTS, STRIPES,
+};
 use crate::image::{area_cipher, read_checked};
 use crate::{Error, ReadAt, VolumeKey, af};
 
@@ -187,19 +189,7 @@ pub fn add_keyslot<W: WriteAt + ?Sized>(
     iterations: u32,
     random: &mut dyn FnMut(&mut [u8]) -> Result<(), Error>,
 ) -> Result<(Header, u32), Error> {
-    if !hdr.verify_key(volume_key) {
-        return Err(Error::Params {
-            problem: "the volume key given is not this header's (its digest does not match)".into(),
-        });
-    }
-    if iterations < MIN_ITERATIONS {
-        return Err(Error::Params {
-            problem: format!(
-                "a LUKS1 key slot needs at least {MIN_ITERATIONS} PBKDF2 iterations, not {iterations}"
-            ),
-        });
-    }
-    let spec = hdr.cipher_spec()?;
+    let spec = add_checks(hdr, volume_key, iterations)?;
     let i = match slot {
         Some(s) => index(s)?,
         None => hdr
@@ -230,6 +220,29 @@ pub fn add_keyslot<W: WriteAt + ?Sized>(
     dev.sync()?;
     write_header(dev, &bytes)?;
     Ok((new, i as u32))
+}
+
+/// What [`add_keyslot`] checks of the volume key, the iterations and the
+/// cipher before it chooses a slot; the cipher spec.
+fn add_checks(
+    hdr: &Header,
+    volume_key: &[u8],
+    iterations: u32,
+) -> Result<mdu_dmcrypt::CipherSpec, Error> {
+    if !hdr.verify_key(volume_key) {
+        return Err(Error::Params {
+            problem: "the volume key given is not this header's (its digest does not match)".into(),
+        });
+    }
+    if !(MIN_ITERATIONS..=MAX_ITERATIONS).contains(&iterations) {
+        return Err(Error::Params {
+            problem: format!(
+                "a LUKS1 key slot needs {MIN_ITERATIONS} to {MAX_ITERATIONS} PBKDF2 iterations, \
+                 not {iterations}"
+            ),
+        });
+    }
+    hdr.cipher_spec()
 }
 
 /// The encrypted, split material of slot `i` of `hdr` (its salt and
@@ -312,4 +325,81 @@ pub(super) fn write_header<W: WriteAt + ?Sized>(
 ) -> Result<(), Error> {
     dev.write_all_at(bytes, 0)?;
     Ok(dev.sync()?)
+}
+
+/// Moves the volume key `volume_key` of slot `old` (opened already) under
+/// the new `passphrase`, as cryptsetup's LUKS1 `luksChangeKey`: into slot
+/// `new`, or the first disabled slot, or, with none free, slot `old`
+/// itself. Into another slot: added there ([`add_keyslot`]), then `old`
+/// killed ([`kill_keyslot`]), so that a crash leaves the old or both
+/// passphrases. Into `old` itself: `old` is killed, then added anew (a
+/// crash between the two leaves the slot disabled, as in cryptsetup).
+/// Returns the new header and the slot now holding the passphrase.
+///
+/// # Errors
+///
+/// [`Error::NoSuchKeyslot`] for an `old` that is disabled or above 7,
+/// and what [`add_keyslot`] refuses (nothing is written then).
+///
+/// ```
+/// use mdu_luks2::luks1::{self, FormatParams, Header};
+/// let key: Vec<u8> = (0..64).collect();
+/// let image = luks1::format(&FormatParams { iterations: 1000, digest_iterations: 1000, ..FormatParams::default() }, b"old", &key, &mut mdu_luks2::os_random)?;
+/// let path = std::env::temp_dir().join(format!("mdu-luks1-change-{}", std::process::id()));
+/// std::fs::write(&path, &image)?;
+/// let f = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
+/// let (hdr, slot) = luks1::change_keyslot(&f, &Header::load(&f)?, 0, None, &key, b"new", 1000, &mut mdu_luks2::os_random)?;
+/// assert_eq!(slot, 1);
+/// assert!(!hdr.slots[0].enabled);
+/// assert_eq!(hdr.unlock(&f, b"new")?.slot, 1);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn change_keyslot<W: WriteAt + ?Sized>(
+    dev: &W,
+    hdr: &Header,
+    old: u32,
+    new: Option<u32>,
+    volume_key: &[u8],
+    passphrase: &[u8],
+    iterations: u32,
+    random: &mut dyn FnMut(&mut [u8]) -> Result<(), Error>,
+) -> Result<(Header, u32), Error> {
+    let o = index(old)?;
+    if !hdr.slots[o].enabled {
+        return Err(Error::NoSuchKeyslot { slot: old });
+    }
+    let target = match new {
+        Some(n) => n,
+        None => hdr
+            .slots
+            .iter()
+            .position(|s| !s.enabled)
+            .map_or(old, |i| i as u32),
+    };
+    if target != old {
+        let (added, slot) = add_keyslot(
+            dev,
+            hdr,
+            Some(target),
+            volume_key,
+            passphrase,
+            iterations,
+            random,
+        )?;
+        return Ok((kill_keyslot(dev, &added, old, random)?, slot));
+    }
+    // Checked before the slot is killed: nothing is written on a refusal.
+    add_checks(hdr, volume_key, iterations)?;
+    let killed = kill_keyslot(dev, hdr, old, random)?;
+    add_keyslot(
+        dev,
+        &killed,
+        Some(old),
+        volume_key,
+        passphrase,
+        iterations,
+        random,
+    )
 }

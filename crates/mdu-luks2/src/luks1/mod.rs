@@ -1,7 +1,8 @@
 //! LUKS1 images as plain files: read the header as untrusted input, dump it
 //! as `cryptsetup luksDump` does, open a key slot with a passphrase, decrypt
-//! the data, format a new image, add and kill key slots, byte for byte as
-//! cryptsetup 2.6 does.
+//! the data, format a new image, add, change and kill key slots, set the
+//! UUID, erase every slot, back the header up and restore it, byte for
+//! byte as cryptsetup 2.6 does.
 //!
 //! A LUKS1 header is one 1024-byte copy at offset 0 (no checksum, no second
 //! copy): [`Header::load`] checks every field and every key slot's place
@@ -37,15 +38,17 @@
 
 mod convert;
 mod dump;
+mod edit;
 mod format;
 mod header;
 mod keyslot;
 
 pub use convert::{convert_from_luks2, convert_to_luks2, luks1_header, luks2_metadata};
 pub use dump::{dump_json, dump_text, volume_key_text};
+pub use edit::{Restore, backup, erase, set_uuid};
 pub use format::{FormatParams, format};
 pub use header::{
     DIGEST_LEN, HEADER_LEN, Header, MAX_ITERATIONS, MAX_KEY_BYTES, MIN_ITERATIONS, SALT_LEN, SLOTS,
     STRIPES, Slot, probe_version,
 };
-pub use keyslot::{add_keyslot, kill_keyslot};
+pub use keyslot::{add_keyslot, change_keyslot, kill_keyslot};
