@@ -77,6 +77,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "luks::luks1::key_slots_added_or_killed_by_either_tool_are_honoured_by_the_other",
             "luks::luks1::conversions_match_cryptsetup_convert_both_ways",
             "luks::cost::the_keyslot_verbs_benchmark_to_iter_time_unless_forced",
+            "luks::cost::luks1_format_benchmarks_to_iter_time_unless_forced",
         ],
     ),
     (

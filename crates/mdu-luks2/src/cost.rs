@@ -315,6 +315,54 @@ pub(crate) fn pbkdf2_iterations(
     })
 }
 
+/// The PBKDF2 iterations of a new LUKS1 keyslot and of the volume-key
+/// digest of a new LUKS1 header, benchmarked as cryptsetup's
+/// `LUKS_generate_phdr` and `LUKS_set_key` do: the keyslot's take
+/// `iter_time_ms` (at least 1000), the digest's are the same rate over
+/// 125 ms (at least 1000).
+///
+/// # Errors
+///
+/// What [`KdfBenchmark::run`] refuses.
+///
+/// ```
+/// use mdu_luks2::{Hash, luks1_iterations};
+/// let (slot, digest) = luks1_iterations(Hash::Sha256, 32, 1)?;
+/// assert!(slot >= 1000 && digest >= 1000);
+/// # Ok::<(), mdu_luks2::Error>(())
+/// ```
+pub fn luks1_iterations(
+    hash: Hash,
+    key_size: usize,
+    iter_time_ms: u32,
+) -> Result<(u32, u32), Error> {
+    let b = KdfBenchmark {
+        pbkdf: Pbkdf::Pbkdf2,
+        hash,
+        iter_time_ms,
+        key_size,
+        ..KdfBenchmark::default()
+    };
+    match b.run()? {
+        KdfParams::Pbkdf2 { iterations, .. } => Ok((
+            iterations,
+            luks1_digest_iterations(iterations, iter_time_ms),
+        )),
+        KdfParams::Argon2 { .. } => unreachable!("a PBKDF2 benchmark gives PBKDF2"),
+    }
+}
+
+/// cryptsetup's LUKS1 digest iterations from the keyslot's `iterations`
+/// for `iter_time_ms`: per millisecond times 125, at least 1000 (the
+/// largest count where that overflows).
+fn luks1_digest_iterations(iterations: u32, iter_time_ms: u32) -> u32 {
+    let per =
+        u64::from(iterations) * u64::from(DIGEST_ITER_TIME_MS) / u64::from(iter_time_ms.max(1));
+    u32::try_from(per)
+        .unwrap_or(u32::MAX)
+        .max(PBKDF2_MIN_ITERATIONS)
+}
+
 /// The iterations of the volume-key digest, benchmarked to 125 ms of
 /// PBKDF2-SHA-256 as cryptsetup does (at least 1000).
 pub(crate) fn digest_iterations() -> Result<u32, Error> {
@@ -427,6 +475,15 @@ mod tests {
             ..KdfBenchmark::default()
         };
         assert!(tiny.search(&mut machine(1.0)).is_err());
+    }
+
+    #[test]
+    fn luks1_digests_take_125_ms_of_the_keyslots_rate() {
+        assert_eq!(luks1_digest_iterations(2_000_000, 2000), 125_000);
+        assert_eq!(luks1_digest_iterations(1000, 2000), 1000);
+        assert_eq!(luks1_digest_iterations(1000, 1), 125_000);
+        assert_eq!(luks1_digest_iterations(u32::MAX, 1), u32::MAX);
+        assert_eq!(luks1_digest_iterations(5000, 0), 625_000);
     }
 
     #[test]

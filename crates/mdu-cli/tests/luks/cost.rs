@@ -139,3 +139,55 @@ fn the_keyslot_verbs_benchmark_to_iter_time_unless_forced() {
     assert!(opens(d, &img, &p[2], 1));
     assert_eq!(field(&slot_dump(d, &img, 1), "Iterations"), 1234);
 }
+
+/// `Iterations` of LUKS1 keyslot 0 and `MK iterations` in cryptsetup's
+/// luksDump of `img`.
+fn luks1_costs(dir: &Path, img: &str) -> (u64, u64) {
+    let out = cryptsetup(dir, &["luksDump", img]);
+    expect_code(&out, 0, "luksDump");
+    let text = stdout(&out);
+    let value = |l: &str| l.split(':').nth(1).unwrap().trim().parse::<u64>().unwrap();
+    let mk = text
+        .lines()
+        .find(|l| l.starts_with("MK iterations:"))
+        .map(value);
+    let slot = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Key Slot 0: ENABLED"))
+        .find(|l| l.trim_start().starts_with("Iterations:"))
+        .map(value);
+    (
+        slot.expect("keyslot 0 iterations"),
+        mk.expect("MK iterations"),
+    )
+}
+
+#[test]
+fn luks1_format_benchmarks_to_iter_time_unless_forced() {
+    let test = "luks::cost::luks1_format_benchmarks_to_iter_time_unless_forced";
+    if !have_tool("cryptsetup", test) {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let pass = write(d, "pass", b"luks1 pass");
+    let img = d.join("img").to_str().unwrap().to_owned();
+    let format = |extra: &[&str]| {
+        let _ = std::fs::remove_file(&img);
+        let args = [
+            &["format", "--type", "luks1", "--key-file", &pass][..],
+            extra,
+            &[&img],
+        ];
+        expect_code(&luks(&args.concat()), 0, "format --type luks1");
+        assert!(opens(d, &img, &pass, 0));
+        luks1_costs(d, &img)
+    };
+    // 1 ms of PBKDF2: far below the fixed 1000000; the digest's 125 ms of
+    // the same rate.
+    let (slot, mk) = format(&["--iter-time", "1"]);
+    assert!((1000..1_000_000).contains(&slot), "{slot}");
+    assert_eq!(mk, (slot * 125).max(1000), "{slot}");
+    // Forced: exactly that count, the digest cryptsetup's minimum.
+    assert_eq!(format(&["--pbkdf-force-iterations", "1234"]), (1234, 1000));
+}
