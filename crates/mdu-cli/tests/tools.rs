@@ -78,6 +78,7 @@ const USES: [(Tool, &[&str]); 7] = [
             "luks::luks1::conversions_match_cryptsetup_convert_both_ways",
             "luks::cost::the_keyslot_verbs_benchmark_to_iter_time_unless_forced",
             "luks::cost::luks1_format_benchmarks_to_iter_time_unless_forced",
+            "luks::cost::reencrypt_benchmarks_the_new_keyslot_to_iter_time_unless_forced",
         ],
     ),
     (

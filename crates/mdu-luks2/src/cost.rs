@@ -363,6 +363,33 @@ fn luks1_digest_iterations(iterations: u32, iter_time_ms: u32) -> u32 {
         .max(PBKDF2_MIN_ITERATIONS)
 }
 
+/// A keyslot KDF of the same kind and hash as `kdf`, its cost benchmarked
+/// to `iter_time_ms` within this machine's means (cryptsetup's defaults
+/// for the Argon2 memory and threads), for a `key_size`-byte key.
+pub(crate) fn benchmarked_like(
+    kdf: KdfParams,
+    iter_time_ms: u32,
+    key_size: usize,
+) -> Result<KdfParams, Error> {
+    let (pbkdf, hash) = match kdf {
+        KdfParams::Pbkdf2 { hash, .. } => (Pbkdf::Pbkdf2, hash),
+        KdfParams::Argon2 {
+            variant: Argon2Variant::Argon2i,
+            ..
+        } => (Pbkdf::Argon2i, Hash::Sha256),
+        KdfParams::Argon2 { .. } => (Pbkdf::Argon2id, Hash::Sha256),
+    };
+    KdfBenchmark {
+        pbkdf,
+        hash,
+        iter_time_ms,
+        key_size,
+        ..KdfBenchmark::default()
+    }
+    .capped_to_this_machine()
+    .run()
+}
+
 /// The iterations of the volume-key digest, benchmarked to 125 ms of
 /// PBKDF2-SHA-256 as cryptsetup does (at least 1000).
 pub(crate) fn digest_iterations() -> Result<u32, Error> {

@@ -191,3 +191,90 @@ fn luks1_format_benchmarks_to_iter_time_unless_forced() {
     // Forced: exactly that count, the digest cryptsetup's minimum.
     assert_eq!(format(&["--pbkdf-force-iterations", "1234"]), (1234, 1000));
 }
+
+/// The ids of the keyslots in cryptsetup's luksDump of `img`.
+fn keyslot_ids(dir: &Path, img: &str) -> Vec<u32> {
+    let out = cryptsetup(dir, &["luksDump", img]);
+    expect_code(&out, 0, "luksDump");
+    stdout(&out)
+        .lines()
+        .filter_map(|l| l.trim().strip_suffix(": luks2")?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn reencrypt_benchmarks_the_new_keyslot_to_iter_time_unless_forced() {
+    let test = "luks::cost::reencrypt_benchmarks_the_new_keyslot_to_iter_time_unless_forced";
+    if !have_tool("cryptsetup", test) {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let pass = write(d, "pass", b"reencrypt pass");
+    // A key change: the opened keyslot's PBKDF2 and hash, its cost
+    // benchmarked to 1 ms (far below the old 200000).
+    let img = write(d, "img", &[]);
+    File::create(&img)
+        .unwrap()
+        .set_len((16 << 20) + (64 << 10))
+        .unwrap();
+    let out = cryptsetup(
+        d,
+        &[
+            "luksFormat",
+            "-q",
+            "--type",
+            "luks2",
+            "--pbkdf",
+            "pbkdf2",
+            "--hash",
+            "sha512",
+            "--pbkdf-force-iterations",
+            "200000",
+            "--key-file",
+            &pass,
+            &img,
+        ],
+    );
+    expect_code(&out, 0, "luksFormat");
+    let out = luks(&["reencrypt", "--key-file", &pass, "--iter-time", "1", &img]);
+    expect_code(&out, 0, "reencrypt --iter-time 1");
+    let ids = keyslot_ids(d, &img);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert!(opens(d, &img, &pass, ids[0]));
+    let s = slot_dump(d, &img, ids[0]);
+    assert!(s.iter().any(|(k, v)| k == "Hash" && v == "sha512"), "{s:?}");
+    let it = field(&s, "Iterations");
+    assert!((1000..200_000).contains(&it), "{it}");
+
+    // An encryption: benchmarked below the fixed 1000000, or forced.
+    let data = write(d, "data", &[7u8; 64 << 10]);
+    for (extra, want) in [
+        (&["--iter-time", "1"][..], None),
+        (&["--pbkdf-force-iterations", "1234"][..], Some(1234)),
+    ] {
+        let hdr = d.join("hdr").to_str().unwrap().to_owned();
+        let _ = std::fs::remove_file(&hdr);
+        let args = [
+            &[
+                "reencrypt",
+                "--encrypt",
+                "--header",
+                &hdr,
+                "--pbkdf",
+                "pbkdf2",
+                "--key-file",
+                &pass,
+            ][..],
+            extra,
+            &[&data],
+        ];
+        expect_code(&luks(&args.concat()), 0, "reencrypt --encrypt");
+        assert!(opens(d, &hdr, &pass, 0));
+        let it = field(&slot_dump(d, &hdr, 0), "Iterations");
+        match want {
+            Some(n) => assert_eq!(it, n),
+            None => assert!((1000..1_000_000).contains(&it), "{it}"),
+        }
+    }
+}
