@@ -76,6 +76,9 @@ const USES: [(Tool, &[&str]); 7] = [
             "luks::luks1::mdu_luks1_images_open_dump_and_are_laid_out_as_in_cryptsetup",
             "luks::luks1::key_slots_added_or_killed_by_either_tool_are_honoured_by_the_other",
             "luks::luks1::conversions_match_cryptsetup_convert_both_ways",
+            "luks::cost::the_keyslot_verbs_benchmark_to_iter_time_unless_forced",
+            "luks::cost::luks1_format_benchmarks_to_iter_time_unless_forced",
+            "luks::cost::reencrypt_benchmarks_the_new_keyslot_to_iter_time_unless_forced",
         ],
     ),
     (

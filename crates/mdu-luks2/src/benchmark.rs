@@ -9,43 +9,26 @@ use std::time::{Duration, Instant};
 
 use mdu_dmcrypt::{CipherSpec, Geometry, SectorCipher, WeakKeys};
 
-use crate::{Argon2Variant, Direction, Error, Hash, Kdf};
-
-/// cryptsetup's benchmark passphrase and salt (any bytes would do).
-const PASSPHRASE: &[u8] = b"foobarfo";
-const SALT: &[u8] = b"0123456789abcdef0123456789abcdef";
+use crate::{Argon2Variant, Direction, Error, Hash, KdfBenchmark, KdfParams, Pbkdf, cost};
 
 /// PBKDF2 iterations per second of `hash` for a `key_len`-byte key, as
-/// cryptsetup finds them: rounds of growing iteration counts until one
-/// takes more than half of `target`, scaled to `target` and reported per
-/// second of it (cryptsetup's `target` is 1 s).
+/// cryptsetup finds them (the rate a new keyslot's iterations come from,
+/// [`KdfBenchmark`]'s): rounds of growing iteration counts until one
+/// takes more than half of `target` (cryptsetup's `target` is 1 s).
+///
+/// # Errors
+///
+/// [`Error::Params`] when no iteration count takes long enough to time.
 ///
 /// ```
 /// use std::time::Duration;
-/// let n = mdu_luks2::benchmark::pbkdf2_per_second(mdu_luks2::Hash::Sha256, 32, Duration::from_millis(2));
+/// let n = mdu_luks2::benchmark::pbkdf2_per_second(mdu_luks2::Hash::Sha256, 32, Duration::from_millis(2))?;
 /// assert!(n > 0);
+/// # Ok::<(), mdu_luks2::Error>(())
 /// ```
-pub fn pbkdf2_per_second(hash: Hash, key_len: usize, target: Duration) -> u64 {
-    let target_s = target.as_secs_f64().max(1e-6);
-    let mut out = vec![0u8; key_len];
-    let mut iterations: u32 = 1000;
-    loop {
-        let t = Instant::now();
-        hash.pbkdf2(PASSPHRASE, &SALT[..16], iterations, &mut out);
-        let s = t.elapsed().as_secs_f64().max(1e-9);
-        // Per second of the target, as cryptsetup reports for 1 s.
-        let per_target = f64::from(iterations) * target_s / s;
-        if s > target_s / 2.0 || iterations >= u32::MAX / 16 {
-            return (per_target / target_s) as u64;
-        }
-        let grow = match s / target_s {
-            f if f <= 0.062 => 16,
-            f if f <= 0.125 => 8,
-            f if f <= 0.25 => 4,
-            _ => 2,
-        };
-        iterations = iterations.saturating_mul(grow);
-    }
+pub fn pbkdf2_per_second(hash: Hash, key_len: usize, target: Duration) -> Result<u64, Error> {
+    let min_us = u64::try_from(target.as_micros() / 2).unwrap_or(u64::MAX);
+    cost::pbkdf2_rate(hash, min_us, &mut cost::measure_us(key_len))
 }
 
 /// An Argon2 cost: passes, memory and lanes.
@@ -64,18 +47,15 @@ pub struct Argon2Cost {
     pub threads: u32,
 }
 
-/// The Argon2 cost that takes about `target` with `threads` lanes and at
-/// most `max_memory_kib` KiB, searched as cryptsetup searches it: from 4
-/// passes and the smallest benchmark memory (64 MiB, or less when the cap
-/// is lower), grow memory first, then passes, until one run takes an
-/// eighth of the target; then scale to the target (memory before passes
-/// when growing, passes before memory when shrinking) and measure again
-/// until a run lands within 95..110 % of it.
+/// The Argon2 cost that takes about `target` with `threads` lanes (at most
+/// 4) and at most `max_memory_kib` KiB: [`KdfBenchmark`]'s search (the one
+/// a new keyslot's cost comes from), its first stage scaled with the
+/// target (an eighth of it: cryptsetup's 250 ms of 2 s).
 ///
 /// # Errors
 ///
-/// [`Error::Kdf`] when Argon2 refuses the parameters (a memory cap below
-/// 8 KiB per lane, no lane).
+/// [`Error::Params`] for a memory cap below 8 KiB per lane (and 32 KiB);
+/// [`Error::Kdf`] when Argon2 refuses the parameters.
 ///
 /// ```
 /// use std::time::Duration;
@@ -91,104 +71,27 @@ pub fn argon2_cost(
     max_memory_kib: u32,
     threads: u32,
 ) -> Result<Argon2Cost, Error> {
-    const MIN_ITERATIONS: u32 = 4;
-    let target_s = target.as_secs_f64().max(1e-6);
-    let min_memory = (64 * 1024).min(max_memory_kib).max(8 * threads);
-    if max_memory_kib < min_memory {
-        return Err(Error::Kdf {
-            slot: None,
-            message: format!(
-                "an Argon2 memory cap of {max_memory_kib} KiB is below 8 KiB for each of {threads} threads"
-            ),
-        });
-    }
-    let measure = |iterations: u32, memory: u32| -> Result<f64, Error> {
-        let kdf = Kdf::Argon2 {
-            variant,
-            time: iterations,
-            memory,
-            cpus: threads,
-            salt: SALT.to_vec(),
-        };
-        let t = Instant::now();
-        kdf.derive(PASSPHRASE, key_len, 0)?;
-        Ok(t.elapsed().as_secs_f64())
+    let b = KdfBenchmark {
+        pbkdf: match variant {
+            Argon2Variant::Argon2i => Pbkdf::Argon2i,
+            Argon2Variant::Argon2id => Pbkdf::Argon2id,
+        },
+        max_memory_kib,
+        parallel: threads,
+        key_size: key_len,
+        ..KdfBenchmark::default()
     };
-    let (mut t, mut m) = (MIN_ITERATIONS, min_memory);
-    // 1. Small parameters that take an eighth of the target (cryptsetup's
-    // 250 ms of 2 s); at least 1/200 of it (10 ms) before scaling.
-    let mut s;
-    loop {
-        s = measure(t, m)?;
-        if s >= target_s / 8.0 {
-            break;
-        }
-        let fast = s < target_s / 200.0;
-        let scaled = |x: u32| ((f64::from(x) * target_s / 8.0 / s.max(1e-9)) as u32).max(x);
-        if m == max_memory_kib {
-            let next = if fast {
-                t.saturating_mul(16)
-            } else {
-                scaled(t)
-            };
-            if next == t {
-                break;
-            }
-            t = next;
-        } else {
-            let next = if fast {
-                m.saturating_mul(16)
-            } else {
-                scaled(m)
-            };
-            if next == m {
-                break;
-            }
-            m = next.min(max_memory_kib);
-        }
+    let target_us = u64::try_from(target.as_micros()).unwrap_or(u64::MAX);
+    match b.argon2(target_us, target_us / 8, &mut cost::measure_us(key_len))? {
+        KdfParams::Argon2 {
+            time, memory, cpus, ..
+        } => Ok(Argon2Cost {
+            iterations: time,
+            memory_kib: memory,
+            threads: cpus,
+        }),
+        KdfParams::Pbkdf2 { .. } => unreachable!("an Argon2 search gives Argon2"),
     }
-    // 2. Scale to the target and measure until within 95..110 %.
-    for _ in 0..16 {
-        let (old_t, old_m) = (t, m);
-        let ratio = target_s / s.max(1e-9);
-        let mut last = false;
-        if ratio < 1.0 {
-            let new_t = (f64::from(t) * ratio) as u32;
-            if new_t < MIN_ITERATIONS {
-                let new_m =
-                    (f64::from(t) * f64::from(m) * ratio / f64::from(MIN_ITERATIONS)) as u32;
-                t = MIN_ITERATIONS;
-                m = new_m.max(min_memory);
-                last = new_m <= min_memory;
-            } else {
-                t = new_t;
-            }
-        } else {
-            let new_m = f64::from(m) * ratio;
-            if new_m > f64::from(max_memory_kib) {
-                let new_t =
-                    (f64::from(t) * f64::from(m) * ratio / f64::from(max_memory_kib)) as u32;
-                m = max_memory_kib;
-                t = new_t.max(MIN_ITERATIONS);
-                last = new_t <= MIN_ITERATIONS;
-            } else {
-                m = (new_m as u32).max(min_memory);
-                last = (new_m as u32) < min_memory;
-            }
-        }
-        if last || (old_t, old_m) == (t, m) {
-            break;
-        }
-        s = measure(t, m)?;
-        if (0.95..=1.10).contains(&(s / target_s)) {
-            break;
-        }
-    }
-    Ok(Argon2Cost {
-        iterations: t,
-        memory_kib: m,
-        threads,
-    })
 }
 
 /// Encryption and decryption speed of `spec` with a `key_len`-byte key,

@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use crate::choices::{FormatChoices, Pbkdf};
-use crate::kdf::{Argon2Variant, Hash, Kdf};
+use crate::kdf::{Argon2Variant, Hash};
 use crate::{Error, KdfParams};
 
 /// Fewest PBKDF2 iterations of a keyslot or digest (cryptsetup's floor).
@@ -23,6 +23,10 @@ const ARGON2_MIN_TIME: u32 = 4;
 const ARGON2_MIN_MEMORY_KIB: u32 = 32;
 /// Most Argon2 threads (cryptsetup's ceiling).
 const ARGON2_MAX_PARALLEL: u32 = 4;
+/// A PBKDF2 run that times the rate takes longer than this (500 ms).
+const PBKDF2_MIN_US: u64 = 500_000;
+/// An Argon2 run that starts the estimates takes at least this (250 ms).
+const ARGON2_MIN_US: u64 = 250_000;
 /// The time the volume-key digest's PBKDF2 is benchmarked to.
 pub(crate) const DIGEST_ITER_TIME_MS: u32 = 125;
 
@@ -125,33 +129,10 @@ impl KdfBenchmark {
     /// # Ok::<(), mdu_luks2::Error>(())
     /// ```
     pub fn run(&self) -> Result<KdfParams, Error> {
-        self.search(&mut |kdf: &KdfParams| {
-            let kdf = match *kdf {
-                KdfParams::Pbkdf2 { hash, iterations } => Kdf::Pbkdf2 {
-                    hash,
-                    iterations,
-                    salt: vec![0x5a; 32],
-                },
-                KdfParams::Argon2 {
-                    variant,
-                    time,
-                    memory,
-                    cpus,
-                } => Kdf::Argon2 {
-                    variant,
-                    time,
-                    memory,
-                    cpus,
-                    salt: vec![0x5a; 32],
-                },
-            };
-            let start = Instant::now();
-            kdf.derive(b"foobarfo", self.key_size.max(1), 0)?;
-            Ok(start.elapsed().as_millis().try_into().unwrap_or(u64::MAX))
-        })
+        self.search(&mut measure_us(self.key_size))
     }
 
-    /// cryptsetup's search, over `measure` (the milliseconds one
+    /// cryptsetup's search, over `measure` (the microseconds one
     /// derivation with the given parameters takes).
     pub(crate) fn search(
         &self,
@@ -167,20 +148,25 @@ impl KdfBenchmark {
                 hash: self.hash,
                 iterations: pbkdf2_iterations(self.hash, self.iter_time_ms, measure)?,
             }),
-            Pbkdf::Argon2i | Pbkdf::Argon2id => self.argon2(measure),
+            Pbkdf::Argon2i | Pbkdf::Argon2id => {
+                let target_us = u64::from(self.iter_time_ms) * 1000;
+                self.argon2(target_us, ARGON2_MIN_US, measure)
+            }
         }
     }
 
-    /// `crypt_argon2_check`: small parameters that take at least 250 ms
-    /// (memory first, then passes), then estimates toward the target
-    /// until a measurement lands within -5 % and +10 % of it or no better
+    /// `crypt_argon2_check`: small parameters that take at least
+    /// `min_us` (250 ms; memory first, then passes, by 16 while a run
+    /// takes under 1/25 of that), then estimates toward `target_us` until
+    /// a measurement lands within -5 % and +10 % of it or no better
     /// estimate exists.
-    fn argon2(
+    pub(crate) fn argon2(
         &self,
+        target_us: u64,
+        min_us: u64,
         measure: &mut dyn FnMut(&KdfParams) -> Result<u64, Error>,
     ) -> Result<KdfParams, Error> {
-        const MIN_MS: u64 = 250;
-        const MIN_MS_FAST: u64 = 10;
+        let (min_ms, min_ms_fast) = (min_us, min_us / 25);
         let variant = if self.pbkdf == Pbkdf::Argon2i {
             Argon2Variant::Argon2i
         } else {
@@ -196,7 +182,7 @@ impl KdfBenchmark {
                 ),
             });
         }
-        let target = u64::from(self.iter_time_ms);
+        let target = target_us;
         let (at_least, at_most) = (target * 95 / 100, target * 110 / 100);
         let params = |time, memory| KdfParams::Argon2 {
             variant,
@@ -205,20 +191,20 @@ impl KdfBenchmark {
             cpus,
         };
         let (mut t, mut m) = (ARGON2_MIN_TIME, min_m);
-        // 1. Parameters that take at least MIN_MS (best of three).
+        // 1. Parameters that take at least min_us (best of three).
         let mut ms;
         loop {
             ms = (0..3)
                 .map(|_| measure(&params(t, m)))
                 .try_fold(u64::MAX, |best, r| r.map(|ms| best.min(ms)))?;
-            if ms >= MIN_MS {
+            if ms >= min_ms {
                 break;
             }
             let grow = |v: u32| -> u32 {
-                if ms < MIN_MS_FAST {
+                if ms < min_ms_fast {
                     v.saturating_mul(16)
                 } else {
-                    (u64::from(v) * MIN_MS / ms).try_into().unwrap_or(u32::MAX)
+                    (u64::from(v) * min_ms / ms).try_into().unwrap_or(u32::MAX)
                 }
             };
             if m == max_m {
@@ -282,27 +268,38 @@ fn next_argon2(t: u32, m: u32, min_m: u32, max_m: u32, ms: u64, target: u64) -> 
     ((nt, nm) != (t, m)).then_some((nt, nm))
 }
 
-/// `crypt_pbkdf_check` and its scaling: iterations from 2^15 up, grown
-/// until one run takes more than 500 ms, scaled to `time_ms`; at least
-/// 1000.
+/// `crypt_pbkdf_check` scaled to `time_ms`: the rate of
+/// [`pbkdf2_rate`] over 500 ms, times the time; at least 1000.
 pub(crate) fn pbkdf2_iterations(
     hash: Hash,
     time_ms: u32,
     measure: &mut dyn FnMut(&KdfParams) -> Result<u64, Error>,
 ) -> Result<u32, Error> {
+    let rate = pbkdf2_rate(hash, PBKDF2_MIN_US, measure)?;
+    let scaled = rate.saturating_mul(u64::from(time_ms)) / 1000;
+    Ok(u32::try_from(scaled)
+        .unwrap_or(u32::MAX)
+        .max(PBKDF2_MIN_ITERATIONS))
+}
+
+/// `crypt_pbkdf_check`: PBKDF2 iterations per second, from 2^15
+/// iterations grown (by 16, 8, 4 or 2 as a run takes up to 1/8, 1/4, 1/2
+/// of `min_us` or more) until one run takes more than `min_us`.
+pub(crate) fn pbkdf2_rate(
+    hash: Hash,
+    min_us: u64,
+    measure: &mut dyn FnMut(&KdfParams) -> Result<u64, Error>,
+) -> Result<u64, Error> {
     let mut iterations: u32 = 1 << 15;
     for _ in 0..=10 {
-        let ms = measure(&KdfParams::Pbkdf2 { hash, iterations })?;
-        if ms > 500 {
-            let scaled = u64::from(iterations) * u64::from(time_ms) / ms;
-            return Ok(u32::try_from(scaled)
-                .unwrap_or(u32::MAX)
-                .max(PBKDF2_MIN_ITERATIONS));
+        let us = measure(&KdfParams::Pbkdf2 { hash, iterations })?;
+        if us > min_us {
+            return Ok(u64::from(iterations) * 1_000_000 / us);
         }
-        let shift = match ms {
-            0..=62 => 4,
-            63..=125 => 3,
-            126..=250 => 2,
+        let shift = match us {
+            u if u <= min_us / 8 => 4,
+            u if u <= min_us / 4 => 3,
+            u if u <= min_us / 2 => 2,
             _ => 1,
         };
         iterations = match iterations.checked_shl(shift) {
@@ -311,8 +308,95 @@ pub(crate) fn pbkdf2_iterations(
         };
     }
     Err(Error::Params {
-        problem: "the PBKDF2 benchmark found no iteration count that takes 500 ms".into(),
+        problem: "the PBKDF2 benchmark found no iteration count that takes long enough to time"
+            .into(),
     })
+}
+
+/// A measuring function of the real KDFs, for a `key_size`-byte key: the
+/// microseconds one derivation takes on the monotonic clock.
+pub(crate) fn measure_us(key_size: usize) -> impl FnMut(&KdfParams) -> Result<u64, Error> {
+    move |kdf: &KdfParams| {
+        let kdf = kdf.salted(vec![0x5a; 32]);
+        let start = Instant::now();
+        kdf.derive(b"foobarfo", key_size.max(1), 0)?;
+        Ok(start.elapsed().as_micros().try_into().unwrap_or(u64::MAX))
+    }
+}
+
+/// The PBKDF2 iterations of a new LUKS1 keyslot and of the volume-key
+/// digest of a new LUKS1 header, benchmarked as cryptsetup's
+/// `LUKS_generate_phdr` and `LUKS_set_key` do: the keyslot's take
+/// `iter_time_ms` (at least 1000), the digest's are the same rate over
+/// 125 ms (at least 1000).
+///
+/// # Errors
+///
+/// What [`KdfBenchmark::run`] refuses.
+///
+/// ```
+/// use mdu_luks2::{Hash, luks1_iterations};
+/// let (slot, digest) = luks1_iterations(Hash::Sha256, 32, 1)?;
+/// assert!(slot >= 1000 && digest >= 1000);
+/// # Ok::<(), mdu_luks2::Error>(())
+/// ```
+pub fn luks1_iterations(
+    hash: Hash,
+    key_size: usize,
+    iter_time_ms: u32,
+) -> Result<(u32, u32), Error> {
+    let b = KdfBenchmark {
+        pbkdf: Pbkdf::Pbkdf2,
+        hash,
+        iter_time_ms,
+        key_size,
+        ..KdfBenchmark::default()
+    };
+    match b.run()? {
+        KdfParams::Pbkdf2 { iterations, .. } => Ok((
+            iterations,
+            luks1_digest_iterations(iterations, iter_time_ms),
+        )),
+        KdfParams::Argon2 { .. } => unreachable!("a PBKDF2 benchmark gives PBKDF2"),
+    }
+}
+
+/// cryptsetup's LUKS1 digest iterations from the keyslot's `iterations`
+/// for `iter_time_ms`: per millisecond times 125, at least 1000 (the
+/// largest count where that overflows).
+fn luks1_digest_iterations(iterations: u32, iter_time_ms: u32) -> u32 {
+    let per =
+        u64::from(iterations) * u64::from(DIGEST_ITER_TIME_MS) / u64::from(iter_time_ms.max(1));
+    u32::try_from(per)
+        .unwrap_or(u32::MAX)
+        .max(PBKDF2_MIN_ITERATIONS)
+}
+
+/// A keyslot KDF of the same kind and hash as `kdf`, its cost benchmarked
+/// to `iter_time_ms` within this machine's means (cryptsetup's defaults
+/// for the Argon2 memory and threads), for a `key_size`-byte key.
+pub(crate) fn benchmarked_like(
+    kdf: KdfParams,
+    iter_time_ms: u32,
+    key_size: usize,
+) -> Result<KdfParams, Error> {
+    let (pbkdf, hash) = match kdf {
+        KdfParams::Pbkdf2 { hash, .. } => (Pbkdf::Pbkdf2, hash),
+        KdfParams::Argon2 {
+            variant: Argon2Variant::Argon2i,
+            ..
+        } => (Pbkdf::Argon2i, Hash::Sha256),
+        KdfParams::Argon2 { .. } => (Pbkdf::Argon2id, Hash::Sha256),
+    };
+    KdfBenchmark {
+        pbkdf,
+        hash,
+        iter_time_ms,
+        key_size,
+        ..KdfBenchmark::default()
+    }
+    .capped_to_this_machine()
+    .run()
 }
 
 /// The iterations of the volume-key digest, benchmarked to 125 ms of
@@ -335,8 +419,9 @@ mod tests {
     use super::*;
 
     /// A machine where a derivation takes `per` ms per pass and MiB
-    /// (Argon2) or per 2^15 iterations (PBKDF2).
+    /// (Argon2) or per 2^15 iterations (PBKDF2), in microseconds.
     fn machine(per: f64) -> impl FnMut(&KdfParams) -> Result<u64, Error> {
+        let per = per * 1000.0;
         move |k: &KdfParams| {
             Ok(match *k {
                 KdfParams::Pbkdf2 { iterations, .. } => {
@@ -427,6 +512,33 @@ mod tests {
             ..KdfBenchmark::default()
         };
         assert!(tiny.search(&mut machine(1.0)).is_err());
+    }
+
+    #[test]
+    fn the_benchmark_tables_run_the_same_searches_on_a_scaled_clock() {
+        // A 1 ms threshold on 10 ms per 2^15 iterations: one run times it.
+        let rate = pbkdf2_rate(Hash::Sha256, 1000, &mut machine(10.0)).unwrap();
+        assert_eq!(rate, 3_276_800);
+        // Argon2 to 1 us: the floor of passes and memory.
+        let b = KdfBenchmark {
+            max_memory_kib: 64,
+            parallel: 1,
+            ..KdfBenchmark::default()
+        };
+        let KdfParams::Argon2 { time, memory, .. } = b.argon2(1, 0, &mut machine(1.0)).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((time, memory), (4, 32));
+    }
+
+    #[test]
+    fn luks1_digests_take_125_ms_of_the_keyslots_rate() {
+        assert_eq!(luks1_digest_iterations(2_000_000, 2000), 125_000);
+        assert_eq!(luks1_digest_iterations(1000, 2000), 1000);
+        assert_eq!(luks1_digest_iterations(1000, 1), 125_000);
+        assert_eq!(luks1_digest_iterations(u32::MAX, 1), u32::MAX);
+        assert_eq!(luks1_digest_iterations(5000, 0), 625_000);
     }
 
     #[test]

@@ -77,7 +77,7 @@ mod volume;
 pub mod write;
 
 pub use choices::{FormatChoices, Pbkdf};
-pub use cost::KdfBenchmark;
+pub use cost::{KdfBenchmark, luks1_iterations};
 pub use error::Error;
 pub use format::{FormatParams, KdfParams, MAX_DATA_OFFSET, format, format_detached, os_random};
 pub use header::{BINARY_HEADER_LEN, BinaryHeader, HEADER_SIZES, header_checksum};

@@ -171,11 +171,14 @@ fn measure(
 
 fn pbkdf2_line(hash: &str, key_bytes: usize, target: Duration) -> Result<(), CliError> {
     match Hash::parse(hash) {
-        Some(h) => line(&format!(
-            "PBKDF2-{hash:<9} {:7} iterations per second for {}-bit key",
-            pbkdf2_per_second(h, key_bytes, target),
-            key_bytes * 8
-        )),
+        Some(h) => {
+            let rate = pbkdf2_per_second(h, key_bytes, target)
+                .map_err(|e| CliError::Usage(format!("PBKDF2-{hash}: {e}")))?;
+            line(&format!(
+                "PBKDF2-{hash:<9} {rate:7} iterations per second for {}-bit key",
+                key_bytes * 8
+            ))
+        }
         None => line(&format!("PBKDF2-{hash:<9}     N/A")),
     }
 }

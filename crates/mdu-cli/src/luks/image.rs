@@ -80,10 +80,26 @@ pub(super) fn format_params(a: &NewImageArgs, benchmark: bool) -> Result<FormatP
         weak_keys: a.weak.policy(),
     }
     .params()
-    .map_err(|e| match e {
-        e @ Luks2Error::OutOfMemory { .. } => status(OUT_OF_MEMORY, CliError::Usage(e.to_string())),
-        e => CliError::Usage(format!("{e}")),
-    })
+    .map_err(new_header_error)
+}
+
+/// The time a new keyslot's key derivation is benchmarked to
+/// (`--iter-time`), or `None` when --pbkdf-force-iterations fixes its
+/// cost (`forced`). A benchmark takes seconds: on a terminal or with -v
+/// the user is told, as cryptsetup does. Every verb that makes a keyslot
+/// (format, the keyslot verbs, reencrypt) asks here, after the checks
+/// and the passphrase.
+pub(super) fn benchmark_to(image: &Path, iter_time: u32, forced: bool) -> Option<u32> {
+    if forced {
+        return None;
+    }
+    if std::io::stderr().is_terminal() || flags().verbose {
+        eprintln!(
+            "mdu: {}: benchmarking the key derivation to {iter_time} ms...",
+            image.display()
+        );
+    }
+    Some(iter_time)
 }
 
 /// The volume key of a new image: from --volume-key-file, or random.
@@ -118,15 +134,8 @@ pub(super) fn header_region(
 ) -> Result<NewImage, CliError> {
     let key = volume_key(a, params.key_size)?;
     let pass = a.key.new_passphrase(image)?;
-    let params = if a.pbkdf_force_iterations.is_none() {
-        let note = std::io::stderr().is_terminal() || flags().verbose;
-        if note {
-            eprintln!(
-                "mdu: {}: benchmarking the key derivation to {} ms...",
-                image.display(),
-                a.iter_time
-            );
-        }
+    let forced = a.pbkdf_force_iterations.is_some();
+    let params = if benchmark_to(image, a.iter_time, forced).is_some() {
         let benchmarked = format_params(a, true)?;
         FormatParams {
             kdf: benchmarked.kdf,
@@ -182,9 +191,9 @@ pub(super) fn header_region(
     })
 }
 
-/// A new header refused by the library: out of memory (exit 3), or a
-/// parameter.
-fn new_header_error(e: Luks2Error) -> CliError {
+/// A new header or keyslot refused by the library: out of memory (exit
+/// 3), or a parameter.
+pub(super) fn new_header_error(e: Luks2Error) -> CliError {
     match e {
         e @ Luks2Error::OutOfMemory { .. } => status(OUT_OF_MEMORY, CliError::Usage(e.to_string())),
         e => CliError::Usage(e.to_string()),

@@ -15,11 +15,20 @@ pub(crate) struct NewKeyslotArgs {
     /// Key derivation of the new keyslot (default argon2id, as cryptsetup).
     #[arg(long, value_enum)]
     pub(super) pbkdf: Option<PbkdfArg>,
-    /// PBKDF2 iterations (at least 1000), or Argon2 passes (at least 4).
-    /// Without it: 1000000 iterations, or 4 passes.
+    /// PBKDF2 iterations (at least 1000), or Argon2 passes (at least 4),
+    /// with no benchmark.
     #[arg(long, value_name = "N")]
     pub(super) pbkdf_force_iterations: Option<u32>,
-    /// Argon2 memory cost in KiB (default 1048576).
+    /// The time the new keyslot's key derivation should take, in
+    /// milliseconds: its cost is benchmarked on this machine to take it
+    /// (as cryptsetup; PBKDF2 at least 1000 iterations, Argon2 at least
+    /// 4 passes, its memory up to --pbkdf-memory but at most half the
+    /// physical memory, its threads at most the CPUs).
+    #[arg(long, short = 'i', value_name = "MS", default_value_t = FormatChoices::ITER_TIME_MS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) iter_time: u32,
+    /// Argon2 memory cost in KiB (default 1048576; with a benchmark, the
+    /// most).
     #[arg(long, value_name = "KIB")]
     pub(super) pbkdf_memory: Option<u32>,
     /// Argon2 threads (default 4).
@@ -38,30 +47,54 @@ pub(crate) struct NewKeyslotArgs {
 }
 
 impl NewKeyslotArgs {
-    /// The checked parameters of the new keyslot.
+    /// The checked parameters of the new keyslot, its KDF cost fixed
+    /// (forced, or the defaults until [`benchmarked`](Self::benchmarked)).
     fn params(&self) -> Result<KeyslotParams, CliError> {
-        let usage = |e: Luks2Error| CliError::Usage(e.to_string());
-        let hash = match &self.hash {
-            Some(h) => Some(Hash::parse(h).ok_or_else(|| {
-                CliError::Usage(format!("--hash {h}: use sha1, sha256 or sha512"))
-            })?),
-            None => None,
-        };
-        let choices = FormatChoices {
-            pbkdf: self.pbkdf.map_or(mdu_luks2::Pbkdf::default(), Into::into),
-            iterations: self.pbkdf_force_iterations,
-            memory_kib: self.pbkdf_memory,
-            parallel: self.pbkdf_parallel,
-            hash,
-            ..FormatChoices::default()
-        };
-        let mut params = KeyslotParams::from_choices(&choices).map_err(usage)?;
+        let mut params = KeyslotParams::from_choices(&self.choices()?).map_err(new_header_error)?;
         if let (Some(c), Some(bits)) = (&self.keyslot_cipher, self.keyslot_key_size) {
             let (spec, bytes) = FormatChoices::cipher_and_key_bits(c, Some(bits))
                 .map_err(|e| CliError::Usage(format!("--keyslot-cipher {c}: {e}")))?;
             params.area = Some((spec, bytes.unwrap_or(spec.default_key_len())));
         }
         Ok(params)
+    }
+
+    /// `params` with the KDF cost benchmarked to --iter-time as `format`
+    /// benchmarks it ([`benchmark_to`]), unless
+    /// --pbkdf-force-iterations fixes it.
+    fn benchmarked(&self, params: KeyslotParams, image: &Path) -> Result<KeyslotParams, CliError> {
+        let forced = self.pbkdf_force_iterations.is_some();
+        let Some(ms) = benchmark_to(image, self.iter_time, forced) else {
+            return Ok(params);
+        };
+        let choices = FormatChoices {
+            iter_time_ms: Some(ms),
+            ..self.choices()?
+        };
+        let b = KeyslotParams::from_choices(&choices).map_err(new_header_error)?;
+        Ok(KeyslotParams {
+            kdf: b.kdf,
+            digest_iterations: b.digest_iterations,
+            ..params
+        })
+    }
+
+    /// The KDF choices of the options.
+    fn choices(&self) -> Result<FormatChoices, CliError> {
+        let hash = match &self.hash {
+            Some(h) => Some(Hash::parse(h).ok_or_else(|| {
+                CliError::Usage(format!("--hash {h}: use sha1, sha256 or sha512"))
+            })?),
+            None => None,
+        };
+        Ok(FormatChoices {
+            pbkdf: self.pbkdf.map_or(mdu_luks2::Pbkdf::default(), Into::into),
+            iterations: self.pbkdf_force_iterations,
+            memory_kib: self.pbkdf_memory,
+            parallel: self.pbkdf_parallel,
+            hash,
+            ..FormatChoices::default()
+        })
     }
 }
 
@@ -259,6 +292,7 @@ pub(super) fn add_key(a: AddKeyArgs) -> Result<(), CliError> {
         }
     };
     let new_pass = new_passphrase(&path, new_file)?;
+    let params = a.new.benchmarked(params, &path)?;
     if a.unbound {
         img.add_unbound_keyslot(&f, &key, new_slot, &new_pass, &params)
     } else {
@@ -304,6 +338,7 @@ pub(super) fn change_key(a: ChangeKeyArgs, convert: bool) -> Result<(), CliError
         true => pass,
         false => new_passphrase(&path, a.new_key_file.as_deref())?,
     };
+    let params = a.new.benchmarked(params, &path)?;
     img.change_keyslot(&f, key.slot, &key.key, &new_pass, &params)
         .map_err(err)
 }

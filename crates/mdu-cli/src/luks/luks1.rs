@@ -43,7 +43,8 @@ pub(super) fn dump_luks1(a: &DumpArgs, f: &File, hdr: &Luks1Header) -> Result<()
 }
 
 /// The parameters of a new LUKS1 image, every one checked before any file
-/// is read.
+/// is read; the PBKDF2 costs fixed (forced, or the defaults until
+/// `format_luks1` benchmarks them).
 fn luks1_params(a: &NewImageArgs) -> Result<luks1::FormatParams, CliError> {
     let unused = [
         ("--label", !a.label.is_empty()),
@@ -96,6 +97,20 @@ pub(super) fn format_luks1(a: &FormatArgs) -> Result<(), CliError> {
     write_new_image(a, u64::from(end) * 512, || {
         let key = volume_key(&a.new, params.key_size)?;
         let pass = a.new.key.new_passphrase(&a.image)?;
+        let forced = a.new.pbkdf_force_iterations.is_some();
+        let params = match benchmark_to(&a.image, a.new.iter_time, forced) {
+            Some(ms) => {
+                let (iterations, digest_iterations) =
+                    mdu_luks2::luks1_iterations(params.hash, params.key_size, ms)
+                        .map_err(new_header_error)?;
+                luks1::FormatParams {
+                    iterations,
+                    digest_iterations,
+                    ..params
+                }
+            }
+            None => params,
+        };
         luks1::format(&params, &pass, &key, &mut mdu_luks2::os_random).map_err(|e| {
             match (e, &a.new.volume_key_file) {
                 (Luks2Error::Cipher(e), Some(p)) if e.is_weak_key() => {

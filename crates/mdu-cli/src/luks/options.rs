@@ -342,9 +342,17 @@ pub(crate) struct ReencryptArgs {
     /// the old keyslot's).
     #[arg(long, value_enum, default_value = "argon2id", requires = "encrypt")]
     pub(super) pbkdf: PbkdfArg,
-    /// PBKDF2 iterations or Argon2 passes of the new keyslot (--encrypt).
+    /// PBKDF2 iterations or Argon2 passes of the new keyslot (--encrypt),
+    /// with no benchmark.
     #[arg(long, value_name = "N", requires = "encrypt")]
     pub(super) pbkdf_force_iterations: Option<u32>,
+    /// The time the new keyslot's key derivation should take, in
+    /// milliseconds: its cost is benchmarked on this machine to take it,
+    /// as `format` does (a key change keeps the opened keyslot's KDF and
+    /// hash, and benchmarks its cost).
+    #[arg(long, short = 'i', value_name = "MS", default_value_t = FormatChoices::ITER_TIME_MS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) iter_time: u32,
     /// The keyslot to open (and to keep, under the new key); the others of
     /// the old key are removed at the end. Needed when there are several.
     #[arg(long, value_name = "N")]

@@ -14,7 +14,7 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     use mdu_luks2::reencrypt::{Began, Goal, Header, Outcome, Reencryption};
     // Every parameter is checked before anything is locked, read or
     // written.
-    let request = reencrypt_request(&a)?;
+    let mut request = reencrypt_request(&a)?;
     let header_path = a.header.clone().unwrap_or_else(|| a.image.clone());
     if let Some(k) = a.key.file() {
         paths::distinct(&[("--key-file", k), ("IMAGE", &a.image)])?;
@@ -45,6 +45,7 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     let pass = a
         .key
         .open_with(&a.image, |pass| Ok(Zeroizing::new(pass.to_vec())))?;
+    benchmark_new_keyslot(&a, &mut request)?;
     let (header_file, created) = match &a.header {
         Some(h) => header_file(h, &request.goal)?,
         None => (dup()?, false),
@@ -103,6 +104,39 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     }
 }
 
+/// The new keyslot of a run that starts, its KDF cost benchmarked to
+/// --iter-time ([`benchmark_to`]) after the passphrase, as `format` does:
+/// an encryption's from the options, unless --pbkdf-force-iterations; a
+/// key change's by the library, of the opened keyslot's KDF. A run
+/// resumed with --resume-only makes no keyslot.
+fn benchmark_new_keyslot(
+    a: &ReencryptArgs,
+    request: &mut mdu_luks2::reencrypt::Request,
+) -> Result<(), CliError> {
+    use mdu_luks2::reencrypt::Goal;
+    let forced = a.resume_only || a.pbkdf_force_iterations.is_some();
+    match &mut request.goal {
+        Goal::Decrypt { .. } => {}
+        Goal::NewKey { .. } => {
+            request.options.iter_time_ms = benchmark_to(&a.image, a.iter_time, forced)
+        }
+        Goal::Encrypt(p) | Goal::EncryptShift(p) => {
+            if let Some(ms) = benchmark_to(&a.image, a.iter_time, forced) {
+                let b = FormatChoices {
+                    pbkdf: a.pbkdf.into(),
+                    key_size: Some(p.key_size),
+                    iter_time_ms: Some(ms),
+                    ..FormatChoices::default()
+                }
+                .params()
+                .map_err(new_header_error)?;
+                (p.kdf, p.digest_iterations) = (b.kdf, b.digest_iterations);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The detached header file `path` of a run toward `goal`, and whether
 /// this run created it: a new one for the detached header of an
 /// encryption or the export of a decryption that moves the data (it must
@@ -153,6 +187,7 @@ pub(super) fn reencrypt_request(
         },
         hash,
         hotzone_size: a.hotzone_size,
+        iter_time_ms: None,
     };
     // The encryption plan's parameters are checked before anything else.
     let shift = match a.reduce_device_size {

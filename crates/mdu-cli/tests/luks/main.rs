@@ -8,6 +8,7 @@ mod benchmark;
 mod check;
 #[path = "../common/mod.rs"]
 mod common;
+mod cost;
 mod cryptsetup;
 mod header;
 mod header_crash;

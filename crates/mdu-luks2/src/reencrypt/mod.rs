@@ -331,6 +331,11 @@ pub struct Options {
     /// The largest hotzone, bytes (`None`: 64 MiB, or what the area holds
     /// for `journal`).
     pub hotzone_size: Option<u64>,
+    /// The new keyslot of a key change: its KDF cost benchmarked to this
+    /// many milliseconds ([`KdfBenchmark`](crate::KdfBenchmark), the
+    /// opened keyslot's KDF and hash), as cryptsetup does; `None`: the
+    /// opened keyslot's cost.
+    pub iter_time_ms: Option<u32>,
 }
 
 impl Default for Options {
@@ -339,6 +344,7 @@ impl Default for Options {
             resilience: ResilienceChoice::Checksum,
             hash: Hash::Sha256,
             hotzone_size: None,
+            iter_time_ms: None,
         }
     }
 }

@@ -89,12 +89,18 @@ impl Reencryption {
                 let mut new_key = Zeroizing::new(vec![0u8; *key_size]);
                 os_random(&mut new_key)?;
                 cipher.check_key(&new_key, WeakKeys::Refuse)?;
-                // The new keyslot: the opened one's KDF with a new salt, in
-                // the first free gap that holds its material.
+                // The new keyslot: the opened one's KDF (its cost
+                // benchmarked when asked) with a new salt, in the first
+                // free gap that holds its material.
                 let old_ks = &meta.keyslots[&key.slot];
                 let mut salt = vec![0u8; 32];
                 os_random(&mut salt)?;
-                let kdf = crate::KdfParams::of(&old_ks.kdf).salted(salt);
+                let kdf = crate::KdfParams::of(&old_ks.kdf);
+                let kdf = match options.iter_time_ms {
+                    Some(ms) => crate::cost::benchmarked_like(kdf, ms, *key_size)?,
+                    None => kdf,
+                }
+                .salted(salt);
                 let area_size =
                     ((*key_size as u64) * u64::from(crate::AF_STRIPES)).div_ceil(4096) * 4096;
                 let (area_offset, _) = meta
