@@ -49,7 +49,11 @@ pub(super) fn open_luks1_for_change(
 /// The PBKDF2 iterations of a new LUKS1 key slot: `--pbkdf-force-iterations`,
 /// else the default of a new LUKS2 keyslot. What a LUKS1 slot cannot
 /// hold is refused (its hash and cipher are the header's).
-fn luks1_iterations(n: &NewKeyslotArgs, hdr: &Luks1Header) -> Result<u32, CliError> {
+/// The PBKDF2 iterations of a new LUKS1 key slot of `image`:
+/// --pbkdf-force-iterations, or the header's hash benchmarked to
+/// --iter-time as cryptsetup's LUKS1 does; the options a LUKS1 slot cannot
+/// have are refused first.
+fn luks1_iterations(image: &Path, n: &NewKeyslotArgs, hdr: &Luks1Header) -> Result<u32, CliError> {
     let refuse = |what: &str| {
         Err(CliError::Usage(format!(
             "{what}: a LUKS1 key slot is PBKDF2 of the header's hash ({}) under the data cipher",
@@ -70,9 +74,17 @@ fn luks1_iterations(n: &NewKeyslotArgs, hdr: &Luks1Header) -> Result<u32, CliErr
     {
         return refuse(&format!("--hash {h}"));
     }
-    let iterations = n
-        .pbkdf_force_iterations
-        .unwrap_or(FormatChoices::PBKDF2_ITERATIONS);
+    let iterations = match benchmark_to(image, n.iter_time, n.pbkdf_force_iterations.is_some()) {
+        Some(ms) => {
+            let key = usize::try_from(hdr.key_bytes).unwrap_or(usize::MAX);
+            mdu_luks2::luks1_iterations(hdr.hash, key, ms)
+                .map_err(|e| CliError::Usage(e.to_string()))?
+                .0
+        }
+        None => n
+            .pbkdf_force_iterations
+            .unwrap_or(FormatChoices::PBKDF2_ITERATIONS),
+    };
     if iterations < luks1::MIN_ITERATIONS {
         return Err(CliError::Usage(format!(
             "--pbkdf-force-iterations {iterations}: PBKDF2 needs at least {} iterations",
@@ -123,7 +135,7 @@ pub(super) fn luks1_add_key(a: &AddKeyArgs, path: &Path) -> Result<(), CliError>
     };
     let mut locks = Locks::new();
     let (f, hdr) = open_luks1_for_change(path, a.header.is_some(), &mut locks)?;
-    let iterations = luks1_iterations(&a.new, &hdr)?;
+    let iterations = luks1_iterations(path, &a.new, &hdr)?;
     if let Some(bits) = a.key_size
         && bits != hdr.key_bytes * 8
     {
@@ -202,7 +214,7 @@ pub(super) fn luks1_change_key(
     }
     let mut locks = Locks::new();
     let (f, hdr) = open_luks1_for_change(path, a.header.is_some(), &mut locks)?;
-    let iterations = luks1_iterations(&a.new, &hdr)?;
+    let iterations = luks1_iterations(path, &a.new, &hdr)?;
     if let Some(s) = a.key_slot
         && hdr.slots.get(s as usize).is_none_or(|k| !k.enabled)
     {
