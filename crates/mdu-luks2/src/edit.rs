@@ -238,32 +238,9 @@ impl Image {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FormatParams, Hash, KdfParams, format, os_random};
-    use std::io::Write;
     use std::os::unix::fs::FileExt;
 
-    fn image() -> (File, Image) {
-        let params = FormatParams {
-            kdf: KdfParams::Pbkdf2 {
-                hash: Hash::Sha256,
-                iterations: 1000,
-            },
-            digest_iterations: 1000,
-            data_offset: 1 << 20,
-            ..FormatParams::default()
-        };
-        let region = format(
-            &params,
-            b"pw",
-            &(0..64).collect::<Vec<u8>>(),
-            &mut os_random,
-        )
-        .unwrap();
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&region).unwrap();
-        let img = Image::load(&f).unwrap();
-        (f, img)
-    }
+    use crate::test_image::image;
 
     #[test]
     fn uuids_are_checked_as_libuuid_checks_them() {

@@ -72,6 +72,8 @@ mod keyslots;
 pub mod luks1;
 mod metadata;
 pub mod reencrypt;
+#[cfg(test)]
+mod test_image;
 pub mod token;
 mod volume;
 pub mod write;

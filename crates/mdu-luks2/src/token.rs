@@ -364,32 +364,9 @@ pub(crate) fn unassign_everywhere(tokens: &mut Map<String, Value>, slot: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FormatParams, Hash, KdfParams, format, os_random};
     use serde_json::json;
-    use std::io::Write;
 
-    fn image() -> (std::fs::File, Image) {
-        let params = FormatParams {
-            kdf: KdfParams::Pbkdf2 {
-                hash: Hash::Sha256,
-                iterations: 1000,
-            },
-            digest_iterations: 1000,
-            data_offset: 1 << 20,
-            ..FormatParams::default()
-        };
-        let region = format(
-            &params,
-            b"pw",
-            &(0..64).collect::<Vec<u8>>(),
-            &mut os_random,
-        )
-        .unwrap();
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&region).unwrap();
-        let img = Image::load(&f).unwrap();
-        (f, img)
-    }
+    use crate::test_image::image;
 
     /// Every token cryptsetup 2.6 refuses, refused with nothing written.
     #[test]

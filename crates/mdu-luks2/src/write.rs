@@ -176,31 +176,8 @@ impl Image {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FormatParams, Hash, KdfParams, format};
-    use std::io::Write;
 
-    fn image() -> (File, Image) {
-        let params = FormatParams {
-            kdf: KdfParams::Pbkdf2 {
-                hash: Hash::Sha256,
-                iterations: 1000,
-            },
-            digest_iterations: 1000,
-            data_offset: 1 << 20,
-            ..FormatParams::default()
-        };
-        let region = format(
-            &params,
-            b"pw",
-            &(0..64).collect::<Vec<u8>>(),
-            &mut os_random,
-        )
-        .unwrap();
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&region).unwrap();
-        let img = Image::load(&f).unwrap();
-        (f, img)
-    }
+    use crate::test_image::image;
 
     /// A torn or missing write of either copy opens as the old or the new
     /// header, never neither: each state of the sequence, rebuilt.

@@ -12,6 +12,13 @@ use super::*;
 /// How a new keyslot is made (cryptsetup's options of the same names).
 #[derive(Args, Debug)]
 pub(crate) struct NewKeyslotArgs {
+    /// Skip this many bytes of the new key file (NEW_KEY_FILE or
+    /// --new-keyfile).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub(super) new_keyfile_offset: u64,
+    /// Read exactly this many bytes of the new key file.
+    #[arg(long, value_name = "BYTES")]
+    pub(super) new_keyfile_size: Option<usize>,
     /// Key derivation of the new keyslot (default argon2id, as cryptsetup).
     #[arg(long, value_enum)]
     pub(super) pbkdf: Option<PbkdfArg>,
@@ -224,15 +231,30 @@ pub(super) fn change_error(path: &Path, e: Luks2Error) -> CliError {
     }
 }
 
-/// The new passphrase of a keyslot of `image`: the whole of `file` when
-/// one is named, otherwise as cryptsetup asks for it (a prompt typed twice
+/// The new passphrase of a keyslot of `image`: `file` when one is named
+/// (all of it, or --new-keyfile-size bytes after --new-keyfile-offset),
+/// otherwise as cryptsetup asks for it (a prompt typed twice
 /// on a terminal, or the first line of standard input).
 pub(super) fn new_passphrase(
     image: &Path,
     file: Option<&Path>,
+    n: &NewKeyslotArgs,
 ) -> Result<Zeroizing<Vec<u8>>, CliError> {
+    let rules = mdu_luks2::KeyFileRules {
+        offset: n.new_keyfile_offset,
+        size: n.new_keyfile_size,
+        stop_at_newline: false,
+    };
     match file {
-        Some(p) => read_passphrase(p),
+        Some(p) => mdu_luks2::read_key_file_with(p, &rules).map_err(|e| match e {
+            mdu_luks2::KeyFileError::Io(e) => CliError::io(p, "read the new key file", e),
+            e => key_file_error(p, e),
+        }),
+        None if rules.offset > 0 || rules.size.is_some() => Err(CliError::Usage(
+            "--new-keyfile-offset and --new-keyfile-size apply to a new key file: give \
+             NEW_KEY_FILE or --new-keyfile"
+                .into(),
+        )),
         None => KeyArgs::default().new_passphrase(image),
     }
 }
@@ -291,7 +313,7 @@ pub(super) fn add_key(a: AddKeyArgs) -> Result<(), CliError> {
                 .key
         }
     };
-    let new_pass = new_passphrase(&path, new_file)?;
+    let new_pass = new_passphrase(&path, new_file, &a.new)?;
     let params = a.new.benchmarked(params, &path)?;
     if a.unbound {
         img.add_unbound_keyslot(&f, &key, new_slot, &new_pass, &params)
@@ -336,7 +358,7 @@ pub(super) fn change_key(a: ChangeKeyArgs, convert: bool) -> Result<(), CliError
     })?;
     let new_pass = match convert {
         true => pass,
-        false => new_passphrase(&path, a.new_key_file.as_deref())?,
+        false => new_passphrase(&path, a.new_key_file.as_deref(), &a.new)?,
     };
     let params = a.new.benchmarked(params, &path)?;
     img.change_keyslot(&f, key.slot, &key.key, &new_pass, &params)

@@ -182,7 +182,7 @@ pub(super) fn luks1_add_key(a: &AddKeyArgs, path: &Path) -> Result<(), CliError>
         None => luks1_unlock(path, &f, &hdr, &a.key, open_slot)?.key,
     };
     let new_file = a.new_key_file.as_deref().or(a.new_keyfile.as_deref());
-    let new_pass = new_passphrase(path, new_file)?;
+    let new_pass = new_passphrase(path, new_file, &a.new)?;
     let (_, slot) = luks1::add_keyslot(
         &f,
         &hdr,
@@ -221,7 +221,7 @@ pub(super) fn luks1_change_key(
         return Err(change_error(path, Luks2Error::NoSuchKeyslot { slot: s }));
     }
     let key = luks1_unlock(path, &f, &hdr, &a.key, a.key_slot)?;
-    let new_pass = new_passphrase(path, a.new_key_file.as_deref())?;
+    let new_pass = new_passphrase(path, a.new_key_file.as_deref(), &a.new)?;
     // As cryptsetup: -S names the old slot and the new one (overwritten
     // in place); without it the new one is the first free slot.
     let (_, slot) = luks1::change_keyslot(

@@ -768,3 +768,56 @@ fn cryptsetup_verb_names_are_accepted_beside_the_kebab_case_ones() {
         );
     }
 }
+
+/// `--new-keyfile-offset` and `--new-keyfile-size` take the new passphrase
+/// out of the middle of a file, as cryptsetup's luksAddKey does: both
+/// tools then open the image with exactly those bytes, and the same
+/// options without a new key file are refused with nothing written.
+#[test]
+fn the_new_passphrase_is_read_from_its_offset_and_size() {
+    let test = "luks::keyslots::the_new_passphrase_is_read_from_its_offset_and_size";
+    if !have_tool("cryptsetup", test) {
+        return;
+    }
+    let fx = Fixture::new(test, &[], FULL);
+    let dir = fx.dir.path();
+    let framed = write(dir, "framed", b"HEADERsecret-in-the-middleTRAILER\n");
+    let inner = write(dir, "inner", b"secret-in-the-middle");
+    let theirs = fx.copy("theirs");
+    let place = ["--new-keyfile-offset", "6", "--new-keyfile-size", "20"];
+    let ours = luks(
+        &[
+            &["add-key", "--key-file", &fx.pass[0]][..],
+            PBKDF2,
+            &place,
+            &[&fx.img, &framed],
+        ]
+        .concat(),
+    );
+    expect_code(&ours, 0, "add-key with a framed new key file");
+    let cs = fx.cs(&[
+        &["luksAddKey", "-q", "--key-file", &fx.pass[0]][..],
+        PBKDF2,
+        &place,
+        &[&theirs, &framed],
+    ]
+    .concat());
+    expect_code(&cs, 0, "cryptsetup luksAddKey with a framed new key file");
+    for img in [&fx.img, &theirs] {
+        assert!(cs_opens(dir, img, &inner, None), "{img}: the inner bytes");
+        assert!(!cs_opens(dir, img, &framed, None), "{img}: the whole file");
+        assert_eq!(mdu_opens(img, &inner), Some(1), "{img}");
+    }
+    let before = std::fs::read(&fx.img).unwrap();
+    let refused = luks(
+        &[
+            &["add-key", "--key-file", &fx.pass[0]][..],
+            PBKDF2,
+            &place,
+            &[&fx.img],
+        ]
+        .concat(),
+    );
+    expect_code(&refused, 1, "--new-keyfile-offset without a new key file");
+    assert!(std::fs::read(&fx.img).unwrap() == before, "a refusal wrote");
+}
