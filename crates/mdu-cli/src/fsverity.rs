@@ -68,10 +68,19 @@ pub(crate) struct DigestArgs {
     files: Vec<PathBuf>,
 }
 
+/// fsverity's exit statuses: 2 bad usage (an option or its value), 1
+/// every other failure (a file that cannot be read, hashed or written).
 pub(crate) fn run(cmd: FsverityCmd) -> Result<(), CliError> {
-    match cmd {
+    let r = match cmd {
         FsverityCmd::Digest(a) => digest(a),
-    }
+    };
+    r.map_err(|e| match e {
+        e @ CliError::Usage(_) => e,
+        e => CliError::Status {
+            code: 1,
+            error: Box::new(e),
+        },
+    })
 }
 
 fn digest(a: DigestArgs) -> Result<(), CliError> {

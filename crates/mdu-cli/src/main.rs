@@ -47,6 +47,9 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// fs-verity file digests (as `fsverity digest`).
+    ///
+    /// Exit status (fsverity's): 0 success; 1 a file that cannot be read,
+    /// hashed or written; 2 bad usage (an option or its value).
     #[command(subcommand)]
     Fsverity(fsverity::FsverityCmd),
     /// dm-verity hash devices (as `veritysetup format` / `verify`).

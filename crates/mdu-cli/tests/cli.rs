@@ -239,7 +239,7 @@ fn every_exit_status_of_the_readme_table() {
     let (wrong, missing, k64, out) = (path("wrong"), path("missing"), path("k64"), path("out"));
     let luks = "`mdu luks` (cryptsetup's)";
     let verity = "`mdu verity`";
-    let fsverity = "`mdu fsverity`";
+    let fsverity = "`mdu fsverity` (fsverity's)";
     let others = "`mdu crypt`, `fscrypt`, `base64`";
     #[rustfmt::skip]
     let table: &[(&str, i32, &str, &[&str])] = &[
@@ -252,7 +252,8 @@ fn every_exit_status_of_the_readme_table() {
         (verity, 1, "a wrong root hash", &["verity", "verify", &plain, &hash, &wrong_root]),
         (verity, 2, "a root hash that is not hex", &["verity", "verify", &plain, &hash, "zz"]),
         (fsverity, 0, "digest", &["fsverity", "digest", &plain]),
-        (fsverity, 2, "a missing file", &["fsverity", "digest", &missing]),
+        (fsverity, 1, "a missing file", &["fsverity", "digest", &missing]),
+        (fsverity, 2, "a hash fsverity lacks", &["fsverity", "digest", "--hash-alg", "md5", &plain]),
         (others, 0, "crypt encrypt", &["crypt", "encrypt", "--key-file", &k64, &plain, &out]),
         (others, 1, "fscrypt ls of no ext4", &["fscrypt", "ls", &junk]),
         (others, 2, "a base64 option misspelt", &["base64", "encode", "--bogus"]),

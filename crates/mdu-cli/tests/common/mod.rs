@@ -117,13 +117,13 @@ pub fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
-/// The exit status of bad usage or input for the command `args`: mdu's 2,
-/// and cryptsetup's 1 under `mdu luks` (the README's exit-status table).
+/// The exit status of a bad input file (or output refused) for the
+/// command `args`: mdu's 2, cryptsetup's 1 under `mdu luks` and fsverity's
+/// 1 under `mdu fsverity` (the README's exit-status table).
 pub fn bad_input<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> i32 {
-    if args.first().is_some_and(|a| a.as_ref() == "luks") {
-        1
-    } else {
-        2
+    match args.first().map(|a| a.as_ref().to_owned()) {
+        Some(a) if a == "luks" || a == "fsverity" => 1,
+        _ => 2,
     }
 }
 
