@@ -23,6 +23,8 @@ fn a_kill_at_any_sync_point_loses_nothing() {
             [
                 "luks",
                 "reencrypt",
+                "--iter-time",
+                "1",
                 "--key-file",
                 &v.key,
                 "--hotzone-size",
@@ -97,6 +99,8 @@ fn a_kill_at_any_sync_point_loses_nothing() {
             [
                 "luks",
                 "reencrypt",
+                "--iter-time",
+                "1",
                 "--decrypt",
                 "--key-file",
                 &v.key,

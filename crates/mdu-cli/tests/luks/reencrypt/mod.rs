@@ -91,6 +91,8 @@ impl Volume {
             .args([
                 "luks",
                 "reencrypt",
+                "--iter-time",
+                "1",
                 "--key-file",
                 &self.key,
                 "--hotzone-size",
