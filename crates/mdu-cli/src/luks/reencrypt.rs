@@ -45,7 +45,6 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     let pass = a
         .key
         .open_with(&a.image, |pass| Ok(Zeroizing::new(pass.to_vec())))?;
-    benchmark_new_keyslot(&a, &mut request)?;
     let (header_file, created) = match &a.header {
         Some(h) => header_file(h, &request.goal)?,
         None => (dup()?, false),
@@ -59,6 +58,9 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
     if let (Some(uuid), false) = (header.uuid(), flags().disable_locks) {
         locks.reencryption(uuid, &a.image)?;
     }
+    // A run in progress goes on with the keyslot it made: nothing to
+    // benchmark then.
+    benchmark_new_keyslot(&a, &mut request, header.in_progress())?;
     let (mut run, began) = match Reencryption::open_or_start(header, dup()?, &pass, &request) {
         Ok(opened) => opened,
         Err(e) => {
@@ -108,13 +110,15 @@ pub(super) fn reencrypt(a: ReencryptArgs) -> Result<(), CliError> {
 /// --iter-time ([`benchmark_to`]) after the passphrase, as `format` does:
 /// an encryption's from the options, unless --pbkdf-force-iterations; a
 /// key change's by the library, of the opened keyslot's KDF. A run
-/// resumed with --resume-only makes no keyslot.
+/// resumed (with --resume-only, or by the same command again) makes no
+/// keyslot.
 fn benchmark_new_keyslot(
     a: &ReencryptArgs,
     request: &mut mdu_luks2::reencrypt::Request,
+    in_progress: bool,
 ) -> Result<(), CliError> {
     use mdu_luks2::reencrypt::Goal;
-    let forced = a.resume_only || a.pbkdf_force_iterations.is_some();
+    let forced = a.resume_only || in_progress || a.pbkdf_force_iterations.is_some();
     match &mut request.goal {
         Goal::Decrypt { .. } => {}
         Goal::NewKey { .. } => {
